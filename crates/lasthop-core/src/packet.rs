@@ -1,0 +1,317 @@
+//! Packets are real IP packets: real header bytes, a wire length, and a flow key.
+//!
+//! In emulation `data` is the whole datagram read from a TUN device. In simulation the TCP model
+//! writes real IPv4 and TCP headers (with options and ECN bits) and leaves the payload virtual:
+//! `data` holds the headers only and `wire_len` (the IP total length) counts the payload too. Both
+//! kinds go through the same link model, the same capture writer and the same analyser.
+//!
+//! Anything that is not IPv4 TCP or UDP (ICMP, IPv6, even bytes that are no IP at all) still
+//! passes through untouched; its flow key only says less.
+
+use etherparse::{IpNumber, Ipv4HeaderSlice, Ipv6HeaderSlice, TcpHeaderSlice, UdpHeaderSlice};
+use std::fmt;
+use std::net::{IpAddr, Ipv4Addr};
+
+/// The 5-tuple of a packet. Ports are 0 for protocols without them; `proto` is 0 and the
+/// addresses unspecified for bytes that are not IP.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct FlowKey {
+    pub proto: u8,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub sport: u16,
+    pub dport: u16,
+}
+
+impl FlowKey {
+    pub const UNKNOWN: FlowKey = FlowKey {
+        proto: 0,
+        src: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        dst: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+        sport: 0,
+        dport: 0,
+    };
+
+    /// The same flow seen from the other end.
+    pub fn reversed(&self) -> FlowKey {
+        FlowKey {
+            proto: self.proto,
+            src: self.dst,
+            dst: self.src,
+            sport: self.dport,
+            dport: self.sport,
+        }
+    }
+}
+
+impl fmt::Display for FlowKey {
+    /// `tcp:198.18.0.1:5001>198.18.1.1:80`: one token, no commas, so it sits in a CSV cell.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let name = match self.proto {
+            0 if *self == FlowKey::UNKNOWN => return write!(f, "other"),
+            6 => "tcp".to_string(),
+            17 => "udp".to_string(),
+            1 => "icmp".to_string(),
+            p => format!("ip{p}"),
+        };
+        if self.sport == 0 && self.dport == 0 {
+            write!(f, "{name}:{}>{}", self.src, self.dst)
+        } else {
+            write!(f, "{name}:{}:{}>{}:{}", self.src, self.sport, self.dst, self.dport)
+        }
+    }
+}
+
+/// The ECN codepoint of the IP header (RFC 3168).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Ecn {
+    NotEct,
+    Ect1,
+    Ect0,
+    Ce,
+}
+
+impl Ecn {
+    fn from_bits(b: u8) -> Ecn {
+        match b & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+    /// ECN-capable transport: a queue may mark it instead of dropping it.
+    pub fn is_ect(self) -> bool {
+        matches!(self, Ecn::Ect0 | Ecn::Ect1)
+    }
+}
+
+/// What the analyser and the event log want to know of a TCP segment.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct TcpInfo {
+    pub seq: u32,
+    pub ack: u32,
+    /// The flag byte (FIN 0x01, SYN 0x02, RST 0x04, PSH 0x08, ACK 0x10, URG 0x20, ECE 0x40, CWR 0x80).
+    pub flags: u8,
+    pub window: u16,
+    /// Payload bytes, from the IP total length, so it is right for virtual payloads too.
+    pub payload_len: u32,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Packet {
+    /// IP header and transport header, and the payload when it is real.
+    pub data: Vec<u8>,
+    /// Length of the IP datagram on the wire, payload included.
+    pub wire_len: u32,
+    pub flow: FlowKey,
+}
+
+impl Packet {
+    /// A packet whose bytes are all there (emulation, tests).
+    pub fn from_bytes(data: Vec<u8>) -> Packet {
+        let wire_len = data.len() as u32;
+        Packet::with_wire_len(data, wire_len)
+    }
+
+    /// A packet whose payload is virtual: `data` holds the headers, `wire_len` the full length.
+    /// A `wire_len` shorter than `data` is raised to `data.len()`.
+    pub fn with_wire_len(data: Vec<u8>, wire_len: u32) -> Packet {
+        let wire_len = wire_len.max(data.len() as u32);
+        let flow = parse_flow(&data);
+        Packet {
+            data,
+            wire_len,
+            flow,
+        }
+    }
+
+    fn ipv4(&self) -> Option<Ipv4HeaderSlice<'_>> {
+        Ipv4HeaderSlice::from_slice(&self.data).ok()
+    }
+
+    /// Length of the IP header, if this is IPv4 or IPv6 (fixed header only).
+    fn ip_header_len(&self) -> Option<usize> {
+        match self.data.first()? >> 4 {
+            4 => self.ipv4().map(|h| h.slice().len()),
+            6 if self.data.len() >= 40 => Some(40),
+            _ => None,
+        }
+    }
+
+    pub fn ecn(&self) -> Ecn {
+        match self.data.first().map(|b| b >> 4) {
+            Some(4) if self.flow != FlowKey::UNKNOWN => Ecn::from_bits(self.data[1]),
+            Some(6) if self.flow != FlowKey::UNKNOWN => Ecn::from_bits(self.data[1] >> 4),
+            _ => Ecn::NotEct,
+        }
+    }
+
+    /// Sets the CE codepoint (a queue's ECN mark) and keeps the IPv4 header checksum right.
+    pub fn set_ce(&mut self) {
+        match self.data.first().map(|b| b >> 4) {
+            Some(4) => {
+                let Some(ihl) = self.ip_header_len() else {
+                    return;
+                };
+                self.data[1] |= 0b11;
+                self.data[10] = 0;
+                self.data[11] = 0;
+                let sum = ipv4_checksum(&self.data[..ihl]);
+                self.data[10..12].copy_from_slice(&sum.to_be_bytes());
+            }
+            Some(6) if self.flow != FlowKey::UNKNOWN => self.data[1] |= 0b0011_0000,
+            _ => {}
+        }
+    }
+
+    /// IPv4 identification field (0 for anything else): with the flow key it names a packet in a
+    /// capture, which is how the analyser joins captures with the event log.
+    pub fn ip_id(&self) -> u16 {
+        self.ipv4().map(|h| h.identification()).unwrap_or(0)
+    }
+
+    /// The TCP header fields, when this is a TCP segment with a whole header.
+    pub fn tcp(&self) -> Option<TcpInfo> {
+        if self.flow.proto != 6 {
+            return None;
+        }
+        let ihl = self.ip_header_len()?;
+        let tcp = TcpHeaderSlice::from_slice(self.data.get(ihl..)?).ok()?;
+        let hdr = ihl + tcp.slice().len();
+        Some(TcpInfo {
+            seq: tcp.sequence_number(),
+            ack: tcp.acknowledgment_number(),
+            flags: tcp.slice()[13],
+            window: tcp.window_size(),
+            payload_len: self.wire_len.saturating_sub(hdr as u32),
+        })
+    }
+}
+
+fn parse_flow(data: &[u8]) -> FlowKey {
+    let (proto, src, dst, rest): (u8, IpAddr, IpAddr, &[u8]) = match data.first().map(|b| b >> 4) {
+        Some(4) => match Ipv4HeaderSlice::from_slice(data) {
+            Ok(h) => (
+                h.protocol().0,
+                h.source_addr().into(),
+                h.destination_addr().into(),
+                &data[h.slice().len()..],
+            ),
+            Err(_) => return FlowKey::UNKNOWN,
+        },
+        Some(6) => match Ipv6HeaderSlice::from_slice(data) {
+            Ok(h) => (
+                h.next_header().0,
+                h.source_addr().into(),
+                h.destination_addr().into(),
+                &data[40..],
+            ),
+            Err(_) => return FlowKey::UNKNOWN,
+        },
+        _ => return FlowKey::UNKNOWN,
+    };
+    let ports = match IpNumber(proto) {
+        IpNumber::TCP => TcpHeaderSlice::from_slice(rest)
+            .ok()
+            .map(|t| (t.source_port(), t.destination_port())),
+        IpNumber::UDP => UdpHeaderSlice::from_slice(rest)
+            .ok()
+            .map(|u| (u.source_port(), u.destination_port())),
+        _ => None,
+    };
+    let (sport, dport) = ports.unwrap_or((0, 0));
+    FlowKey {
+        proto,
+        src,
+        dst,
+        sport,
+        dport,
+    }
+}
+
+/// The RFC 791 header checksum (one's complement sum of 16-bit words).
+fn ipv4_checksum(header: &[u8]) -> u16 {
+    let mut sum: u32 = header
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etherparse::PacketBuilder;
+
+    fn tcp_packet(payload: usize, ecn: u8) -> Vec<u8> {
+        let b = PacketBuilder::ipv4([198, 18, 0, 1], [198, 19, 0, 1], 64)
+            .tcp(5001, 80, 1000, 65535)
+            .ack(77);
+        let mut out = Vec::new();
+        b.write(&mut out, &vec![0u8; payload]).unwrap();
+        out[1] |= ecn;
+        // Fix the checksum after touching the TOS byte.
+        out[10] = 0;
+        out[11] = 0;
+        let s = ipv4_checksum(&out[..20]);
+        out[10..12].copy_from_slice(&s.to_be_bytes());
+        out
+    }
+
+    #[test]
+    fn flow_and_tcp_fields() {
+        let p = Packet::from_bytes(tcp_packet(536, 0));
+        assert_eq!(p.wire_len, 576);
+        assert_eq!(p.flow.to_string(), "tcp:198.18.0.1:5001>198.19.0.1:80");
+        let t = p.tcp().unwrap();
+        assert_eq!((t.seq, t.ack, t.payload_len), (1000, 77, 536));
+        assert_eq!(t.flags & 0x10, 0x10);
+    }
+
+    #[test]
+    fn virtual_payload_counts_in_wire_len() {
+        let full = tcp_packet(0, 0);
+        let mut hdr = full.clone();
+        // A 576-byte datagram whose payload is not carried.
+        hdr[2..4].copy_from_slice(&576u16.to_be_bytes());
+        let p = Packet::with_wire_len(hdr, 576);
+        assert_eq!(p.tcp().unwrap().payload_len, 536);
+        assert_eq!(p.flow.dport, 80);
+    }
+
+    #[test]
+    fn ce_mark_keeps_checksum_valid() {
+        let mut p = Packet::from_bytes(tcp_packet(10, 2));
+        assert_eq!(p.ecn(), Ecn::Ect0);
+        assert!(p.ecn().is_ect());
+        p.set_ce();
+        assert_eq!(p.ecn(), Ecn::Ce);
+        let h = etherparse::Ipv4HeaderSlice::from_slice(&p.data).unwrap().to_header();
+        assert_eq!(h.header_checksum, h.calc_header_checksum());
+        assert!(!Packet::from_bytes(tcp_packet(10, 0)).ecn().is_ect());
+    }
+
+    #[test]
+    fn garbage_passes_untouched() {
+        for bytes in [vec![], vec![0x45], vec![0xff; 3], vec![0x60; 10]] {
+            let mut p = Packet::from_bytes(bytes.clone());
+            assert_eq!(p.flow, FlowKey::UNKNOWN);
+            assert!(p.tcp().is_none());
+            p.set_ce();
+            assert_eq!(p.data, bytes);
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics_on_random_bytes(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..120), wire in 0u32..3000) {
+            let mut p = Packet::with_wire_len(bytes, wire);
+            let _ = (p.ecn(), p.ip_id(), p.tcp(), p.flow.to_string());
+            p.set_ce();
+        }
+    }
+}

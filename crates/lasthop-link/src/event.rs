@@ -1,0 +1,218 @@
+//! The event log: every action of the link on every packet, the ground truth the analyser joins
+//! with the captures (drops carry their cause; delays their length; releases, in emulation, their
+//! scheduled and actual times).
+//!
+//! `events.csv` columns (documented in `docs/events.md`):
+//! `time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,
+//! lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns`
+
+use crate::spec::Dir;
+use lasthop_core::{FlowKey, Packet, Time};
+use std::io::{self, Write};
+use std::sync::Arc;
+
+/// How much the model records. Seawind had the same three levels; `Drops` keeps long runs cheap.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LogLevel {
+    /// Nothing.
+    None,
+    /// Drops, ECN marks, link errors and state changes.
+    Drops,
+    /// Every action on every packet.
+    #[default]
+    All,
+}
+
+/// Why a packet was dropped.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash)]
+pub enum Cause {
+    /// The router queue was full (packets or bytes), or the packet waited past the sojourn limit.
+    Queue,
+    /// RED chose it (or RED with ECN met a non-ECT packet).
+    Red,
+    /// The link's error process: `drop` handling, or `arq` past its retry limit.
+    Error,
+    /// Larger than the link's MTU.
+    Mtu,
+}
+
+impl Cause {
+    pub fn name(self) -> &'static str {
+        match self {
+            Cause::Queue => "queue",
+            Cause::Red => "red",
+            Cause::Error => "error",
+            Cause::Mtu => "mtu",
+        }
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum EventKind {
+    /// The packet reached the router.
+    Arrive,
+    /// It joined the router queue.
+    Enqueue,
+    Drop(Cause),
+    /// RED set CE instead of dropping.
+    Mark,
+    /// It moved from the router queue into the link send buffer.
+    Lsb,
+    TxStart,
+    TxEnd,
+    /// A scripted or random extra delay of `delay` was added to its propagation.
+    Delay,
+    /// The error process hit attempt `n` (1 = the first transmission); `delay` is the added
+    /// error delay, 0 when the packet is dropped.
+    Error(u32),
+    /// It arrived at the link receive buffer but waits behind an earlier packet.
+    Hold,
+    /// It left the link receive buffer towards the host.
+    Release,
+    /// The link's state changed to `state`.
+    State,
+}
+
+impl EventKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::Arrive => "arrive",
+            EventKind::Enqueue => "enqueue",
+            EventKind::Drop(_) => "drop",
+            EventKind::Mark => "mark",
+            EventKind::Lsb => "lsb",
+            EventKind::TxStart => "tx_start",
+            EventKind::TxEnd => "tx_end",
+            EventKind::Delay => "delay",
+            EventKind::Error(_) => "error",
+            EventKind::Hold => "hold",
+            EventKind::Release => "release",
+            EventKind::State => "state",
+        }
+    }
+
+    /// The lowest log level that records this kind.
+    pub fn level(self) -> LogLevel {
+        match self {
+            EventKind::Drop(_) | EventKind::Mark | EventKind::Error(_) | EventKind::State => {
+                LogLevel::Drops
+            }
+            _ => LogLevel::All,
+        }
+    }
+}
+
+/// The fields of a packet that an event row repeats.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketFields {
+    pub id: u64,
+    pub flow: FlowKey,
+    pub bytes: u32,
+    pub ip_id: u16,
+    /// (seq, ack, payload length) of a TCP segment.
+    pub tcp: Option<(u32, u32, u32)>,
+}
+
+impl PacketFields {
+    pub fn of(id: u64, p: &Packet) -> PacketFields {
+        PacketFields {
+            id,
+            flow: p.flow,
+            bytes: p.wire_len,
+            ip_id: p.ip_id(),
+            tcp: p.tcp().map(|t| (t.seq, t.ack, t.payload_len)),
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Event {
+    pub time: Time,
+    pub kind: EventKind,
+    /// `None` only for state changes, which concern the whole link.
+    pub dir: Option<Dir>,
+    pub packet: Option<PacketFields>,
+    /// Router queue length after the event, in packets and bytes.
+    pub queue_pkts: u32,
+    pub queue_bytes: u64,
+    /// Bytes held in the link send and receive buffers after the event.
+    pub lsb_bytes: u64,
+    pub lrb_bytes: u64,
+    /// The state's name for `State` events.
+    pub state: Option<Arc<str>>,
+    /// Added delay in ns for `Delay` and `Error` events.
+    pub delay_ns: Option<u64>,
+}
+
+pub const CSV_HEADER: &str = "time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns\n";
+
+/// Streams events as CSV rows under [`CSV_HEADER`].
+pub struct EventCsv<W: Write> {
+    w: W,
+    rows: u64,
+}
+
+impl<W: Write> EventCsv<W> {
+    pub fn new(mut w: W) -> io::Result<EventCsv<W>> {
+        w.write_all(CSV_HEADER.as_bytes())?;
+        Ok(EventCsv { w, rows: 0 })
+    }
+
+    /// Writes one row. `actual` is the time the emulator really released the packet (empty in
+    /// simulation, where scheduled and actual time are the same).
+    pub fn write(&mut self, e: &Event, actual: Option<Time>) -> io::Result<()> {
+        let w = &mut self.w;
+        write!(w, "{},{},", e.time.as_nanos(), e.kind.name())?;
+        if let Some(d) = e.dir {
+            w.write_all(d.name().as_bytes())?;
+        }
+        w.write_all(b",")?;
+        match &e.packet {
+            Some(p) => {
+                write!(w, "{},{},{},", p.id, p.flow, p.ip_id)?;
+                match p.tcp {
+                    Some((s, a, l)) => write!(w, "{s},{a},{l},")?,
+                    None => w.write_all(b",,,")?,
+                }
+                write!(w, "{},", p.bytes)?;
+            }
+            None => w.write_all(b",,,,,,,")?,
+        }
+        write!(
+            w,
+            "{},{},{},{},",
+            e.queue_pkts, e.queue_bytes, e.lsb_bytes, e.lrb_bytes
+        )?;
+        if let EventKind::Drop(c) = e.kind {
+            w.write_all(c.name().as_bytes())?;
+        }
+        w.write_all(b",")?;
+        if let EventKind::Error(n) = e.kind {
+            write!(w, "{n}")?;
+        }
+        w.write_all(b",")?;
+        if let Some(s) = &e.state {
+            w.write_all(s.as_bytes())?;
+        }
+        w.write_all(b",")?;
+        if let Some(d) = e.delay_ns {
+            write!(w, "{d}")?;
+        }
+        w.write_all(b",")?;
+        if let Some(a) = actual {
+            write!(w, "{}", a.as_nanos())?;
+        }
+        w.write_all(b"\n")?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    pub fn into_inner(self) -> W {
+        self.w
+    }
+}

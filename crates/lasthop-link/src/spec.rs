@@ -1,0 +1,987 @@
+//! Link specs in TOML, and their validation into a [`LinkConfig`] the model runs.
+//!
+//! A spec describes both directions (`[down]` = fixed side to mobile side, `[up]` = back) and,
+//! optionally, a Markov chain of named states that override per-direction parameters. Keys set
+//! under `[both]` apply to both directions unless `[down]` or `[up]` sets them too.
+//!
+//! ```toml
+//! name = "r1"
+//! [both]
+//! rate = "64kbit"
+//! delay = "300ms"
+//! lsb = "9600B"
+//! lrb = "9600B"
+//! [down.queue]
+//! packets = 20
+//! [up.queue]
+//! packets = 1
+//! initial_state = "good"
+//! [states.good]
+//! duration = "exponential(15s, min=1s, max=20s)"
+//! next = "bad"
+//! [states.bad]
+//! duration = "uniform(200ms, 1500ms)"
+//! next = "good"
+//! both = { error = 0.63, handling = "arq", error_delay = "700ms", drop_threshold = "701ms" }
+//! ```
+//!
+//! Loading never panics: a TOML syntax error, an unknown key, a bad unit or an impossible value is
+//! a [`SpecError`] naming the key, the value and what is allowed.
+
+use crate::dist::Dist;
+use indexmap::IndexMap;
+use lasthop_core::{Bytes, Dur, Rate, Time};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::Path;
+
+// ---------------------------------------------------------------------------------------------
+// The spec as written.
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// Largest IP packet the link carries; larger packets are dropped (cause `mtu`).
+    pub mtu: Option<Bytes>,
+    #[serde(default)]
+    pub both: DirSpec,
+    #[serde(default)]
+    pub down: DirSpec,
+    #[serde(default)]
+    pub up: DirSpec,
+    /// The state the chain starts in: a name, or `{ name = probability, ... }`.
+    pub initial_state: Option<Choice>,
+    #[serde(default)]
+    pub states: IndexMap<String, StateSpec>,
+}
+
+/// Per-direction parameters. Every key is optional; see [`DirConfig`] for the defaults.
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct DirSpec {
+    pub rate: Option<Rate>,
+    /// Bytes added to every packet's size when computing its serialization time (framing).
+    pub overhead: Option<Bytes>,
+    /// Propagation delay.
+    pub delay: Option<Dur>,
+    /// Extra delay added to every packet's propagation (jitter); packets still leave in order.
+    pub extra_delay: Option<Dist>,
+    /// Link send buffer size; no limit when absent.
+    pub lsb: Option<Bytes>,
+    /// Link receive buffer size; no limit when absent.
+    pub lrb: Option<Bytes>,
+    /// Link-layer ACK emulation: a packet holds its LSB space until it leaves the LRB (default
+    /// true, as in the seeds); false frees it when its transmission ends.
+    pub link_ack: Option<bool>,
+    /// Release packets in link order from the LRB (default true); false releases each packet
+    /// when it arrives (Seawind's `reordering = TRUE`).
+    pub in_order: Option<bool>,
+    pub queue: Option<QueueSpec>,
+    /// Per-packet error probability, 0..=1.
+    pub error: Option<f64>,
+    pub handling: Option<Handling>,
+    /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
+    pub error_delay: Option<Dist>,
+    /// `arq`: the most retries a packet gets before it is dropped.
+    pub retries: Option<u32>,
+    /// `arq`: the packet is dropped when its next retry would take its accumulated error delay
+    /// past this (Seawind's `delay_drop_threshold`: 701 ms allows one 700 ms retry).
+    pub drop_threshold: Option<Dur>,
+    /// Scripted delays: the Nth packet of the direction, or each packet with probability p.
+    pub delays: Option<Vec<ScriptedDelay>>,
+    /// Rate changes at fixed times: `[{ at = "10s", rate = "32kbit" }, ...]`.
+    pub schedule: Option<Vec<RateStep>>,
+}
+
+/// The error process of one direction, in the base link or in a state (the keys `error`,
+/// `handling`, `error_delay`, `retries` and `drop_threshold` of [`DirSpec`] and [`StateParams`]).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ErrSpec {
+    /// Per-packet error probability, 0..=1.
+    pub error: Option<f64>,
+    pub handling: Option<Handling>,
+    /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
+    pub error_delay: Option<Dist>,
+    /// `arq`: the most retries a packet gets before it is dropped.
+    pub retries: Option<u32>,
+    /// `arq`: the packet is dropped when its next retry would take its accumulated error delay
+    /// past this (Seawind's `delay_drop_threshold`: 701 ms allows one 700 ms retry).
+    pub drop_threshold: Option<Dur>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Handling {
+    /// The packet is lost.
+    Drop,
+    /// The packet is delayed once by `error_delay` (Seawind DELAY).
+    Delay,
+    /// Link-layer retransmission (Seawind DELAY_ITERATE): each failed attempt adds `error_delay`
+    /// and the error test is repeated with the state current at the retry.
+    Arq,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct QueueSpec {
+    /// Most packets waiting in the router queue (the packet being sent sits in the LSB).
+    pub packets: Option<u64>,
+    pub bytes: Option<Bytes>,
+    /// Packets that waited longer than this are dropped when they reach the head.
+    pub sojourn: Option<Dur>,
+    #[serde(default)]
+    pub policy: Policy,
+    pub red: Option<RedSpec>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    #[default]
+    Droptail,
+    Red,
+}
+
+/// Floyd–Jacobson RED. Thresholds are in packets; in byte mode the queue is measured in units
+/// of `mean_packet` bytes and the drop probability scaled by size / `mean_packet` (ns-2's
+/// convention).
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RedSpec {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    pub w_q: f64,
+    #[serde(default)]
+    pub mode: RedMode,
+    #[serde(default)]
+    pub gentle: bool,
+    /// Mark ECT packets (set CE) instead of dropping them; non-ECT packets are dropped.
+    #[serde(default)]
+    pub ecn: bool,
+    /// With `ecn`, drop rather than mark when the average is above max_th (Linux `harddrop`).
+    #[serde(default)]
+    pub harddrop: bool,
+    /// Typical packet size: the idle-time correction's transmission time, and the byte-mode unit.
+    pub mean_packet: Option<Bytes>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RedMode {
+    #[default]
+    Packets,
+    Bytes,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScriptedDelay {
+    /// Delay the Nth packet (1-based, counted in transmission order over all flows).
+    pub nth: Option<u64>,
+    /// Or delay each packet with this probability.
+    pub probability: Option<f64>,
+    pub delay: Dist,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RateStep {
+    pub at: Dur,
+    pub rate: Rate,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone, Default)]
+#[serde(deny_unknown_fields)]
+pub struct StateSpec {
+    /// How long the state lasts each time; forever when absent.
+    pub duration: Option<Dist>,
+    /// The next state: a name, or `{ name = probability, ... }`.
+    pub next: Option<Choice>,
+    #[serde(default)]
+    pub both: StateParams,
+    #[serde(default)]
+    pub down: StateParams,
+    #[serde(default)]
+    pub up: StateParams,
+}
+
+/// What a state may override in a direction.
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StateParams {
+    pub rate: Option<Rate>,
+    pub delay: Option<Dur>,
+    pub extra_delay: Option<Dist>,
+    /// Per-packet error probability, 0..=1.
+    pub error: Option<f64>,
+    pub handling: Option<Handling>,
+    /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
+    pub error_delay: Option<Dist>,
+    /// `arq`: the most retries a packet gets before it is dropped.
+    pub retries: Option<u32>,
+    /// `arq`: the packet is dropped when its next retry would take its accumulated error delay
+    /// past this (Seawind's `delay_drop_threshold`: 701 ms allows one 700 ms retry).
+    pub drop_threshold: Option<Dur>,
+}
+
+#[derive(Deserialize, Serialize, Debug, Clone)]
+#[serde(untagged)]
+pub enum Choice {
+    One(String),
+    Weighted(IndexMap<String, f64>),
+}
+
+// ---------------------------------------------------------------------------------------------
+// The validated configuration the model runs.
+
+/// Direction on the link: `Down` = fixed side to mobile side, `Up` = back.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    Down,
+    Up,
+}
+
+impl Dir {
+    pub const BOTH: [Dir; 2] = [Dir::Down, Dir::Up];
+    pub fn index(self) -> usize {
+        self as usize
+    }
+    pub fn name(self) -> &'static str {
+        match self {
+            Dir::Down => "down",
+            Dir::Up => "up",
+        }
+    }
+}
+
+impl fmt::Display for Dir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkConfig {
+    pub name: String,
+    pub description: Option<String>,
+    pub mtu: Option<u32>,
+    pub dirs: [DirConfig; 2],
+    /// At least one state; a link without `[states]` has one state, "steady", lasting forever.
+    pub states: Vec<StateConfig>,
+    pub initial: Vec<(usize, f64)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DirConfig {
+    pub overhead: u32,
+    pub lsb: Option<u64>,
+    pub lrb: Option<u64>,
+    pub link_ack: bool,
+    pub in_order: bool,
+    pub queue: QueueConfig,
+    pub delays: Vec<ScriptedDelay>,
+    /// Base rate changes, sorted by time; the base `rate` holds before the first.
+    pub schedule: Vec<(Time, Rate)>,
+    /// Effective parameters in each state (indexed like [`LinkConfig::states`]).
+    pub per_state: Vec<Params>,
+}
+
+/// The parameters of one direction while one state holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Params {
+    /// `None`: the base rate, or the schedule's.
+    pub rate_override: Option<Rate>,
+    pub base_rate: Rate,
+    pub delay: Dur,
+    pub extra_delay: Option<Dist>,
+    pub error: f64,
+    pub handling: Handling,
+    pub error_delay: Option<Dist>,
+    pub retries: Option<u32>,
+    pub drop_threshold: Option<Dur>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueueConfig {
+    pub packets: Option<u64>,
+    pub bytes: Option<u64>,
+    pub sojourn: Option<Dur>,
+    pub red: Option<RedSpec>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct StateConfig {
+    pub name: String,
+    pub duration: Option<Dist>,
+    pub next: Vec<(usize, f64)>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Errors.
+
+/// A spec that cannot be used: where, what, and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The file, when the spec came from one.
+    pub file: Option<String>,
+    /// Dotted key path, e.g. `down.queue.red.min_th` (empty for whole-document errors).
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "key `{}`: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
+    SpecError {
+        file: None,
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// Deserializes any spec type from TOML text, naming the key path of the first error.
+pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, SpecError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        let inner = e.into_inner();
+        let mut message = inner.message().to_string();
+        if let Some(span) = inner.span() {
+            let line = text[..span.start].matches('\n').count() + 1;
+            message = format!("{message} (line {line})");
+        }
+        err(if key == "." { String::new() } else { key }, message)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation.
+
+impl LinkSpec {
+    pub fn parse(text: &str) -> Result<LinkSpec, SpecError> {
+        from_toml(text)
+    }
+
+    /// Reads and validates a link spec file.
+    pub fn load(path: impl AsRef<Path>) -> Result<LinkConfig, SpecError> {
+        let path = path.as_ref();
+        let with_file = |mut e: SpecError| {
+            e.file = Some(path.display().to_string());
+            e
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
+        let spec = LinkSpec::parse(&text).map_err(with_file)?;
+        spec.validate().map_err(with_file)
+    }
+
+    /// Parses and validates TOML text.
+    pub fn config_from_str(text: &str) -> Result<LinkConfig, SpecError> {
+        LinkSpec::parse(text)?.validate()
+    }
+
+    /// Checks every value and resolves the directions and states into a [`LinkConfig`].
+    pub fn validate(&self) -> Result<LinkConfig, SpecError> {
+        let mtu = self.mtu.map(|m| m.0);
+        let mtu32 = mtu.map(|m| m as u32);
+        if let Some(m) = mtu {
+            if !(68..=65535).contains(&m) {
+                return Err(err(
+                    "mtu",
+                    format!("{m}B is not a valid IPv4 MTU: allowed 68B..65535B"),
+                ));
+            }
+        }
+        let (states, initial) = self.validate_states()?;
+        let dirs = [
+            self.validate_dir(Dir::Down, &states)?,
+            self.validate_dir(Dir::Up, &states)?,
+        ];
+        for (d, dc) in Dir::BOTH.iter().zip(&dirs) {
+            for (buf, size) in [("lsb", dc.lsb), ("lrb", dc.lrb)] {
+                if let (Some(size), Some(m)) = (size, mtu) {
+                    if size < u64::from(m) {
+                        return Err(err(
+                            format!("{d}.{buf}"),
+                            format!("{size}B cannot hold one packet of the {m}B MTU: a buffer holds whole packets only"),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(LinkConfig {
+            name: self.name.clone().unwrap_or_else(|| "link".into()),
+            description: self.description.clone(),
+            mtu: mtu32,
+            dirs,
+            states,
+            initial,
+        })
+    }
+
+    fn validate_states(&self) -> Result<(Vec<StateConfig>, Vec<(usize, f64)>), SpecError> {
+        if self.states.is_empty() {
+            if self.initial_state.is_some() {
+                return Err(err(
+                    "initial_state",
+                    "there are no [states.NAME] tables to start in",
+                ));
+            }
+            let steady = StateConfig {
+                name: "steady".into(),
+                duration: None,
+                next: vec![],
+            };
+            return Ok((vec![steady], vec![(0, 1.0)]));
+        }
+        let names: Vec<&String> = self.states.keys().collect();
+        let resolve = |key: &str, c: &Choice| -> Result<Vec<(usize, f64)>, SpecError> {
+            let pairs: Vec<(String, f64)> = match c {
+                Choice::One(n) => vec![(n.clone(), 1.0)],
+                Choice::Weighted(m) => m.iter().map(|(k, v)| (k.clone(), *v)).collect(),
+            };
+            let mut out = vec![];
+            for (name, p) in pairs {
+                let idx = names.iter().position(|n| **n == name).ok_or_else(|| {
+                    err(
+                        key,
+                        format!(
+                            "no state is called {name:?}; the states are {}",
+                            quoted_list(&names)
+                        ),
+                    )
+                })?;
+                if !(0.0..=1.0).contains(&p) || p.is_nan() {
+                    return Err(err(
+                        format!("{key}.{name}"),
+                        format!("probability {p} is outside 0..1"),
+                    ));
+                }
+                out.push((idx, p));
+            }
+            let sum: f64 = out.iter().map(|(_, p)| p).sum();
+            if (sum - 1.0).abs() > 1e-9 {
+                return Err(err(
+                    key,
+                    format!("the probabilities add up to {sum}, they must add up to 1"),
+                ));
+            }
+            Ok(out)
+        };
+        let initial = match &self.initial_state {
+            Some(c) => resolve("initial_state", c)?,
+            None if self.states.len() == 1 => vec![(0, 1.0)],
+            None => {
+                return Err(err(
+                    "initial_state",
+                    format!(
+                        "missing: with several states, say which one the link starts in ({})",
+                        quoted_list(&names)
+                    ),
+                ))
+            }
+        };
+        let mut states = vec![];
+        for (name, s) in &self.states {
+            let key = format!("states.{name}");
+            let next = match &s.next {
+                Some(c) => resolve(&format!("{key}.next"), c)?,
+                None => vec![],
+            };
+            if s.duration.is_some() && next.is_empty() {
+                return Err(err(
+                    format!("{key}.next"),
+                    "missing: a state with a duration must say which state comes next",
+                ));
+            }
+            if s.duration.is_none() && !next.is_empty() {
+                return Err(err(
+                    format!("{key}.duration"),
+                    "missing: a state with a next state needs a duration",
+                ));
+            }
+            if let Some(d) = &s.duration {
+                if d.max() == Some(Dur::ZERO) {
+                    return Err(err(
+                        format!("{key}.duration"),
+                        "a state must last longer than 0s",
+                    ));
+                }
+            }
+            states.push(StateConfig {
+                name: name.clone(),
+                duration: s.duration.clone(),
+                next,
+            });
+        }
+        Ok((states, initial))
+    }
+
+    fn validate_dir(&self, d: Dir, states: &[StateConfig]) -> Result<DirConfig, SpecError> {
+        let own = match d {
+            Dir::Down => &self.down,
+            Dir::Up => &self.up,
+        };
+        let b = &self.both;
+        // The key path of a value: the direction's own table if it sets it, else `both`.
+        let src = |set: bool| if set { d.name() } else { "both" };
+        let base_rate = own.rate.or(b.rate).unwrap_or(Rate::UNLIMITED);
+        let delay = own.delay.or(b.delay).unwrap_or(Dur::ZERO);
+        let overhead = own.overhead.or(b.overhead).unwrap_or_default().0;
+        if overhead > 65535 {
+            return Err(err(
+                format!("{}.overhead", src(own.overhead.is_some())),
+                format!("{overhead}B per packet is more than a packet: allowed 0B..65535B"),
+            ));
+        }
+        let lsb = own.lsb.or(b.lsb).map(|x| x.0);
+        let lrb = own.lrb.or(b.lrb).map(|x| x.0);
+        for (name, v, set) in [
+            ("lsb", lsb, own.lsb.is_some()),
+            ("lrb", lrb, own.lrb.is_some()),
+        ] {
+            if v == Some(0) {
+                return Err(err(
+                    format!("{}.{name}", src(set)),
+                    "0B holds no packet: give a size, or leave the key out for no limit",
+                ));
+            }
+        }
+        let queue_src = src(own.queue.is_some());
+        let queue = validate_queue(
+            &format!("{queue_src}.queue"),
+            own.queue.as_ref().or(b.queue.as_ref()),
+        )?;
+        let delays_src = src(own.delays.is_some());
+        let delays = own.delays.clone().or(b.delays.clone()).unwrap_or_default();
+        for (i, s) in delays.iter().enumerate() {
+            let key = format!("{delays_src}.delays[{i}]");
+            match (s.nth, s.probability) {
+                (Some(0), None) => return Err(err(format!("{key}.nth"), "packets are counted from 1")),
+                (Some(_), None) => {}
+                (None, Some(p)) if (0.0..=1.0).contains(&p) => {}
+                (None, Some(p)) => {
+                    return Err(err(
+                        format!("{key}.probability"),
+                        format!("{p} is outside 0..1"),
+                    ))
+                }
+                _ => {
+                    return Err(err(
+                        key,
+                        "give exactly one of `nth` (a packet number) or `probability`",
+                    ))
+                }
+            }
+        }
+        let sched_src = src(own.schedule.is_some());
+        let mut schedule: Vec<(Time, Rate)> = own
+            .schedule
+            .clone()
+            .or(b.schedule.clone())
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| (Time(s.at.0), s.rate))
+            .collect();
+        if schedule.windows(2).any(|w| w[0].0 >= w[1].0) {
+            return Err(err(
+                format!("{sched_src}.schedule"),
+                "the steps must be in increasing order of `at`",
+            ));
+        }
+        schedule.sort_by_key(|s| s.0);
+
+        let base = Params {
+            rate_override: None,
+            base_rate,
+            delay,
+            extra_delay: own.extra_delay.clone().or(b.extra_delay.clone()),
+            error: 0.0,
+            handling: Handling::Drop,
+            error_delay: None,
+            retries: None,
+            drop_threshold: None,
+        };
+        let base_err = merge_err(&own.err_spec(), &b.err_spec());
+        let mut per_state = vec![];
+        for i in 0..states.len() {
+            let (key, sp) = match self.states.get_index(i) {
+                Some((name, s)) => {
+                    let own_s = match d {
+                        Dir::Down => &s.down,
+                        Dir::Up => &s.up,
+                    };
+                    let set = own_s != &StateParams::default();
+                    (
+                        format!("states.{name}.{}", src(set)),
+                        Some(merge_state(own_s, &s.both)),
+                    )
+                }
+                None => (src(own.err_spec() != ErrSpec::default()).to_string(), None),
+            };
+            let mut p = base.clone();
+            let mut e = base_err.clone();
+            if let Some(sp) = &sp {
+                p.rate_override = sp.rate;
+                p.delay = sp.delay.unwrap_or(p.delay);
+                p.extra_delay = sp.extra_delay.clone().or(p.extra_delay);
+                e = merge_err(&sp.err, &e);
+            }
+            apply_err(&key, &e, &mut p)?;
+            per_state.push(p);
+        }
+        Ok(DirConfig {
+            overhead: overhead as u32,
+            lsb,
+            lrb,
+            link_ack: own.link_ack.or(b.link_ack).unwrap_or(true),
+            in_order: own.in_order.or(b.in_order).unwrap_or(true),
+            queue,
+            delays,
+            schedule,
+            per_state,
+        })
+    }
+}
+
+macro_rules! err_spec {
+    ($t:ty) => {
+        impl $t {
+            pub fn err_spec(&self) -> ErrSpec {
+                ErrSpec {
+                    error: self.error,
+                    handling: self.handling,
+                    error_delay: self.error_delay.clone(),
+                    retries: self.retries,
+                    drop_threshold: self.drop_threshold,
+                }
+            }
+        }
+    };
+}
+err_spec!(DirSpec);
+err_spec!(StateParams);
+
+fn merge_err(over: &ErrSpec, under: &ErrSpec) -> ErrSpec {
+    ErrSpec {
+        error: over.error.or(under.error),
+        handling: over.handling.or(under.handling),
+        error_delay: over.error_delay.clone().or(under.error_delay.clone()),
+        retries: over.retries.or(under.retries),
+        drop_threshold: over.drop_threshold.or(under.drop_threshold),
+    }
+}
+
+/// A state's overrides for one direction: its own table over its `both` table.
+struct StateOverride {
+    rate: Option<Rate>,
+    delay: Option<Dur>,
+    extra_delay: Option<Dist>,
+    err: ErrSpec,
+}
+
+fn merge_state(over: &StateParams, under: &StateParams) -> StateOverride {
+    StateOverride {
+        rate: over.rate.or(under.rate),
+        delay: over.delay.or(under.delay),
+        extra_delay: over.extra_delay.clone().or(under.extra_delay.clone()),
+        err: merge_err(&over.err_spec(), &under.err_spec()),
+    }
+}
+
+fn apply_err(key: &str, e: &ErrSpec, p: &mut Params) -> Result<(), SpecError> {
+    let error = e.error.unwrap_or(0.0);
+    if !(0.0..=1.0).contains(&error) || error.is_nan() {
+        return Err(err(
+            format!("{key}.error"),
+            format!("probability {error} is outside 0..1"),
+        ));
+    }
+    let handling = e.handling.unwrap_or(Handling::Drop);
+    match handling {
+        Handling::Drop => {}
+        Handling::Delay | Handling::Arq if e.error_delay.is_none() => {
+            return Err(err(
+                format!("{key}.error_delay"),
+                format!(
+                    "missing: handling = \"{}\" needs the delay of each error, e.g. error_delay = \"700ms\"",
+                    if handling == Handling::Arq { "arq" } else { "delay" }
+                ),
+            ))
+        }
+        Handling::Arq if e.retries.is_none() && e.drop_threshold.is_none() => {
+            return Err(err(
+                format!("{key}.retries"),
+                "missing: handling = \"arq\" needs `retries` (a count) or `drop_threshold` (a duration)",
+            ))
+        }
+        _ => {}
+    }
+    if e.retries.is_some() && e.drop_threshold.is_some() {
+        return Err(err(
+            format!("{key}.drop_threshold"),
+            "give either `retries` or `drop_threshold`, not both",
+        ));
+    }
+    p.error = error;
+    p.handling = handling;
+    p.error_delay = e.error_delay.clone();
+    p.retries = e.retries;
+    p.drop_threshold = e.drop_threshold;
+    Ok(())
+}
+
+fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecError> {
+    let Some(q) = q else {
+        return Ok(QueueConfig {
+            packets: None,
+            bytes: None,
+            sojourn: None,
+            red: None,
+        });
+    };
+    let red = match (q.policy, &q.red) {
+        (Policy::Droptail, Some(_)) => {
+            return Err(err(
+                format!("{key}.red"),
+                "RED parameters given but policy is \"droptail\": set policy = \"red\"",
+            ))
+        }
+        (Policy::Red, None) => {
+            return Err(err(
+                format!("{key}.red"),
+                "missing: policy = \"red\" needs a [red] table with min_th, max_th, max_p and w_q",
+            ))
+        }
+        (Policy::Red, Some(r)) => {
+            let k = |f: &str| format!("{key}.red.{f}");
+            if !(r.min_th >= 0.0) {
+                return Err(err(k("min_th"), format!("{} must be 0 or more", r.min_th)));
+            }
+            if !(r.max_th > r.min_th) {
+                return Err(err(
+                    k("min_th"),
+                    format!(
+                        "min_th ({}) must be below max_th ({})",
+                        r.min_th, r.max_th
+                    ),
+                ));
+            }
+            if !(r.max_p > 0.0 && r.max_p <= 1.0) {
+                return Err(err(k("max_p"), format!("{} is outside (0, 1]", r.max_p)));
+            }
+            if !(r.w_q > 0.0 && r.w_q <= 1.0) {
+                return Err(err(k("w_q"), format!("{} is outside (0, 1]", r.w_q)));
+            }
+            if r.mean_packet == Some(Bytes(0)) {
+                return Err(err(k("mean_packet"), "must be above 0B"));
+            }
+            if r.harddrop && !r.ecn {
+                return Err(err(k("harddrop"), "only means something with ecn = true"));
+            }
+            Some(r.clone())
+        }
+        (Policy::Droptail, None) => None,
+    };
+    Ok(QueueConfig {
+        packets: q.packets,
+        bytes: q.bytes.map(|b| b.0),
+        sojourn: q.sojourn,
+        red,
+    })
+}
+
+fn quoted_list(names: &[&String]) -> String {
+    names
+        .iter()
+        .map(|n| format!("{n:?}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---------------------------------------------------------------------------------------------
+// Describing a config, for `lasthop check`.
+
+impl LinkConfig {
+    /// A human-readable account of what the spec describes.
+    pub fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = write!(s, "link {:?}", self.name);
+        if let Some(m) = self.mtu {
+            let _ = write!(s, ", MTU {m}B");
+        }
+        let _ = writeln!(s);
+        if let Some(d) = &self.description {
+            let _ = writeln!(s, "  {d}");
+        }
+        for d in Dir::BOTH {
+            let c = &self.dirs[d.index()];
+            let p0 = &c.per_state[0];
+            let what = match d {
+                Dir::Down => "fixed side -> mobile side",
+                Dir::Up => "mobile side -> fixed side",
+            };
+            let _ = writeln!(s, "{d} ({what}):");
+            let mut rate = format!("{}", p0.base_rate);
+            if !p0.base_rate.is_unlimited() {
+                if let Some(m) = self.mtu {
+                    let _ = write!(
+                        rate,
+                        " ({} per {m}B packet)",
+                        p0.base_rate.tx_time(u64::from(m) + u64::from(c.overhead))
+                    );
+                }
+            }
+            let _ = writeln!(s, "  rate {rate}, overhead {}B per packet", c.overhead);
+            for (t, r) in &c.schedule {
+                let _ = writeln!(s, "  rate becomes {r} at {}s", t.as_secs_f64());
+            }
+            let _ = write!(s, "  propagation delay {}", p0.delay);
+            if let Some(x) = &p0.extra_delay {
+                let _ = write!(s, " + extra {x}");
+            }
+            let _ = writeln!(s);
+            let q = &c.queue;
+            let lim = |v: Option<u64>, unit: &str| {
+                v.map(|v| format!("{v}{unit}"))
+                    .unwrap_or_else(|| "no limit".into())
+            };
+            let _ = write!(
+                s,
+                "  router queue: {} packets, {} bytes",
+                lim(q.packets, ""),
+                lim(q.bytes, "B")
+            );
+            if let Some(j) = q.sojourn {
+                let _ = write!(s, ", sojourn at most {j}");
+            }
+            match &q.red {
+                None => {
+                    let _ = writeln!(s, ", drop-tail");
+                }
+                Some(r) => {
+                    let _ = writeln!(
+                        s,
+                        ", RED min_th {} max_th {} max_p {} w_q {} ({:?} mode{}{})",
+                        r.min_th,
+                        r.max_th,
+                        r.max_p,
+                        r.w_q,
+                        r.mode,
+                        if r.gentle { ", gentle" } else { "" },
+                        if r.ecn { ", ECN marking" } else { "" }
+                    );
+                }
+            }
+            let _ = writeln!(
+                s,
+                "  link send buffer {}, link receive buffer {}; {}; {}",
+                lim(c.lsb, "B"),
+                lim(c.lrb, "B"),
+                if c.link_ack {
+                    "LSB space held until release (link-layer ACK emulation)"
+                } else {
+                    "LSB space freed when sent"
+                },
+                if c.in_order {
+                    "in-order release"
+                } else {
+                    "release on arrival"
+                }
+            );
+            for sd in &c.delays {
+                match (sd.nth, sd.probability) {
+                    (Some(n), _) => {
+                        let _ = writeln!(s, "  packet #{n} delayed by {}", sd.delay);
+                    }
+                    (_, Some(p)) => {
+                        let _ = writeln!(s, "  each packet delayed by {} with probability {p}", sd.delay);
+                    }
+                    _ => {}
+                }
+            }
+            if self.states.len() == 1 {
+                let _ = writeln!(s, "  errors: {}", describe_errors(p0));
+            }
+        }
+        if self.states.len() > 1 || self.states[0].duration.is_some() {
+            let _ = writeln!(s, "states:");
+            let names = |v: &[(usize, f64)]| {
+                v.iter()
+                    .map(|(i, p)| {
+                        if *p == 1.0 {
+                            self.states[*i].name.clone()
+                        } else {
+                            format!("{} ({p})", self.states[*i].name)
+                        }
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            let _ = writeln!(s, "  starts in {}", names(&self.initial));
+            for (i, st) in self.states.iter().enumerate() {
+                let dur = st
+                    .duration
+                    .as_ref()
+                    .map(|d| d.to_string())
+                    .unwrap_or_else(|| "forever".into());
+                let _ = writeln!(s, "  {}: lasts {dur}", st.name);
+                if !st.next.is_empty() {
+                    let _ = writeln!(s, "    then {}", names(&st.next));
+                }
+                for d in Dir::BOTH {
+                    let p = &self.dirs[d.index()].per_state[i];
+                    let mut line = describe_errors(p);
+                    if let Some(r) = p.rate_override {
+                        line = format!("rate {r}; {line}");
+                    }
+                    let _ = writeln!(s, "    {d}: {line}");
+                }
+            }
+        }
+        s
+    }
+}
+
+fn describe_errors(p: &Params) -> String {
+    if p.error == 0.0 {
+        return "none".into();
+    }
+    let what = match p.handling {
+        Handling::Drop => "dropped".to_string(),
+        Handling::Delay => format!(
+            "delayed by {}",
+            p.error_delay.as_ref().map(|d| d.to_string()).unwrap_or_default()
+        ),
+        Handling::Arq => {
+            let limit = match (p.retries, p.drop_threshold) {
+                (Some(n), _) => format!("at most {n} retries"),
+                (_, Some(t)) => format!("dropped when the error delay would pass {t}"),
+                _ => String::new(),
+            };
+            format!(
+                "link-layer retransmission, {} per retry, {limit}",
+                p.error_delay.as_ref().map(|d| d.to_string()).unwrap_or_default()
+            )
+        }
+    };
+    format!("packet error probability {}: {what}", p.error)
+}
