@@ -112,7 +112,9 @@ mod tests {
 
     #[test]
     fn pcap_roundtrip_with_virtual_payload() {
-        let mut hdr = vec![0x45, 0, 0, 0, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 0, 1, 198, 19, 0, 1];
+        let mut hdr = vec![
+            0x45, 0, 0, 0, 0, 1, 0, 0, 64, 17, 0, 0, 198, 18, 0, 1, 198, 19, 0, 1,
+        ];
         hdr.extend_from_slice(&[0x13, 0x88, 0x13, 0x89, 0, 28, 0, 0]);
         let p = Packet::with_wire_len(hdr.clone(), 540);
         let mut sink = PcapSink::new(Vec::new(), DEFAULT_SNAPLEN).unwrap();
@@ -121,7 +123,10 @@ mod tests {
         let mut r = PcapReader::new(&bytes[..]).unwrap();
         assert_eq!(r.header().ts_resolution, TsResolution::NanoSecond);
         let rec = r.next_packet().unwrap().unwrap();
-        assert_eq!(rec.timestamp, std::time::Duration::from_nanos(1_234_567_891));
+        assert_eq!(
+            rec.timestamp,
+            std::time::Duration::from_nanos(1_234_567_891)
+        );
         assert_eq!(rec.orig_len, 540);
         assert_eq!(&rec.data[..], &hdr[..]);
     }

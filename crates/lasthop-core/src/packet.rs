@@ -57,7 +57,11 @@ impl fmt::Display for FlowKey {
         if self.sport == 0 && self.dport == 0 {
             write!(f, "{name}:{}>{}", self.src, self.dst)
         } else {
-            write!(f, "{name}:{}:{}>{}:{}", self.src, self.sport, self.dst, self.dport)
+            write!(
+                f,
+                "{name}:{}:{}>{}:{}",
+                self.src, self.sport, self.dst, self.dport
+            )
         }
     }
 }
@@ -290,7 +294,9 @@ mod tests {
         assert!(p.ecn().is_ect());
         p.set_ce();
         assert_eq!(p.ecn(), Ecn::Ce);
-        let h = etherparse::Ipv4HeaderSlice::from_slice(&p.data).unwrap().to_header();
+        let h = etherparse::Ipv4HeaderSlice::from_slice(&p.data)
+            .unwrap()
+            .to_header();
         assert_eq!(h.header_checksum, h.calc_header_checksum());
         assert!(!Packet::from_bytes(tcp_packet(10, 0)).ecn().is_ect());
     }

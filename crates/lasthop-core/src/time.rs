@@ -104,23 +104,34 @@ impl From<Dur> for std::time::Duration {
 impl fmt::Display for Time {
     /// Seconds with nine decimals: `12.072000000`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:09}", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+        write!(
+            f,
+            "{}.{:09}",
+            self.0 / 1_000_000_000,
+            self.0 % 1_000_000_000
+        )
     }
 }
 
 impl fmt::Display for Dur {
-    /// The shortest exact unit: `72ms`, `1500us`, `6s`, `0s`.
+    /// Exact, in the largest unit that keeps a whole part: `72ms`, `252.5ms`, `6s`, `1.5us`.
+    /// The text parses back to the same value.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let n = self.0;
-        if n == 0 {
-            return write!(f, "0s");
+        let (div, unit) = match n {
+            0 => return write!(f, "0s"),
+            1_000_000_000.. => (1_000_000_000, "s"),
+            1_000_000.. => (1_000_000, "ms"),
+            1_000.. => (1_000, "us"),
+            _ => (1, "ns"),
+        };
+        let (whole, frac) = (n / div, n % div);
+        if frac == 0 {
+            return write!(f, "{whole}{unit}");
         }
-        for (div, unit) in [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")] {
-            if n % div == 0 {
-                return write!(f, "{}{unit}", n / div);
-            }
-        }
-        write!(f, "{n}ns")
+        let digits = div.ilog10() as usize;
+        let frac = format!("{frac:0digits$}");
+        write!(f, "{whole}.{}{unit}", frac.trim_end_matches('0'))
     }
 }
 
@@ -142,7 +153,9 @@ mod tests {
     fn display() {
         assert_eq!(Dur::from_millis(72).to_string(), "72ms");
         assert_eq!(Dur::from_secs(6).to_string(), "6s");
-        assert_eq!(Dur(1_500_000).to_string(), "1500us");
+        assert_eq!(Dur(1_500_000).to_string(), "1.5ms");
+        assert_eq!(Dur::from_micros(252_500).to_string(), "252.5ms");
+        assert_eq!(Dur(1_000_000_001).to_string(), "1.000000001s");
         assert_eq!(Dur(7).to_string(), "7ns");
         assert_eq!(Time(12_072_000_000).to_string(), "12.072000000");
     }

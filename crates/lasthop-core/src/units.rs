@@ -82,7 +82,10 @@ fn scaled(text: &str, units: &[(&str, u64)]) -> Option<u64> {
     let t = text.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
     let (num, unit) = t.split_at(split);
-    let unit = unit.trim_start().strip_suffix("/s").unwrap_or(unit.trim_start());
+    let unit = unit
+        .trim_start()
+        .strip_suffix("/s")
+        .unwrap_or(unit.trim_start());
     let scale = units.iter().find(|(u, _)| *u == unit)?.1;
     let (int, frac) = match num.split_once('.') {
         Some((i, f)) => (i, f),
@@ -128,11 +131,13 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
 }
 
 pub fn parse_bytes(text: &str) -> Result<Bytes, UnitError> {
-    scaled(text, BYTE_UNITS).map(Bytes).ok_or_else(|| UnitError {
-        what: "size",
-        text: text.into(),
-        allowed: BYTE_ALLOWED,
-    })
+    scaled(text, BYTE_UNITS)
+        .map(Bytes)
+        .ok_or_else(|| UnitError {
+            what: "size",
+            text: text.into(),
+            allowed: BYTE_ALLOWED,
+        })
 }
 
 impl fmt::Display for Rate {
@@ -211,7 +216,16 @@ mod tests {
         assert_eq!(parse_dur("701ms").unwrap(), Dur::from_millis(701));
         assert_eq!(parse_dur("2min").unwrap(), Dur::from_secs(120));
         assert_eq!(parse_dur(" 7 us").unwrap(), Dur::from_micros(7));
-        for bad in ["300", "ms", "-1s", "1.5ns", "3 parsecs", "", "1..2s", "99999999999999h"] {
+        for bad in [
+            "300",
+            "ms",
+            "-1s",
+            "1.5ns",
+            "3 parsecs",
+            "",
+            "1..2s",
+            "99999999999999h",
+        ] {
             let e = parse_dur(bad).unwrap_err();
             assert!(e.to_string().contains("ns, us, ms, s"), "{e}");
         }

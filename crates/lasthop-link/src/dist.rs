@@ -31,7 +31,9 @@ impl Dist {
         let t = text.trim();
         let bad = |why: &str| format!("invalid distribution {text:?}: {why}; expected {ALLOWED}");
         let Some(open) = t.find('(') else {
-            return parse_dur(t).map(Dist::Static).map_err(|e| bad(&e.to_string()));
+            return parse_dur(t)
+                .map(Dist::Static)
+                .map_err(|e| bad(&e.to_string()));
         };
         let name = t[..open].trim();
         let args = t[open + 1..]

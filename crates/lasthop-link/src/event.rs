@@ -12,7 +12,18 @@ use std::io::{self, Write};
 use std::sync::Arc;
 
 /// How much the model records. Seawind had the same three levels; `Drops` keeps long runs cheap.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug, Default, serde::Deserialize, serde::Serialize)]
+#[derive(
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Debug,
+    Default,
+    serde::Deserialize,
+    serde::Serialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum LogLevel {
     /// Nothing.

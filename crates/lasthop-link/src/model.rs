@@ -220,7 +220,11 @@ impl Link {
                 stats: DirStats::default(),
             }
         });
-        let state_names = cfg.states.iter().map(|s| Arc::from(s.name.as_str())).collect();
+        let state_names = cfg
+            .states
+            .iter()
+            .map(|s| Arc::from(s.name.as_str()))
+            .collect();
         let mut link = Link {
             cfg: Arc::new(cfg),
             level,
@@ -299,7 +303,11 @@ impl Link {
     }
 
     fn process(&mut self, now: Time) {
-        debug_assert!(now >= self.now, "time went backwards: {now:?} < {:?}", self.now);
+        debug_assert!(
+            now >= self.now,
+            "time went backwards: {now:?} < {:?}",
+            self.now
+        );
         while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
             if t > now {
                 break;
@@ -368,7 +376,11 @@ impl Link {
         let dc = &cfg.dirs[d.index()];
         if self.dirs[d.index()].red.is_some() {
             let s = self.rate(now, d).tx_time(
-                self.dirs[d.index()].red.as_ref().map_or(0, Red::mean_packet) + u64::from(dc.overhead),
+                self.dirs[d.index()]
+                    .red
+                    .as_ref()
+                    .map_or(0, Red::mean_packet)
+                    + u64::from(dc.overhead),
             );
             let ds = &mut self.dirs[d.index()];
             let u = unit(&mut ds.red_rng);
@@ -390,7 +402,10 @@ impl Link {
         // A packet that finds the queue empty and room in the LSB passes straight through, so
         // even a zero-length router queue forwards while the link keeps up.
         let passes = ds.queue.is_empty() && lsb_fits(dc, ds, len);
-        let full = dc.queue.packets.is_some_and(|n| ds.queue.len() as u64 + 1 > n)
+        let full = dc
+            .queue
+            .packets
+            .is_some_and(|n| ds.queue.len() as u64 + 1 > n)
             || dc.queue.bytes.is_some_and(|b| ds.q_bytes + len > b);
         if full && !passes {
             return self.drop_queued(now, d, fields, Cause::Queue);
@@ -427,7 +442,11 @@ impl Link {
             let ds = &mut self.dirs[d.index()];
             let Some(head) = ds.queue.front() else { break };
             let len = u64::from(head.pkt.wire_len);
-            if dc.queue.sojourn.is_some_and(|j| now.saturating_since(head.since) > j) {
+            if dc
+                .queue
+                .sojourn
+                .is_some_and(|j| now.saturating_since(head.since) > j)
+            {
                 let q = ds.queue.pop_front().expect("head exists");
                 ds.q_bytes -= len;
                 self.drop_queued(now, d, q.fields, Cause::Queue);
@@ -458,7 +477,9 @@ impl Link {
         let cfg = self.cfg.clone();
         let dc = &cfg.dirs[d.index()];
         let ds = &self.dirs[d.index()];
-        let Some(head) = ds.lsb_wait.front() else { return };
+        let Some(head) = ds.lsb_wait.front() else {
+            return;
+        };
         let len = u64::from(head.pkt.wire_len);
         if ds.transmitting.is_some() || dc.lrb.is_some_and(|l| ds.lrb_reserved + len > l) {
             return;
@@ -623,7 +644,10 @@ impl Link {
             ds.lrb_bytes -= slot.len;
         }
         slot.status = Status::Gone;
-        let pkt = slot.pkt.take().expect("a released packet is still on the link");
+        let pkt = slot
+            .pkt
+            .take()
+            .expect("a released packet is still on the link");
         let (id, fields, len) = (slot.id, slot.fields, slot.len);
         ds.lrb_reserved -= len;
         if link_ack {
@@ -689,4 +713,3 @@ impl Link {
 fn lsb_fits(dc: &DirConfig, ds: &DirState, len: u64) -> bool {
     dc.lsb.is_none_or(|cap| ds.lsb_bytes + len <= cap)
 }
-

@@ -49,7 +49,11 @@ pub struct Red {
 
 impl Red {
     pub fn new(spec: RedSpec, default_mean_packet: u64) -> Red {
-        let mean_packet = spec.mean_packet.map(|b| b.0).unwrap_or(default_mean_packet).max(1);
+        let mean_packet = spec
+            .mean_packet
+            .map(|b| b.0)
+            .unwrap_or(default_mean_packet)
+            .max(1);
         Red {
             spec,
             mean_packet,
@@ -124,7 +128,11 @@ impl Red {
         };
         self.count += 1;
         let denom = 1.0 - self.count as f64 * pb;
-        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
+        let pa = if denom <= 0.0 {
+            1.0
+        } else {
+            (pb / denom).min(1.0)
+        };
         if u < pa {
             self.count = 0;
             Verdict::Congested { forced: false }
@@ -196,7 +204,10 @@ mod tests {
         r.spec.w_q = 1e-12; // hold the average still
         assert!((r.base_probability() - 0.05).abs() < 1e-9);
         // count = 0 first: p_a = 0.05; a draw of 0.06 passes, count becomes 0 -> 1 ...
-        assert_eq!(r.on_arrival(Time(0), 4, 0, 576, Dur(1), 0.06), Verdict::Pass);
+        assert_eq!(
+            r.on_arrival(Time(0), 4, 0, 576, Dur(1), 0.06),
+            Verdict::Pass
+        );
         // count = 1: p_a = 0.05 / 0.95 = 0.0526; 0.052 < p_a, so this one is dropped.
         assert_eq!(
             r.on_arrival(Time(0), 4, 0, 576, Dur(1), 0.052),

@@ -374,6 +374,9 @@ pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, SpecEr
 // ---------------------------------------------------------------------------------------------
 // Validation.
 
+/// Weighted choices among states: (state index, probability).
+type Choices = Vec<(usize, f64)>;
+
 impl LinkSpec {
     pub fn parse(text: &str) -> Result<LinkSpec, SpecError> {
         from_toml(text)
@@ -417,7 +420,7 @@ impl LinkSpec {
         for (d, dc) in Dir::BOTH.iter().zip(&dirs) {
             for (buf, size) in [("lsb", dc.lsb), ("lrb", dc.lrb)] {
                 if let (Some(size), Some(m)) = (size, mtu) {
-                    if size < u64::from(m) {
+                    if size < m {
                         return Err(err(
                             format!("{d}.{buf}"),
                             format!("{size}B cannot hold one packet of the {m}B MTU: a buffer holds whole packets only"),
@@ -436,7 +439,7 @@ impl LinkSpec {
         })
     }
 
-    fn validate_states(&self) -> Result<(Vec<StateConfig>, Vec<(usize, f64)>), SpecError> {
+    fn validate_states(&self) -> Result<(Vec<StateConfig>, Choices), SpecError> {
         if self.states.is_empty() {
             if self.initial_state.is_some() {
                 return Err(err(
@@ -574,7 +577,9 @@ impl LinkSpec {
         for (i, s) in delays.iter().enumerate() {
             let key = format!("{delays_src}.delays[{i}]");
             match (s.nth, s.probability) {
-                (Some(0), None) => return Err(err(format!("{key}.nth"), "packets are counted from 1")),
+                (Some(0), None) => {
+                    return Err(err(format!("{key}.nth"), "packets are counted from 1"))
+                }
                 (Some(_), None) => {}
                 (None, Some(p)) if (0.0..=1.0).contains(&p) => {}
                 (None, Some(p)) => {
@@ -757,49 +762,45 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             red: None,
         });
     };
-    let red = match (q.policy, &q.red) {
-        (Policy::Droptail, Some(_)) => {
-            return Err(err(
-                format!("{key}.red"),
-                "RED parameters given but policy is \"droptail\": set policy = \"red\"",
-            ))
-        }
-        (Policy::Red, None) => {
-            return Err(err(
+    let red =
+        match (q.policy, &q.red) {
+            (Policy::Droptail, Some(_)) => {
+                return Err(err(
+                    format!("{key}.red"),
+                    "RED parameters given but policy is \"droptail\": set policy = \"red\"",
+                ))
+            }
+            (Policy::Red, None) => return Err(err(
                 format!("{key}.red"),
                 "missing: policy = \"red\" needs a [red] table with min_th, max_th, max_p and w_q",
-            ))
-        }
-        (Policy::Red, Some(r)) => {
-            let k = |f: &str| format!("{key}.red.{f}");
-            if !(r.min_th >= 0.0) {
-                return Err(err(k("min_th"), format!("{} must be 0 or more", r.min_th)));
+            )),
+            (Policy::Red, Some(r)) => {
+                let k = |f: &str| format!("{key}.red.{f}");
+                if r.min_th.is_nan() || r.min_th < 0.0 {
+                    return Err(err(k("min_th"), format!("{} must be 0 or more", r.min_th)));
+                }
+                if r.max_th.is_nan() || r.max_th <= r.min_th {
+                    return Err(err(
+                        k("min_th"),
+                        format!("min_th ({}) must be below max_th ({})", r.min_th, r.max_th),
+                    ));
+                }
+                if !(r.max_p > 0.0 && r.max_p <= 1.0) {
+                    return Err(err(k("max_p"), format!("{} is outside (0, 1]", r.max_p)));
+                }
+                if !(r.w_q > 0.0 && r.w_q <= 1.0) {
+                    return Err(err(k("w_q"), format!("{} is outside (0, 1]", r.w_q)));
+                }
+                if r.mean_packet == Some(Bytes(0)) {
+                    return Err(err(k("mean_packet"), "must be above 0B"));
+                }
+                if r.harddrop && !r.ecn {
+                    return Err(err(k("harddrop"), "only means something with ecn = true"));
+                }
+                Some(r.clone())
             }
-            if !(r.max_th > r.min_th) {
-                return Err(err(
-                    k("min_th"),
-                    format!(
-                        "min_th ({}) must be below max_th ({})",
-                        r.min_th, r.max_th
-                    ),
-                ));
-            }
-            if !(r.max_p > 0.0 && r.max_p <= 1.0) {
-                return Err(err(k("max_p"), format!("{} is outside (0, 1]", r.max_p)));
-            }
-            if !(r.w_q > 0.0 && r.w_q <= 1.0) {
-                return Err(err(k("w_q"), format!("{} is outside (0, 1]", r.w_q)));
-            }
-            if r.mean_packet == Some(Bytes(0)) {
-                return Err(err(k("mean_packet"), "must be above 0B"));
-            }
-            if r.harddrop && !r.ecn {
-                return Err(err(k("harddrop"), "only means something with ecn = true"));
-            }
-            Some(r.clone())
-        }
-        (Policy::Droptail, None) => None,
-    };
+            (Policy::Droptail, None) => None,
+        };
     Ok(QueueConfig {
         packets: q.packets,
         bytes: q.bytes.map(|b| b.0),
@@ -866,9 +867,13 @@ impl LinkConfig {
             };
             let _ = write!(
                 s,
-                "  router queue: {} packets, {} bytes",
-                lim(q.packets, ""),
-                lim(q.bytes, "B")
+                "  router queue: {}, {}",
+                q.packets
+                    .map(|p| format!("{p} packets"))
+                    .unwrap_or_else(|| "no packet limit".into()),
+                q.bytes
+                    .map(|b| format!("{b}B"))
+                    .unwrap_or_else(|| "no byte limit".into()),
             );
             if let Some(j) = q.sojourn {
                 let _ = write!(s, ", sojourn at most {j}");
@@ -913,7 +918,11 @@ impl LinkConfig {
                         let _ = writeln!(s, "  packet #{n} delayed by {}", sd.delay);
                     }
                     (_, Some(p)) => {
-                        let _ = writeln!(s, "  each packet delayed by {} with probability {p}", sd.delay);
+                        let _ = writeln!(
+                            s,
+                            "  each packet delayed by {} with probability {p}",
+                            sd.delay
+                        );
                     }
                     _ => {}
                 }
@@ -969,7 +978,10 @@ fn describe_errors(p: &Params) -> String {
         Handling::Drop => "dropped".to_string(),
         Handling::Delay => format!(
             "delayed by {}",
-            p.error_delay.as_ref().map(|d| d.to_string()).unwrap_or_default()
+            p.error_delay
+                .as_ref()
+                .map(|d| d.to_string())
+                .unwrap_or_default()
         ),
         Handling::Arq => {
             let limit = match (p.retries, p.drop_threshold) {
@@ -979,7 +991,10 @@ fn describe_errors(p: &Params) -> String {
             };
             format!(
                 "link-layer retransmission, {} per retry, {limit}",
-                p.error_delay.as_ref().map(|d| d.to_string()).unwrap_or_default()
+                p.error_delay
+                    .as_ref()
+                    .map(|d| d.to_string())
+                    .unwrap_or_default()
             )
         }
     };
