@@ -1,0 +1,324 @@
+//! Reading captures: pcap records (microsecond or nanosecond, either byte order), link-layer
+//! headers, and the IPv4/IPv6 + TCP fields the statistics need, options included.
+//!
+//! Lengths come from the IP header (total length / payload length), never from the captured
+//! bytes: a capture may hold only the headers (our simulator writes header-only records whose
+//! original length is the full datagram), and that is normal, not an error.
+
+use crate::Error;
+use lasthop_core::{FlowKey, Time};
+use pcap_file::pcap::PcapReader;
+use pcap_file::{PcapError, TsResolution};
+use std::io::Read;
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+/// Link types this reader understands (pcap `network` field).
+pub const LINKTYPE_NULL: u32 = 0;
+pub const LINKTYPE_ETHERNET: u32 = 1;
+pub const LINKTYPE_RAW: u32 = 101;
+pub const LINKTYPE_LOOP: u32 = 108;
+pub const LINKTYPE_LINUX_SLL: u32 = 113;
+pub const LINKTYPE_IPV4: u32 = 228;
+pub const LINKTYPE_IPV6: u32 = 229;
+pub const LINKTYPE_LINUX_SLL2: u32 = 276;
+
+/// TCP flag bits.
+pub const FIN: u8 = 0x01;
+pub const SYN: u8 = 0x02;
+pub const RST: u8 = 0x04;
+pub const ACK: u8 = 0x10;
+
+/// One TCP segment as the analyser sees it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TcpSeg {
+    pub time: Time,
+    pub flow: FlowKey,
+    pub ip_id: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    pub window: u16,
+    /// Payload bytes, from the IP length field.
+    pub payload_len: u32,
+    /// SACK blocks (left, right) in the order they appear, at most 4.
+    pub sack: [(u32, u32); 4],
+    pub sack_count: u8,
+    /// The SACK-permitted option (in SYNs).
+    pub sack_permitted: bool,
+}
+
+impl TcpSeg {
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+    pub fn sacks(&self) -> &[(u32, u32)] {
+        &self.sack[..self.sack_count as usize]
+    }
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes([
+        *b.get(at)?,
+        *b.get(at + 1)?,
+        *b.get(at + 2)?,
+        *b.get(at + 3)?,
+    ]))
+}
+
+/// Parses an IP datagram (IPv4, or IPv6 whose next header is TCP) holding a TCP segment.
+/// `ip` may be truncated after the TCP header. `wire_len` is the datagram's length on the wire
+/// when known (used only when the IP length field is zero, as with segmentation offload).
+/// Returns `None` for anything else: other protocols, later fragments, headers cut short.
+pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
+    let version = ip.first()? >> 4;
+    let (src, dst, ip_id, tcp_off, ip_payload_len): (IpAddr, IpAddr, u16, usize, u32) =
+        match version {
+            4 => {
+                let ihl = usize::from(ip[0] & 0x0f) * 4;
+                if ihl < 20 || ip.len() < ihl {
+                    return None;
+                }
+                if ip[9] != 6 {
+                    return None;
+                }
+                let frag = be16(ip, 6)?;
+                // A later fragment, or a first fragment whose TCP payload is split: skip.
+                if frag & 0x1fff != 0 || frag & 0x2000 != 0 {
+                    return None;
+                }
+                let total = u32::from(be16(ip, 2)?);
+                let total = if total == 0 {
+                    wire_len.unwrap_or(ip.len() as u32)
+                } else {
+                    total
+                };
+                let src = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
+                let dst = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
+                (
+                    src.into(),
+                    dst.into(),
+                    be16(ip, 4)?,
+                    ihl,
+                    total.saturating_sub(ihl as u32),
+                )
+            }
+            6 => {
+                if ip.len() < 40 || ip[6] != 6 {
+                    return None;
+                }
+                let plen = u32::from(be16(ip, 4)?);
+                let plen = if plen == 0 {
+                    wire_len.unwrap_or(ip.len() as u32).saturating_sub(40)
+                } else {
+                    plen
+                };
+                let mut s = [0u8; 16];
+                let mut d = [0u8; 16];
+                s.copy_from_slice(&ip[8..24]);
+                d.copy_from_slice(&ip[24..40]);
+                (
+                    Ipv6Addr::from(s).into(),
+                    Ipv6Addr::from(d).into(),
+                    0,
+                    40,
+                    plen,
+                )
+            }
+            _ => return None,
+        };
+    let tcp = ip.get(tcp_off..)?;
+    if tcp.len() < 20 {
+        return None;
+    }
+    let doff = usize::from(tcp[12] >> 4) * 4;
+    if doff < 20 {
+        return None;
+    }
+    let mut seg = TcpSeg {
+        time,
+        flow: FlowKey {
+            proto: 6,
+            src,
+            dst,
+            sport: be16(tcp, 0)?,
+            dport: be16(tcp, 2)?,
+        },
+        ip_id,
+        seq: be32(tcp, 4)?,
+        ack: be32(tcp, 8)?,
+        flags: tcp[13],
+        window: be16(tcp, 14)?,
+        payload_len: ip_payload_len.saturating_sub(doff as u32),
+        sack: [(0, 0); 4],
+        sack_count: 0,
+        sack_permitted: false,
+    };
+    // Options: whatever of them was captured.
+    let opts = &tcp[20..doff.min(tcp.len())];
+    let mut i = 0;
+    while i < opts.len() {
+        match opts[i] {
+            0 => break,
+            1 => i += 1,
+            kind => {
+                let Some(&len) = opts.get(i + 1) else { break };
+                let len = usize::from(len);
+                if len < 2 || i + len > opts.len() {
+                    break;
+                }
+                let body = &opts[i + 2..i + len];
+                match kind {
+                    4 => seg.sack_permitted = true,
+                    5 => {
+                        for b in body.chunks_exact(8).take(4) {
+                            let l = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                            let r = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+                            seg.sack[seg.sack_count as usize] = (l, r);
+                            seg.sack_count += 1;
+                        }
+                    }
+                    _ => {}
+                }
+                i += len;
+            }
+        }
+    }
+    Some(seg)
+}
+
+/// Where the IP datagram starts in a record of the given link type, or `None` if the record
+/// holds no IP (ARP, a truncated link header ...).
+fn ip_offset(linktype: u32, rec: &[u8]) -> Option<usize> {
+    let ip_at = |off: usize| -> Option<usize> {
+        let v = rec.get(off)? >> 4;
+        (v == 4 || v == 6).then_some(off)
+    };
+    match linktype {
+        LINKTYPE_RAW | LINKTYPE_IPV4 | LINKTYPE_IPV6 | 12 | 14 => ip_at(0),
+        LINKTYPE_NULL | LINKTYPE_LOOP => ip_at(4),
+        LINKTYPE_ETHERNET => {
+            let mut off = 12;
+            let mut ethertype = be16(rec, off)?;
+            // 802.1Q / 802.1ad tags.
+            while ethertype == 0x8100 || ethertype == 0x88a8 {
+                off += 4;
+                ethertype = be16(rec, off)?;
+            }
+            match ethertype {
+                0x0800 | 0x86dd => ip_at(off + 2),
+                _ => None,
+            }
+        }
+        LINKTYPE_LINUX_SLL => match be16(rec, 14)? {
+            0x0800 | 0x86dd => ip_at(16),
+            _ => None,
+        },
+        LINKTYPE_LINUX_SLL2 => match be16(rec, 0)? {
+            0x0800 | 0x86dd => ip_at(20),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn supported(linktype: u32) -> bool {
+    matches!(
+        linktype,
+        LINKTYPE_NULL
+            | LINKTYPE_ETHERNET
+            | LINKTYPE_RAW
+            | LINKTYPE_LOOP
+            | LINKTYPE_LINUX_SLL
+            | LINKTYPE_IPV4
+            | LINKTYPE_IPV6
+            | LINKTYPE_LINUX_SLL2
+            | 12
+            | 14
+    )
+}
+
+/// What a pass over a capture saw besides the TCP segments.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ReadSummary {
+    /// All records.
+    pub records: u64,
+    /// Records that were not (parseable) TCP.
+    pub other: u64,
+    /// The capture's link type.
+    pub linktype: u32,
+    /// Non-fatal problems: a capture cut off in the middle of a record, a bad record header.
+    pub warnings: Vec<String>,
+}
+
+/// Reads every record of a pcap stream and hands each TCP segment to `f`, in file order.
+pub fn read_pcap<R: Read>(
+    reader: R,
+    source: &str,
+    mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    let mut r = PcapReader::new(reader).map_err(|e| match e {
+        PcapError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => Error::Io {
+            path: source.to_string(),
+            source: io,
+        },
+        other => Error::NotPcap {
+            path: source.to_string(),
+            detail: other.to_string(),
+        },
+    })?;
+    let header = r.header();
+    let linktype = u32::from(header.datalink);
+    if !supported(linktype) {
+        return Err(Error::UnsupportedLinkType {
+            path: source.to_string(),
+            linktype,
+        });
+    }
+    let nanos = header.ts_resolution == TsResolution::NanoSecond;
+    let mut sum = ReadSummary {
+        linktype,
+        ..Default::default()
+    };
+    while let Some(rec) = r.next_raw_packet() {
+        let rec = match rec {
+            Ok(rec) => rec,
+            Err(PcapError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                sum.warnings.push(format!(
+                    "{source}: capture ends in the middle of record {} (ignored)",
+                    sum.records + 1
+                ));
+                break;
+            }
+            Err(PcapError::IoError(e)) => {
+                return Err(Error::Io {
+                    path: source.to_string(),
+                    source: e,
+                })
+            }
+            Err(e) => {
+                sum.warnings.push(format!(
+                    "{source}: record {}: {e}; reading stopped",
+                    sum.records + 1
+                ));
+                break;
+            }
+        };
+        sum.records += 1;
+        let frac = u64::from(rec.ts_frac);
+        let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
+        let data: &[u8] = &rec.data;
+        let seg = ip_offset(linktype, data).and_then(|off| {
+            let wire = rec.orig_len.saturating_sub(off as u32);
+            parse_tcp(Time(ns), &data[off..], Some(wire))
+        });
+        match seg {
+            Some(s) => f(s),
+            None => sum.other += 1,
+        }
+    }
+    Ok(sum)
+}

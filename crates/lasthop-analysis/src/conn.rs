@@ -1,0 +1,540 @@
+//! Per-connection statistics: the streaming [`Analyzer`] and what it produces, [`ConnStats`].
+
+use crate::capture::{TcpSeg, ACK, FIN, RST, SYN};
+use crate::seqspace::SeqSpace;
+use lasthop_core::{Dur, FlowKey, Packet, Time};
+use std::collections::HashMap;
+use std::net::SocketAddr;
+
+/// Knobs of the inferences that are not tcptrace's (RTO detection).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Options {
+    /// A retransmission counts as an RTO when fewer than 3 duplicate ACKs arrived since the
+    /// cumulative ACK last advanced, at least this long has passed since it last advanced (or
+    /// since the sender started sending with nothing outstanding), and no ACK at all arrived
+    /// during the last half of this. Default 200 ms, Linux's minimum RTO.
+    pub rto_gap: Dur,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            rto_gap: Dur::from_millis(200),
+        }
+    }
+}
+
+/// RTT samples (tcptrace's: data segment to the ACK that exactly covers it; Karn's rule).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RttStats {
+    pub samples: u64,
+    pub min_ns: u64,
+    pub max_ns: u64,
+    pub sum_ns: u128,
+    /// ACKs that exactly covered a retransmitted segment (no sample taken).
+    pub ambiguous: u64,
+}
+
+impl RttStats {
+    fn add(&mut self, ns: u64) {
+        if self.samples == 0 || ns < self.min_ns {
+            self.min_ns = ns;
+        }
+        self.max_ns = self.max_ns.max(ns);
+        self.sum_ns += u128::from(ns);
+        self.samples += 1;
+    }
+    pub fn avg_ns(&self) -> Option<f64> {
+        (self.samples > 0).then(|| self.sum_ns as f64 / self.samples as f64)
+    }
+}
+
+/// Link drops of one direction's packets, by cause (from the event log).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Drops {
+    pub queue: u64,
+    pub red: u64,
+    pub error: u64,
+    pub mtu: u64,
+    /// ECN CE marks set by the queue (not drops, counted alongside).
+    pub marks: u64,
+}
+
+impl Drops {
+    pub fn total(&self) -> u64 {
+        self.queue + self.red + self.error + self.mtu
+    }
+    pub(crate) fn add(&mut self, o: &Drops) {
+        self.queue += o.queue;
+        self.red += o.red;
+        self.error += o.error;
+        self.mtu += o.mtu;
+        self.marks += o.marks;
+    }
+}
+
+/// Statistics of one direction of a connection: the segments sent that way, and the
+/// acknowledgement feedback *for those segments* (so `dupacks` of the client→server direction
+/// are duplicate ACKs sent by the server), as in tcptrace's per-direction columns. SACK counters
+/// are for the blocks carried by this direction's packets.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DirStats {
+    pub packets: u64,
+    /// Packets with the ACK flag.
+    pub ack_pkts: u64,
+    /// ACK packets without data, SYN, FIN or RST.
+    pub pure_acks: u64,
+    /// Segments with payload, retransmissions included (tcptrace "actual data pkts").
+    pub data_pkts: u64,
+    /// Payload bytes of those (tcptrace "actual data bytes").
+    pub data_bytes: u64,
+    /// Payload bytes sent for the first time (tcptrace "unique bytes sent").
+    pub unique_bytes: u64,
+    /// Segments carrying bytes already sent, SYN and FIN included (tcptrace "rexmt data pkts").
+    pub rexmt_pkts: u64,
+    /// The already-sent bytes in those, SYN and FIN counting one each ("rexmt data bytes").
+    pub rexmt_bytes: u64,
+    /// Segments that started before, and ended before the end of, a range already sent.
+    pub out_of_order: u64,
+    /// Segments sent while the peer's last advertised window was zero (not rexmt-checked).
+    pub zwnd_probes: u64,
+    pub syns: u64,
+    pub fins: u64,
+    pub rsts: u64,
+    pub max_seg: u32,
+    /// Duplicate ACKs received for this direction's data (tcptrace rule).
+    pub dupacks: u64,
+    /// Triple duplicate ACKs received for this direction's data (tcptrace rule).
+    pub triple_dupacks: u64,
+    /// Retransmissions inferred to be timer-driven (see [`Options::rto_gap`]).
+    pub rtos: u64,
+    /// Retransmissions sent after at least 3 duplicate ACKs since the last ACK advance.
+    pub fast_rexmts: u64,
+    /// Packets of this direction carrying SACK blocks (tcptrace "sack pkts sent").
+    pub sack_pkts: u64,
+    /// SACK blocks carried, D-SACK blocks included.
+    pub sack_blocks: u64,
+    /// D-SACK blocks carried (RFC 2883: the first block lies at or below the cumulative ACK,
+    /// or inside the second block). At most one per packet.
+    pub dsack_blocks: u64,
+    pub rtt: RttStats,
+    pub first: Option<Time>,
+    pub last: Option<Time>,
+    /// From the event log, when one was joined.
+    pub drops: Drops,
+    /// Retransmissions of this direction whose earlier copy the link delivered (event log,
+    /// `None` when no log with `arrive` and `release` rows was joined).
+    pub spurious_rexmt: Option<u64>,
+}
+
+/// Which way the data of a connection went.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DataDir {
+    ClientToServer,
+    ServerToClient,
+}
+
+impl DataDir {
+    pub fn name(self) -> &'static str {
+        match self {
+            DataDir::ClientToServer => "c2s",
+            DataDir::ServerToClient => "s2c",
+        }
+    }
+}
+
+/// One TCP connection, with per-direction statistics.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ConnStats {
+    /// 1-based, in the order of each connection's first packet.
+    pub id: usize,
+    /// The sender of the first SYN (without ACK); without one, the receiver of the first SYN-ACK,
+    /// or else the sender of the connection's first packet.
+    pub client: SocketAddr,
+    pub server: SocketAddr,
+    /// Whether the client's SYN was seen.
+    pub syn_seen: bool,
+    /// The client's first SYN, else the connection's first packet.
+    pub start: Time,
+    /// The first server→client ACK covering the client's FIN, if seen.
+    pub fin_acked: Option<Time>,
+    /// Time of the connection's first and last packet.
+    pub first: Time,
+    pub last: Time,
+    pub c2s: DirStats,
+    pub s2c: DirStats,
+    /// Whether an event log was joined (drops are meaningful).
+    pub events_joined: bool,
+    /// The client capture's ConnStats supplied start/end and the server's the counts.
+    pub merged: bool,
+}
+
+impl ConnStats {
+    /// `fin_acked`, or the last packet when the client's FIN was never acknowledged.
+    pub fn end(&self) -> Time {
+        self.fin_acked.unwrap_or(self.last)
+    }
+    /// Whether the connection ran from the client's SYN to the ACK of the client's FIN.
+    pub fn complete(&self) -> bool {
+        self.syn_seen && self.fin_acked.is_some()
+    }
+    pub fn elapsed(&self) -> Dur {
+        self.end().saturating_since(self.start)
+    }
+    /// The direction that carried more unique payload bytes (server→client on a tie).
+    pub fn data_dir(&self) -> DataDir {
+        if self.c2s.unique_bytes > self.s2c.unique_bytes {
+            DataDir::ClientToServer
+        } else {
+            DataDir::ServerToClient
+        }
+    }
+    /// Statistics of the data direction.
+    pub fn data(&self) -> &DirStats {
+        match self.data_dir() {
+            DataDir::ClientToServer => &self.c2s,
+            DataDir::ServerToClient => &self.s2c,
+        }
+    }
+    /// Statistics of the acknowledging direction.
+    pub fn acks(&self) -> &DirStats {
+        match self.data_dir() {
+            DataDir::ClientToServer => &self.s2c,
+            DataDir::ServerToClient => &self.c2s,
+        }
+    }
+    /// Unique payload bytes of the data direction.
+    pub fn bytes(&self) -> u64 {
+        self.data().unique_bytes
+    }
+    /// `bytes / elapsed` in bytes per second (0 when elapsed is 0).
+    pub fn throughput_bps(&self) -> f64 {
+        let e = self.elapsed().as_secs_f64();
+        if e > 0.0 {
+            self.bytes() as f64 / e
+        } else {
+            0.0
+        }
+    }
+    /// Drops of both directions.
+    pub fn drops(&self) -> Drops {
+        let mut d = self.c2s.drops;
+        d.add(&self.s2c.drops);
+        d
+    }
+    /// The client→server flow key.
+    pub fn flow(&self) -> FlowKey {
+        FlowKey {
+            proto: 6,
+            src: self.client.ip(),
+            dst: self.server.ip(),
+            sport: self.client.port(),
+            dport: self.server.port(),
+        }
+    }
+}
+
+/// Sequence-space state of one direction.
+#[derive(Debug, Default)]
+struct DirState {
+    space: SeqSpace,
+    /// Highest unwrapped sequence number seen (end of data), the reference for unwrapping.
+    top: Option<u64>,
+    /// Last window advertised by this direction's ACKs.
+    win_last: Option<u16>,
+    /// Highest cumulative ACK received for this direction's data (unwrapped).
+    snd_una: Option<u64>,
+    /// When the cumulative ACK last advanced, or the sender last started from nothing
+    /// outstanding.
+    last_progress: Option<Time>,
+    /// Last ACK of any kind received for this direction.
+    last_ack: Option<Time>,
+    dupacks_since_progress: u32,
+    /// Unwrapped sequence number of the FIN.
+    fin_seq: Option<u64>,
+    isn: Option<u32>,
+}
+
+const WRAP: u64 = 1 << 32;
+
+impl DirState {
+    /// Maps a 32-bit sequence number of this direction's space to 64 bits, nearest `top`.
+    fn unwrap(&self, s: u32) -> u64 {
+        let Some(r) = self.top else {
+            return WRAP + u64::from(s);
+        };
+        let cand = (r & !(WRAP - 1)) | u64::from(s);
+        let up = cand + WRAP;
+        let down = cand.checked_sub(WRAP);
+        let mut best = cand;
+        let dist = |x: u64| x.abs_diff(r);
+        if dist(up) < dist(best) {
+            best = up;
+        }
+        if let Some(d) = down {
+            if dist(d) < dist(best) {
+                best = d;
+            }
+        }
+        best
+    }
+}
+
+struct Conn {
+    stats: ConnStats,
+    c2s: DirState,
+    s2c: DirState,
+}
+
+/// Streaming analyser: feed it TCP segments in time order, then [`Analyzer::finish`].
+///
+/// The simulator and the emulator can feed packets directly with [`Analyzer::packet`] instead of
+/// writing and re-reading a capture.
+pub struct Analyzer {
+    opts: Options,
+    conns: Vec<Conn>,
+    /// Client→server flow key → index of its latest connection.
+    by_key: HashMap<FlowKey, usize>,
+    /// Packets that were not TCP.
+    pub other_packets: u64,
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Analyzer::new(Options::default())
+    }
+}
+
+impl Analyzer {
+    pub fn new(opts: Options) -> Analyzer {
+        Analyzer {
+            opts,
+            conns: Vec::new(),
+            by_key: HashMap::new(),
+            other_packets: 0,
+        }
+    }
+
+    /// Feeds one IP packet (a `lasthop_core::Packet`, virtual payload allowed) seen at `at`.
+    pub fn packet(&mut self, at: Time, p: &Packet) {
+        match crate::capture::parse_tcp(at, &p.data, Some(p.wire_len)) {
+            Some(seg) => self.segment(&seg),
+            None => self.other_packets += 1,
+        }
+    }
+
+    fn find(&mut self, seg: &TcpSeg) -> (usize, bool) {
+        let fwd = seg.flow;
+        let rev = fwd.reversed();
+        let found = if let Some(&i) = self.by_key.get(&fwd) {
+            Some((i, true))
+        } else {
+            self.by_key.get(&rev).map(|&i| (i, false))
+        };
+        if let Some((i, from_client)) = found {
+            let c = &self.conns[i];
+            // A new SYN with another ISN on the same 4-tuple starts a new connection.
+            let new_syn = seg.has(SYN) && !seg.has(ACK);
+            let stale = new_syn && from_client && c.c2s.isn.is_some_and(|isn| isn != seg.seq);
+            if !stale {
+                return (i, from_client);
+            }
+        }
+        // A new connection. The client is the SYN sender; the receiver of a SYN-ACK; or else the
+        // sender of this first packet.
+        let from_client = !(seg.has(SYN) && seg.has(ACK));
+        let key = if from_client { fwd } else { rev };
+        if found.is_some() {
+            self.by_key.remove(&fwd);
+            self.by_key.remove(&rev);
+        }
+        let id = self.conns.len() + 1;
+        let sock = |ip, port| SocketAddr::new(ip, port);
+        self.conns.push(Conn {
+            stats: ConnStats {
+                id,
+                client: sock(key.src, key.sport),
+                server: sock(key.dst, key.dport),
+                syn_seen: false,
+                start: seg.time,
+                fin_acked: None,
+                first: seg.time,
+                last: seg.time,
+                c2s: DirStats::default(),
+                s2c: DirStats::default(),
+                events_joined: false,
+                merged: false,
+            },
+            c2s: DirState::default(),
+            s2c: DirState::default(),
+        });
+        self.by_key.insert(key, id - 1);
+        (id - 1, from_client)
+    }
+
+    /// Feeds one parsed TCP segment.
+    pub fn segment(&mut self, seg: &TcpSeg) {
+        let (i, from_client) = self.find(seg);
+        let rto_gap = self.opts.rto_gap;
+        let conn = &mut self.conns[i];
+        let now = seg.time;
+        let st = &mut conn.stats;
+        if now < st.first {
+            st.first = now;
+        }
+        if now > st.last {
+            st.last = now;
+        }
+        if from_client && seg.has(SYN) && !seg.has(ACK) && !st.syn_seen {
+            st.syn_seen = true;
+            st.start = now;
+        }
+        let (this, other, ts, os) = if from_client {
+            (&mut conn.c2s, &mut conn.s2c, &mut st.c2s, &mut st.s2c)
+        } else {
+            (&mut conn.s2c, &mut conn.c2s, &mut st.s2c, &mut st.c2s)
+        };
+
+        ts.packets += 1;
+        ts.first.get_or_insert(now);
+        ts.last = Some(now);
+        let len = seg.payload_len;
+        if seg.has(SYN) {
+            ts.syns += 1;
+            this.isn.get_or_insert(seg.seq);
+        }
+        if seg.has(RST) {
+            ts.rsts += 1;
+        }
+        let start = this.unwrap(seg.seq);
+        if seg.has(FIN) {
+            ts.fins += 1;
+            this.fin_seq = Some(start + u64::from(len));
+        }
+        if len > 0 {
+            ts.data_pkts += 1;
+            ts.data_bytes += u64::from(len);
+            ts.max_seg = ts.max_seg.max(len);
+        }
+
+        // Retransmissions (tcptrace's rule), unique bytes, RTO inference.
+        if seg.has(SYN) || seg.has(FIN) || len > 0 {
+            let mut span = u64::from(len) + u64::from(seg.has(SYN)) + u64::from(seg.has(FIN));
+            let probe = other.win_last == Some(0) && os.packets > 0;
+            let mut rexlen = 0u64;
+            if probe {
+                ts.zwnd_probes += 1;
+            } else {
+                // Nothing outstanding before this segment: the retransmission timer starts now.
+                let idle = match (this.top, this.snd_una) {
+                    (None, _) => true,
+                    (Some(top), Some(una)) => una >= top,
+                    (Some(_), None) => false,
+                };
+                let (r, ooo) = this.space.send(start, span, now);
+                rexlen = r;
+                if ooo {
+                    ts.out_of_order += 1;
+                }
+                if idle && rexlen == 0 {
+                    this.last_progress = Some(now);
+                }
+            }
+            let mut counted = rexlen as i64;
+            if seg.has(SYN) {
+                span -= 1;
+                if ts.syns > 1 {
+                    counted -= 1;
+                }
+            }
+            if seg.has(FIN) {
+                span -= 1;
+                if ts.fins > 1 {
+                    counted -= 1;
+                }
+            }
+            if !probe && counted < span as i64 {
+                ts.unique_bytes += (span as i64 - counted) as u64;
+            }
+            if rexlen > 0 {
+                ts.rexmt_pkts += 1;
+                ts.rexmt_bytes += rexlen;
+                if this.dupacks_since_progress >= 3 {
+                    ts.fast_rexmts += 1;
+                } else {
+                    let since = |t: Option<Time>| t.map_or(Dur::MAX, |t| now.saturating_since(t));
+                    if since(this.last_progress) >= rto_gap
+                        && since(this.last_ack).0 >= rto_gap.0 / 2
+                    {
+                        ts.rtos += 1;
+                    }
+                }
+            }
+            let end = start + u64::from(len) + u64::from(seg.has(SYN)) + u64::from(seg.has(FIN));
+            if this.top.is_none_or(|t| end > t) {
+                this.top = Some(end);
+            }
+        }
+
+        // SACK blocks carried by this packet.
+        if seg.sack_count > 0 {
+            ts.sack_pkts += 1;
+            ts.sack_blocks += u64::from(seg.sack_count);
+            if seg.has(ACK) {
+                let b = seg.sacks();
+                let le = |a: u32, b: u32| (b.wrapping_sub(a) as i32) >= 0;
+                let below = le(b[0].1, seg.ack);
+                let inside = b.len() > 1 && le(b[1].0, b[0].0) && le(b[0].1, b[1].1);
+                if below || inside {
+                    ts.dsack_blocks += 1;
+                }
+            }
+        }
+
+        // ACK processing against the other direction's sequence space.
+        if seg.has(ACK) {
+            ts.ack_pkts += 1;
+            if len == 0 && !seg.has(SYN) && !seg.has(FIN) && !seg.has(RST) {
+                ts.pure_acks += 1;
+            }
+            this.win_last = Some(seg.window);
+            let ack = other.unwrap(seg.ack);
+            let out = other.space.ack(ack, len, now);
+            if out.dupack {
+                os.dupacks += 1;
+            }
+            if out.triple {
+                os.triple_dupacks += 1;
+            }
+            if let Some(rtt) = out.rtt {
+                os.rtt.add(rtt);
+            }
+            if out.ambiguous {
+                os.rtt.ambiguous += 1;
+            }
+            // Only ACKs of data actually sent count as progress.
+            let sent = other.top.is_some_and(|t| ack <= t);
+            if sent && other.snd_una.is_none_or(|u| ack > u) {
+                other.snd_una = Some(ack);
+                other.last_progress = Some(now);
+                other.dupacks_since_progress = 0;
+            } else if out.dupack {
+                other.dupacks_since_progress += 1;
+            }
+            other.last_ack = Some(now);
+            // The end of the connection: the server acknowledges the client's FIN.
+            if !from_client && st.fin_acked.is_none() {
+                if let Some(fin) = other.fin_seq {
+                    if ack > fin {
+                        st.fin_acked = Some(now);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The statistics of every connection, in order of first packet.
+    pub fn finish(self) -> Vec<ConnStats> {
+        self.conns.into_iter().map(|c| c.stats).collect()
+    }
+}

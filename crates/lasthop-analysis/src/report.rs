@@ -1,0 +1,305 @@
+//! `connections.csv`, the readable table, and merging the client-side and server-side views of
+//! the same run.
+
+use crate::conn::{ConnStats, DataDir, DirStats};
+use lasthop_core::output::AtomicFile;
+use std::fmt::Write as _;
+use std::io::{self, Write};
+use std::path::Path;
+
+/// The leading columns of `connections.csv`, fixed; more columns follow (see [`CSV_COLUMNS`]).
+pub const CSV_LEADING: [&str; 16] = [
+    "conn",
+    "client",
+    "server",
+    "start_s",
+    "end_s",
+    "elapsed_s",
+    "bytes",
+    "throughput_Bps",
+    "data_pkts",
+    "rexmt_pkts",
+    "dupacks",
+    "triple_dupacks",
+    "rtos",
+    "sack_blocks",
+    "drops_queue",
+    "drops_error",
+];
+
+/// Every column of `connections.csv`, in order.
+pub const CSV_COLUMNS: [&str; 45] = [
+    "conn",
+    "client",
+    "server",
+    "start_s",
+    "end_s",
+    "elapsed_s",
+    "bytes",
+    "throughput_Bps",
+    "data_pkts",
+    "rexmt_pkts",
+    "dupacks",
+    "triple_dupacks",
+    "rtos",
+    "sack_blocks",
+    "drops_queue",
+    "drops_error",
+    // extras, data direction unless named otherwise
+    "rexmt_bytes",
+    "dsack_blocks",
+    "drops_red",
+    "drops_mtu",
+    "ecn_marks",
+    "spurious_rexmt",
+    "rtt_min_ms",
+    "rtt_avg_ms",
+    "rtt_max_ms",
+    "rtt_samples",
+    "complete",
+    "data_dir",
+    "merged",
+    "data_bytes",
+    "fast_rexmts",
+    "out_of_order",
+    "sack_pkts",
+    "zwnd_probes",
+    // the acknowledging direction's own data (requests, in HTTP)
+    "rev_bytes",
+    "rev_data_pkts",
+    "rev_rexmt_pkts",
+    "rev_dupacks",
+    // drops by direction
+    "drops_queue_c2s",
+    "drops_queue_s2c",
+    "drops_error_c2s",
+    "drops_error_s2c",
+    "drops_red_c2s",
+    "drops_red_s2c",
+    "spurious_rexmt_rev",
+];
+
+fn secs(ns: u64) -> String {
+    format!("{:.6}", ns as f64 / 1e9)
+}
+
+fn ms(ns: f64) -> String {
+    format!("{:.3}", ns / 1e6)
+}
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+/// One CSV row (no newline), in [`CSV_COLUMNS`] order.
+pub fn csv_row(c: &ConnStats) -> String {
+    let d = c.data();
+    let a = c.acks();
+    let drops = c.drops();
+    let joined = c.events_joined;
+    let dropv = |v: u64| if joined { v.to_string() } else { String::new() };
+    let rtt = &d.rtt;
+    let (rmin, ravg, rmax) = if rtt.samples > 0 {
+        (
+            ms(rtt.min_ns as f64),
+            ms(rtt.avg_ns().unwrap_or(0.0)),
+            ms(rtt.max_ns as f64),
+        )
+    } else {
+        Default::default()
+    };
+    let cols: Vec<String> = vec![
+        c.id.to_string(),
+        c.client.to_string(),
+        c.server.to_string(),
+        secs(c.start.0),
+        secs(c.end().0),
+        secs(c.elapsed().0),
+        c.bytes().to_string(),
+        format!("{:.3}", c.throughput_bps()),
+        d.data_pkts.to_string(),
+        d.rexmt_pkts.to_string(),
+        d.dupacks.to_string(),
+        d.triple_dupacks.to_string(),
+        d.rtos.to_string(),
+        a.sack_blocks.to_string(),
+        dropv(drops.queue),
+        dropv(drops.error),
+        d.rexmt_bytes.to_string(),
+        a.dsack_blocks.to_string(),
+        dropv(drops.red),
+        dropv(drops.mtu),
+        dropv(drops.marks),
+        opt(d.spurious_rexmt),
+        rmin,
+        ravg,
+        rmax,
+        rtt.samples.to_string(),
+        u8::from(c.complete()).to_string(),
+        c.data_dir().name().to_string(),
+        u8::from(c.merged).to_string(),
+        d.data_bytes.to_string(),
+        d.fast_rexmts.to_string(),
+        d.out_of_order.to_string(),
+        a.sack_pkts.to_string(),
+        d.zwnd_probes.to_string(),
+        a.unique_bytes.to_string(),
+        a.data_pkts.to_string(),
+        a.rexmt_pkts.to_string(),
+        a.dupacks.to_string(),
+        dropv(c.c2s.drops.queue),
+        dropv(c.s2c.drops.queue),
+        dropv(c.c2s.drops.error),
+        dropv(c.s2c.drops.error),
+        dropv(c.c2s.drops.red),
+        dropv(c.s2c.drops.red),
+        opt(a.spurious_rexmt),
+    ];
+    debug_assert_eq!(cols.len(), CSV_COLUMNS.len());
+    cols.join(",")
+}
+
+/// Writes the CSV (header and one row per connection) to any writer.
+pub fn write_csv_to<W: Write>(mut w: W, conns: &[ConnStats]) -> io::Result<()> {
+    writeln!(w, "{}", CSV_COLUMNS.join(","))?;
+    for c in conns {
+        writeln!(w, "{}", csv_row(c))?;
+    }
+    Ok(())
+}
+
+/// Writes `connections.csv` at `path` atomically (it appears whole or not at all).
+pub fn write_connections_csv(path: impl AsRef<Path>, conns: &[ConnStats]) -> io::Result<()> {
+    let mut f = AtomicFile::create(path)?;
+    write_csv_to(&mut f, conns)?;
+    f.commit()
+}
+
+/// A readable table, one line per connection.
+pub fn format_table(conns: &[ConnStats]) -> String {
+    let mut s = String::new();
+    let joined = conns.iter().any(|c| c.events_joined);
+    let _ = write!(
+        s,
+        "{:>4} {:<22} {:<22} {:>9} {:>9} {:>10} {:>5} {:>5} {:>5} {:>4} {:>4} {:>4} {:>5} {:>5} {:>8}",
+        "conn", "client", "server", "elapsed_s", "bytes", "B/s", "data", "rexmt", "dupak", "3dup",
+        "rto", "sack", "dsack", "done", "rtt_ms"
+    );
+    if joined {
+        let _ = write!(s, " {:>4} {:>4} {:>4} {:>5}", "dq", "dred", "derr", "spur");
+    }
+    s.push('\n');
+    for c in conns {
+        let d = c.data();
+        let a = c.acks();
+        let rtt = d
+            .rtt
+            .avg_ns()
+            .map(|v| format!("{:.1}", v / 1e6))
+            .unwrap_or_else(|| "-".into());
+        let _ = write!(
+            s,
+            "{:>4} {:<22} {:<22} {:>9.3} {:>9} {:>10.1} {:>5} {:>5} {:>5} {:>4} {:>4} {:>4} {:>5} {:>5} {:>8}",
+            c.id,
+            c.client.to_string(),
+            c.server.to_string(),
+            c.elapsed().as_secs_f64(),
+            c.bytes(),
+            c.throughput_bps(),
+            d.data_pkts,
+            d.rexmt_pkts,
+            d.dupacks,
+            d.triple_dupacks,
+            d.rtos,
+            a.sack_blocks,
+            a.dsack_blocks,
+            if c.complete() { "yes" } else { "no" },
+            rtt
+        );
+        if joined {
+            let dr = c.drops();
+            let _ = write!(
+                s,
+                " {:>4} {:>4} {:>4} {:>5}",
+                dr.queue,
+                dr.red,
+                dr.error,
+                opt(d.spurious_rexmt)
+            );
+        }
+        s.push('\n');
+    }
+    s
+}
+
+fn same_conn(a: &ConnStats, b: &ConnStats) -> bool {
+    a.client == b.client && a.server == b.server
+}
+
+/// Merges the connections seen in a client-side capture and a server-side capture of the same
+/// run into one row per connection.
+///
+/// Connections are matched by (client, server) address pair, the k-th occurrence of a pair in
+/// one capture with the k-th in the other. The merged row takes `start`, `fin_acked`, `first`,
+/// `last` (so elapsed time, as seed 002 defines it: the client's first SYN sent to the ACK of
+/// its FIN received) from the client-side capture, and both directions' counters (data,
+/// retransmissions, duplicate ACKs, RTOs, SACK blocks, RTT) from the capture taken at the data
+/// sender: the server's when the data went server→client, else the client's. Event-log
+/// results are kept from whichever side had them. A connection seen on one side only is kept
+/// as it is. The result is ordered like the client-side list, then the unmatched server-side
+/// connections, and renumbered from 1.
+pub fn merge_sides(client_side: &[ConnStats], server_side: &[ConnStats]) -> Vec<ConnStats> {
+    let mut used = vec![false; server_side.len()];
+    let mut out = Vec::new();
+    for c in client_side {
+        let m = server_side
+            .iter()
+            .enumerate()
+            .find(|(j, s)| !used[*j] && same_conn(c, s));
+        let Some((j, s)) = m else {
+            out.push(c.clone());
+            continue;
+        };
+        used[j] = true;
+        // The sender: decided on the server-side view (both usually agree).
+        let sender_is_server = match s.data_dir() {
+            DataDir::ServerToClient => true,
+            DataDir::ClientToServer => false,
+        };
+        let src = if sender_is_server { s } else { c };
+        let mut m = c.clone();
+        m.c2s = src.c2s.clone();
+        m.s2c = src.s2c.clone();
+        // Event-log results do not depend on the capture; keep the joined ones.
+        let ev = if src.events_joined {
+            Some(src)
+        } else if c.events_joined {
+            Some(c)
+        } else if s.events_joined {
+            Some(s)
+        } else {
+            None
+        };
+        if let Some(ev) = ev {
+            copy_events(&mut m.c2s, &ev.c2s);
+            copy_events(&mut m.s2c, &ev.s2c);
+            m.events_joined = true;
+        }
+        m.merged = true;
+        out.push(m);
+    }
+    for (j, s) in server_side.iter().enumerate() {
+        if !used[j] {
+            out.push(s.clone());
+        }
+    }
+    for (i, c) in out.iter_mut().enumerate() {
+        c.id = i + 1;
+    }
+    out
+}
+
+fn copy_events(to: &mut DirStats, from: &DirStats) {
+    to.drops = from.drops;
+    to.spurious_rexmt = from.spurious_rexmt;
+}

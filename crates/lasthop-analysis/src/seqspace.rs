@@ -1,0 +1,222 @@
+//! tcptrace's record of the sequence space one side has sent: which byte ranges were sent, when,
+//! how often, and how often each was acknowledged. It decides what is a retransmission, what is a
+//! duplicate ACK and which ACKs give RTT samples, with tcptrace's rules (see `docs/analysis.md`):
+//!
+//! * a segment (SYN and FIN count one byte each) whose bytes lie in ranges already sent is
+//!   retransmitted, for those bytes; one that starts before a recorded range and ends before it
+//!   ends is out of order;
+//! * an ACK covers every recorded range starting below it. A range covered for the first time is
+//!   acknowledged; if the ACK is exactly its end, that is an RTT sample, unless the range was
+//!   retransmitted (Karn) or a range before it was (re)sent later (no sample);
+//! * an ACK without payload exactly at the end of an already acknowledged range is a duplicate
+//!   ACK (window changes, SACK blocks, FIN do not matter); the one that makes the range
+//!   acknowledged for the 4th time is a triple duplicate ACK. Segments carrying data never count
+//!   (checked against the tcptrace 6.6.7 binary, which differs here from older sources);
+//! * adjacent acknowledged ranges merge, keeping the later range's ACK count and send time.
+//!
+//! Sequence numbers are unwrapped into 64 bits here (tcptrace uses quadrants), so the rules hold
+//! across wrap-around.
+
+use lasthop_core::Time;
+use std::collections::VecDeque;
+
+#[derive(Clone, Debug)]
+struct Range {
+    first: u64,
+    /// Last byte, inclusive.
+    last: u64,
+    /// Time of the latest (re)transmission.
+    time: Time,
+    retrans: u32,
+    acked: u32,
+}
+
+/// What an ACK did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AckOutcome {
+    pub dupack: bool,
+    pub triple: bool,
+    /// An RTT sample in nanoseconds.
+    pub rtt: Option<u64>,
+    pub ambiguous: bool,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct SeqSpace {
+    ranges: VecDeque<Range>,
+}
+
+impl SeqSpace {
+    /// Records a segment covering `len` (> 0) bytes from `first`; returns the retransmitted
+    /// byte count and whether the segment was out of order.
+    pub fn send(&mut self, mut first: u64, len: u64, now: Time) -> (u64, bool) {
+        debug_assert!(len > 0);
+        let last = first + len - 1;
+        let mut rexlen = 0;
+        let mut out_of_order = false;
+        let mut split = false;
+        let new = |first: u64, last: u64| Range {
+            first,
+            last,
+            time: now,
+            retrans: 0,
+            acked: 0,
+        };
+        // The expected case: beyond everything recorded.
+        if self.ranges.back().is_none_or(|t| first > t.last) {
+            self.ranges.push_back(new(first, last));
+            return (0, false);
+        }
+        // Ranges are sorted and disjoint, so those ending before `first` can be skipped.
+        let mut i = self.ranges.partition_point(|r| r.last < first);
+        while i < self.ranges.len() {
+            let r = &self.ranges[i];
+            if first > r.last {
+                i += 1;
+                continue;
+            }
+            if first < r.first {
+                if last < r.last {
+                    out_of_order = true;
+                }
+                if last < r.first {
+                    self.ranges.insert(i, new(first, last));
+                    return (rexlen, out_of_order);
+                }
+                let rf = r.first;
+                self.ranges.insert(i, new(first, rf - 1));
+                i += 1;
+                first = rf;
+            }
+            // Starts within the recorded range at `i`.
+            let r = &mut self.ranges[i];
+            r.retrans += 1;
+            if !split {
+                r.time = now;
+            }
+            if last <= r.last {
+                rexlen += last - first + 1;
+                return (rexlen, out_of_order);
+            }
+            split = true;
+            rexlen += r.last - first + 1;
+            first = r.last + 1;
+            i += 1;
+        }
+        self.ranges.push_back(new(first, last));
+        (rexlen, out_of_order)
+    }
+
+    /// Processes a cumulative ACK of `ack` (the next byte expected) arriving at `now`, carried by
+    /// a segment with `data_len` payload bytes.
+    pub fn ack(&mut self, ack: u64, data_len: u32, now: Time) -> AckOutcome {
+        let mut out = AckOutcome::default();
+        let mut changed = false;
+        let mut last_xmit = Time::ZERO;
+        let mut have_xmit = false;
+        for r in self.ranges.iter_mut() {
+            if ack <= r.first {
+                break;
+            }
+            let intervening = have_xmit && last_xmit > r.time;
+            if !have_xmit || r.time > last_xmit {
+                last_xmit = r.time;
+                have_xmit = true;
+            }
+            if r.acked > 0 {
+                // tcptrace 6.6.7 (as Debian ships it) ignores segments carrying data here.
+                if data_len == 0 {
+                    r.acked = r.acked.saturating_add(1);
+                    if ack == r.last + 1 {
+                        out.dupack = true;
+                        if r.acked == 4 {
+                            out.triple = true;
+                        }
+                    }
+                }
+                continue;
+            }
+            r.acked = 1;
+            changed = true;
+            if ack == r.last + 1 {
+                if intervening {
+                    // A range before this one was sent later: no sample.
+                } else if r.retrans == 0 {
+                    out.rtt = Some(now.0.saturating_sub(r.time.0));
+                } else {
+                    out.ambiguous = true;
+                }
+            }
+        }
+        if changed {
+            self.collapse();
+        }
+        out
+    }
+
+    fn collapse(&mut self) {
+        let mut i = 0;
+        while i + 1 < self.ranges.len() {
+            if self.ranges[i].acked == 0 {
+                break;
+            }
+            let (a, b) = (&self.ranges[i], &self.ranges[i + 1]);
+            if b.acked > 0 && a.last + 1 == b.first {
+                let b = self.ranges.remove(i + 1).expect("index checked");
+                let a = &mut self.ranges[i];
+                a.last = b.last;
+                a.acked = b.acked;
+                if b.time > a.time {
+                    a.time = b.time;
+                }
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Number of recorded ranges (for tests and memory checks).
+    pub fn ranges(&self) -> usize {
+        self.ranges.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retransmission_and_dupacks() {
+        let mut s = SeqSpace::default();
+        let t = Time(0);
+        assert_eq!(s.send(0, 1, t), (0, false)); // SYN
+        assert_eq!(s.ack(1, 0, Time(10)).rtt, Some(10));
+        for k in 0..4 {
+            assert_eq!(s.send(1 + k * 100, 100, t).0, 0);
+        }
+        let a = s.ack(101, 0, Time(20));
+        assert!(!a.dupack);
+        // segment 2 lost: three dupacks, the third is the triple
+        assert!(s.ack(101, 0, t).dupack);
+        assert!(s.ack(101, 0, t).dupack);
+        let a = s.ack(101, 0, t);
+        assert!(a.dupack && a.triple);
+        assert!(!s.ack(101, 0, t).triple);
+        assert_eq!(s.send(101, 100, Time(30)), (100, false));
+        // D4 was sent before the retransmission of D2: no sample
+        assert_eq!(s.ack(401, 0, Time(40)).rtt, None);
+        assert_eq!(s.ranges(), 1);
+        // a segment covering old and new bytes
+        assert_eq!(s.send(351, 100, t), (50, false));
+    }
+
+    #[test]
+    fn out_of_order_fill() {
+        let mut s = SeqSpace::default();
+        let t = Time(0);
+        s.send(100, 100, t);
+        assert_eq!(s.send(0, 50, t), (0, true));
+        // starts before a range and ends inside it: out of order (tcptrace's rule)
+        assert_eq!(s.send(50, 100, t), (50, true));
+    }
+}

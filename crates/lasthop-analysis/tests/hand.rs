@@ -1,0 +1,247 @@
+//! Hand-built captures with every counter checked by hand.
+
+mod common;
+
+use common::*;
+use lasthop_analysis::{self as la, ConnStats, DataDir};
+
+fn analyze(segs: &[Seg], fmt: Format) -> Vec<ConnStats> {
+    la::analyze_reader(&pcap_bytes(segs, fmt)[..]).unwrap()
+}
+
+/// Every number below is worked out from `hand_script` by tcptrace's rules.
+fn check_hand(c: &ConnStats, t0_ns: u64) {
+    assert_eq!(c.id, 1);
+    assert_eq!(c.client.to_string(), "198.18.0.1:5001");
+    assert_eq!(c.server.to_string(), "198.19.0.1:80");
+    assert!(c.syn_seen);
+    assert!(c.complete());
+    assert_eq!(c.start.0 - t0_ns, 0);
+    assert_eq!(c.end().0 - t0_ns, 2_141_000_000);
+    assert_eq!(c.elapsed().0, 2_141_000_000);
+    assert_eq!(c.data_dir(), DataDir::ServerToClient);
+    assert_eq!(c.bytes(), 800);
+    assert!((c.throughput_bps() - 800.0 / 2.141).abs() < 1e-9);
+
+    let s = &c.s2c;
+    assert_eq!(s.packets, 16);
+    assert_eq!(s.data_pkts, 12);
+    assert_eq!(s.data_bytes, 1200);
+    assert_eq!(s.unique_bytes, 800);
+    assert_eq!(s.rexmt_pkts, 4);
+    assert_eq!(s.rexmt_bytes, 400);
+    assert_eq!(s.out_of_order, 0);
+    // the three SACK dupacks, the D-SACK ACK and the client's FIN (after its ACK of the
+    // server's FIN) repeat an ACK without data: 5 (the request after the handshake ACK carries
+    // data, so it does not count)
+    assert_eq!(s.dupacks, 5);
+    assert_eq!(s.triple_dupacks, 1);
+    assert_eq!(s.fast_rexmts, 1);
+    assert_eq!(s.rtos, 1);
+    // samples: SYN, D1, D8, FIN (100 ms each); D6 and D7 were retransmitted (ambiguous)
+    assert_eq!(s.rtt.samples, 4);
+    assert_eq!((s.rtt.min_ns, s.rtt.max_ns), (100_000_000, 100_000_000));
+    assert_eq!(s.rtt.ambiguous, 2);
+    assert_eq!((s.syns, s.fins, s.rsts), (1, 1, 0));
+    assert_eq!(s.sack_blocks, 0);
+
+    let k = &c.c2s;
+    assert_eq!(k.packets, 14);
+    assert_eq!(k.data_pkts, 1);
+    assert_eq!(k.unique_bytes, 50);
+    assert_eq!(k.rexmt_pkts, 0);
+    // every server segment after the ACK of the request repeats ACK 1051, but only the FIN
+    // carries no data
+    assert_eq!(k.dupacks, 1);
+    assert_eq!(k.triple_dupacks, 0);
+    assert_eq!(k.rtos, 0);
+    assert_eq!(k.sack_pkts, 4);
+    assert_eq!(k.sack_blocks, 4);
+    assert_eq!(k.dsack_blocks, 1);
+    assert_eq!(k.rtt.samples, 3);
+    assert_eq!(k.pure_acks, 11);
+    assert_eq!((k.syns, k.fins), (1, 1));
+    assert!(!c.events_joined);
+}
+
+#[test]
+fn hand_capture_every_counter() {
+    let script = hand_script();
+    let conns = analyze(&script, Format::SimHeaderOnly);
+    assert_eq!(conns.len(), 1);
+    check_hand(&conns[0], 0);
+}
+
+#[test]
+fn same_numbers_in_every_link_type_and_resolution() {
+    let script = hand_script();
+    let base = 1_700_000_000_000_000_000u64;
+    for fmt in [
+        Format::RawMicro,
+        Format::EthernetMicro,
+        Format::SllNano,
+        Format::Ipv4Micro,
+    ] {
+        let conns = analyze(&script, fmt);
+        assert_eq!(conns.len(), 1, "{fmt:?}");
+        check_hand(&conns[0], base);
+    }
+}
+
+#[test]
+fn csv_has_the_leading_columns_and_values() {
+    let conns = analyze(&hand_script(), Format::SimHeaderOnly);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("connections.csv");
+    la::write_connections_csv(&path, &conns).unwrap();
+    let text = std::fs::read_to_string(&path).unwrap();
+    let mut lines = text.lines();
+    let header = lines.next().unwrap();
+    assert!(header.starts_with(
+        "conn,client,server,start_s,end_s,elapsed_s,bytes,throughput_Bps,data_pkts,rexmt_pkts,dupacks,triple_dupacks,rtos,sack_blocks,drops_queue,drops_error,"
+    ));
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let cols: Vec<&str> = header.split(',').collect();
+    assert_eq!(row.len(), cols.len());
+    let get = |name: &str| row[cols.iter().position(|c| *c == name).unwrap()];
+    assert_eq!(get("conn"), "1");
+    assert_eq!(get("client"), "198.18.0.1:5001");
+    assert_eq!(get("elapsed_s"), "2.141000");
+    assert_eq!(get("bytes"), "800");
+    assert_eq!(get("throughput_Bps"), "373.657");
+    assert_eq!(get("data_pkts"), "12");
+    assert_eq!(get("rexmt_pkts"), "4");
+    assert_eq!(get("rexmt_bytes"), "400");
+    assert_eq!(get("dupacks"), "5");
+    assert_eq!(get("triple_dupacks"), "1");
+    assert_eq!(get("rtos"), "1");
+    assert_eq!(get("sack_blocks"), "4");
+    assert_eq!(get("dsack_blocks"), "1");
+    // no event log: drops unknown, not zero
+    assert_eq!(get("drops_queue"), "");
+    assert_eq!(get("spurious_rexmt"), "");
+    assert_eq!(get("rtt_avg_ms"), "100.000");
+    assert_eq!(get("complete"), "1");
+    assert_eq!(get("data_dir"), "s2c");
+    assert!(lines.next().is_none());
+}
+
+#[test]
+fn no_syn_seen_first_sender_is_client() {
+    // A capture that starts mid-connection: the first sender is taken as the client.
+    let script: Vec<Seg> = hand_script().into_iter().skip(5).collect();
+    let conns = analyze(&script, Format::RawMicro);
+    assert_eq!(conns.len(), 1);
+    let c = &conns[0];
+    assert!(!c.syn_seen);
+    assert_eq!(c.client.to_string(), "198.19.0.1:80");
+    assert!(!c.complete());
+    // The server's FIN is the "client's" FIN here; it is acked at 2040 ms.
+    assert_eq!(
+        c.fin_acked.map(|t| t.0 % 1_000_000_000_000),
+        Some(2_040_000_000)
+    );
+}
+
+#[test]
+fn syn_ack_first_makes_its_receiver_the_client() {
+    let script: Vec<Seg> = hand_script().into_iter().skip(1).collect();
+    let c = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(c.client.to_string(), "198.18.0.1:5001");
+    assert!(!c.syn_seen);
+}
+
+#[test]
+fn two_connections_and_port_reuse() {
+    let (c, s) = (true, false);
+    let mut script = vec![
+        seg(0, c, 100).syn().ports(6000, 80),
+        seg(1, s, 900).syn().ack(101).ports(6000, 80),
+        seg(2, c, 100).syn().ports(6001, 80),
+        seg(3, c, 101).ack(901).len(10).ports(6000, 80),
+        seg(4, s, 900).syn().ack(101).ports(6001, 80),
+        seg(5, s, 901).ack(111).fin().ports(6000, 80),
+        seg(6, c, 111).ack(902).fin().ports(6000, 80),
+        seg(7, s, 902).ack(112).ports(6000, 80),
+    ];
+    // the same 4-tuple again with a new ISN: a third connection
+    script.push(seg(100, c, 7000).syn().ports(6000, 80));
+    script.push(seg(101, s, 100).syn().ack(7001).ports(6000, 80));
+    let conns = analyze(&script, Format::RawMicro);
+    assert_eq!(conns.len(), 3);
+    assert_eq!(conns[0].client.port(), 6000);
+    assert_eq!(conns[1].client.port(), 6001);
+    assert_eq!(conns[2].client.port(), 6000);
+    assert!(conns[0].complete());
+    assert_eq!(conns[0].elapsed().0, 7_000_000);
+    assert_eq!(conns[0].c2s.unique_bytes, 10);
+    assert_eq!(conns[0].data_dir(), DataDir::ClientToServer);
+    assert_eq!(conns[2].c2s.packets, 1);
+    assert_eq!(conns[2].c2s.rexmt_pkts, 0);
+}
+
+#[test]
+fn syn_retransmission_is_an_rto_and_a_rexmt() {
+    let (c, s) = (true, false);
+    let script = vec![
+        seg(0, c, 100).syn(),
+        seg(3000, c, 100).syn(),
+        seg(3100, s, 900).syn().ack(101),
+        seg(3200, c, 101).ack(901),
+    ];
+    let k = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(k.c2s.syns, 2);
+    assert_eq!(k.c2s.rexmt_pkts, 1);
+    assert_eq!(k.c2s.rexmt_bytes, 1);
+    assert_eq!(k.c2s.rtos, 1);
+    assert_eq!(k.c2s.unique_bytes, 0);
+    assert_eq!(k.start.0 % 1_000_000_000_000, 0);
+}
+
+#[test]
+fn zero_window_probe_is_not_a_retransmission() {
+    let (c, s) = (true, false);
+    let script = vec![
+        seg(0, c, 100).syn(),
+        seg(1, s, 900).syn().ack(101),
+        seg(2, c, 101).ack(901),
+        seg(3, s, 901).ack(101).len(100),
+        seg(4, c, 101).ack(1001).window(0),
+        seg(500, s, 1001).ack(101).len(1),
+        seg(1500, s, 1001).ack(101).len(1),
+    ];
+    let k = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(k.s2c.zwnd_probes, 2);
+    assert_eq!(k.s2c.rexmt_pkts, 0);
+    assert_eq!(k.s2c.data_pkts, 3);
+    assert_eq!(k.s2c.unique_bytes, 100);
+}
+
+#[test]
+fn dsack_inside_second_block() {
+    let (c, s) = (true, false);
+    let script = vec![
+        seg(0, c, 100).syn(),
+        seg(1, s, 900).syn().ack(101),
+        seg(2, c, 101).ack(901).sack(&[(1100, 1200), (1000, 1300)]),
+        seg(3, c, 101).ack(901).sack(&[(1000, 1100), (1200, 1300)]),
+        seg(4, c, 101).ack(901).sack(&[(800, 901)]),
+    ];
+    let k = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(k.c2s.sack_pkts, 3);
+    assert_eq!(k.c2s.sack_blocks, 5);
+    assert_eq!(k.c2s.dsack_blocks, 2);
+}
+
+#[test]
+fn simulator_packets_feed_the_analyzer_directly() {
+    let mut an = la::Analyzer::default();
+    for s in hand_script() {
+        let full = s.ip_bytes();
+        let p =
+            lasthop_core::Packet::with_wire_len(full[..s.header_len()].to_vec(), full.len() as u32);
+        an.packet(lasthop_core::Time(s.t_ms * 1_000_000), &p);
+    }
+    let conns = an.finish();
+    check_hand(&conns[0], 0);
+}
