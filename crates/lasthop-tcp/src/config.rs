@@ -1,0 +1,333 @@
+//! Switches of the TCP model. Defaults are the seeds' baseline (seed 000 Table 6, Linux 2.4.20 with
+//! the IIP patches): SACK, limited transmit, static 200 ms delayed ACK, IW 2, no quick ACKs, no rate
+//! halving, no timestamps, no D-SACK, no FACK, no window scaling.
+//!
+//! A switch whose mechanism is not implemented yet is refused by [`TcpConfig::validate`], never
+//! silently ignored.
+
+use lasthop_core::{Bytes, Dur};
+use serde::Deserialize;
+use std::fmt;
+
+/// Initial congestion window: a number of segments (1..=4), or RFC 3390's
+/// `min(4·MSS, max(2·MSS, 4380 B))`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitialWindow {
+    Segments(u32),
+    Rfc3390,
+}
+
+impl<'de> Deserialize<'de> for InitialWindow {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(u32),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(n) => Ok(InitialWindow::Segments(n)),
+            Raw::S(s) if s == "rfc3390" => Ok(InitialWindow::Rfc3390),
+            Raw::S(s) => Err(serde::de::Error::custom(format!(
+                "invalid initial window {s:?}: write a number of segments 1..=4 or \"rfc3390\""
+            ))),
+        }
+    }
+}
+
+/// How the receiver delays ACKs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DelayedAck {
+    /// Every ACK is sent at once.
+    Off,
+    /// A fixed timeout (`delayed_ack_timeout`), the seeds' modification.
+    Static,
+    /// Linux's adaptive ACK timeout (`ato`, from packet inter-arrival times).
+    Adaptive,
+}
+
+/// What the slow-start threshold is halved from on a loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SsthreshFrom {
+    /// Segments outstanding (RFC 2581 FlightSize, without limited-transmit segments, RFC 5681).
+    Flight,
+    /// The congestion window (Linux 2.4 `tcp_recalc_ssthresh`).
+    Cwnd,
+}
+
+/// Every mechanism of the endpoint is a switch here. Deserialized from a TOML table.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TcpConfig {
+    /// Path MTU; the advertised MSS defaults to `mtu - 40`.
+    pub mtu: Bytes,
+    /// MSS advertised in the SYN (at most `mtu - 40`); `None` means `mtu - 40`.
+    pub mss: Option<Bytes>,
+    /// SACK (RFC 2018) negotiation, generation and SACK-based recovery (RFC 3517 loss marking).
+    pub sack: bool,
+    /// FACK loss marking instead of RFC 3517's (needs `sack`).
+    pub fack: bool,
+    /// D-SACK generation (RFC 2883) by the receiver.
+    pub dsack: bool,
+    /// Timestamps (RFC 1323): RTT sampling from echoes; takes 12 bytes of every segment.
+    pub timestamps: bool,
+    /// Window scaling (RFC 1323). Not implemented yet.
+    pub window_scaling: bool,
+    /// Limited transmit (RFC 3042).
+    pub limited_transmit: bool,
+    /// Rate halving. Not implemented yet (the seeds disable it).
+    pub rate_halving: bool,
+    /// Initial congestion window.
+    pub initial_window: InitialWindow,
+    /// Initial window 1 when the SYN or SYN-ACK was retransmitted (RFC 3390 §2).
+    pub iw_after_syn_loss_1: bool,
+    /// What ssthresh is halved from on fast retransmit and RTO.
+    pub ssthresh_from: SsthreshFrom,
+    /// Duplicate ACKs (or SACKed segments above a hole) that mark a loss (Linux `tcp_reordering`).
+    pub dupthresh: u32,
+    /// NewReno "Careful" variant of RFC 2582 §6: after an RTO, fast retransmit needs an ACK above
+    /// the highest sequence sent before the RTO. `false` is the "Less Careful" variant.
+    pub newreno_careful: bool,
+    /// Delayed ACK mode.
+    pub delayed_ack: DelayedAck,
+    /// Timeout of the static delayed ACK.
+    pub delayed_ack_timeout: Dur,
+    /// Number of segments ACKed at once at the start of the connection (Linux quick ACK mode).
+    pub quickacks: u32,
+    /// Nagle's algorithm (RFC 896).
+    pub nagle: bool,
+    /// Receive buffer: the most the receiver advertises (and holds out of order).
+    pub rcvbuf: Bytes,
+    /// Window clamp: an upper bound on the advertised window.
+    pub window_clamp: Option<Bytes>,
+    /// RTO before any RTT sample (also the SYN timeout).
+    pub rto_initial: Dur,
+    /// Lower bound of the RTO (Linux: rttvar never falls below it).
+    pub rto_min: Dur,
+    /// Upper bound of the (backed-off) RTO.
+    pub rto_max: Dur,
+    /// SYN retransmissions before the connection attempt fails (Linux `tcp_syn_retries`).
+    pub syn_retries: u32,
+    /// SYN-ACK retransmissions before the server gives up (Linux `tcp_synack_retries`).
+    pub synack_retries: u32,
+    /// RTO expiries on data before the connection is aborted (Linux `tcp_retries2`).
+    pub retries2: u32,
+    /// TIME-WAIT length.
+    pub time_wait: Dur,
+    /// ECN (RFC 3168). Not implemented yet.
+    pub ecn: bool,
+    /// F-RTO. Not implemented yet.
+    pub frto: bool,
+    /// Linux undo of spurious reductions (Eifel-like with timestamps, D-SACK). Not implemented yet.
+    pub undo: bool,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            mtu: Bytes(576),
+            mss: None,
+            sack: true,
+            fack: false,
+            dsack: false,
+            timestamps: false,
+            window_scaling: false,
+            limited_transmit: true,
+            rate_halving: false,
+            initial_window: InitialWindow::Segments(2),
+            iw_after_syn_loss_1: true,
+            ssthresh_from: SsthreshFrom::Flight,
+            dupthresh: 3,
+            newreno_careful: false,
+            delayed_ack: DelayedAck::Static,
+            delayed_ack_timeout: Dur::from_millis(200),
+            quickacks: 0,
+            nagle: true,
+            rcvbuf: Bytes(65535),
+            window_clamp: None,
+            rto_initial: Dur::from_secs(3),
+            rto_min: Dur::from_millis(200),
+            rto_max: Dur::from_secs(120),
+            syn_retries: 5,
+            synack_retries: 5,
+            retries2: 15,
+            time_wait: Dur::from_secs(60),
+            ecn: false,
+            frto: false,
+            undo: false,
+        }
+    }
+}
+
+/// A configuration that cannot be used: the key, and what is allowed.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct ConfigError {
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "key `{}`: {}", self.key, self.message)
+        }
+    }
+}
+
+fn err(key: &str, message: impl Into<String>) -> ConfigError {
+    ConfigError {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+impl TcpConfig {
+    /// Parses a TOML table and validates it.
+    pub fn from_toml(text: &str) -> Result<TcpConfig, ConfigError> {
+        let cfg: TcpConfig = toml::from_str(text).map_err(|e| err("", e.message().to_string()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// The MSS advertised in our SYN.
+    pub fn adv_mss(&self) -> u32 {
+        self.mss.map_or(self.mtu.0.saturating_sub(40), |m| m.0) as u32
+    }
+
+    /// Checks ranges and refuses switches that are not implemented yet.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let not_yet = |key: &str| err(key, "not implemented yet: only `false` is allowed");
+        if self.window_scaling {
+            return Err(not_yet("window_scaling"));
+        }
+        if self.rate_halving {
+            return Err(not_yet("rate_halving"));
+        }
+        if self.ecn {
+            return Err(not_yet("ecn"));
+        }
+        if self.frto {
+            return Err(not_yet("frto"));
+        }
+        if self.undo {
+            return Err(not_yet("undo"));
+        }
+        if !(68..=65535).contains(&self.mtu.0) {
+            return Err(err(
+                "mtu",
+                format!("{} is out of range: allowed 68B..=65535B", self.mtu),
+            ));
+        }
+        let max_mss = self.mtu.0 - 40;
+        if let Some(m) = self.mss {
+            if m.0 > max_mss || m.0 < 64 {
+                return Err(err(
+                    "mss",
+                    format!("{m} is out of range: allowed 64B..=mtu-40 ({max_mss}B)"),
+                ));
+            }
+        }
+        if self.adv_mss() < 64 {
+            return Err(err("mtu", "mtu-40 must leave an MSS of at least 64B"));
+        }
+        if self.fack && !self.sack {
+            return Err(err("fack", "FACK needs `sack = true`"));
+        }
+        if self.dsack && !self.sack {
+            return Err(err("dsack", "D-SACK needs `sack = true`"));
+        }
+        if let InitialWindow::Segments(n) = self.initial_window {
+            if !(1..=4).contains(&n) {
+                return Err(err(
+                    "initial_window",
+                    format!("{n} is out of range: allowed 1..=4 segments or \"rfc3390\""),
+                ));
+            }
+        }
+        if !(1..=64).contains(&self.dupthresh) {
+            return Err(err("dupthresh", "out of range: allowed 1..=64"));
+        }
+        if self.delayed_ack == DelayedAck::Static
+            && (self.delayed_ack_timeout == Dur::ZERO
+                || self.delayed_ack_timeout > Dur::from_millis(500))
+        {
+            return Err(err(
+                "delayed_ack_timeout",
+                "out of range: allowed 1ns..=500ms (RFC 1122)",
+            ));
+        }
+        if !(1..=65535).contains(&self.rcvbuf.0) {
+            return Err(err(
+                "rcvbuf",
+                "out of range: allowed 1B..=65535B (window scaling is not implemented)",
+            ));
+        }
+        if let Some(c) = self.window_clamp {
+            if c.0 == 0 || c.0 > 65535 {
+                return Err(err("window_clamp", "out of range: allowed 1B..=65535B"));
+            }
+        }
+        if self.rto_min == Dur::ZERO || self.rto_min > self.rto_max {
+            return Err(err("rto_min", "must be positive and at most `rto_max`"));
+        }
+        if self.rto_initial < self.rto_min || self.rto_initial > self.rto_max {
+            return Err(err(
+                "rto_initial",
+                "must lie between `rto_min` and `rto_max`",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Initial window in segments for an effective MSS.
+    pub(crate) fn iw_segments(&self, mss: u32) -> u32 {
+        match self.initial_window {
+            InitialWindow::Segments(n) => n,
+            // RFC 3390: min(4·MSS, max(2·MSS, 4380)) bytes, in whole segments.
+            InitialWindow::Rfc3390 => (4 * mss).min((2 * mss).max(4380)) / mss,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_the_baseline() {
+        let c = TcpConfig::from_toml("").unwrap();
+        assert_eq!(c, TcpConfig::default());
+        assert_eq!(c.adv_mss(), 536);
+        assert!(c.sack && c.limited_transmit && !c.timestamps && !c.fack && !c.dsack);
+        assert_eq!(c.iw_segments(536), 2);
+    }
+
+    #[test]
+    fn parses_units_and_variants() {
+        let c = TcpConfig::from_toml(
+            "timestamps = true\ndelayed_ack_timeout = \"100ms\"\ninitial_window = \"rfc3390\"\nmss = \"256B\"\nmtu = \"296B\"",
+        )
+        .unwrap();
+        assert_eq!(c.delayed_ack_timeout, Dur::from_millis(100));
+        assert_eq!(c.iw_segments(256), 4);
+        assert_eq!(c.iw_segments(1460), 3);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let e = TcpConfig::from_toml("mss = \"600B\"").unwrap_err();
+        assert_eq!(e.key, "mss");
+        assert!(e.message.contains("mtu-40"), "{e}");
+        let e = TcpConfig::from_toml("ecn = true").unwrap_err();
+        assert_eq!(e.key, "ecn");
+        assert!(e.to_string().contains("not implemented yet"));
+        let e = TcpConfig::from_toml("bogus = 1").unwrap_err();
+        assert!(e.to_string().contains("bogus"), "{e}");
+        let e = TcpConfig::from_toml("initial_window = 5").unwrap_err();
+        assert_eq!(e.key, "initial_window");
+    }
+}

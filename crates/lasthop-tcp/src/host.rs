@@ -1,0 +1,128 @@
+//! A host: a set of connections demultiplexed by 4-tuple, plus listening ports that accept SYNs.
+//! Iteration is in key order so runs are repeatable.
+
+use crate::config::TcpConfig;
+use crate::conn::Connection;
+use crate::wire::{Segment, ACK, RST, SYN};
+use lasthop_core::{Packet, Time};
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+/// (local, remote) addresses of a connection.
+pub type ConnKey = (SocketAddrV4, SocketAddrV4);
+
+#[derive(Debug)]
+pub struct Host {
+    addr: Ipv4Addr,
+    cfg: TcpConfig,
+    listening: BTreeSet<u16>,
+    conns: BTreeMap<ConnKey, Connection>,
+}
+
+/// A deterministic initial sequence number for an accepted connection (FNV-1a of the 4-tuple):
+/// no clock and no global RNG, and different connections get different numbers.
+fn iss_for(key: &ConnKey) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in key
+        .0
+        .ip()
+        .octets()
+        .iter()
+        .chain(&key.0.port().to_be_bytes())
+        .chain(&key.1.ip().octets())
+        .chain(&key.1.port().to_be_bytes())
+    {
+        h = (h ^ u32::from(*b)).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+impl Host {
+    pub fn new(addr: Ipv4Addr, cfg: TcpConfig) -> Host {
+        Host {
+            addr,
+            cfg,
+            listening: BTreeSet::new(),
+            conns: BTreeMap::new(),
+        }
+    }
+
+    pub fn addr(&self) -> Ipv4Addr {
+        self.addr
+    }
+
+    /// Accept SYNs to `port`.
+    pub fn listen(&mut self, port: u16) {
+        self.listening.insert(port);
+    }
+
+    /// Opens a connection from `local_port` to `remote` with the host's configuration.
+    pub fn connect(
+        &mut self,
+        now: Time,
+        local_port: u16,
+        remote: SocketAddrV4,
+        iss: u32,
+    ) -> ConnKey {
+        let local = SocketAddrV4::new(self.addr, local_port);
+        let c = Connection::connect(now, local, remote, self.cfg.clone(), iss);
+        self.conns.insert((local, remote), c);
+        (local, remote)
+    }
+
+    /// Delivers a packet to its connection, creating one for a SYN to a listening port.
+    /// Returns the connection's key, or `None` when no connection takes the packet.
+    pub fn handle_packet(&mut self, now: Time, pkt: &Packet) -> Option<ConnKey> {
+        let seg = Segment::decode(pkt)?;
+        let key = (seg.dst?, seg.src?);
+        if let Some(c) = self.conns.get_mut(&key) {
+            if !c.is_closed() {
+                c.handle_packet(now, pkt);
+                return Some(key);
+            }
+        }
+        let is_syn = seg.has(SYN) && !seg.has(ACK) && !seg.has(RST);
+        if is_syn && *key.0.ip() == self.addr && self.listening.contains(&key.0.port()) {
+            let c = Connection::accept(now, pkt, self.cfg.clone(), iss_for(&key))?;
+            self.conns.insert(key, c);
+            return Some(key);
+        }
+        None
+    }
+
+    pub fn conn(&self, key: &ConnKey) -> Option<&Connection> {
+        self.conns.get(key)
+    }
+    pub fn conn_mut(&mut self, key: &ConnKey) -> Option<&mut Connection> {
+        self.conns.get_mut(key)
+    }
+    pub fn conns(&self) -> impl Iterator<Item = (&ConnKey, &Connection)> {
+        self.conns.iter()
+    }
+    pub fn conns_mut(&mut self) -> impl Iterator<Item = (&ConnKey, &mut Connection)> {
+        self.conns.iter_mut()
+    }
+
+    /// Removes a connection (e.g. once closed and its metrics are taken).
+    pub fn remove(&mut self, key: &ConnKey) -> Option<Connection> {
+        self.conns.remove(key)
+    }
+
+    /// The next packet any connection wants to send now.
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        self.conns.values_mut().find_map(|c| c.poll_transmit(now))
+    }
+
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.conns.values().filter_map(|c| c.poll_timeout()).min()
+    }
+
+    /// Runs every connection's due timers.
+    pub fn handle_timeout(&mut self, now: Time) {
+        for c in self.conns.values_mut() {
+            if c.poll_timeout().is_some_and(|t| t <= now) {
+                c.handle_timeout(now);
+            }
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The retransmission timeout as Linux 2.4 computes it (`tcp_rtt_estimator`, `tcp_set_rto`).
+//!
+//! Kept in nanoseconds instead of jiffies (so no 10 ms granularity) but with Linux's scaling:
+//! `srtt8` is 8·srtt, `mdev4` is 4·mean deviation; `rttvar` is in plain units and is what is
+//! added to srtt (it plays the role of RFC 2988's 4·RTTVAR). The first sample gives
+//! RTO = 3·RTT ("make sure rto = 3*rtt"); a falling RTT moves mdev with a gain of 1/32 instead
+//! of 1/4; rttvar jumps up at once but decays only once per RTT, towards the largest mdev seen
+//! in that RTT, and never below `rto_min`.
+
+use lasthop_core::Dur;
+
+#[derive(Clone, Debug)]
+pub struct RttEstimator {
+    srtt8: u64,
+    mdev4: u64,
+    mdev_max: u64,
+    rttvar: u64,
+    /// The per-RTT decay happens when snd_una passes this (relative sequence).
+    rtt_seq: u64,
+    rto: u64,
+    rto_min: u64,
+    rto_max: u64,
+}
+
+impl RttEstimator {
+    pub fn new(initial: Dur, min: Dur, max: Dur) -> Self {
+        RttEstimator {
+            srtt8: 0,
+            mdev4: 0,
+            mdev_max: 0,
+            rttvar: 0,
+            rtt_seq: 0,
+            rto: initial.0,
+            rto_min: min.0,
+            rto_max: max.0,
+        }
+    }
+
+    /// One RTT sample `m`, taken when the ACK has moved snd_una to `snd_una`.
+    pub fn sample(&mut self, m: Dur, snd_una: u64, snd_nxt: u64) {
+        let m = m.0.max(1) as i64;
+        if self.srtt8 != 0 {
+            let mut err = m - (self.srtt8 >> 3) as i64;
+            self.srtt8 = (self.srtt8 as i64 + err) as u64;
+            if err < 0 {
+                err = -err - (self.mdev4 >> 2) as i64;
+                // An RTT that falls gets less weight (an Eifel finding, says Linux).
+                if err > 0 {
+                    err >>= 3;
+                }
+            } else {
+                err -= (self.mdev4 >> 2) as i64;
+            }
+            self.mdev4 = (self.mdev4 as i64 + err).max(0) as u64;
+            if self.mdev4 > self.mdev_max {
+                self.mdev_max = self.mdev4;
+                if self.mdev_max > self.rttvar {
+                    self.rttvar = self.mdev_max;
+                }
+            }
+            if snd_una > self.rtt_seq {
+                if self.mdev_max < self.rttvar {
+                    self.rttvar -= (self.rttvar - self.mdev_max) >> 2;
+                }
+                self.rtt_seq = snd_nxt;
+                self.mdev_max = self.rto_min;
+            }
+        } else {
+            self.srtt8 = (m as u64) << 3;
+            self.mdev4 = (m as u64) << 1;
+            self.mdev_max = self.mdev4.max(self.rto_min);
+            self.rttvar = self.mdev_max;
+            self.rtt_seq = snd_nxt;
+        }
+        // tcp_set_rto + tcp_bound_rto; a fresh sample also ends any backoff.
+        self.rto = ((self.srtt8 >> 3) + self.rttvar).min(self.rto_max);
+    }
+
+    /// Exponential backoff after an expiry (Linux doubles `tp->rto` itself, so the backed-off
+    /// value stays until the next valid sample: Karn's rule).
+    pub fn backoff(&mut self) {
+        self.rto = (self.rto.saturating_mul(2)).min(self.rto_max);
+    }
+
+    /// Back to the initial RTO (after a handshake whose SYN was retransmitted, no sample).
+    pub fn reset(&mut self, initial: Dur) {
+        if self.srtt8 == 0 {
+            self.rto = initial.0;
+        }
+    }
+
+    pub fn rto(&self) -> Dur {
+        Dur(self.rto)
+    }
+    pub fn srtt(&self) -> Option<Dur> {
+        (self.srtt8 != 0).then_some(Dur(self.srtt8 >> 3))
+    }
+    pub fn rttvar(&self) -> Dur {
+        Dur(self.rttvar)
+    }
+    pub fn mdev(&self) -> Dur {
+        Dur(self.mdev4 >> 2)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Dur {
+        Dur::from_millis(n)
+    }
+
+    #[test]
+    fn first_sample_gives_three_rtt() {
+        let mut r = RttEstimator::new(ms(3000), ms(200), ms(120_000));
+        assert_eq!(r.rto(), ms(3000));
+        r.sample(ms(611), 1, 1);
+        assert_eq!(r.srtt(), Some(ms(611)));
+        assert_eq!(r.rttvar(), ms(1222));
+        assert_eq!(r.rto(), ms(1833));
+        // A short RTT still keeps rttvar at 200 ms.
+        let mut r = RttEstimator::new(ms(3000), ms(200), ms(120_000));
+        r.sample(ms(10), 1, 1);
+        assert_eq!(r.rto(), ms(210));
+    }
+
+    #[test]
+    fn second_sample_by_hand() {
+        let mut r = RttEstimator::new(ms(3000), ms(200), ms(120_000));
+        r.sample(ms(800), 1, 5); // srtt 800, mdev4 1600, rttvar 1600, rtt_seq 5
+                                 // m = 720: err = -80 -> srtt 790; |err| - mdev4/4 = 80 - 400 < 0 -> mdev4 = 1600 - 320.
+        r.sample(ms(720), 3, 7);
+        assert_eq!(r.srtt(), Some(ms(790)));
+        assert_eq!(r.mdev(), ms(320));
+        assert_eq!(r.rttvar(), ms(1600));
+        // snd_una 6 > rtt_seq 5: rttvar decays towards mdev_max (200 ms after reset... first the
+        // max of this round, 1600 ms, so no change), then mdev_max resets to 200 ms.
+        r.sample(ms(790), 6, 9);
+        // err 0 -> mdev4 = 1280 - 320 = 960; mdev_max was 1600 -> rttvar stays 1600.
+        assert_eq!(r.rttvar(), ms(1600));
+        assert_eq!(r.rto(), ms(790 + 1600));
+        // Next round: mdev_max = max(200, 960 - 240 = 720) = 720; rttvar -= (1600 - 720)/4.
+        r.sample(ms(790), 10, 12);
+        assert_eq!(r.mdev(), ms(180));
+        assert_eq!(r.rttvar(), ms(1600 - 220));
+    }
+
+    #[test]
+    fn backoff_doubles_to_the_cap() {
+        let mut r = RttEstimator::new(ms(3000), ms(200), ms(120_000));
+        for want in [6000, 12000, 24000, 48000, 96000, 120000, 120000] {
+            r.backoff();
+            assert_eq!(r.rto(), ms(want));
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! TCP segments to and from real IPv4 + TCP header bytes, with a virtual payload.
+//!
+//! Written by hand rather than with etherparse's builders: the payload is only a length, and the
+//! option layout follows Linux 2.4 byte for byte (`tcp_syn_build_options`,
+//! `tcp_build_and_update_options`), so captures look like the seeds' traces. Parsing is
+//! defensive: any malformed input gives `None`, never a panic.
+
+use lasthop_core::Packet;
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+pub const FIN: u8 = 0x01;
+pub const SYN: u8 = 0x02;
+pub const RST: u8 = 0x04;
+pub const PSH: u8 = 0x08;
+pub const ACK: u8 = 0x10;
+
+/// One TCP segment, decoded.
+#[derive(Clone, Debug, PartialEq, Eq, Default)]
+pub struct Segment {
+    pub src: Option<SocketAddrV4>,
+    pub dst: Option<SocketAddrV4>,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    pub window: u16,
+    /// MSS option (SYN only).
+    pub mss: Option<u16>,
+    pub sack_permitted: bool,
+    /// Timestamps option: (TSval, TSecr).
+    pub ts: Option<(u32, u32)>,
+    /// SACK blocks (left edge, right edge), in the order they appear.
+    pub sacks: Vec<(u32, u32)>,
+    /// Virtual payload length.
+    pub payload: u32,
+    pub ip_id: u16,
+}
+
+impl Segment {
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// Sequence space taken: payload, plus one for SYN and one for FIN.
+    pub fn seq_len(&self) -> u32 {
+        self.payload + u32::from(self.has(SYN)) + u32::from(self.has(FIN))
+    }
+
+    /// Options in Linux 2.4's layout, padded to 4 bytes.
+    fn options(&self) -> Vec<u8> {
+        let mut o = Vec::with_capacity(40);
+        if self.has(SYN) {
+            if let Some(m) = self.mss {
+                o.extend_from_slice(&[2, 4]);
+                o.extend_from_slice(&m.to_be_bytes());
+            }
+            match (self.ts, self.sack_permitted) {
+                (Some(_), true) => o.extend_from_slice(&[4, 2]),
+                (Some(_), false) => o.extend_from_slice(&[1, 1]),
+                (None, true) => o.extend_from_slice(&[1, 1, 4, 2]),
+                (None, false) => {}
+            }
+        } else if self.ts.is_some() {
+            o.extend_from_slice(&[1, 1]);
+        }
+        if let Some((val, ecr)) = self.ts {
+            o.extend_from_slice(&[8, 10]);
+            o.extend_from_slice(&val.to_be_bytes());
+            o.extend_from_slice(&ecr.to_be_bytes());
+        }
+        if !self.sacks.is_empty() {
+            o.extend_from_slice(&[1, 1, 5, 2 + 8 * self.sacks.len() as u8]);
+            for (l, r) in &self.sacks {
+                o.extend_from_slice(&l.to_be_bytes());
+                o.extend_from_slice(&r.to_be_bytes());
+            }
+        }
+        debug_assert!(o.len() % 4 == 0 && o.len() <= 40);
+        o
+    }
+
+    /// Bytes of TCP options this segment would carry.
+    pub fn options_len(&self) -> u32 {
+        self.options().len() as u32
+    }
+
+    /// IPv4 + TCP headers; the IP total length counts the virtual payload.
+    pub fn encode(&self) -> Packet {
+        let src = self
+            .src
+            .unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
+        let dst = self
+            .dst
+            .unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
+        let opts = self.options();
+        let tcp_len = 20 + opts.len();
+        let total = 20 + tcp_len as u32 + self.payload;
+        let mut b = Vec::with_capacity(20 + tcp_len);
+        b.extend_from_slice(&[0x45, 0]);
+        b.extend_from_slice(&(total.min(65535) as u16).to_be_bytes());
+        b.extend_from_slice(&self.ip_id.to_be_bytes());
+        b.extend_from_slice(&[0x40, 0, 64, 6, 0, 0]); // DF (path MTU discovery on), TTL 64, TCP
+        b.extend_from_slice(&src.ip().octets());
+        b.extend_from_slice(&dst.ip().octets());
+        let sum = checksum(&b);
+        b[10..12].copy_from_slice(&sum.to_be_bytes());
+        b.extend_from_slice(&src.port().to_be_bytes());
+        b.extend_from_slice(&dst.port().to_be_bytes());
+        b.extend_from_slice(&self.seq.to_be_bytes());
+        b.extend_from_slice(&self.ack.to_be_bytes());
+        b.push(((tcp_len / 4) as u8) << 4);
+        b.push(self.flags);
+        b.extend_from_slice(&self.window.to_be_bytes());
+        b.extend_from_slice(&[0, 0, 0, 0]); // checksum left 0 (virtual payload), urgent pointer
+        b.extend_from_slice(&opts);
+        Packet::with_wire_len(b, total)
+    }
+
+    /// Parses an IPv4 TCP packet; `None` for anything else or anything malformed.
+    pub fn decode(p: &Packet) -> Option<Segment> {
+        let d = &p.data;
+        if d.len() < 20 || d[0] >> 4 != 4 || d[9] != 6 {
+            return None;
+        }
+        let ihl = usize::from(d[0] & 0x0f) * 4;
+        if ihl < 20 {
+            return None;
+        }
+        let t = d.get(ihl..)?;
+        if t.len() < 20 {
+            return None;
+        }
+        let off = usize::from(t[12] >> 4) * 4;
+        if off < 20 || t.len() < off {
+            return None;
+        }
+        let ip = |i: usize| Ipv4Addr::new(d[i], d[i + 1], d[i + 2], d[i + 3]);
+        let be16 = |s: &[u8]| u16::from_be_bytes([s[0], s[1]]);
+        let be32 = |s: &[u8]| u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+        let mut seg = Segment {
+            src: Some(SocketAddrV4::new(ip(12), be16(&t[0..]))),
+            dst: Some(SocketAddrV4::new(ip(16), be16(&t[2..]))),
+            seq: be32(&t[4..]),
+            ack: be32(&t[8..]),
+            flags: t[13],
+            window: be16(&t[14..]),
+            payload: p.wire_len.saturating_sub((ihl + off) as u32),
+            ip_id: be16(&d[4..]),
+            ..Segment::default()
+        };
+        let mut o = &t[20..off];
+        while let Some(&kind) = o.first() {
+            match kind {
+                0 => break,
+                1 => o = &o[1..],
+                _ => {
+                    let len = usize::from(*o.get(1)?);
+                    if len < 2 || len > o.len() {
+                        return None;
+                    }
+                    let body = &o[2..len];
+                    match (kind, len) {
+                        (2, 4) => seg.mss = Some(be16(body)),
+                        (4, 2) => seg.sack_permitted = true,
+                        (8, 10) => seg.ts = Some((be32(body), be32(&body[4..]))),
+                        (5, _) if (len - 2) % 8 == 0 => {
+                            seg.sacks = body.chunks(8).map(|c| (be32(c), be32(&c[4..]))).collect()
+                        }
+                        _ => {}
+                    }
+                    o = &o[len..];
+                }
+            }
+        }
+        Some(seg)
+    }
+}
+
+/// RFC 791 header checksum.
+fn checksum(h: &[u8]) -> u16 {
+    let mut s: u32 = h
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn addr(a: u8, port: u16) -> Option<SocketAddrV4> {
+        Some(SocketAddrV4::new(Ipv4Addr::new(198, 18, 0, a), port))
+    }
+
+    #[test]
+    fn syn_layouts_match_linux() {
+        let mut s = Segment {
+            src: addr(1, 1025),
+            dst: addr(2, 80),
+            flags: SYN,
+            mss: Some(536),
+            sack_permitted: true,
+            ..Segment::default()
+        };
+        assert_eq!(s.encode().wire_len, 48);
+        s.ts = Some((7, 0));
+        assert_eq!(s.encode().wire_len, 56);
+        s.sack_permitted = false;
+        assert_eq!(s.encode().wire_len, 56);
+        s.ts = None;
+        assert_eq!(s.encode().wire_len, 44);
+    }
+
+    #[test]
+    fn round_trip_with_virtual_payload() {
+        let s = Segment {
+            src: addr(1, 1025),
+            dst: addr(2, 80),
+            seq: 0xffff_fff0,
+            ack: 12,
+            flags: ACK | PSH,
+            window: 32768,
+            ts: Some((1, 2)),
+            sacks: vec![(100, 200), (300, 400), (500, 600)],
+            payload: 524,
+            ip_id: 9,
+            ..Segment::default()
+        };
+        let p = s.encode();
+        assert_eq!(p.wire_len, 20 + 20 + 12 + 28 + 524);
+        let h = etherparse::Ipv4HeaderSlice::from_slice(&p.data)
+            .unwrap()
+            .to_header();
+        assert_eq!(h.header_checksum, h.calc_header_checksum());
+        assert_eq!(h.total_len, p.wire_len as u16);
+        let info = p.tcp().unwrap();
+        assert_eq!((info.seq, info.payload_len), (s.seq, 524));
+        assert_eq!(Segment::decode(&p).unwrap(), s);
+    }
+}
