@@ -44,7 +44,7 @@ pub enum Cause {
     Red,
     /// The link's error process: `drop` handling, or `arq` past its retry limit.
     Error,
-    /// Larger than the link's MTU.
+    /// Larger than the link's MTU or than a link buffer.
     Mtu,
 }
 

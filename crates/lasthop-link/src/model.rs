@@ -369,7 +369,13 @@ impl Link {
         let len = u64::from(pkt.wire_len);
         self.dirs[d.index()].stats.arrived += 1;
         self.log(now, d, EventKind::Arrive, fields, None);
-        if self.cfg.mtu.is_some_and(|m| pkt.wire_len > m) {
+        // Larger than the MTU, or than a link buffer could ever hold (it would block the queue
+        // head forever): dropped with cause `mtu`.
+        let dc = &self.cfg.dirs[d.index()];
+        if self.cfg.mtu.is_some_and(|m| pkt.wire_len > m)
+            || dc.lsb.is_some_and(|b| len > b)
+            || dc.lrb.is_some_and(|b| len > b)
+        {
             return self.drop_queued(now, d, fields, Cause::Mtu);
         }
         let cfg = self.cfg.clone();

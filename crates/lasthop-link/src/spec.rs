@@ -972,7 +972,7 @@ impl LinkConfig {
 
 fn describe_errors(p: &Params) -> String {
     if p.error == 0.0 {
-        return "none".into();
+        return "no errors".into();
     }
     let what = match p.handling {
         Handling::Drop => "dropped".to_string(),
