@@ -202,6 +202,9 @@ pub struct Connection {
     reno_sacked: u32,
     /// RTO expiries since the last forward progress (Linux `tp->retransmits`).
     retransmits: u32,
+    /// The first retransmission of a recovery goes regardless of cwnd (RFC 2581 step 2,
+    /// RFC 3517 step 4.3).
+    force_head_rtx: bool,
     rtt: RttEstimator,
     rto_deadline: Option<Time>,
 
@@ -289,6 +292,7 @@ impl Connection {
             lt_sent: 0,
             reno_sacked: 0,
             retransmits: 0,
+            force_head_rtx: false,
             rtt,
             rto_deadline: None,
             rcv_nxt: 0,
@@ -584,6 +588,7 @@ impl Connection {
         self.high_seq = self.snd_nxt;
         self.send_high = Some(self.snd_nxt);
         self.ca = CaState::Loss;
+        self.force_head_rtx = false;
         self.dupacks = 0;
         self.lt_sent = 0;
         self.reno_sacked = 0;
@@ -693,6 +698,7 @@ impl Connection {
         }
         // RFC 3517 (4.3) and Linux: the first unacknowledged segment is retransmitted.
         self.mark_head_lost();
+        self.force_head_rtx = true;
         if self.sack_ok {
             self.mark_lost_by_sack();
         }
@@ -782,7 +788,8 @@ impl Connection {
         self.syn_pending = false;
         self.rto_deadline = None;
         if self.syn_retries == 0 {
-            self.rtt.sample(now - self.syn_sent_at, 1, 1);
+            self.rtt
+                .sample(now.saturating_since(self.syn_sent_at), 1, 1);
         } else {
             // RFC 2988 §5.7 / Linux: the backed-off SYN timeout does not carry over to data.
             self.rtt.reset(self.cfg.rto_initial);
@@ -891,7 +898,9 @@ impl Connection {
             let m = if self.ts_ok {
                 ts_sample
             } else {
-                first_sent.filter(|_| !retrans_acked).map(|t| now - t)
+                first_sent
+                    .filter(|_| !retrans_acked)
+                    .map(|t| now.saturating_since(t))
             };
             if let Some(m) = m {
                 self.rtt.sample(m, self.snd_una, self.snd_nxt);
@@ -1237,7 +1246,8 @@ impl Connection {
             .iter()
             .position(|s| s.lost && !s.retrans && !s.sacked)
         {
-            if self.in_flight() >= self.cwnd {
+            let forced = i == 0 && std::mem::take(&mut self.force_head_rtx);
+            if !forced && self.in_flight() >= self.cwnd {
                 return None;
             }
             let (start, payload, fin) = {
