@@ -1,0 +1,381 @@
+//! One endpoint driven by hand-made segments: SACK block generation (RFC 2018 order, 4 blocks or
+//! 3 with timestamps), D-SACK (RFC 2883), timestamps, window clamp, FACK vs RFC 3517 triggers,
+//! the NewReno Careful variant, quick ACKs, adaptive delayed ACK and the Host demultiplexer.
+
+mod common;
+
+use common::addrs;
+use lasthop_core::{Dur, Packet, Time};
+use lasthop_tcp::wire::{Segment, ACK, FIN, SYN};
+use lasthop_tcp::{CaState, Connection, DelayedAck, Event, Host, TcpConfig};
+
+const PEER_ISS: u32 = 7000;
+const ISS: u32 = 1000;
+
+fn t(ms: u64) -> Time {
+    Time(ms * 1_000_000)
+}
+
+/// The remote side, writing segments by hand.
+struct Peer {
+    mss: u32,
+    ts: bool,
+}
+
+impl Peer {
+    fn seg(&self, flags: u8, seq_off: u32, ack_off: u32, payload: u32) -> Segment {
+        let (c, s) = addrs();
+        Segment {
+            src: Some(s),
+            dst: Some(c),
+            seq: PEER_ISS.wrapping_add(seq_off),
+            ack: ISS.wrapping_add(ack_off),
+            flags,
+            window: 65535,
+            payload,
+            ts: self.ts.then_some((1, 1)),
+            ..Segment::default()
+        }
+    }
+    /// Data segment k (0-based) of the peer.
+    fn data(&self, k: u32) -> Packet {
+        self.seg(ACK, 1 + k * self.mss, 1, self.mss).encode()
+    }
+    /// An ACK of our data: `acked` segments cumulatively, SACK blocks as segment ranges.
+    fn ack(&self, acked: u32, mss: u32, sacks: &[(u32, u32)]) -> Packet {
+        let mut s = self.seg(ACK, 1, 1 + acked * mss, 0);
+        s.sacks = sacks
+            .iter()
+            .map(|&(a, b)| (ISS + 1 + (a - 1) * mss, ISS + 1 + b * mss))
+            .collect();
+        s.encode()
+    }
+}
+
+/// A client connected at 0 by a SYN-ACK arriving at 600 ms.
+fn client(cfg: TcpConfig) -> (Connection, Peer) {
+    let (c, s) = addrs();
+    let ts = cfg.timestamps;
+    let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
+    let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn.flags, SYN);
+    let peer = Peer { mss: 536, ts };
+    let mut sa = peer.seg(SYN | ACK, 0, 1, 0);
+    sa.mss = Some(536);
+    sa.sack_permitted = true;
+    conn.handle_packet(t(600), &sa.encode());
+    assert_eq!(conn.poll_event(), Some(Event::Connected));
+    let ack = Segment::decode(&conn.poll_transmit(t(600)).unwrap()).unwrap();
+    assert_eq!(ack.flags, ACK);
+    assert!(conn.poll_transmit(t(600)).is_none());
+    let mss = conn.mss();
+    (conn, Peer { mss, ts })
+}
+
+/// SACK blocks of the next packet, as 0-based peer segment ranges [first, last].
+fn sacks_of(conn: &mut Connection, now: Time, mss: u32) -> (u32, Vec<(u32, u32)>) {
+    let p = conn.poll_transmit(now).expect("an ACK");
+    let s = Segment::decode(&p).unwrap();
+    let off = |x: u32| x.wrapping_sub(PEER_ISS + 1) / mss;
+    let blocks = s.sacks.iter().map(|&(l, r)| (off(l), off(r) - 1)).collect();
+    (off(s.ack), blocks)
+}
+
+#[test]
+fn sack_blocks_most_recent_first_at_most_four() {
+    let (mut c, peer) = client(TcpConfig::default());
+    let mut now = t(1000);
+    let mut seen = Vec::new();
+    for k in [1, 3, 5, 7, 9] {
+        now += Dur::from_millis(10);
+        c.handle_packet(now, &peer.data(k));
+        seen.push(sacks_of(&mut c, now, peer.mss));
+    }
+    assert_eq!(seen[0], (0, vec![(1, 1)]));
+    assert_eq!(seen[1], (0, vec![(3, 3), (1, 1)]));
+    assert_eq!(seen[4], (0, vec![(9, 9), (7, 7), (5, 5), (3, 3)]));
+    // Segment 4 joins 3 and 5 into one block, which moves to the front.
+    c.handle_packet(now, &peer.data(4));
+    assert_eq!(
+        sacks_of(&mut c, now, peer.mss),
+        (0, vec![(3, 5), (9, 9), (7, 7), (1, 1)])
+    );
+    // Segment 0 fills the first hole: immediate ACK of 0..1, blocks above it remain.
+    c.handle_packet(now, &peer.data(0));
+    assert_eq!(
+        sacks_of(&mut c, now, peer.mss),
+        (2, vec![(3, 5), (9, 9), (7, 7)])
+    );
+    assert_eq!(c.stats().bytes_delivered, 2 * 536);
+}
+
+#[test]
+fn three_blocks_with_timestamps_and_mss_524() {
+    let cfg = TcpConfig {
+        timestamps: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    assert_eq!(c.mss(), 524);
+    let now = t(1000);
+    for k in [1, 3, 5, 7] {
+        c.handle_packet(now, &peer.data(k));
+        let _ = c.poll_transmit(now);
+    }
+    c.handle_packet(now, &peer.data(9));
+    let p = c.poll_transmit(now).unwrap();
+    assert_eq!(
+        p.wire_len,
+        40 + 12 + 4 + 3 * 8,
+        "TS + 3 SACK blocks = 40 option bytes"
+    );
+    let s = Segment::decode(&p).unwrap();
+    assert_eq!(s.sacks.len(), 3);
+    assert_eq!(s.ts.unwrap().1, 1, "echoes the peer's TSval");
+}
+
+#[test]
+fn dsack_reports_duplicates_first() {
+    let cfg = TcpConfig {
+        dsack: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    let now = t(1000);
+    c.handle_packet(now, &peer.data(0));
+    c.handle_packet(now, &peer.data(1));
+    assert_eq!(sacks_of(&mut c, now, peer.mss), (2, vec![]));
+    // A duplicate below rcv_nxt: D-SACK block below the cumulative ACK (RFC 2883 §4.1.1).
+    c.handle_packet(now, &peer.data(0));
+    assert_eq!(sacks_of(&mut c, now, peer.mss), (2, vec![(0, 0)]));
+    // A duplicate of held out-of-order data: D-SACK block, then its containing block (4.1.2).
+    c.handle_packet(now, &peer.data(4));
+    c.handle_packet(now, &peer.data(5));
+    let _ = sacks_of(&mut c, now, peer.mss);
+    c.handle_packet(now, &peer.data(7));
+    let _ = sacks_of(&mut c, now, peer.mss);
+    c.handle_packet(now, &peer.data(4));
+    assert_eq!(
+        sacks_of(&mut c, now, peer.mss),
+        (2, vec![(4, 4), (4, 5), (7, 7)])
+    );
+    // Reported once only.
+    c.handle_packet(now, &peer.data(8));
+    assert_eq!(sacks_of(&mut c, now, peer.mss), (2, vec![(7, 8), (4, 5)]));
+    assert_eq!(c.stats().dsack_blocks_sent, 2);
+    // Without D-SACK, a duplicate only draws a plain duplicate ACK.
+    let (mut c, peer) = client(TcpConfig::default());
+    c.handle_packet(now, &peer.data(0));
+    c.handle_packet(now, &peer.data(1));
+    let _ = c.poll_transmit(now);
+    c.handle_packet(now, &peer.data(0));
+    assert_eq!(sacks_of(&mut c, now, peer.mss), (2, vec![]));
+}
+
+/// A client with `n` full segments outstanding (the SYN-ACK opened a window big enough).
+fn sender(cfg: TcpConfig, iw: u32, n: usize) -> (Connection, Peer, Vec<Segment>) {
+    let cfg = TcpConfig {
+        initial_window: lasthop_tcp::InitialWindow::Segments(iw),
+        ..cfg
+    };
+    let (mut c, peer) = client(cfg);
+    c.send(100 * 536);
+    let now = t(600);
+    let mut out = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        out.push(Segment::decode(&p).unwrap());
+    }
+    assert_eq!(out.len(), n.min(iw as usize));
+    (c, peer, out)
+}
+
+#[test]
+fn fack_enters_recovery_on_one_sack_far_above_the_hole() {
+    // 4 segments out; one ACK SACKs segment 4 only. RFC 3517: one SACKed segment is not enough
+    // (Disorder, and limited transmit sends segment 5). FACK: segment 4 lies 3 above segment 1,
+    // so 1 is lost: fast retransmit at once.
+    let (mut c, peer, _) = sender(TcpConfig::default(), 4, 4);
+    c.handle_packet(t(1300), &peer.ack(0, 536, &[(4, 4)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    let s = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    assert_eq!(s.seq, ISS + 1 + 4 * 536, "limited transmit: new segment 5");
+
+    let fack = TcpConfig {
+        fack: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer, _) = sender(fack, 4, 4);
+    c.handle_packet(t(1300), &peer.ack(0, 536, &[(4, 4)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    let s = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    assert_eq!(s.seq, ISS + 1, "fast retransmit of segment 1");
+    assert_eq!(c.stats().retransmits, 1);
+    assert_eq!((c.ssthresh(), c.cwnd()), (2, 2));
+}
+
+/// RTO, then an ACK of everything sent before it, then new data and three duplicate ACKs at
+/// exactly send_high: the Less Careful variant retransmits, the Careful one does not.
+fn careful_case(careful: bool) -> Connection {
+    let cfg = TcpConfig {
+        newreno_careful: careful,
+        sack: false,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer, _) = sender(cfg, 4, 4);
+    let deadline = c.poll_timeout().unwrap();
+    assert_eq!(
+        deadline,
+        t(600) + Dur::from_millis(1800),
+        "RTO = 3 x 600 ms"
+    );
+    c.handle_timeout(deadline);
+    assert_eq!(c.ca_state(), CaState::Loss);
+    let rtx = Segment::decode(&c.poll_transmit(deadline).unwrap()).unwrap();
+    assert_eq!(rtx.seq, ISS + 1);
+    assert!(c.poll_transmit(deadline).is_none(), "cwnd 1");
+    // The original segments were only delayed: their ACK covers all four (send_high).
+    let now = deadline + Dur::from_millis(100);
+    c.handle_packet(now, &peer.ack(4, 536, &[]));
+    assert_eq!(c.ca_state(), CaState::Open);
+    let mut sent = 0;
+    while c.poll_transmit(now).is_some() {
+        sent += 1;
+    }
+    assert_eq!(sent, 2, "cwnd 2 after one ACK in slow start");
+    for _ in 0..3 {
+        c.handle_packet(now, &peer.ack(4, 536, &[]));
+    }
+    c
+}
+
+#[test]
+fn newreno_careful_and_less_careful() {
+    let c = careful_case(false);
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!(c.stats().fast_retransmits, 1);
+    let c = careful_case(true);
+    assert_ne!(c.ca_state(), CaState::Recovery);
+    assert_eq!(c.stats().fast_retransmits, 0);
+    assert_eq!(c.stats().dupacks_rcvd, 3);
+}
+
+#[test]
+fn window_clamp_limits_whole_segments() {
+    // A 2048-byte window (seed 001's smallest shared window) lets 3 full 536-byte segments out.
+    let cfg = TcpConfig {
+        initial_window: lasthop_tcp::InitialWindow::Segments(4),
+        ..TcpConfig::default()
+    };
+    let (c_addr, s_addr) = addrs();
+    let mut c = Connection::connect(Time::ZERO, c_addr, s_addr, cfg, ISS);
+    let _ = c.poll_transmit(Time::ZERO);
+    let peer = Peer {
+        mss: 536,
+        ts: false,
+    };
+    let mut sa = peer.seg(SYN | ACK, 0, 1, 0);
+    sa.mss = Some(536);
+    sa.window = 2048;
+    c.handle_packet(t(600), &sa.encode());
+    let _ = c.poll_transmit(t(600));
+    c.send(10 * 536);
+    let mut n = 0;
+    while c.poll_transmit(t(600)).is_some() {
+        n += 1;
+    }
+    assert_eq!(n, 3);
+    // And our own advertisement follows window_clamp.
+    let cfg = TcpConfig {
+        window_clamp: Some(lasthop_core::Bytes(2048)),
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    c.handle_packet(t(700), &peer.data(0));
+    c.handle_packet(t(700), &peer.data(1));
+    let a = Segment::decode(&c.poll_transmit(t(700)).unwrap()).unwrap();
+    assert_eq!(a.window, 2048);
+}
+
+#[test]
+fn quickacks_at_the_start() {
+    // Seed 001's stack quick-ACKs the first two segments, then delays.
+    let cfg = TcpConfig {
+        quickacks: 2,
+        ..TcpConfig::default()
+    };
+    let (mut c2, peer) = client(cfg);
+    c2.handle_packet(t(1000), &peer.data(0));
+    assert!(
+        c2.poll_transmit(t(1000)).is_some(),
+        "first segment ACKed at once"
+    );
+    c2.handle_packet(t(1300), &peer.data(1));
+    assert!(c2.poll_transmit(t(1300)).is_some(), "second too");
+    c2.handle_packet(t(1600), &peer.data(2));
+    assert!(c2.poll_transmit(t(1600)).is_none(), "third waits");
+    assert_eq!(c2.poll_timeout(), Some(t(1800)));
+}
+
+#[test]
+fn adaptive_delayed_ack_follows_interarrival_times() {
+    let cfg = TcpConfig {
+        delayed_ack: DelayedAck::Adaptive,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    // The client's RTT (600 ms) caps nothing here; ato starts at 40 ms.
+    c.handle_packet(t(1000), &peer.data(0));
+    assert_eq!(c.poll_timeout(), Some(t(1040)));
+    c.handle_timeout(t(1040));
+    assert!(c.poll_transmit(t(1040)).is_some());
+    // The timer fired: ato doubles to 80 ms. The next segment comes 70 ms after the first
+    // (less than ato): ato = 80/2 + 70 = 110 ms (Linux tcp_event_data_recv).
+    c.handle_packet(t(1070), &peer.data(1));
+    assert_eq!(c.poll_timeout(), Some(t(1180)));
+}
+
+#[test]
+fn peer_fin_and_close() {
+    let (mut c, peer) = client(TcpConfig::default());
+    let mut fin = peer.seg(ACK | FIN, 1, 1, 100);
+    fin.ts = None;
+    c.handle_packet(t(1000), &fin.encode());
+    assert_eq!(c.poll_event(), Some(Event::Delivered(100)));
+    assert_eq!(c.poll_event(), Some(Event::PeerFin));
+    c.close();
+    let f = Segment::decode(&c.poll_transmit(t(1000)).unwrap()).unwrap();
+    assert_eq!(f.flags & (FIN | ACK), FIN | ACK);
+    assert_eq!(f.ack, PEER_ISS + 1 + 100 + 1);
+    assert!(
+        c.poll_transmit(t(1000)).is_none(),
+        "one FIN|ACK, no separate ACK"
+    );
+    c.handle_packet(t(1600), &peer.seg(ACK, 102, 2, 0).encode());
+    assert!(c.is_closed());
+    assert_eq!(c.poll_event(), Some(Event::Closed));
+}
+
+#[test]
+fn host_demultiplexes_and_accepts() {
+    let (c_addr, s_addr) = addrs();
+    let mut server = Host::new(*s_addr.ip(), TcpConfig::default());
+    server.listen(80);
+    let mut client = Host::new(*c_addr.ip(), TcpConfig::default());
+    let ck = client.connect(Time::ZERO, c_addr.port(), s_addr, ISS);
+    let syn = client.poll_transmit(Time::ZERO).unwrap();
+    let sk = server.handle_packet(t(300), &syn).unwrap();
+    assert_eq!(sk, (s_addr, c_addr));
+    let synack = server.poll_transmit(t(300)).unwrap();
+    assert_eq!(client.handle_packet(t(600), &synack), Some(ck));
+    let ack = client.poll_transmit(t(600)).unwrap();
+    server.handle_packet(t(900), &ack);
+    assert_eq!(
+        server.conn_mut(&sk).unwrap().poll_event(),
+        Some(Event::Connected)
+    );
+    // A SYN to a port nobody listens on is not taken.
+    let mut other = Segment::decode(&syn).unwrap();
+    other.dst = Some(std::net::SocketAddrV4::new(*s_addr.ip(), 81));
+    assert_eq!(server.handle_packet(t(900), &other.encode()), None);
+    assert_eq!(server.poll_timeout(), None);
+}
