@@ -403,3 +403,42 @@ fn http10_close_both_ways() {
     // The server leaves TIME-WAIT 60 s later.
     assert!(sim.srv().is_closed());
 }
+
+#[test]
+fn timestamps_handshake_and_rtt_from_the_echo() {
+    // With timestamps, SYN and SYN-ACK are 56 bytes (7 ms), ACKs 52 bytes (6.5 ms) and the MSS
+    // is 524 (576-byte packets). SYN 0 -> 307, SYN-ACK 307 -> 614, ACK 614 -> 920.5: server RTT
+    // 613.5 ms. Segments 1, 2 at 920.5, 992.5 -> client 1292.5, 1364.5; ACK at 1364.5 -> 1671.
+    // Its echo is the TSval of segment 2 (920 ms clock): sample 1671 - 920 = 751 ms, so
+    // srtt = 613.5 + (751 - 613.5)/8 = 630.6875 ms.
+    let cfg = TcpConfig {
+        timestamps: true,
+        ..base()
+    };
+    let mut sim = Sim::new(cfg.clone(), cfg, 10 * 524);
+    sim.run(ms(1671.0));
+    assert_eq!((sim.log[0].wire_len, sim.log[0].arrive), (56, ms(307.0)));
+    assert_eq!((sim.log[2].wire_len, sim.log[2].arrive), (52, ms(920.5)));
+    assert_eq!(sim.srv().mss(), 524);
+    let d = sim.data(Dir::Down);
+    assert_eq!(d[..2], [(ms(920.5), 1, 1), (ms(992.5), 2, 1)]);
+    assert!(sim.log.iter().filter(|t| t.payload > 0).all(|t| t.wire_len == 576));
+    assert_eq!(sim.srv().srtt(), Some(Dur(630_687_500)));
+}
+
+#[test]
+fn counters_and_trace_of_a_fast_retransmit() {
+    let mut sim = Sim::new(base(), base(), 40 * MSS);
+    sim.drops = vec![(Dir::Down, 6, 1)];
+    sim.run(ms(4050.0));
+    let s = sim.srv();
+    assert_eq!(s.stats().dupacks_rcvd, 6, "from segments 7..12");
+    assert_eq!(s.stats().retransmits, 1);
+    assert_eq!(sim.client.stats().ooo_pkts_rcvd, 6);
+    assert_eq!(sim.client.stats().sack_blocks_sent, 6);
+    let trace = sim.server.as_mut().unwrap().drain_trace();
+    let states: Vec<_> = trace.iter().map(|r| (r.time, r.ca_state, r.cwnd)).collect();
+    assert!(states.contains(&(ms(3165.5), CaState::Disorder, 5)), "{states:?}");
+    assert!(states.contains(&(ms(3365.5), CaState::Recovery, 2)), "{states:?}");
+    assert!(states.contains(&(ms(4042.5), CaState::Open, 2)), "{states:?}");
+}
