@@ -118,9 +118,10 @@ pub struct TcpConfig {
     pub time_wait: Dur,
     /// ECN (RFC 3168). Not implemented yet.
     pub ecn: bool,
-    /// F-RTO. Not implemented yet.
+    /// F-RTO (basic algorithm of draft-sarolahti-tsvwg-tcp-frto, RFC 4138 §2.1).
     pub frto: bool,
-    /// Linux undo of spurious reductions (Eifel-like with timestamps, D-SACK). Not implemented yet.
+    /// Linux undo of cwnd/ssthresh reductions shown unnecessary, by timestamps (Eifel-like, needs
+    /// `timestamps`) or by D-SACK (needs `dsack`). Always present in Linux 2.4.
     pub undo: bool,
 }
 
@@ -156,7 +157,7 @@ impl Default for TcpConfig {
             time_wait: Dur::from_secs(60),
             ecn: false,
             frto: false,
-            undo: false,
+            undo: true,
         }
     }
 }
@@ -209,12 +210,6 @@ impl TcpConfig {
         }
         if self.ecn {
             return Err(not_yet("ecn"));
-        }
-        if self.frto {
-            return Err(not_yet("frto"));
-        }
-        if self.undo {
-            return Err(not_yet("undo"));
         }
         if !(68..=65535).contains(&self.mtu.0) {
             return Err(err(

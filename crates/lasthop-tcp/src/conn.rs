@@ -101,6 +101,10 @@ pub struct Stats {
     pub dupacks_rcvd: u64,
     /// Data segments received entirely below rcv_nxt (duplicates).
     pub dup_data_pkts_rcvd: u64,
+    /// Reductions of cwnd/ssthresh undone (Linux undo: timestamps or D-SACK).
+    pub undos: u64,
+    /// RTOs that F-RTO declared spurious.
+    pub spurious_rtos: u64,
     /// Data segments received above rcv_nxt.
     pub ooo_pkts_rcvd: u64,
     /// SACK blocks sent (D-SACK blocks included).
@@ -205,6 +209,17 @@ pub struct Connection {
     /// The first retransmission of a recovery goes regardless of cwnd (RFC 2581 step 2,
     /// RFC 3517 step 4.3).
     force_head_rtx: bool,
+    /// Linux undo: snd_una when the reduction happened (`undo_marker`), retransmissions not yet
+    /// shown unnecessary (`undo_retrans`), TS clock of the first retransmission
+    /// (`retrans_stamp`), ssthresh to restore (`prior_ssthresh`, 0 = none).
+    undo_marker: Option<u64>,
+    undo_retrans: i64,
+    retrans_stamp: Option<u32>,
+    prior_ssthresh: u32,
+    /// TSecr of the ACK being processed.
+    ack_ecr: Option<u32>,
+    /// F-RTO progress: 0 off, 1 waiting for the first ACK after the RTO, 2 for the second.
+    frto: u8,
     rtt: RttEstimator,
     rto_deadline: Option<Time>,
 
@@ -293,6 +308,12 @@ impl Connection {
             reno_sacked: 0,
             retransmits: 0,
             force_head_rtx: false,
+            undo_marker: None,
+            undo_retrans: 0,
+            retrans_stamp: None,
+            prior_ssthresh: 0,
+            ack_ecr: None,
+            frto: 0,
             rtt,
             rto_deadline: None,
             rcv_nxt: 0,
@@ -559,7 +580,20 @@ impl Connection {
                     self.abort(AbortReason::Timeout);
                     return;
                 }
+                // F-RTO only for a first timeout, not when already recovering from one
+                // (RFC 4138 §2.1 step 1).
+                let frto = self.cfg.frto && self.ca != CaState::Loss;
                 self.enter_loss();
+                if frto {
+                    // Only the first segment is retransmitted until two ACKs have been seen.
+                    for s in self.rtx.iter_mut().skip(1) {
+                        s.lost = false;
+                    }
+                    self.frto = 1;
+                }
+                // The RTO retransmission goes whatever the window says (Linux
+                // tcp_retransmit_timer retransmits the head itself).
+                self.force_head_rtx = true;
                 self.rtt.backoff();
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
@@ -575,10 +609,15 @@ impl Connection {
             || self.snd_una == self.high_seq
             || (self.ca == CaState::Loss && self.retransmits == 0)
         {
+            self.prior_ssthresh = self.current_ssthresh();
             self.ssthresh = self.recalc_ssthresh();
         }
         self.cwnd = 1;
         self.cwnd_cnt = 0;
+        // Undo is possible only if nothing outstanding was retransmitted before.
+        self.undo_marker = (!self.rtx.iter().any(|s| s.ever_retrans)).then_some(self.snd_una);
+        self.undo_retrans = 0;
+        self.frto = 0;
         for s in self.rtx.iter_mut() {
             s.retrans = false;
             if !s.sacked {
@@ -593,6 +632,11 @@ impl Connection {
         self.lt_sent = 0;
         self.reno_sacked = 0;
         self.retransmits += 1;
+    }
+
+    /// Linux `tcp_current_ssthresh`: what to restore on undo.
+    fn current_ssthresh(&self) -> u32 {
+        self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2))
     }
 
     fn recalc_ssthresh(&self) -> u32 {
@@ -688,6 +732,9 @@ impl Connection {
     fn enter_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
         self.high_seq = self.snd_nxt;
+        self.prior_ssthresh = self.current_ssthresh();
+        self.undo_marker = Some(self.snd_una);
+        self.undo_retrans = i64::from(self.retrans_out());
         self.ssthresh = self.recalc_ssthresh();
         // Rate halving off (the seeds' IIP patch): cwnd is reduced at once.
         self.cwnd = self.ssthresh;
@@ -855,6 +902,7 @@ impl Connection {
             }
             return;
         }
+        self.ack_ecr = seg.ts.filter(|_| self.ts_ok).map(|(_, ecr)| ecr);
         let prior_una = self.snd_una;
         let prior_in_flight = self.in_flight();
         let prior_packets = self.packets_out();
@@ -918,7 +966,10 @@ impl Connection {
             self.stats.dupacks_rcvd += 1;
         }
         let data_acked = acked_pkts > 0;
-        if data_acked && prior_in_flight >= self.cwnd && self.ca != CaState::Recovery {
+        let frto_active = self.frto > 0;
+        if frto_active {
+            self.frto_ack(data_acked, is_dupack);
+        } else if data_acked && prior_in_flight >= self.cwnd && self.ca != CaState::Recovery {
             self.cong_avoid();
         }
         self.fastretrans_alert(data_acked, acked_pkts, is_dupack);
@@ -953,6 +1004,7 @@ impl Connection {
                 });
                 if r <= ack || inside_next {
                     self.stats.dsacks_rcvd += 1;
+                    self.count_dsack(l, r);
                     continue;
                 }
             }
@@ -966,30 +1018,178 @@ impl Connection {
         }
     }
 
-    /// Linux `tcp_fastretrans_alert`, reduced to what the seeds' stack does with rate halving
-    /// off and no undo.
+    /// A D-SACK for [l, r): a retransmission that was not needed (Linux `tcp_sacktag_write_queue`,
+    /// including its "dumb counting" for data already acknowledged).
+    fn count_dsack(&mut self, l: u64, r: u64) {
+        let Some(marker) = self.undo_marker else {
+            return;
+        };
+        if r <= self.snd_una {
+            if r > marker {
+                self.undo_retrans -= 1;
+            }
+            return;
+        }
+        let n = self
+            .rtx
+            .iter()
+            .filter(|s| s.ever_retrans && s.start >= l && s.end <= r && s.end > marker)
+            .count();
+        self.undo_retrans -= n as i64;
+    }
+
+    /// Linux `tcp_may_undo`: every retransmission was D-SACKed, or the ACK echoes a timestamp
+    /// older than the first retransmission (`tcp_packet_delayed`, Eifel-like).
+    fn may_undo(&self) -> bool {
+        if !self.cfg.undo || self.undo_marker.is_none() {
+            return false;
+        }
+        let delayed = match self.retrans_stamp {
+            None => true,
+            Some(stamp) => self
+                .ack_ecr
+                .is_some_and(|e| e != 0 && (e.wrapping_sub(stamp) as i32) < 0),
+        };
+        self.undo_retrans <= 0 || delayed
+    }
+
+    /// Linux `tcp_undo_cwnd`.
+    fn undo_cwnd(&mut self, restore_ssthresh: bool) {
+        self.stats.undos += 1;
+        if self.prior_ssthresh > 0 {
+            self.cwnd = self.cwnd.max(self.ssthresh.saturating_mul(2));
+            if restore_ssthresh && self.prior_ssthresh > self.ssthresh {
+                self.ssthresh = self.prior_ssthresh;
+            }
+        } else {
+            self.cwnd = self.cwnd.max(self.ssthresh);
+        }
+        self.undo_marker = None;
+    }
+
+    /// On a full ACK in Recovery or Loss (Linux `tcp_try_undo_recovery`).
+    fn try_undo_recovery(&mut self) {
+        if self.may_undo() {
+            self.undo_cwnd(true);
+        }
+    }
+
+    /// On each ACK in Loss (Linux `tcp_try_undo_loss`): a spurious RTO stops go-back-N.
+    fn try_undo_loss(&mut self) -> bool {
+        if !self.may_undo() {
+            return false;
+        }
+        for s in self.rtx.iter_mut() {
+            s.lost = false;
+        }
+        self.undo_cwnd(true);
+        self.retransmits = 0;
+        self.ca = CaState::Open;
+        true
+    }
+
+    /// On a partial ACK in Recovery (Linux `tcp_try_undo_partial`): the hole was filled by a
+    /// delayed original. ssthresh is kept.
+    fn try_undo_partial(&mut self) -> bool {
+        if !self.may_undo() {
+            return false;
+        }
+        if self.retrans_out() == 0 {
+            self.retrans_stamp = None;
+        }
+        self.undo_cwnd(false);
+        true
+    }
+
+    /// In Disorder (Linux `tcp_try_undo_dsack`).
+    fn try_undo_dsack(&mut self) {
+        if self.cfg.undo && self.undo_marker.is_some() && self.undo_retrans <= 0 {
+            self.undo_cwnd(true);
+        }
+    }
+
+    /// F-RTO (draft-sarolahti-tsvwg-tcp-frto / RFC 4138 §2.1, basic algorithm, as seeds 000 and
+    /// 002 describe it): after the RTO retransmission, two ACKs that advance the window mean
+    /// the RTO was spurious: continue with new data and cwnd = ssthresh. A duplicate ACK means
+    /// it was genuine: go back to conventional recovery.
+    fn frto_ack(&mut self, data_acked: bool, is_dupack: bool) {
+        let unsent = (self.app_bytes + 1).saturating_sub(self.snd_nxt);
+        match self.frto {
+            1 if data_acked => {
+                if self.snd_una >= self.high_seq {
+                    self.frto = 0; // everything acknowledged: Loss simply ends
+                } else if unsent == 0 {
+                    self.frto_conventional(None);
+                } else {
+                    // Step 2b: let two new segments out.
+                    self.frto = 2;
+                    self.cwnd = self.in_flight() + 2;
+                }
+            }
+            1 if is_dupack => self.frto_conventional(None),
+            2 if data_acked => {
+                // Step 3b: spurious. No undo: the halved ssthresh stays (seed 000 A.2.5).
+                self.frto = 0;
+                self.stats.spurious_rtos += 1;
+                for s in self.rtx.iter_mut() {
+                    s.lost = false;
+                }
+                self.cwnd = self.ssthresh;
+                self.retransmits = 0;
+                self.ca = CaState::Open;
+            }
+            2 if is_dupack => self.frto_conventional(Some(3)),
+            _ => {}
+        }
+    }
+
+    /// F-RTO gives up: every segment sent before the RTO and not SACKed is lost (go-back-N).
+    fn frto_conventional(&mut self, cwnd: Option<u32>) {
+        self.frto = 0;
+        let high = self.high_seq;
+        for s in self.rtx.iter_mut() {
+            if !s.sacked && !s.retrans && s.end <= high {
+                s.lost = true;
+            }
+        }
+        if let Some(c) = cwnd {
+            self.cwnd = c;
+        }
+    }
+
+    /// Linux `tcp_fastretrans_alert` with rate halving off.
     fn fastretrans_alert(&mut self, data_acked: bool, acked_pkts: u32, is_dupack: bool) {
+        if self.ca == CaState::Open {
+            self.retrans_stamp = None;
+        }
         match self.ca {
             CaState::Loss => {
-                if self.snd_una < self.high_seq {
+                if self.snd_una >= self.high_seq {
+                    self.retransmits = 0;
+                    self.try_undo_recovery();
+                    self.ca = CaState::Open;
+                } else if !self.try_undo_loss() {
                     return; // keep retransmitting in slow start
                 }
-                self.ca = CaState::Open;
             }
             CaState::Recovery => {
                 if self.snd_una >= self.high_seq {
+                    self.try_undo_recovery();
                     // Full ACK: Linux tcp_complete_cwr.
                     self.cwnd = self.cwnd.min(self.ssthresh);
                     self.ca = CaState::Open;
                     self.reno_sacked = 0;
                 } else {
                     if data_acked {
+                        let undone = self.try_undo_partial();
                         // Partial ACK (RFC 2582): without SACK the next hole is the head.
                         if !self.sack_ok {
                             self.reno_sacked = self
                                 .reno_sacked
                                 .saturating_sub(acked_pkts.saturating_sub(1));
-                            self.mark_head_lost();
+                            if !undone {
+                                self.mark_head_lost();
+                            }
                         }
                     } else if is_dupack && !self.sack_ok {
                         self.reno_sacked =
@@ -1001,7 +1201,8 @@ impl Connection {
                     return;
                 }
             }
-            CaState::Open | CaState::Disorder => {}
+            CaState::Disorder => self.try_undo_dsack(),
+            CaState::Open => {}
         }
         // Open or Disorder.
         if is_dupack {
@@ -1258,6 +1459,10 @@ impl Connection {
                 (s.start, s.payload(), s.fin)
             };
             self.stats.retransmits += 1;
+            if self.retrans_stamp.is_none() {
+                self.retrans_stamp = Some(ms_stamp(now));
+            }
+            self.undo_retrans += 1;
             if i == 0 {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }

@@ -52,6 +52,25 @@ impl Peer {
     }
 }
 
+/// An ACK echoing TSecr `ecr`.
+fn ack_ts(peer: &Peer, acked: u32, mss: u32, ecr: u32) -> Packet {
+    let mut s = Segment::decode(&peer.ack(acked, mss, &[])).unwrap();
+    s.ts = Some((5000, ecr));
+    s.encode()
+}
+
+/// Data segment numbers (1-based) in the packets sent now, with their retransmission flag.
+fn drain(c: &mut Connection, now: Time, mss: u32) -> Vec<u32> {
+    let mut v = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        let s = Segment::decode(&p).unwrap();
+        if s.payload > 0 {
+            v.push(s.seq.wrapping_sub(ISS + 1) / mss + 1);
+        }
+    }
+    v
+}
+
 /// A client connected at 0 by a SYN-ACK arriving at 600 ms.
 fn client(cfg: TcpConfig) -> (Connection, Peer) {
     let (c, s) = addrs();
@@ -378,4 +397,97 @@ fn host_demultiplexes_and_accepts() {
     other.dst = Some(std::net::SocketAddrV4::new(*s_addr.ip(), 81));
     assert_eq!(server.handle_packet(t(900), &other.encode()), None);
     assert_eq!(server.poll_timeout(), None);
+}
+
+/// Four segments out at 600 ms (RTT 600 ms from the handshake, so RTO 1800 ms): the RTO fires
+/// at 2400 and segment 1 is retransmitted.
+fn after_rto(cfg: TcpConfig) -> (Connection, Peer) {
+    let (mut c, peer, _) = sender(cfg, 4, 4);
+    assert_eq!(c.poll_timeout(), Some(t(2400)));
+    c.handle_timeout(t(2400));
+    let mss = c.mss();
+    assert_eq!(drain(&mut c, t(2400), mss), vec![1]);
+    (c, peer)
+}
+
+#[test]
+fn timestamps_undo_a_spurious_rto() {
+    // The ACK of the originals echoes TSval 600 < 2400 (the retransmission's): the RTO was
+    // spurious. Lost marks are cleared, cwnd = max(cwnd, 2·ssthresh) = 4, ssthresh back to
+    // "infinite": new segments 5, 6 go instead of retransmissions of 3, 4.
+    let cfg = TcpConfig {
+        timestamps: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = after_rto(cfg.clone());
+    let mss = c.mss();
+    c.handle_packet(t(2500), &ack_ts(&peer, 2, mss, 600));
+    assert_eq!(c.ca_state(), CaState::Open);
+    assert_eq!(
+        (c.cwnd(), c.ssthresh()),
+        (4, lasthop_tcp::SSTHRESH_INFINITE)
+    );
+    assert_eq!(drain(&mut c, t(2500), mss), vec![5, 6]);
+    assert_eq!(c.stats().undos, 1);
+    // The ACK of the retransmission echoes 2400: genuine, go-back-N goes on.
+    let (mut c, peer) = after_rto(cfg.clone());
+    c.handle_packet(t(3000), &ack_ts(&peer, 1, mss, 2400));
+    assert_eq!(c.ca_state(), CaState::Loss);
+    assert_eq!(drain(&mut c, t(3000), mss), vec![2, 3]);
+    // Without undo, the same spurious case retransmits 3 and 4.
+    let (mut c, peer) = after_rto(TcpConfig { undo: false, ..cfg });
+    c.handle_packet(t(2500), &ack_ts(&peer, 2, mss, 600));
+    assert_eq!(c.ca_state(), CaState::Loss);
+    assert_eq!(drain(&mut c, t(2500), mss), vec![3, 4]);
+}
+
+#[test]
+fn dsack_undoes_after_the_retransmission_is_reported_duplicate() {
+    // The receiver had segment 1: its ACK of all four D-SACKs the retransmission. Every
+    // retransmission is accounted for, so the reduction is undone: cwnd 2 -> 4, ssthresh back.
+    let cfg = TcpConfig {
+        dsack: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = after_rto(cfg);
+    c.handle_packet(t(3000), &peer.ack(4, 536, &[(1, 1)]));
+    assert_eq!(c.stats().dsacks_rcvd, 1);
+    assert_eq!(c.ca_state(), CaState::Open);
+    assert_eq!(
+        (c.cwnd(), c.ssthresh()),
+        (4, lasthop_tcp::SSTHRESH_INFINITE)
+    );
+    assert_eq!(c.stats().undos, 1);
+    // Without the D-SACK: slow start from cwnd 2 with ssthresh 2.
+    let (mut c, peer) = after_rto(TcpConfig::default());
+    c.handle_packet(t(3000), &peer.ack(4, 536, &[]));
+    assert_eq!((c.cwnd(), c.ssthresh(), c.stats().undos), (2, 2, 0));
+}
+
+#[test]
+fn frto_detects_a_spurious_rto() {
+    // First ACK after the RTO advances (2): two new segments (5, 6), no retransmission.
+    // Second ACK advances (3): spurious; continue with cwnd = ssthresh = 2 (no undo).
+    let cfg = TcpConfig {
+        frto: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = after_rto(cfg.clone());
+    c.handle_packet(t(2500), &peer.ack(2, 536, &[]));
+    assert_eq!(drain(&mut c, t(2500), 536), vec![5, 6]);
+    c.handle_packet(t(2600), &peer.ack(3, 536, &[]));
+    assert_eq!(c.ca_state(), CaState::Open);
+    assert_eq!((c.cwnd(), c.ssthresh()), (2, 2));
+    assert_eq!(drain(&mut c, t(2600), 536), Vec::<u32>::new());
+    assert_eq!((c.stats().spurious_rtos, c.stats().retransmits), (1, 1));
+
+    // A duplicate ACK second: genuine; cwnd 3 and go-back-N from segment 3.
+    let (mut c, peer) = after_rto(cfg);
+    c.handle_packet(t(2500), &peer.ack(2, 536, &[]));
+    assert_eq!(drain(&mut c, t(2500), 536), vec![5, 6]);
+    c.handle_packet(t(2600), &peer.ack(2, 536, &[]));
+    assert_eq!(c.ca_state(), CaState::Loss);
+    assert_eq!(c.cwnd(), 3);
+    assert_eq!(drain(&mut c, t(2600), 536), vec![3]);
+    assert_eq!(c.stats().spurious_rtos, 0);
 }

@@ -422,7 +422,11 @@ fn timestamps_handshake_and_rtt_from_the_echo() {
     assert_eq!(sim.srv().mss(), 524);
     let d = sim.data(Dir::Down);
     assert_eq!(d[..2], [(ms(920.5), 1, 1), (ms(992.5), 2, 1)]);
-    assert!(sim.log.iter().filter(|t| t.payload > 0).all(|t| t.wire_len == 576));
+    assert!(sim
+        .log
+        .iter()
+        .filter(|t| t.payload > 0)
+        .all(|t| t.wire_len == 576));
     assert_eq!(sim.srv().srtt(), Some(Dur(630_687_500)));
 }
 
@@ -438,7 +442,16 @@ fn counters_and_trace_of_a_fast_retransmit() {
     assert_eq!(sim.client.stats().sack_blocks_sent, 6);
     let trace = sim.server.as_mut().unwrap().drain_trace();
     let states: Vec<_> = trace.iter().map(|r| (r.time, r.ca_state, r.cwnd)).collect();
-    assert!(states.contains(&(ms(3165.5), CaState::Disorder, 5)), "{states:?}");
-    assert!(states.contains(&(ms(3365.5), CaState::Recovery, 2)), "{states:?}");
-    assert!(states.contains(&(ms(4042.5), CaState::Open, 2)), "{states:?}");
+    assert!(
+        states.contains(&(ms(3165.5), CaState::Disorder, 5)),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&(ms(3365.5), CaState::Recovery, 2)),
+        "{states:?}"
+    );
+    assert!(
+        states.contains(&(ms(4042.5), CaState::Open, 2)),
+        "{states:?}"
+    );
 }
