@@ -58,6 +58,9 @@ pub struct Sim {
     /// (dir, seg_no, nth) transmissions to drop; seg_no 0 with SYN flag means the SYN.
     pub drops: Vec<(Dir, u64, u32)>,
     pub drop_syn: Vec<u32>,
+    /// Packets to drop by their index in their direction (0-based, every packet counted).
+    pub drop_idx: std::collections::HashSet<(u8, usize)>,
+    sent_count: [usize; 2],
     pub server_sends: u64,
     pub server_closes: bool,
     pub client_closes_on_fin: bool,
@@ -95,6 +98,8 @@ impl Sim {
             log: Vec::new(),
             drops: Vec::new(),
             drop_syn: Vec::new(),
+            drop_idx: Default::default(),
+            sent_count: [0; 2],
             server_sends,
             server_closes: false,
             client_closes_on_fin: false,
@@ -137,7 +142,10 @@ impl Sim {
         let end = start + Dur::for_bits(u64::from(p.wire_len) * 8, self.rate);
         self.busy[d] = end;
         let arrive = end + self.delay;
-        let dropped = (seg.payload > 0 && self.drops.contains(&(dir, seg_no, nth)))
+        let idx = self.sent_count[d];
+        self.sent_count[d] += 1;
+        let dropped = self.drop_idx.contains(&(dir as u8, idx))
+            || (seg.payload > 0 && self.drops.contains(&(dir, seg_no, nth)))
             || (seg.flags & SYN != 0 && dir == Dir::Up && self.drop_syn.contains(&nth));
         let sacks = seg
             .sacks
