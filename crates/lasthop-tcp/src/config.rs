@@ -116,7 +116,8 @@ pub struct TcpConfig {
     pub retries2: u32,
     /// TIME-WAIT length.
     pub time_wait: Dur,
-    /// ECN (RFC 3168). Not implemented yet.
+    /// ECN (RFC 3168): negotiated in the handshake; new data is sent ECT(0); the receiver
+    /// echoes CE with ECE until CWR; the sender halves once per window (CWR state).
     pub ecn: bool,
     /// F-RTO (basic algorithm of draft-sarolahti-tsvwg-tcp-frto, RFC 4138 §2.1).
     pub frto: bool,
@@ -207,9 +208,6 @@ impl TcpConfig {
         }
         if self.rate_halving {
             return Err(not_yet("rate_halving"));
-        }
-        if self.ecn {
-            return Err(not_yet("ecn"));
         }
         if !(68..=65535).contains(&self.mtu.0) {
             return Err(err(
@@ -317,8 +315,8 @@ mod tests {
         let e = TcpConfig::from_toml("mss = \"600B\"").unwrap_err();
         assert_eq!(e.key, "mss");
         assert!(e.message.contains("mtu-40"), "{e}");
-        let e = TcpConfig::from_toml("ecn = true").unwrap_err();
-        assert_eq!(e.key, "ecn");
+        let e = TcpConfig::from_toml("rate_halving = true").unwrap_err();
+        assert_eq!(e.key, "rate_halving");
         assert!(e.to_string().contains("not implemented yet"));
         let e = TcpConfig::from_toml("bogus = 1").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");

@@ -18,7 +18,7 @@
 
 use crate::config::{DelayedAck, SsthreshFrom, TcpConfig};
 use crate::rtt::RttEstimator;
-use crate::wire::{Segment, ACK, FIN, PSH, RST, SYN};
+use crate::wire::{Segment, ACK, CWR, ECE, FIN, PSH, RST, SYN};
 use lasthop_core::{Dur, Packet, Time};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
@@ -45,6 +45,8 @@ pub enum CaState {
     Open,
     /// Duplicate ACKs or SACKs seen, not yet a loss.
     Disorder,
+    /// cwnd reduced after an ECN echo, until the window sent before it is acknowledged.
+    Cwr,
     /// Fast recovery after a fast retransmit.
     Recovery,
     /// Recovery after an RTO (go-back-N in slow start).
@@ -105,6 +107,12 @@ pub struct Stats {
     pub undos: u64,
     /// RTOs that F-RTO declared spurious.
     pub spurious_rtos: u64,
+    /// ACKs received with ECE.
+    pub ece_rcvd: u64,
+    /// cwnd reductions caused by ECE (entries into CWR).
+    pub ecn_reductions: u64,
+    /// Data segments received with CE.
+    pub ce_rcvd: u64,
     /// Data segments received above rcv_nxt.
     pub ooo_pkts_rcvd: u64,
     /// SACK blocks sent (D-SACK blocks included).
@@ -178,6 +186,10 @@ pub struct Connection {
     handshake_ack: bool,
     sack_ok: bool,
     ts_ok: bool,
+    /// ECN negotiated; the receiver owes ECE until CWR; the sender owes CWR on new data.
+    ecn_ok: bool,
+    ece_pending: bool,
+    cwr_pending: bool,
     peer_mss: u32,
     /// Effective MSS: payload bytes of a full segment.
     mss: u32,
@@ -287,6 +299,9 @@ impl Connection {
             handshake_ack: false,
             sack_ok: false,
             ts_ok: false,
+            ecn_ok: false,
+            ece_pending: false,
+            cwr_pending: false,
             peer_mss: 536,
             mss,
             app_bytes: 0,
@@ -369,6 +384,8 @@ impl Connection {
         c.rcv_nxt = 1;
         c.rcv_wup = 1;
         c.negotiate(&seg);
+        // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
+        c.ecn_ok = c.cfg.ecn && seg.has(ECE) && seg.has(CWR);
         c.snd_nxt = 1;
         c.snd_wnd = u32::from(seg.window);
         c.rto_deadline = Some(now + c.rtt.rto());
@@ -618,6 +635,7 @@ impl Connection {
         self.undo_marker = (!self.rtx.iter().any(|s| s.ever_retrans)).then_some(self.snd_una);
         self.undo_retrans = 0;
         self.frto = 0;
+        self.cwr_pending = self.ecn_ok;
         for s in self.rtx.iter_mut() {
             s.retrans = false;
             if !s.sacked {
@@ -732,10 +750,14 @@ impl Connection {
     fn enter_recovery(&mut self) {
         self.stats.fast_retransmits += 1;
         self.high_seq = self.snd_nxt;
-        self.prior_ssthresh = self.current_ssthresh();
         self.undo_marker = Some(self.snd_una);
         self.undo_retrans = i64::from(self.retrans_out());
-        self.ssthresh = self.recalc_ssthresh();
+        // From CWR the window was already halved for this episode (Linux).
+        if self.ca != CaState::Cwr {
+            self.prior_ssthresh = self.current_ssthresh();
+            self.ssthresh = self.recalc_ssthresh();
+        }
+        self.cwr_pending = self.ecn_ok;
         // Rate halving off (the seeds' IIP patch): cwnd is reduced at once.
         self.cwnd = self.ssthresh;
         self.cwnd_cnt = 0;
@@ -800,6 +822,8 @@ impl Connection {
         self.rcv_nxt = 1;
         self.rcv_wup = 1;
         self.negotiate(seg);
+        // An ECN-setup SYN-ACK has ECE and not CWR.
+        self.ecn_ok = self.cfg.ecn && seg.has(ECE) && !seg.has(CWR);
         self.snd_wnd = u32::from(seg.window);
         self.establish(now);
         // Linux acknowledges the SYN-ACK at once, before any data the application writes.
@@ -876,6 +900,18 @@ impl Connection {
                 if at_or_before && (val.wrapping_sub(self.ts_recent) as i32) >= 0 {
                     self.ts_recent = val;
                 }
+            }
+        }
+        if self.ecn_ok {
+            // RFC 3168 §6.1.3: echo CE until a segment with CWR arrives; Linux ACKs a CE
+            // segment at once (quick-ACK mode).
+            if seg.has(CWR) {
+                self.ece_pending = false;
+            }
+            if seg.ecn == 3 {
+                self.stats.ce_rcvd += 1;
+                self.ece_pending = true;
+                self.ack_now = true;
             }
         }
         if seg.has(ACK) {
@@ -966,13 +1002,20 @@ impl Connection {
             self.stats.dupacks_rcvd += 1;
         }
         let data_acked = acked_pkts > 0;
+        let ece = self.ecn_ok && seg.has(ECE);
+        if ece {
+            self.stats.ece_rcvd += 1;
+        }
+        // Linux tcp_may_raise_cwnd: not in Recovery or CWR, and with ECE only in slow start.
+        let may_raise = (!ece || self.cwnd < self.ssthresh)
+            && !matches!(self.ca, CaState::Recovery | CaState::Cwr);
         let frto_active = self.frto > 0;
         if frto_active {
             self.frto_ack(data_acked, is_dupack);
-        } else if data_acked && prior_in_flight >= self.cwnd && self.ca != CaState::Recovery {
+        } else if data_acked && prior_in_flight >= self.cwnd && may_raise {
             self.cong_avoid();
         }
-        self.fastretrans_alert(data_acked, acked_pkts, is_dupack);
+        self.fastretrans_alert(data_acked, acked_pkts, is_dupack, ece);
 
         if self.fin_acked {
             match self.state {
@@ -1158,9 +1201,12 @@ impl Connection {
     }
 
     /// Linux `tcp_fastretrans_alert` with rate halving off.
-    fn fastretrans_alert(&mut self, data_acked: bool, acked_pkts: u32, is_dupack: bool) {
+    fn fastretrans_alert(&mut self, data_acked: bool, acked_pkts: u32, is_dupack: bool, ece: bool) {
         if self.ca == CaState::Open {
             self.retrans_stamp = None;
+        }
+        if ece {
+            self.prior_ssthresh = 0; // a reduction the network asked for is never undone
         }
         match self.ca {
             CaState::Loss => {
@@ -1201,20 +1247,45 @@ impl Connection {
                     return;
                 }
             }
+            CaState::Cwr => {
+                // Linux holds CWR until something above high_seq is acknowledged, so that the
+                // CWR flag has reached the receiver.
+                if self.snd_una > self.high_seq {
+                    self.cwnd = self.cwnd.min(self.ssthresh);
+                    self.ca = CaState::Open;
+                }
+            }
             CaState::Disorder => self.try_undo_dsack(),
             CaState::Open => {}
         }
-        // Open or Disorder.
+        // Open, Disorder or CWR.
         if is_dupack {
             self.dupacks += 1;
         }
         if self.time_to_recover() {
             self.enter_recovery();
-        } else if self.dupacks > 0 || self.sacked_out() > 0 {
-            self.ca = CaState::Disorder;
-        } else {
-            self.ca = CaState::Open;
+        } else if ece && self.ca != CaState::Cwr {
+            self.enter_cwr();
+        } else if self.ca != CaState::Cwr {
+            self.ca = if self.dupacks > 0 || self.sacked_out() > 0 {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
         }
+    }
+
+    /// ECN echo (Linux `tcp_enter_cwr`, RFC 3168 §6.1.2): halve once per window. With rate
+    /// halving off, cwnd drops to ssthresh at once.
+    fn enter_cwr(&mut self) {
+        self.stats.ecn_reductions += 1;
+        self.prior_ssthresh = 0;
+        self.ssthresh = self.recalc_ssthresh();
+        self.cwnd = self.cwnd.min(self.ssthresh);
+        self.cwnd_cnt = 0;
+        self.high_seq = self.snd_nxt;
+        self.cwr_pending = true;
+        self.ca = CaState::Cwr;
     }
 
     /// Receiver side: payload and FIN.
@@ -1415,8 +1486,13 @@ impl Connection {
                     self.syn_sent_at = now;
                 }
                 let server = self.state == State::SynRcvd;
-                let flags = if server { SYN | ACK } else { SYN };
-                return Some(self.build(now, flags, 0, 0));
+                let flags = match (server, self.cfg.ecn) {
+                    (true, _) if self.ecn_ok => SYN | ACK | ECE,
+                    (true, _) => SYN | ACK,
+                    (false, true) => SYN | ECE | CWR,
+                    (false, false) => SYN,
+                };
+                return Some(self.build(now, flags, 0, 0, false));
             }
             State::TimeWait => {
                 return self.ack_now.then(|| self.pure_ack(now));
@@ -1436,7 +1512,7 @@ impl Connection {
     fn pure_ack(&mut self, now: Time) -> Packet {
         self.stats.acks_sent += 1;
         let seq = self.snd_nxt;
-        self.build(now, ACK, seq, 0)
+        self.build(now, ACK, seq, 0, false)
     }
 
     /// Retransmissions of segments marked lost come first (Linux
@@ -1467,7 +1543,8 @@ impl Connection {
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
             let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
-            return Some(self.build(now, flags, start, payload));
+            // Retransmissions are never ECT (RFC 3168 §6.1.5).
+            return Some(self.build(now, flags, start, payload, false));
         }
         self.send_new(now)
     }
@@ -1504,7 +1581,9 @@ impl Connection {
         if len < u64::from(self.mss) && !fin && self.cfg.nagle && !self.rtx.is_empty() {
             return None; // Nagle: a small segment waits while data is unacknowledged
         }
-        if matches!(self.ca, CaState::Open | CaState::Disorder) && self.packets_out() >= self.cwnd {
+        if matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr)
+            && self.packets_out() >= self.cwnd
+        {
             self.lt_sent += 1;
         }
         let start = self.snd_nxt;
@@ -1526,15 +1605,19 @@ impl Connection {
         if self.rto_deadline.is_none() {
             self.rto_deadline = Some(now + self.rtt.rto());
         }
-        let flags = ACK | if fin { FIN } else { 0 } | if len > 0 { PSH } else { 0 };
-        Some(self.build(now, flags, start, len as u32))
+        let mut flags = ACK | if fin { FIN } else { 0 } | if len > 0 { PSH } else { 0 };
+        let ect = self.ecn_ok && len > 0;
+        if ect && std::mem::take(&mut self.cwr_pending) {
+            flags |= CWR;
+        }
+        Some(self.build(now, flags, start, len as u32, ect))
     }
 
     /// May a new segment go out? In Open/Disorder, limited transmit (RFC 3042) allows one more
     /// segment for each of the first two duplicate ACKs; otherwise `in_flight < cwnd`.
     fn cwnd_allows_new(&self) -> bool {
         match self.ca {
-            CaState::Open | CaState::Disorder => {
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
                 let extra = if self.cfg.limited_transmit {
                     self.dupacks.min(2)
                 } else {
@@ -1548,9 +1631,13 @@ impl Connection {
 
     /// Builds a segment at offset `seq` of our sequence space; every segment after the SYN
     /// carries the ACK, the window, timestamps and (room permitting) SACK blocks.
-    fn build(&mut self, now: Time, flags: u8, seq: u64, payload: u32) -> Packet {
+    fn build(&mut self, now: Time, mut flags: u8, seq: u64, payload: u32, ect: bool) -> Packet {
         let syn = flags & SYN != 0;
+        if !syn && self.ece_pending {
+            flags |= ECE;
+        }
         let mut seg = Segment {
+            ecn: if ect { 2 } else { 0 },
             src: Some(self.local),
             dst: Some(self.remote),
             seq: self.iss.wrapping_add(seq as u32),

@@ -13,6 +13,8 @@ pub const SYN: u8 = 0x02;
 pub const RST: u8 = 0x04;
 pub const PSH: u8 = 0x08;
 pub const ACK: u8 = 0x10;
+pub const ECE: u8 = 0x40;
+pub const CWR: u8 = 0x80;
 
 /// One TCP segment, decoded.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -33,6 +35,8 @@ pub struct Segment {
     /// Virtual payload length.
     pub payload: u32,
     pub ip_id: u16,
+    /// ECN codepoint of the IP header (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE).
+    pub ecn: u8,
 }
 
 impl Segment {
@@ -95,7 +99,7 @@ impl Segment {
         let tcp_len = 20 + opts.len();
         let total = 20 + tcp_len as u32 + self.payload;
         let mut b = Vec::with_capacity(20 + tcp_len);
-        b.extend_from_slice(&[0x45, 0]);
+        b.extend_from_slice(&[0x45, self.ecn & 3]);
         b.extend_from_slice(&(total.min(65535) as u16).to_be_bytes());
         b.extend_from_slice(&self.ip_id.to_be_bytes());
         b.extend_from_slice(&[0x40, 0, 64, 6, 0, 0]); // DF (path MTU discovery on), TTL 64, TCP
@@ -145,6 +149,7 @@ impl Segment {
             window: be16(&t[14..]),
             payload: p.wire_len.saturating_sub((ihl + off) as u32),
             ip_id: be16(&d[4..]),
+            ecn: d[1] & 3,
             ..Segment::default()
         };
         let mut o = &t[20..off];
@@ -227,6 +232,7 @@ mod tests {
             sacks: vec![(100, 200), (300, 400), (500, 600)],
             payload: 524,
             ip_id: 9,
+            ecn: 2,
             ..Segment::default()
         };
         let p = s.encode();

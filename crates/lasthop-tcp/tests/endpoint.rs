@@ -6,7 +6,7 @@ mod common;
 
 use common::addrs;
 use lasthop_core::{Dur, Packet, Time};
-use lasthop_tcp::wire::{Segment, ACK, FIN, SYN};
+use lasthop_tcp::wire::{Segment, ACK, CWR, ECE, FIN, SYN};
 use lasthop_tcp::{CaState, Connection, DelayedAck, Event, Host, TcpConfig};
 
 const PEER_ISS: u32 = 7000;
@@ -75,13 +75,17 @@ fn drain(c: &mut Connection, now: Time, mss: u32) -> Vec<u32> {
 fn client(cfg: TcpConfig) -> (Connection, Peer) {
     let (c, s) = addrs();
     let ts = cfg.timestamps;
+    let ecn = cfg.ecn;
     let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
     let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
-    assert_eq!(syn.flags, SYN);
+    assert_eq!(syn.flags, if ecn { SYN | ECE | CWR } else { SYN });
     let peer = Peer { mss: 536, ts };
     let mut sa = peer.seg(SYN | ACK, 0, 1, 0);
     sa.mss = Some(536);
     sa.sack_permitted = true;
+    if ecn {
+        sa.flags |= ECE;
+    }
     conn.handle_packet(t(600), &sa.encode());
     assert_eq!(conn.poll_event(), Some(Event::Connected));
     let ack = Segment::decode(&conn.poll_transmit(t(600)).unwrap()).unwrap();
@@ -490,4 +494,75 @@ fn frto_detects_a_spurious_rto() {
     assert_eq!(c.cwnd(), 3);
     assert_eq!(drain(&mut c, t(2600), 536), vec![3]);
     assert_eq!(c.stats().spurious_rtos, 0);
+}
+
+#[test]
+fn ecn_sender_halves_once_per_window_and_signals_cwr() {
+    let cfg = TcpConfig {
+        ecn: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer, out) = sender(cfg, 4, 4);
+    assert!(out.iter().all(|s| s.ecn == 2), "new data is ECT(0)");
+    // ACK of segment 1 with ECE: cwnd first grows in slow start (4 -> 5, allowed while
+    // cwnd < ssthresh), then CWR: ssthresh = max(3 outstanding / 2, 2) = 2 = cwnd.
+    let mut a = Segment::decode(&peer.ack(1, 536, &[])).unwrap();
+    a.flags |= ECE;
+    c.handle_packet(t(1300), &a.encode());
+    assert_eq!(c.ca_state(), CaState::Cwr);
+    assert_eq!(
+        (c.cwnd(), c.ssthresh(), c.stats().ecn_reductions),
+        (2, 2, 1)
+    );
+    // A second ECE in the same window changes nothing.
+    a.ack += 536;
+    c.handle_packet(t(1310), &a.encode());
+    assert_eq!((c.cwnd(), c.stats().ecn_reductions), (2, 1));
+    assert!(c.poll_transmit(t(1310)).is_none());
+    // ACK of 3: one segment out, cwnd 2: new segment 5 goes, with CWR.
+    c.handle_packet(t(1320), &peer.ack(3, 536, &[]));
+    let p = c.poll_transmit(t(1320)).unwrap();
+    let s = Segment::decode(&p).unwrap();
+    assert_eq!((s.seq, s.flags & CWR, s.ecn), (ISS + 1 + 4 * 536, CWR, 2));
+    // CWR ends once something above the window of the reduction (segment 4) is acknowledged.
+    c.handle_packet(t(1330), &peer.ack(4, 536, &[]));
+    assert_eq!(c.ca_state(), CaState::Cwr);
+    c.handle_packet(t(1340), &peer.ack(5, 536, &[]));
+    assert_eq!(c.ca_state(), CaState::Open);
+}
+
+#[test]
+fn ecn_receiver_echoes_ce_until_cwr() {
+    let cfg = TcpConfig {
+        ecn: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    let mut p = peer.data(0);
+    p.set_ce();
+    c.handle_packet(t(1000), &p);
+    let a = Segment::decode(&c.poll_transmit(t(1000)).expect("CE is ACKed at once")).unwrap();
+    assert_eq!(a.flags & ECE, ECE);
+    assert_eq!(a.ecn, 0, "pure ACKs are not ECT");
+    c.handle_packet(t(1100), &peer.data(1));
+    assert!(
+        c.poll_transmit(t(1100)).is_none(),
+        "an ordinary segment is delayed"
+    );
+    c.handle_timeout(t(1300));
+    let a = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    assert_eq!(a.flags & ECE, ECE, "still echoing");
+    let mut d = Segment::decode(&peer.data(2)).unwrap();
+    d.flags |= CWR;
+    c.handle_packet(t(1200), &d.encode());
+    c.handle_packet(t(1210), &peer.data(3));
+    let a = Segment::decode(&c.poll_transmit(t(1210)).unwrap()).unwrap();
+    assert_eq!(a.flags & ECE, 0, "CWR stops the echo");
+    assert_eq!(c.stats().ce_rcvd, 1);
+    // Without ECN negotiated, CE is ignored.
+    let (mut c, peer) = client(TcpConfig::default());
+    let mut p = peer.data(0);
+    p.set_ce();
+    c.handle_packet(t(1000), &p);
+    assert!(c.poll_transmit(t(1000)).is_none(), "delayed as usual");
 }

@@ -81,10 +81,11 @@ proptest! {
 
 /// Transfers always complete, whatever packets are lost (below the retry limits), for every
 /// combination of the main switches: no deadlock, no lost byte, both sides closed.
-fn transfer(cfg: TcpConfig, drops: &[(bool, usize)], bytes: u64) {
+fn transfer(cfg: TcpConfig, drops: &[(bool, usize)], marks: &[usize], bytes: u64) {
     let mut sim = Sim::new(cfg.clone(), cfg, bytes);
     sim.server_closes = true;
     sim.client_closes_on_fin = true;
+    sim.mark_idx = marks.iter().map(|&i| (1, i)).collect();
     sim.drop_idx = drops
         .iter()
         .map(|&(up, i)| (if up { 0 } else { 1 }, i))
@@ -119,6 +120,7 @@ proptest! {
         sack in any::<bool>(), ts in any::<bool>(), frto in any::<bool>(),
         dsack in any::<bool>(), fack in any::<bool>(), delack in 0u8..3, nagle in any::<bool>(),
         careful in any::<bool>(), iw in 1u32..5, segs in 1u64..120, tail in 0u64..536,
+        ecn in any::<bool>(), marks in proptest::collection::vec(0usize..300, 0..20),
     ) {
         let cfg = TcpConfig {
             sack,
@@ -130,10 +132,11 @@ proptest! {
                 lasthop_tcp::DelayedAck::Adaptive][delack as usize],
             nagle,
             newreno_careful: careful,
+            ecn,
             initial_window: lasthop_tcp::InitialWindow::Segments(iw),
             ..TcpConfig::default()
         };
         cfg.validate().unwrap();
-        transfer(cfg, &drops, segs * 536 + tail);
+        transfer(cfg, &drops, &marks, segs * 536 + tail);
     }
 }

@@ -60,6 +60,8 @@ pub struct Sim {
     pub drop_syn: Vec<u32>,
     /// Packets to drop by their index in their direction (0-based, every packet counted).
     pub drop_idx: std::collections::HashSet<(u8, usize)>,
+    /// Packets to mark CE (if ECT) by their index in their direction.
+    pub mark_idx: std::collections::HashSet<(u8, usize)>,
     sent_count: [usize; 2],
     pub server_sends: u64,
     pub server_closes: bool,
@@ -99,6 +101,7 @@ impl Sim {
             drops: Vec::new(),
             drop_syn: Vec::new(),
             drop_idx: Default::default(),
+            mark_idx: Default::default(),
             sent_count: [0; 2],
             server_sends,
             server_closes: false,
@@ -116,7 +119,7 @@ impl Sim {
         self.server.as_ref().expect("server created")
     }
 
-    fn send(&mut self, dir: Dir, p: Packet) {
+    fn send(&mut self, dir: Dir, mut p: Packet) {
         let seg = Segment::decode(&p).unwrap();
         let (iss, peer_iss, mss, peer_mss) = match dir {
             Dir::Up => (CLIENT_ISS, SERVER_ISS, self.client_mss, self.server_mss),
@@ -144,6 +147,9 @@ impl Sim {
         let arrive = end + self.delay;
         let idx = self.sent_count[d];
         self.sent_count[d] += 1;
+        if p.ecn().is_ect() && self.mark_idx.contains(&(dir as u8, idx)) {
+            p.set_ce();
+        }
         let dropped = self.drop_idx.contains(&(dir as u8, idx))
             || (seg.payload > 0 && self.drops.contains(&(dir, seg_no, nth)))
             || (seg.flags & SYN != 0 && dir == Dir::Up && self.drop_syn.contains(&nth));
