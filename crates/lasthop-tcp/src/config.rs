@@ -77,7 +77,8 @@ pub struct TcpConfig {
     pub window_scaling: bool,
     /// Limited transmit (RFC 3042).
     pub limited_transmit: bool,
-    /// Rate halving. Not implemented yet (the seeds disable it).
+    /// Linux 2.4 rate halving (`tcp_cwnd_down`) in Recovery and CWR; off in the seeds, where cwnd
+    /// drops to ssthresh at once.
     pub rate_halving: bool,
     /// Initial congestion window.
     pub initial_window: InitialWindow,
@@ -206,9 +207,6 @@ impl TcpConfig {
         if self.window_scaling {
             return Err(not_yet("window_scaling"));
         }
-        if self.rate_halving {
-            return Err(not_yet("rate_halving"));
-        }
         if !(68..=65535).contains(&self.mtu.0) {
             return Err(err(
                 "mtu",
@@ -315,8 +313,8 @@ mod tests {
         let e = TcpConfig::from_toml("mss = \"600B\"").unwrap_err();
         assert_eq!(e.key, "mss");
         assert!(e.message.contains("mtu-40"), "{e}");
-        let e = TcpConfig::from_toml("rate_halving = true").unwrap_err();
-        assert_eq!(e.key, "rate_halving");
+        let e = TcpConfig::from_toml("window_scaling = true").unwrap_err();
+        assert_eq!(e.key, "window_scaling");
         assert!(e.to_string().contains("not implemented yet"));
         let e = TcpConfig::from_toml("bogus = 1").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");

@@ -758,8 +758,11 @@ impl Connection {
             self.ssthresh = self.recalc_ssthresh();
         }
         self.cwr_pending = self.ecn_ok;
-        // Rate halving off (the seeds' IIP patch): cwnd is reduced at once.
-        self.cwnd = self.ssthresh;
+        // Rate halving off (the seeds' IIP patch): cwnd is reduced at once; on, it shrinks
+        // one segment per two ACKs from here (`cwnd_down`).
+        if !self.cfg.rate_halving {
+            self.cwnd = self.ssthresh;
+        }
         self.cwnd_cnt = 0;
         self.ca = CaState::Recovery;
         if !self.sack_ok {
@@ -1101,6 +1104,7 @@ impl Connection {
         self.stats.undos += 1;
         if self.prior_ssthresh > 0 {
             self.cwnd = self.cwnd.max(self.ssthresh.saturating_mul(2));
+            // (Linux: the doubled reduced ssthresh approximates the cwnd before the loss.)
             if restore_ssthresh && self.prior_ssthresh > self.ssthresh {
                 self.ssthresh = self.prior_ssthresh;
             }
@@ -1244,6 +1248,7 @@ impl Connection {
                     if self.sack_ok {
                         self.mark_lost_by_sack();
                     }
+                    self.cwnd_down();
                     return;
                 }
             }
@@ -1264,9 +1269,13 @@ impl Connection {
         }
         if self.time_to_recover() {
             self.enter_recovery();
+            self.cwnd_down();
         } else if ece && self.ca != CaState::Cwr {
             self.enter_cwr();
-        } else if self.ca != CaState::Cwr {
+            self.cwnd_down();
+        } else if self.ca == CaState::Cwr {
+            self.cwnd_down();
+        } else {
             self.ca = if self.dupacks > 0 || self.sacked_out() > 0 {
                 CaState::Disorder
             } else {
@@ -1275,13 +1284,30 @@ impl Connection {
         }
     }
 
+    /// Linux 2.4 `tcp_cwnd_down` (rate halving), on every ACK in Recovery and CWR: one segment
+    /// less per two ACKs, down to ssthresh/2, and never more than in_flight + 1.
+    fn cwnd_down(&mut self) {
+        if !self.cfg.rate_halving {
+            return;
+        }
+        let decr = self.cwnd_cnt + 1;
+        self.cwnd_cnt = decr & 1;
+        let decr = decr >> 1;
+        if decr > 0 && self.cwnd > self.ssthresh / 2 {
+            self.cwnd -= decr;
+        }
+        self.cwnd = self.cwnd.min(self.in_flight() + 1).max(1);
+    }
+
     /// ECN echo (Linux `tcp_enter_cwr`, RFC 3168 §6.1.2): halve once per window. With rate
     /// halving off, cwnd drops to ssthresh at once.
     fn enter_cwr(&mut self) {
         self.stats.ecn_reductions += 1;
         self.prior_ssthresh = 0;
         self.ssthresh = self.recalc_ssthresh();
-        self.cwnd = self.cwnd.min(self.ssthresh);
+        if !self.cfg.rate_halving {
+            self.cwnd = self.cwnd.min(self.ssthresh);
+        }
         self.cwnd_cnt = 0;
         self.high_seq = self.snd_nxt;
         self.cwr_pending = true;

@@ -120,7 +120,7 @@ proptest! {
         sack in any::<bool>(), ts in any::<bool>(), frto in any::<bool>(),
         dsack in any::<bool>(), fack in any::<bool>(), delack in 0u8..3, nagle in any::<bool>(),
         careful in any::<bool>(), iw in 1u32..5, segs in 1u64..120, tail in 0u64..536,
-        ecn in any::<bool>(), marks in proptest::collection::vec(0usize..300, 0..20),
+        ecn in any::<bool>(), rh in any::<bool>(), marks in proptest::collection::vec(0usize..300, 0..20),
     ) {
         let cfg = TcpConfig {
             sack,
@@ -133,6 +133,7 @@ proptest! {
             nagle,
             newreno_careful: careful,
             ecn,
+            rate_halving: rh,
             initial_window: lasthop_tcp::InitialWindow::Segments(iw),
             ..TcpConfig::default()
         };

@@ -455,3 +455,38 @@ fn counters_and_trace_of_a_fast_retransmit() {
         "{states:?}"
     );
 }
+
+#[test]
+fn rate_halving_spreads_the_reduction() {
+    // As fast_retransmit_on_third_dupack_with_limited_transmit, with Linux rate halving: at the
+    // third dupack (3365.5) ssthresh = 2 but cwnd stays 5, then tcp_cwnd_down: no decrement on
+    // the first ACK, cwnd = min(5, in_flight 3 + 1) = 4, and 6 is retransmitted. Dupack from 10
+    // (3437.5): cwnd 4 - 1 = 3 = in_flight: nothing. SACK of 11 (3844): in_flight 2 < cwnd 3:
+    // segment 13 goes, 72 ms earlier than without rate halving. SACK of 12 (3916): cwnd 2.
+    // The full ACK (4042.5) ends recovery with cwnd = min(2, ssthresh 2).
+    let cfg = TcpConfig {
+        rate_halving: true,
+        ..base()
+    };
+    let mut sim = Sim::new(base(), cfg, 40 * MSS);
+    sim.drops = vec![(Dir::Down, 6, 1)];
+    sim.run(ms(4050.0));
+    check(
+        &sim,
+        sim.retransmissions(Dir::Down) == [(ms(3365.5), 6)],
+        "fast retransmit",
+    );
+    check(
+        &sim,
+        sim.sent(13) == ms(3844.0),
+        "rate halving lets 13 out earlier",
+    );
+    check(&sim, sim.sent(14) == ms(4042.5), "after the full ACK");
+    let trace = sim.server.as_mut().unwrap().drain_trace();
+    let cw: Vec<_> = trace
+        .iter()
+        .filter(|r| r.ca_state == CaState::Recovery)
+        .map(|r| (r.time, r.cwnd))
+        .collect();
+    assert_eq!(cw, [(ms(3365.5), 4), (ms(3437.5), 3), (ms(3916.0), 2)]);
+}
