@@ -57,6 +57,19 @@ pub enum SsthreshFrom {
     Cwnd,
 }
 
+/// Which handshakes give the first RTT sample.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HandshakeRtt {
+    /// Both sides, whenever the SYN (SYN-ACK) was not retransmitted (seed 000: "the first RTT
+    /// sample ... is got from SYN - SYNACK pair").
+    Always,
+    /// Only with timestamps, as Linux 2.4 without cached metrics does: `tcp_init_metrics`
+    /// forgets the handshake sample ("FORGET ALL AND RESET") when the peer has no timestamps,
+    /// and a server only times the SYN-ACK from the echo.
+    TimestampsOnly,
+}
+
 /// Every mechanism of the endpoint is a switch here. Deserialized from a TOML table.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -84,6 +97,8 @@ pub struct TcpConfig {
     pub initial_window: InitialWindow,
     /// Initial window 1 when the SYN or SYN-ACK was retransmitted (RFC 3390 §2).
     pub iw_after_syn_loss_1: bool,
+    /// Which handshakes give the first RTT sample.
+    pub handshake_rtt: HandshakeRtt,
     /// What ssthresh is halved from on fast retransmit and RTO.
     pub ssthresh_from: SsthreshFrom,
     /// Duplicate ACKs (or SACKed segments above a hole) that mark a loss (Linux `tcp_reordering`).
@@ -142,6 +157,7 @@ impl Default for TcpConfig {
             initial_window: InitialWindow::Segments(2),
             iw_after_syn_loss_1: true,
             ssthresh_from: SsthreshFrom::Flight,
+            handshake_rtt: HandshakeRtt::Always,
             dupthresh: 3,
             newreno_careful: false,
             delayed_ack: DelayedAck::Static,

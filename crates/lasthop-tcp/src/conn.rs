@@ -16,7 +16,7 @@
 //! inflation; partial ACKs retransmit the next hole (NewReno, RFC 2582). The seeds disable rate
 //! halving, so cwnd drops to ssthresh at once.
 
-use crate::config::{DelayedAck, SsthreshFrom, TcpConfig};
+use crate::config::{DelayedAck, HandshakeRtt, SsthreshFrom, TcpConfig};
 use crate::rtt::RttEstimator;
 use crate::wire::{Segment, ACK, CWR, ECE, FIN, PSH, RST, SYN};
 use lasthop_core::{Dur, Packet, Time};
@@ -861,7 +861,8 @@ impl Connection {
         self.snd_nxt = 1;
         self.syn_pending = false;
         self.rto_deadline = None;
-        if self.syn_retries == 0 {
+        let sample_ok = self.cfg.handshake_rtt == HandshakeRtt::Always || self.ts_ok;
+        if self.syn_retries == 0 && sample_ok {
             self.rtt
                 .sample(now.saturating_since(self.syn_sent_at), 1, 1);
         } else {

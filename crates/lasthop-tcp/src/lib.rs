@@ -12,7 +12,7 @@ pub mod host;
 pub mod rtt;
 pub mod wire;
 
-pub use config::{ConfigError, DelayedAck, InitialWindow, SsthreshFrom, TcpConfig};
+pub use config::{ConfigError, DelayedAck, HandshakeRtt, InitialWindow, SsthreshFrom, TcpConfig};
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,
 };

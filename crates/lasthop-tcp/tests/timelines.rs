@@ -490,3 +490,33 @@ fn rate_halving_spreads_the_reduction() {
         .collect();
     assert_eq!(cw, [(ms(3365.5), 4), (ms(3437.5), 3), (ms(3916.0), 2)]);
 }
+
+#[test]
+fn linux_forgets_the_handshake_rtt_without_timestamps() {
+    // handshake_rtt = "timestamps_only": no sample from the handshake, so the server's first
+    // RTO is still 3 s when segments 1 and 2 leave at 917; the first sample (ACK 2 at 1666,
+    // 749 ms) gives RTO = 3 × 749 ms.
+    let cfg = TcpConfig {
+        handshake_rtt: lasthop_tcp::HandshakeRtt::TimestampsOnly,
+        ..base()
+    };
+    let mut sim = Sim::new(cfg.clone(), cfg, 2 * MSS);
+    sim.drops = vec![(Dir::Down, 1, 1)];
+    sim.run(ms(1000.0));
+    assert_eq!(sim.srv().srtt(), None);
+    assert_eq!(sim.srv().poll_timeout(), Some(ms(917.0 + 3000.0)));
+    let mut sim = Sim::new(
+        TcpConfig {
+            handshake_rtt: lasthop_tcp::HandshakeRtt::TimestampsOnly,
+            ..base()
+        },
+        TcpConfig {
+            handshake_rtt: lasthop_tcp::HandshakeRtt::TimestampsOnly,
+            ..base()
+        },
+        10 * MSS,
+    );
+    sim.run(ms(1666.0));
+    assert_eq!(sim.srv().srtt(), Some(Dur::from_millis(749)));
+    assert_eq!(sim.srv().rto(), Dur::from_millis(3 * 749));
+}
