@@ -45,6 +45,8 @@ pub struct TcpSeg {
     pub sack_count: u8,
     /// The SACK-permitted option (in SYNs).
     pub sack_permitted: bool,
+    /// The window-scale option (in SYNs).
+    pub wscale: Option<u8>,
 }
 
 impl TcpSeg {
@@ -156,6 +158,7 @@ pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg>
         sack: [(0, 0); 4],
         sack_count: 0,
         sack_permitted: false,
+        wscale: None,
     };
     // Options: whatever of them was captured.
     let opts = &tcp[20..doff.min(tcp.len())];
@@ -172,6 +175,7 @@ pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg>
                 }
                 let body = &opts[i + 2..i + len];
                 match kind {
+                    3 if body.len() == 1 => seg.wscale = Some(body[0]),
                     4 => seg.sack_permitted = true,
                     5 => {
                         for b in body.chunks_exact(8).take(4) {

@@ -240,8 +240,16 @@ struct DirState {
     space: SeqSpace,
     /// Highest unwrapped sequence number seen (end of data), the reference for unwrapping.
     top: Option<u64>,
-    /// Last window advertised by this direction's ACKs.
-    win_last: Option<u16>,
+    /// tcptrace's `win_last`: the (scaled) window of this direction's last packet, 0 for a
+    /// packet with neither ACK nor SYN.
+    win_last: u32,
+    /// tcptrace's `ack`: the ACK number of this direction's last ACK (or the peer's SYN
+    /// sequence number).
+    ack_field: u32,
+    /// Window scale from this direction's SYN.
+    wscale: Option<u8>,
+    /// tcptrace's `owin_tot > 0`: this direction has had data outstanding.
+    owin_positive: bool,
     /// Highest cumulative ACK received for this direction's data (unwrapped).
     snd_una: Option<u64>,
     /// When the cumulative ACK last advanced, or the sender last started from nothing
@@ -372,7 +380,8 @@ impl Analyzer {
         (id - 1, from_client)
     }
 
-    /// Feeds one parsed TCP segment.
+    /// Feeds one parsed TCP segment. The order of the steps follows tcptrace's, on which the
+    /// counters depend.
     pub fn segment(&mut self, seg: &TcpSeg) {
         let (i, from_client) = self.find(seg);
         let rto_gap = self.opts.rto_gap;
@@ -399,15 +408,31 @@ impl Analyzer {
         ts.first.get_or_insert(now);
         ts.last = Some(now);
         let len = seg.payload_len;
-        if seg.has(SYN) {
+        let syn = seg.has(SYN);
+        let fin = seg.has(FIN);
+        if syn {
             ts.syns += 1;
             this.isn.get_or_insert(seg.seq);
+            // tcptrace: the peer's "last ACK" becomes our SYN's sequence number
+            other.ack_field = seg.seq;
+            if let Some(ws) = seg.wscale {
+                this.wscale = Some(ws);
+            }
         }
         if seg.has(RST) {
             ts.rsts += 1;
         }
+        let eff_win = if seg.has(ACK) || syn {
+            let w = u32::from(seg.window);
+            match (this.wscale, other.wscale) {
+                (Some(a), Some(_)) if !syn => w << a.min(14),
+                _ => w,
+            }
+        } else {
+            0
+        };
         let start = this.unwrap(seg.seq);
-        if seg.has(FIN) {
+        if fin {
             ts.fins += 1;
             this.fin_seq = Some(start + u64::from(len));
         }
@@ -418,10 +443,11 @@ impl Analyzer {
         }
 
         // Retransmissions (tcptrace's rule), unique bytes, RTO inference.
-        if seg.has(SYN) || seg.has(FIN) || len > 0 {
-            let mut span = u64::from(len) + u64::from(seg.has(SYN)) + u64::from(seg.has(FIN));
-            let probe = other.win_last == Some(0) && os.packets > 0;
-            let mut rexlen = 0u64;
+        let mut rexlen = 0u64;
+        let mut ooo = false;
+        if syn || fin || len > 0 {
+            let mut span = u64::from(len) + u64::from(syn) + u64::from(fin);
+            let probe = other.win_last == 0 && os.packets > 0;
             if probe {
                 ts.zwnd_probes += 1;
             } else {
@@ -431,8 +457,9 @@ impl Analyzer {
                     (Some(top), Some(una)) => una >= top,
                     (Some(_), None) => false,
                 };
-                let (r, ooo) = this.space.send(start, span, now);
+                let (r, o) = this.space.send(start, span, now);
                 rexlen = r;
+                ooo = o;
                 if ooo {
                     ts.out_of_order += 1;
                 }
@@ -441,13 +468,13 @@ impl Analyzer {
                 }
             }
             let mut counted = rexlen as i64;
-            if seg.has(SYN) {
+            if syn {
                 span -= 1;
                 if ts.syns > 1 {
                     counted -= 1;
                 }
             }
-            if seg.has(FIN) {
+            if fin {
                 span -= 1;
                 if ts.fins > 1 {
                     counted -= 1;
@@ -470,36 +497,18 @@ impl Analyzer {
                     }
                 }
             }
-            let end = start + u64::from(len) + u64::from(seg.has(SYN)) + u64::from(seg.has(FIN));
+            let end = start + u64::from(len) + u64::from(syn) + u64::from(fin);
             if this.top.is_none_or(|t| end > t) {
                 this.top = Some(end);
             }
         }
 
-        // SACK blocks carried by this packet.
-        if seg.sack_count > 0 {
-            ts.sack_pkts += 1;
-            ts.sack_blocks += u64::from(seg.sack_count);
-            if seg.has(ACK) {
-                let b = seg.sacks();
-                let le = |a: u32, b: u32| (b.wrapping_sub(a) as i32) >= 0;
-                let below = le(b[0].1, seg.ack);
-                let inside = b.len() > 1 && le(b[1].0, b[0].0) && le(b[0].1, b[1].1);
-                if below || inside {
-                    ts.dsack_blocks += 1;
-                }
-            }
-        }
-
         // ACK processing against the other direction's sequence space.
         if seg.has(ACK) {
-            ts.ack_pkts += 1;
-            if len == 0 && !seg.has(SYN) && !seg.has(FIN) && !seg.has(RST) {
-                ts.pure_acks += 1;
-            }
-            this.win_last = Some(seg.window);
             let ack = other.unwrap(seg.ack);
-            let out = other.space.ack(ack, len, now);
+            let dup_ok =
+                seg.ack == this.ack_field && eff_win == this.win_last && other.owin_positive;
+            let out = other.space.ack(ack, len, dup_ok, now);
             if out.dupack {
                 os.dupacks += 1;
             }
@@ -529,6 +538,47 @@ impl Analyzer {
                         st.fin_acked = Some(now);
                     }
                 }
+            }
+        }
+
+        // tcptrace stops here for resets: no window, ACK, SACK or outstanding-data bookkeeping.
+        if seg.has(RST) {
+            if seg.has(ACK) {
+                ts.ack_pkts += 1;
+            }
+            return;
+        }
+        this.win_last = eff_win;
+        if seg.has(ACK) {
+            ts.ack_pkts += 1;
+            if len == 0 && !syn && !fin {
+                ts.pure_acks += 1;
+            }
+            // SACK blocks carried by this packet.
+            if seg.sack_count > 0 {
+                ts.sack_pkts += 1;
+                ts.sack_blocks += u64::from(seg.sack_count);
+                let b = seg.sacks();
+                let le = |a: u32, b: u32| (b.wrapping_sub(a) as i32) >= 0;
+                let below = le(b[0].1, seg.ack);
+                let inside = b.len() > 1 && le(b[1].0, b[0].0) && le(b[0].1, b[1].1);
+                if below || inside {
+                    ts.dsack_blocks += 1;
+                }
+            }
+            this.ack_field = seg.ack;
+        }
+        // tcptrace's outstanding-window sample, which gates duplicate ACKs for this direction.
+        if !syn && !ooo && rexlen == 0 {
+            let end = u64::from(seg.seq) + u64::from(len);
+            let peer_ack = u64::from(other.ack_field);
+            let owin = if peer_ack == 0 {
+                u64::from(len)
+            } else {
+                end.wrapping_sub(peer_ack - 1)
+            };
+            if owin != 0 {
+                this.owin_positive = true;
             }
         }
     }

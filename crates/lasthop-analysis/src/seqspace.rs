@@ -8,10 +8,11 @@
 //! * an ACK covers every recorded range starting below it. A range covered for the first time is
 //!   acknowledged; if the ACK is exactly its end, that is an RTT sample, unless the range was
 //!   retransmitted (Karn) or a range before it was (re)sent later (no sample);
-//! * an ACK without payload exactly at the end of an already acknowledged range is a duplicate
-//!   ACK (window changes, SACK blocks, FIN do not matter); the one that makes the range
-//!   acknowledged for the 4th time is a triple duplicate ACK. Segments carrying data never count
-//!   (checked against the tcptrace 6.6.7 binary, which differs here from older sources);
+//! * an ACK exactly at the end of an already acknowledged range is a duplicate ACK when it
+//!   carries no data, repeats the ACK number and the window of the acknowledging side's previous
+//!   ACK, and the data sender has had data outstanding (tcptrace 6.6.7's default "BSD" rule); the
+//!   one that makes the range acknowledged for the 4th time in a row is a triple duplicate ACK.
+//!   Any other ACK covering the range restarts its count;
 //! * adjacent acknowledged ranges merge, keeping the later range's ACK count and send time.
 //!
 //! Sequence numbers are unwrapped into 64 bits here (tcptrace uses quadrants), so the rules hold
@@ -108,8 +109,11 @@ impl SeqSpace {
     }
 
     /// Processes a cumulative ACK of `ack` (the next byte expected) arriving at `now`, carried by
-    /// a segment with `data_len` payload bytes.
-    pub fn ack(&mut self, ack: u64, data_len: u32, now: Time) -> AckOutcome {
+    /// a segment with `data_len` payload bytes. `dup_ok` tells whether the ACK can be a
+    /// duplicate at all (tcptrace's BSD rules, checked by the caller: the same ACK number and
+    /// the same window as the acknowledging side's previous ACK, and the data sender has had
+    /// data outstanding).
+    pub fn ack(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
         let mut out = AckOutcome::default();
         let mut changed = false;
         let mut last_xmit = Time::ZERO;
@@ -124,15 +128,15 @@ impl SeqSpace {
                 have_xmit = true;
             }
             if r.acked > 0 {
-                // tcptrace 6.6.7 (as Debian ships it) ignores segments carrying data here.
-                if data_len == 0 {
+                if ack == r.last + 1 && data_len == 0 && dup_ok {
+                    out.dupack = true;
                     r.acked = r.acked.saturating_add(1);
-                    if ack == r.last + 1 {
-                        out.dupack = true;
-                        if r.acked == 4 {
-                            out.triple = true;
-                        }
+                    if r.acked == 4 {
+                        out.triple = true;
                     }
+                } else {
+                    // anything but a pure duplicate restarts the count
+                    r.acked = 1;
                 }
                 continue;
             }
@@ -185,26 +189,32 @@ impl SeqSpace {
 mod tests {
     use super::*;
 
+    impl SeqSpace {
+        fn ack_t(&mut self, ack: u64, len: u32, now: Time) -> AckOutcome {
+            self.ack(ack, len, true, now)
+        }
+    }
+
     #[test]
     fn retransmission_and_dupacks() {
         let mut s = SeqSpace::default();
         let t = Time(0);
         assert_eq!(s.send(0, 1, t), (0, false)); // SYN
-        assert_eq!(s.ack(1, 0, Time(10)).rtt, Some(10));
+        assert_eq!(s.ack_t(1, 0, Time(10)).rtt, Some(10));
         for k in 0..4 {
             assert_eq!(s.send(1 + k * 100, 100, t).0, 0);
         }
-        let a = s.ack(101, 0, Time(20));
+        let a = s.ack_t(101, 0, Time(20));
         assert!(!a.dupack);
         // segment 2 lost: three dupacks, the third is the triple
-        assert!(s.ack(101, 0, t).dupack);
-        assert!(s.ack(101, 0, t).dupack);
-        let a = s.ack(101, 0, t);
+        assert!(s.ack_t(101, 0, t).dupack);
+        assert!(s.ack_t(101, 0, t).dupack);
+        let a = s.ack_t(101, 0, t);
         assert!(a.dupack && a.triple);
-        assert!(!s.ack(101, 0, t).triple);
+        assert!(!s.ack_t(101, 0, t).triple);
         assert_eq!(s.send(101, 100, Time(30)), (100, false));
         // D4 was sent before the retransmission of D2: no sample
-        assert_eq!(s.ack(401, 0, Time(40)).rtt, None);
+        assert_eq!(s.ack_t(401, 0, Time(40)).rtt, None);
         assert_eq!(s.ranges(), 1);
         // a segment covering old and new bytes
         assert_eq!(s.send(351, 100, t), (50, false));

@@ -158,6 +158,19 @@ pub enum Format {
 
 pub fn pcap_bytes(segs: &[Seg], fmt: Format) -> Vec<u8> {
     let base: u64 = 1_700_000_000_000_000_000; // an absolute epoch, as real captures have
+                                               // distinct IP ids, as real stacks send (tcptrace checks them for "hardware duplicates")
+    let segs: Vec<Seg> = segs
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let mut s = s.clone();
+            if s.ip_id == 0 {
+                s.ip_id = (i as u16).wrapping_add(1);
+            }
+            s
+        })
+        .collect();
+    let segs = &segs[..];
     if fmt == Format::SimHeaderOnly {
         let mut sink = PcapSink::new(Vec::new(), 256).unwrap();
         for s in segs {
