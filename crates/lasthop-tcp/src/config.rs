@@ -99,6 +99,9 @@ pub struct TcpConfig {
     pub iw_after_syn_loss_1: bool,
     /// Which handshakes give the first RTT sample.
     pub handshake_rtt: HandshakeRtt,
+    /// Control Block Interdependence: Linux 2.4's per-destination metrics cache (needs a
+    /// [`crate::Host`], which keeps the cache). Off in the seeds' baseline.
+    pub cbi: bool,
     /// What ssthresh is halved from on fast retransmit and RTO.
     pub ssthresh_from: SsthreshFrom,
     /// Duplicate ACKs (or SACKed segments above a hole) that mark a loss (Linux `tcp_reordering`).
@@ -158,6 +161,7 @@ impl Default for TcpConfig {
             iw_after_syn_loss_1: true,
             ssthresh_from: SsthreshFrom::Flight,
             handshake_rtt: HandshakeRtt::Always,
+            cbi: false,
             dupthresh: 3,
             newreno_careful: false,
             delayed_ack: DelayedAck::Static,

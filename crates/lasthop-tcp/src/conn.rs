@@ -17,6 +17,7 @@
 //! halving, so cwnd drops to ssthresh at once.
 
 use crate::config::{DelayedAck, HandshakeRtt, SsthreshFrom, TcpConfig};
+use crate::metrics::{linux_iw, ClosingState, Metrics};
 use crate::rtt::RttEstimator;
 use crate::wire::{Segment, ACK, CWR, ECE, FIN, PSH, RST, SYN};
 use lasthop_core::{Dur, Packet, Time};
@@ -258,6 +259,10 @@ pub struct Connection {
     ts_recent: u32,
     time_wait_deadline: Option<Time>,
 
+    /// Metrics cached for the peer's host (CBI), applied when the handshake completes.
+    cached: Option<Metrics>,
+    aborted: bool,
+
     ip_id: u16,
     events: VecDeque<Event>,
     stats: Stats,
@@ -346,6 +351,8 @@ impl Connection {
             last_rcv: None,
             ts_recent: 0,
             time_wait_deadline: None,
+            cached: None,
+            aborted: false,
             ip_id: 0,
             events: VecDeque::new(),
             stats: Stats::default(),
@@ -483,6 +490,29 @@ impl Connection {
     pub fn unacked_bytes(&self) -> u64 {
         (self.app_bytes + 1).saturating_sub(self.snd_una.max(1))
     }
+    /// Metrics cached for the peer's host (CBI): call before the handshake completes; used only
+    /// with `cbi = true`. [`crate::Host`] does this.
+    pub fn set_cached_metrics(&mut self, m: Metrics) {
+        self.cached = Some(m);
+    }
+
+    /// The connection closed properly (TIME-WAIT or CLOSED, not aborted): its metrics may be
+    /// saved.
+    pub fn closed_normally(&self) -> bool {
+        !self.aborted && matches!(self.state, State::TimeWait | State::Closed)
+    }
+
+    /// What this connection leaves in the metrics cache (Linux `tcp_update_metrics`).
+    pub fn closing_state(&self) -> ClosingState {
+        ClosingState {
+            srtt: self.rtt.srtt().filter(|_| !self.rtt.backed_off()),
+            mdev4: self.rtt.mdev4(),
+            cwnd: self.cwnd,
+            ssthresh: self.ssthresh,
+            open: self.ca == CaState::Open,
+        }
+    }
+
     /// Takes the congestion-state trace recorded so far.
     pub fn drain_trace(&mut self) -> Vec<TraceRecord> {
         std::mem::take(&mut self.trace)
@@ -522,6 +552,7 @@ impl Connection {
 
     fn abort(&mut self, why: AbortReason) {
         if self.state != State::Closed {
+            self.aborted = true;
             self.events.push_back(Event::Aborted(why));
             self.state = State::Closed;
             self.rto_deadline = None;
@@ -870,6 +901,9 @@ impl Connection {
             self.rtt.reset(self.cfg.rto_initial);
         }
         self.cwnd = self.cfg.iw_segments(self.mss);
+        if self.cfg.cbi {
+            self.init_metrics();
+        }
         if self.syn_retries > 0 && self.cfg.iw_after_syn_loss_1 {
             self.cwnd = 1;
         }
@@ -879,6 +913,24 @@ impl Connection {
             State::Established
         };
         self.events.push_back(Event::Connected);
+    }
+
+    /// Linux `tcp_init_metrics` (CBI on): ssthresh from the cache; srtt and deviation from it
+    /// when usable, and then the Linux initial window (4 segments at our MSS), capped by the
+    /// cached ssthresh (seed 000 A.2.6). Without a usable entry, Linux's reset path: no
+    /// timestamps means the handshake sample is forgotten and the RTO is 3 s.
+    fn init_metrics(&mut self) {
+        let (ts, init) = (self.ts_ok, self.cfg.rto_initial);
+        let Some(m) = self.cached else {
+            self.rtt.forget(ts, init);
+            return;
+        };
+        if m.ssthresh > 0 {
+            self.ssthresh = m.ssthresh;
+        }
+        if self.rtt.seed_from_cache(m.srtt, m.mdev4, ts, init) {
+            self.cwnd = linux_iw(self.mss).min(self.ssthresh);
+        }
     }
 
     fn on_synchronized(&mut self, now: Time, seg: &Segment) {

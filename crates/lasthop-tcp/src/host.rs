@@ -3,6 +3,7 @@
 
 use crate::config::TcpConfig;
 use crate::conn::Connection;
+use crate::metrics::Metrics;
 use crate::wire::{Segment, ACK, RST, SYN};
 use lasthop_core::{Packet, Time};
 use std::collections::{BTreeMap, BTreeSet};
@@ -17,6 +18,9 @@ pub struct Host {
     cfg: TcpConfig,
     listening: BTreeSet<u16>,
     conns: BTreeMap<ConnKey, Connection>,
+    /// Per-destination metrics (CBI), and the connections already saved into it.
+    metrics: BTreeMap<Ipv4Addr, Metrics>,
+    saved: BTreeSet<ConnKey>,
 }
 
 /// A deterministic initial sequence number for an accepted connection (FNV-1a of the 4-tuple):
@@ -44,6 +48,43 @@ impl Host {
             cfg,
             listening: BTreeSet::new(),
             conns: BTreeMap::new(),
+            metrics: BTreeMap::new(),
+            saved: BTreeSet::new(),
+        }
+    }
+
+    /// Cached metrics for a destination (CBI).
+    pub fn metrics(&self, dst: Ipv4Addr) -> Option<Metrics> {
+        self.metrics.get(&dst).copied()
+    }
+
+    /// Seeds or overwrites the metrics of a destination.
+    pub fn set_metrics(&mut self, dst: Ipv4Addr, m: Metrics) {
+        self.metrics.insert(dst, m);
+    }
+
+    fn with_metrics(&self, mut c: Connection) -> Connection {
+        if self.cfg.cbi {
+            if let Some(m) = self.metrics.get(c.remote().ip()) {
+                c.set_cached_metrics(*m);
+            }
+        }
+        c
+    }
+
+    /// Saves a properly closed connection's metrics once (Linux `tcp_update_metrics`).
+    fn save_metrics(&mut self, key: ConnKey) {
+        if !self.cfg.cbi || self.saved.contains(&key) {
+            return;
+        }
+        let Some(c) = self.conns.get(&key) else {
+            return;
+        };
+        if c.closed_normally() {
+            let ip = *key.1.ip();
+            let old = self.metrics.get(&ip).copied().unwrap_or_default();
+            self.metrics.insert(ip, old.updated(&c.closing_state()));
+            self.saved.insert(key);
         }
     }
 
@@ -65,7 +106,14 @@ impl Host {
         iss: u32,
     ) -> ConnKey {
         let local = SocketAddrV4::new(self.addr, local_port);
-        let c = Connection::connect(now, local, remote, self.cfg.clone(), iss);
+        let c = self.with_metrics(Connection::connect(
+            now,
+            local,
+            remote,
+            self.cfg.clone(),
+            iss,
+        ));
+        self.saved.remove(&(local, remote));
         self.conns.insert((local, remote), c);
         (local, remote)
     }
@@ -78,12 +126,15 @@ impl Host {
         if let Some(c) = self.conns.get_mut(&key) {
             if !c.is_closed() {
                 c.handle_packet(now, pkt);
+                self.save_metrics(key);
                 return Some(key);
             }
         }
         let is_syn = seg.has(SYN) && !seg.has(ACK) && !seg.has(RST);
         if is_syn && *key.0.ip() == self.addr && self.listening.contains(&key.0.port()) {
             let c = Connection::accept(now, pkt, self.cfg.clone(), iss_for(&key))?;
+            let c = self.with_metrics(c);
+            self.saved.remove(&key);
             self.conns.insert(key, c);
             return Some(key);
         }
@@ -119,10 +170,15 @@ impl Host {
 
     /// Runs every connection's due timers.
     pub fn handle_timeout(&mut self, now: Time) {
-        for c in self.conns.values_mut() {
+        let mut fired = Vec::new();
+        for (k, c) in self.conns.iter_mut() {
             if c.poll_timeout().is_some_and(|t| t <= now) {
                 c.handle_timeout(now);
+                fired.push(*k);
             }
+        }
+        for k in fired {
+            self.save_metrics(k);
         }
     }
 }

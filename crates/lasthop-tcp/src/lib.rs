@@ -9,6 +9,7 @@
 pub mod config;
 pub mod conn;
 pub mod host;
+pub mod metrics;
 pub mod rtt;
 pub mod wire;
 
@@ -17,4 +18,5 @@ pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,
 };
 pub use host::{ConnKey, Host};
+pub use metrics::Metrics;
 pub use wire::Segment;

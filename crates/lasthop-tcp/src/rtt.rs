@@ -20,6 +20,8 @@ pub struct RttEstimator {
     rto: u64,
     rto_min: u64,
     rto_max: u64,
+    /// The RTO has been backed off since the last sample (Linux `tp->backoff != 0`).
+    backed_off: bool,
 }
 
 impl RttEstimator {
@@ -33,6 +35,7 @@ impl RttEstimator {
             rto: initial.0,
             rto_min: min.0,
             rto_max: max.0,
+            backed_off: false,
         }
     }
 
@@ -73,12 +76,14 @@ impl RttEstimator {
             self.rtt_seq = snd_nxt;
         }
         // tcp_set_rto + tcp_bound_rto; a fresh sample also ends any backoff.
+        self.backed_off = false;
         self.rto = ((self.srtt8 >> 3) + self.rttvar).min(self.rto_max);
     }
 
     /// Exponential backoff after an expiry (Linux doubles `tp->rto` itself, so the backed-off
     /// value stays until the next valid sample: Karn's rule).
     pub fn backoff(&mut self) {
+        self.backed_off = true;
         self.rto = (self.rto.saturating_mul(2)).min(self.rto_max);
     }
 
@@ -87,6 +92,56 @@ impl RttEstimator {
         if self.srtt8 == 0 {
             self.rto = initial.0;
         }
+    }
+
+    /// Linux `tcp_init_metrics` with a cached entry: srtt is never below the cached one and
+    /// the cached deviation (×4 scale) raises mdev. Returns false, after forgetting everything
+    /// (RTO back to `initial`), when the result is below `initial` and timestamps are off
+    /// ("FORGET ALL AND RESET").
+    pub fn seed_from_cache(
+        &mut self,
+        srtt: Dur,
+        mdev4: Dur,
+        timestamps: bool,
+        initial: Dur,
+    ) -> bool {
+        if srtt.0 == 0 || (self.srtt8 == 0 && srtt < initial) {
+            self.forget(timestamps, initial);
+            return false;
+        }
+        self.srtt8 = self.srtt8.max(srtt.0 << 3);
+        if mdev4.0 > self.mdev4 {
+            self.mdev4 = mdev4.0;
+            self.mdev_max = self.mdev4.max(self.rto_min);
+            self.rttvar = self.mdev_max;
+        }
+        self.rto = ((self.srtt8 >> 3) + self.rttvar).min(self.rto_max);
+        if self.rto < initial.0 && !timestamps {
+            self.forget(timestamps, initial);
+            return false;
+        }
+        true
+    }
+
+    /// Linux's reset path of `tcp_init_metrics`: without timestamps a handshake sample is
+    /// dropped and the RTO is the initial one.
+    pub fn forget(&mut self, timestamps: bool, initial: Dur) {
+        if !timestamps && self.srtt8 != 0 {
+            self.srtt8 = 0;
+            self.mdev4 = initial.0;
+            self.mdev_max = initial.0;
+            self.rttvar = initial.0;
+            self.rto = initial.0;
+        }
+    }
+
+    /// 4 × mean deviation (Linux `tp->mdev`), what the metrics cache keeps.
+    pub fn mdev4(&self) -> Dur {
+        Dur(self.mdev4)
+    }
+
+    pub fn backed_off(&self) -> bool {
+        self.backed_off
     }
 
     pub fn rto(&self) -> Dur {

@@ -566,3 +566,94 @@ fn ecn_receiver_echoes_ce_until_cwr() {
     c.handle_packet(t(1000), &p);
     assert!(c.poll_transmit(t(1000)).is_none(), "delayed as usual");
 }
+
+/// Two hosts joined by a wire with a fixed 100 ms delay and no serialization.
+fn run_hosts(
+    a: &mut Host,
+    b: &mut Host,
+    from: Time,
+    until: Time,
+    mut app: impl FnMut(&mut Host, &mut Host),
+) {
+    let mut now = from;
+    let mut wire: Vec<(Time, bool, Packet)> = Vec::new();
+    loop {
+        app(a, b);
+        while let Some(p) = a.poll_transmit(now) {
+            wire.push((now + Dur::from_millis(100), true, p));
+        }
+        while let Some(p) = b.poll_transmit(now) {
+            wire.push((now + Dur::from_millis(100), false, p));
+        }
+        let next = wire
+            .iter()
+            .map(|w| w.0)
+            .chain(a.poll_timeout())
+            .chain(b.poll_timeout())
+            .min();
+        let Some(t) = next.filter(|&t| t <= until) else {
+            break;
+        };
+        now = t;
+        let (due, rest): (Vec<_>, Vec<_>) = wire.into_iter().partition(|w| w.0 == t);
+        wire = rest;
+        for (_, to_b, p) in due {
+            if to_b {
+                b.handle_packet(now, &p);
+            } else {
+                a.handle_packet(now, &p);
+            }
+        }
+        a.handle_timeout(now);
+        b.handle_timeout(now);
+    }
+}
+
+#[test]
+fn host_saves_metrics_for_the_next_connection() {
+    let cfg = TcpConfig {
+        timestamps: true,
+        cbi: true,
+        ..TcpConfig::default()
+    };
+    let (c_addr, s_addr) = addrs();
+    let mut client = Host::new(*c_addr.ip(), cfg.clone());
+    let mut server = Host::new(*s_addr.ip(), cfg);
+    server.listen(80);
+    // An HTTP/1.0-like exchange: the server writes 20 segments and closes on connect, the
+    // client closes on the server's FIN.
+    let app = |client: &mut Host, server: &mut Host| {
+        let keys: Vec<_> = server.conns().map(|(k, _)| *k).collect();
+        for k in keys {
+            let c = server.conn_mut(&k).unwrap();
+            while let Some(e) = c.poll_event() {
+                if e == Event::Connected {
+                    c.send(20 * 524);
+                    c.close();
+                }
+            }
+        }
+        let keys: Vec<_> = client.conns().map(|(k, _)| *k).collect();
+        for k in keys {
+            let c = client.conn_mut(&k).unwrap();
+            while let Some(e) = c.poll_event() {
+                if e == Event::PeerFin {
+                    c.close();
+                }
+            }
+        }
+    };
+    client.connect(Time::ZERO, 1025, s_addr, 1);
+    run_hosts(&mut client, &mut server, Time::ZERO, t(30_000), app);
+    let m = server.metrics(*c_addr.ip()).expect("saved at TIME-WAIT");
+    // 20 segments in slow start: no loss, so ssthresh is unknown and cwnd is the last one.
+    assert_eq!(m.ssthresh, 0);
+    assert!(m.cwnd > 4 && m.srtt >= Dur::from_millis(200), "{m:?}");
+    assert!(client.metrics(*s_addr.ip()).is_some());
+    // The next connection starts with Linux's initial window, 4 segments.
+    let k2 = client.connect(t(30_000), 1026, s_addr, 2);
+    // SYN 30000 -> 30100, SYN-ACK -> 30200, ACK -> 30300: 4 segments at once.
+    run_hosts(&mut client, &mut server, t(30_000), t(30_350), app);
+    let srv = server.conn(&(k2.1, k2.0)).unwrap();
+    assert_eq!(srv.stats().data_pkts_sent, 4);
+}

@@ -520,3 +520,49 @@ fn linux_forgets_the_handshake_rtt_without_timestamps() {
     assert_eq!(sim.srv().srtt(), Some(Dur::from_millis(749)));
     assert_eq!(sim.srv().rto(), Dur::from_millis(3 * 749));
 }
+
+#[test]
+fn cbi_starts_from_cached_metrics() {
+    // Cached for the client's host: srtt 900 ms, deviation (×4) 800 ms, ssthresh 3, cwnd 6.
+    // With timestamps the handshake sample (613.5 ms, mdev×4 1227 ms) is raised to srtt 900;
+    // the deviation stays 1227: RTO 2127 ms. The initial window is Linux's 4 segments at MSS
+    // 524, capped by the cached ssthresh: 3 segments at 920.5, 992.5, 1064.5.
+    let m = lasthop_tcp::Metrics {
+        srtt: Dur::from_millis(900),
+        mdev4: Dur::from_millis(800),
+        ssthresh: 3,
+        cwnd: 6,
+    };
+    let cfg = TcpConfig {
+        timestamps: true,
+        cbi: true,
+        ..base()
+    };
+    let mut sim = Sim::new(cfg.clone(), cfg, 10 * 524);
+    sim.server_metrics = Some(m);
+    sim.run(ms(1100.0));
+    assert_eq!(
+        sim.data(Dir::Down),
+        [(ms(920.5), 1, 1), (ms(992.5), 2, 1), (ms(1064.5), 3, 1)]
+    );
+    let s = sim.srv();
+    assert_eq!(
+        (s.srtt(), s.rto(), s.ssthresh()),
+        (Some(Dur::from_millis(900)), Dur::from_millis(2127), 3)
+    );
+    // Without timestamps Linux distrusts an RTO below 3 s: all RTT state is forgotten (RTO
+    // 3 s) and the initial window stays 2; the cached ssthresh is still used.
+    let cfg = TcpConfig {
+        cbi: true,
+        ..base()
+    };
+    let mut sim = Sim::new(cfg.clone(), cfg, 10 * MSS);
+    sim.server_metrics = Some(m);
+    sim.run(ms(1000.0));
+    assert_eq!(sim.data(Dir::Down), [(ms(917.0), 1, 1), (ms(989.0), 2, 1)]);
+    let s = sim.srv();
+    assert_eq!(
+        (s.srtt(), s.rto(), s.ssthresh()),
+        (None, Dur::from_secs(3), 3)
+    );
+}

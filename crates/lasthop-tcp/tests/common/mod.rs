@@ -64,6 +64,8 @@ pub struct Sim {
     pub mark_idx: std::collections::HashSet<(u8, usize)>,
     sent_count: [usize; 2],
     pub server_sends: u64,
+    /// Cached metrics given to the server endpoint when it is created (CBI).
+    pub server_metrics: Option<lasthop_tcp::Metrics>,
     pub server_closes: bool,
     pub client_closes_on_fin: bool,
     pub client_events: Vec<(Time, Event)>,
@@ -104,6 +106,7 @@ impl Sim {
             mark_idx: Default::default(),
             sent_count: [0; 2],
             server_sends,
+            server_metrics: None,
             server_closes: false,
             client_closes_on_fin: false,
             client_events: Vec::new(),
@@ -220,7 +223,10 @@ impl Sim {
                 Some(s) => s.handle_packet(self.now, &p),
                 None => {
                     self.server =
-                        Connection::accept(self.now, &p, self.server_cfg.clone(), SERVER_ISS)
+                        Connection::accept(self.now, &p, self.server_cfg.clone(), SERVER_ISS);
+                    if let (Some(s), Some(m)) = (self.server.as_mut(), self.server_metrics) {
+                        s.set_cached_metrics(m);
+                    }
                 }
             },
         }
