@@ -104,6 +104,10 @@ pub struct TcpConfig {
     pub cbi: bool,
     /// What ssthresh is halved from on fast retransmit and RTO.
     pub ssthresh_from: SsthreshFrom,
+    /// Linux `tcp_moderate_cwnd` (`tcp_max_burst`): on a "dubious" ACK outside Recovery and CWR
+    /// (duplicate, SACK, ECE, or any ACK while not Open), cwnd is cut to in_flight + this, so an
+    /// ACK burst releases at most this many segments at once. 0 turns it off.
+    pub max_burst: u32,
     /// Duplicate ACKs (or SACKed segments above a hole) that mark a loss (Linux `tcp_reordering`).
     pub dupthresh: u32,
     /// NewReno "Careful" variant of RFC 2582 §6: after an RTO, fast retransmit needs an ACK above
@@ -162,6 +166,7 @@ impl Default for TcpConfig {
             ssthresh_from: SsthreshFrom::Flight,
             handshake_rtt: HandshakeRtt::Always,
             cbi: false,
+            max_burst: 3,
             dupthresh: 3,
             newreno_careful: false,
             delayed_ack: DelayedAck::Static,

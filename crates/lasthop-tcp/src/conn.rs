@@ -146,6 +146,23 @@ const ATO_MIN: Dur = Dur::from_millis(40);
 /// Linux TCP_DELACK_MAX (HZ/5): the adaptive timeout never exceeds it.
 const DELACK_MAX: Dur = Dur::from_millis(200);
 
+/// What an incoming ACK did, for the congestion state machine (Linux's `flag`).
+#[derive(Clone, Copy, Debug)]
+struct AckFlags {
+    acked_pkts: u32,
+    is_dupack: bool,
+    ece: bool,
+    /// Linux `tcp_ack_is_dubious`: no data, no window update, nothing acknowledged; or SACK
+    /// or ECE information; or not in the Open state.
+    dubious: bool,
+}
+
+impl AckFlags {
+    fn data_acked(&self) -> bool {
+        self.acked_pkts > 0
+    }
+}
+
 /// A segment sent and not yet cumulatively acknowledged (the retransmission queue).
 #[derive(Clone, Debug)]
 struct SentSeg {
@@ -1059,6 +1076,15 @@ impl Connection {
         }
         let data_acked = acked_pkts > 0;
         let ece = self.ecn_ok && seg.has(ECE);
+        let flags = AckFlags {
+            acked_pkts,
+            is_dupack,
+            ece,
+            dubious: !(seg.payload > 0 || window_changed || data_acked)
+                || !seg.sacks.is_empty()
+                || ece
+                || self.ca != CaState::Open,
+        };
         if ece {
             self.stats.ece_rcvd += 1;
         }
@@ -1066,12 +1092,17 @@ impl Connection {
         let may_raise = (!ece || self.cwnd < self.ssthresh)
             && !matches!(self.ca, CaState::Recovery | CaState::Cwr);
         let frto_active = self.frto > 0;
-        if frto_active {
+        if prior_packets == 0 {
+            // Nothing was outstanding: Linux (`no_queue`) leaves the congestion state alone.
+        } else if frto_active {
             self.frto_ack(data_acked, is_dupack);
-        } else if data_acked && prior_in_flight >= self.cwnd && may_raise {
-            self.cong_avoid();
+            self.fastretrans_alert(flags);
+        } else {
+            if data_acked && prior_in_flight >= self.cwnd && may_raise {
+                self.cong_avoid();
+            }
+            self.fastretrans_alert(flags);
         }
-        self.fastretrans_alert(data_acked, acked_pkts, is_dupack, ece);
 
         if self.fin_acked {
             match self.state {
@@ -1258,7 +1289,9 @@ impl Connection {
     }
 
     /// Linux `tcp_fastretrans_alert` with rate halving off.
-    fn fastretrans_alert(&mut self, data_acked: bool, acked_pkts: u32, is_dupack: bool, ece: bool) {
+    fn fastretrans_alert(&mut self, f: AckFlags) {
+        let (data_acked, acked_pkts, is_dupack, ece) =
+            (f.data_acked(), f.acked_pkts, f.is_dupack, f.ece);
         if self.ca == CaState::Open {
             self.retrans_stamp = None;
         }
@@ -1272,6 +1305,7 @@ impl Connection {
                     self.try_undo_recovery();
                     self.ca = CaState::Open;
                 } else if !self.try_undo_loss() {
+                    self.moderate_cwnd();
                     return; // keep retransmitting in slow start
                 }
             }
@@ -1329,11 +1363,22 @@ impl Connection {
         } else if self.ca == CaState::Cwr {
             self.cwnd_down();
         } else {
+            // Linux tcp_try_to_open.
             self.ca = if self.dupacks > 0 || self.sacked_out() > 0 {
                 CaState::Disorder
             } else {
                 CaState::Open
             };
+            if f.dubious {
+                self.moderate_cwnd();
+            }
+        }
+    }
+
+    /// Linux `tcp_moderate_cwnd`: at most `max_burst` segments leave on one ACK.
+    fn moderate_cwnd(&mut self) {
+        if self.cfg.max_burst > 0 {
+            self.cwnd = self.cwnd.min(self.in_flight() + self.cfg.max_burst);
         }
     }
 
@@ -1692,17 +1737,22 @@ impl Connection {
         Some(self.build(now, flags, start, len as u32, ect))
     }
 
-    /// May a new segment go out? In Open/Disorder, limited transmit (RFC 3042) allows one more
-    /// segment for each of the first two duplicate ACKs; otherwise `in_flight < cwnd`.
+    /// May a new segment go out? Linux's rule everywhere: `in_flight < cwnd`. Before recovery
+    /// (Open, Disorder, CWR), SACKed segments, or without SACK the duplicate ACKs (Linux's Reno
+    /// emulation), leave the flight: that is limited transmit (RFC 3042), one new segment per
+    /// duplicate ACK until the third starts recovery (more if `dupthresh` is raised, as Linux
+    /// does with its reordering estimate). With `limited_transmit` off they stay in it.
     fn cwnd_allows_new(&self) -> bool {
         match self.ca {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
-                let extra = if self.cfg.limited_transmit {
-                    self.dupacks.min(2)
-                } else {
+                let left = if !self.cfg.limited_transmit {
                     0
+                } else if self.sack_ok {
+                    self.sacked_out()
+                } else {
+                    self.dupacks.min(self.packets_out().saturating_sub(1))
                 };
-                self.packets_out() < self.cwnd + extra
+                self.packets_out().saturating_sub(left) < self.cwnd
             }
             CaState::Recovery | CaState::Loss => self.in_flight() < self.cwnd,
         }

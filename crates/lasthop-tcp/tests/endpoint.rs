@@ -448,7 +448,9 @@ fn timestamps_undo_a_spurious_rto() {
 #[test]
 fn dsack_undoes_after_the_retransmission_is_reported_duplicate() {
     // The receiver had segment 1: its ACK of all four D-SACKs the retransmission. Every
-    // retransmission is accounted for, so the reduction is undone: cwnd 2 -> 4, ssthresh back.
+    // retransmission is accounted for, so the reduction is undone: cwnd 2 -> max(2, 2·2) = 4,
+    // ssthresh back; then tcp_moderate_cwnd (the ACK carried SACK information) cuts cwnd to
+    // in_flight 0 + 3.
     let cfg = TcpConfig {
         dsack: true,
         ..TcpConfig::default()
@@ -459,7 +461,7 @@ fn dsack_undoes_after_the_retransmission_is_reported_duplicate() {
     assert_eq!(c.ca_state(), CaState::Open);
     assert_eq!(
         (c.cwnd(), c.ssthresh()),
-        (4, lasthop_tcp::SSTHRESH_INFINITE)
+        (3, lasthop_tcp::SSTHRESH_INFINITE)
     );
     assert_eq!(c.stats().undos, 1);
     // Without the D-SACK: slow start from cwnd 2 with ssthresh 2.
@@ -656,4 +658,21 @@ fn host_saves_metrics_for_the_next_connection() {
     run_hosts(&mut client, &mut server, t(30_000), t(30_350), app);
     let srv = server.conn(&(k2.1, k2.0)).unwrap();
     assert_eq!(srv.stats().data_pkts_sent, 4);
+}
+
+#[test]
+fn moderate_cwnd_limits_bursts_on_dubious_acks() {
+    // 4 out; one ACK covers 3 and SACKs the 4th (a reordered or burst release): slow start
+    // makes cwnd 5, then Linux tcp_moderate_cwnd cuts it to in_flight (0) + 3.
+    let (mut c, peer, _) = sender(TcpConfig::default(), 4, 4);
+    c.handle_packet(t(1300), &peer.ack(3, 536, &[(4, 4)]));
+    assert_eq!((c.ca_state(), c.cwnd()), (CaState::Disorder, 3));
+    assert_eq!(drain(&mut c, t(1300), 536), vec![5, 6, 7]);
+    let cfg = TcpConfig {
+        max_burst: 0,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer, _) = sender(cfg, 4, 4);
+    c.handle_packet(t(1300), &peer.ack(3, 536, &[(4, 4)]));
+    assert_eq!(c.cwnd(), 5);
 }
