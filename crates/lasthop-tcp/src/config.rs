@@ -86,7 +86,8 @@ pub struct TcpConfig {
     pub dsack: bool,
     /// Timestamps (RFC 1323): RTT sampling from echoes; takes 12 bytes of every segment.
     pub timestamps: bool,
-    /// Window scaling (RFC 1323). Not implemented yet.
+    /// Window scaling (RFC 1323): lets `rcvbuf` and `window_clamp` exceed 64 KB; the shift is
+    /// the smallest that fits `rcvbuf` (Linux `tcp_select_initial_window`).
     pub window_scaling: bool,
     /// Limited transmit (RFC 3042).
     pub limited_transmit: bool,
@@ -216,7 +217,12 @@ fn err(key: &str, message: impl Into<String>) -> ConfigError {
 impl TcpConfig {
     /// Parses a TOML table and validates it.
     pub fn from_toml(text: &str) -> Result<TcpConfig, ConfigError> {
-        let cfg: TcpConfig = toml::from_str(text).map_err(|e| err("", e.message().to_string()))?;
+        let de = toml::Deserializer::new(text);
+        let cfg: TcpConfig = serde_path_to_error::deserialize(de).map_err(|e| {
+            let key = e.path().to_string();
+            let key = if key == "." { String::new() } else { key };
+            err(&key, e.into_inner().message().to_string())
+        })?;
         cfg.validate()?;
         Ok(cfg)
     }
@@ -228,10 +234,6 @@ impl TcpConfig {
 
     /// Checks ranges and refuses switches that are not implemented yet.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        let not_yet = |key: &str| err(key, "not implemented yet: only `false` is allowed");
-        if self.window_scaling {
-            return Err(not_yet("window_scaling"));
-        }
         if !(68..=65535).contains(&self.mtu.0) {
             return Err(err(
                 "mtu",
@@ -276,15 +278,23 @@ impl TcpConfig {
                 "out of range: allowed 1ns..=500ms (RFC 1122)",
             ));
         }
-        if !(1..=65535).contains(&self.rcvbuf.0) {
+        let (max_wnd, why) = if self.window_scaling {
+            (65535u64 << 14, "1B..=1073725440B (65535 << 14)")
+        } else {
+            (65535, "1B..=65535B without `window_scaling`")
+        };
+        if !(1..=max_wnd).contains(&self.rcvbuf.0) {
             return Err(err(
                 "rcvbuf",
-                "out of range: allowed 1B..=65535B (window scaling is not implemented)",
+                format!("{} is out of range: allowed {why}", self.rcvbuf),
             ));
         }
         if let Some(c) = self.window_clamp {
-            if c.0 == 0 || c.0 > 65535 {
-                return Err(err("window_clamp", "out of range: allowed 1B..=65535B"));
+            if !(1..=max_wnd).contains(&c.0) {
+                return Err(err(
+                    "window_clamp",
+                    format!("{c} is out of range: allowed {why}"),
+                ));
             }
         }
         if self.rto_min == Dur::ZERO || self.rto_min > self.rto_max {
@@ -338,9 +348,15 @@ mod tests {
         let e = TcpConfig::from_toml("mss = \"600B\"").unwrap_err();
         assert_eq!(e.key, "mss");
         assert!(e.message.contains("mtu-40"), "{e}");
-        let e = TcpConfig::from_toml("window_scaling = true").unwrap_err();
-        assert_eq!(e.key, "window_scaling");
-        assert!(e.to_string().contains("not implemented yet"));
+        let e = TcpConfig::from_toml("rcvbuf = \"100000B\"").unwrap_err();
+        assert_eq!(e.key, "rcvbuf");
+        assert!(e.message.contains("window_scaling"), "{e}");
+        TcpConfig::from_toml("rcvbuf = \"100000B\"\nwindow_scaling = true").unwrap();
+        let e = TcpConfig::from_toml("sack = \"yes\"").unwrap_err();
+        assert_eq!(e.key, "sack", "{e}");
+        let e = TcpConfig::from_toml("delayed_ack_timeout = \"200\"").unwrap_err();
+        assert_eq!(e.key, "delayed_ack_timeout", "{e}");
+        assert!(e.message.contains("ms"), "{e}");
         let e = TcpConfig::from_toml("bogus = 1").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
         let e = TcpConfig::from_toml("initial_window = 5").unwrap_err();

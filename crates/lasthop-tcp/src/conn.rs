@@ -206,6 +206,11 @@ pub struct Connection {
     ts_ok: bool,
     /// ECN negotiated; the receiver owes ECE until CWR; the sender owes CWR on new data.
     ecn_ok: bool,
+    /// Window scale shifts (RFC 1323): ours for windows we advertise, the peer's for windows
+    /// we receive; 0 when not negotiated.
+    rcv_wscale: u8,
+    snd_wscale: u8,
+    ws_ok: bool,
     ece_pending: bool,
     cwr_pending: bool,
     peer_mss: u32,
@@ -322,6 +327,9 @@ impl Connection {
             sack_ok: false,
             ts_ok: false,
             ecn_ok: false,
+            rcv_wscale: 0,
+            snd_wscale: 0,
+            ws_ok: false,
             ece_pending: false,
             cwr_pending: false,
             peer_mss: 536,
@@ -424,6 +432,11 @@ impl Connection {
         if let Some((val, _)) = seg.ts {
             self.ts_recent = val;
         }
+        if let (true, Some(ws)) = (self.cfg.window_scaling, seg.wscale) {
+            self.ws_ok = true;
+            self.snd_wscale = ws.min(14);
+            self.rcv_wscale = self.our_wscale();
+        }
         // RFC 1122: 536 when the peer sends no MSS option.
         self.peer_mss = seg.mss.map_or(536, u32::from);
         let ts = if self.ts_ok { 12 } else { 0 };
@@ -432,6 +445,21 @@ impl Connection {
             .min(self.cfg.adv_mss())
             .saturating_sub(ts)
             .max(1);
+    }
+
+    /// Linux `tcp_select_initial_window`: the smallest shift that fits the receive buffer.
+    fn our_wscale(&self) -> u8 {
+        let mut space = self
+            .cfg
+            .rcvbuf
+            .0
+            .max(self.cfg.window_clamp.map_or(0, |c| c.0));
+        let mut ws = 0;
+        while space > 65535 && ws < 14 {
+            space >>= 1;
+            ws += 1;
+        }
+        ws
     }
 
     // -----------------------------------------------------------------------------------------
@@ -896,7 +924,7 @@ impl Connection {
         if !(seg.has(ACK) && seg.ack == self.iss.wrapping_add(1)) {
             return;
         }
-        self.snd_wnd = u32::from(seg.window);
+        self.snd_wnd = u32::from(seg.window) << self.snd_wscale;
         self.establish(now);
         // The ACK may carry data (the client's ACK was lost and the request came first).
         self.on_synchronized(now, seg);
@@ -1015,8 +1043,9 @@ impl Connection {
         let prior_una = self.snd_una;
         let prior_in_flight = self.in_flight();
         let prior_packets = self.packets_out();
-        let window_changed = u32::from(seg.window) != self.snd_wnd;
-        self.snd_wnd = u32::from(seg.window);
+        let wnd = u32::from(seg.window) << self.snd_wscale;
+        let window_changed = wnd != self.snd_wnd;
+        self.snd_wnd = wnd;
         if self.sack_ok {
             self.tag_sacks(seg, ack);
         }
@@ -1587,9 +1616,14 @@ impl Connection {
         if let Some(c) = self.cfg.window_clamp {
             w = w.min(c.0);
         }
-        w = w.max(self.rcv_edge.saturating_sub(self.rcv_nxt)).min(65535);
-        self.rcv_edge = self.rcv_nxt + w;
-        w as u16
+        let s = self.rcv_wscale;
+        w = w
+            .max(self.rcv_edge.saturating_sub(self.rcv_nxt))
+            .min(65535 << s);
+        // Rounded up to the scale unit, so the right edge never moves back (Linux aligns too).
+        let field = w.div_ceil(1 << s).min(65535);
+        self.rcv_edge = self.rcv_nxt + (field << s);
+        field as u16
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1787,6 +1821,10 @@ impl Connection {
             };
             if ts {
                 seg.ts = Some((ms_stamp(now), if server { self.ts_recent } else { 0 }));
+            }
+            // The client offers its shift; the server answers only an offer.
+            if self.cfg.window_scaling && (!server || self.ws_ok) {
+                seg.wscale = Some(self.our_wscale());
             }
             seg.window = self.cfg.rcvbuf.0.min(65535) as u16;
             if server {

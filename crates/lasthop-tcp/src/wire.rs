@@ -30,6 +30,8 @@ pub struct Segment {
     pub sack_permitted: bool,
     /// Timestamps option: (TSval, TSecr).
     pub ts: Option<(u32, u32)>,
+    /// Window scale option (SYN only): the shift count.
+    pub wscale: Option<u8>,
     /// SACK blocks (left edge, right edge), in the order they appear.
     pub sacks: Vec<(u32, u32)>,
     /// Virtual payload length.
@@ -70,6 +72,9 @@ impl Segment {
             o.extend_from_slice(&[8, 10]);
             o.extend_from_slice(&val.to_be_bytes());
             o.extend_from_slice(&ecr.to_be_bytes());
+        }
+        if let (true, Some(ws)) = (self.has(SYN), self.wscale) {
+            o.extend_from_slice(&[1, 3, 3, ws]);
         }
         if !self.sacks.is_empty() {
             o.extend_from_slice(&[1, 1, 5, 2 + 8 * self.sacks.len() as u8]);
@@ -166,6 +171,7 @@ impl Segment {
                     match (kind, len) {
                         (2, 4) => seg.mss = Some(be16(body)),
                         (4, 2) => seg.sack_permitted = true,
+                        (3, 3) => seg.wscale = Some(body[0]),
                         (8, 10) => seg.ts = Some((be32(body), be32(&body[4..]))),
                         (5, _) if (len - 2) % 8 == 0 => {
                             seg.sacks = body.chunks(8).map(|c| (be32(c), be32(&c[4..]))).collect()
@@ -217,6 +223,10 @@ mod tests {
         assert_eq!(s.encode().wire_len, 56);
         s.ts = None;
         assert_eq!(s.encode().wire_len, 44);
+        s.wscale = Some(3);
+        let p = s.encode();
+        assert_eq!(p.wire_len, 48);
+        assert_eq!(Segment::decode(&p).unwrap().wscale, Some(3));
     }
 
     #[test]

@@ -676,3 +676,57 @@ fn moderate_cwnd_limits_bursts_on_dubious_acks() {
     c.handle_packet(t(1300), &peer.ack(3, 536, &[(4, 4)]));
     assert_eq!(c.cwnd(), 5);
 }
+
+#[test]
+fn window_scaling_negotiated_and_applied() {
+    // rcvbuf 256 KiB needs a shift of 3 (Linux tcp_select_initial_window). The SYN offers it;
+    // the SYN window itself is never scaled.
+    let cfg = TcpConfig {
+        window_scaling: true,
+        rcvbuf: lasthop_core::Bytes(262_144),
+        ..TcpConfig::default()
+    };
+    let (c_addr, s_addr) = addrs();
+    let mut c = Connection::connect(Time::ZERO, c_addr, s_addr, cfg.clone(), ISS);
+    let syn = Segment::decode(&c.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!((syn.wscale, syn.window), (Some(3), 65535));
+    // A server that answers with shift 2 and a 1000-unit window field: 4000 bytes usable once
+    // scaling applies (not to the SYN-ACK itself: 1000 bytes there).
+    let peer = Peer {
+        mss: 536,
+        ts: false,
+    };
+    let mut sa = peer.seg(SYN | ACK, 0, 1, 0);
+    sa.mss = Some(536);
+    sa.wscale = Some(2);
+    sa.window = 1000;
+    c.handle_packet(t(600), &sa.encode());
+    let _ = c.poll_transmit(t(600));
+    c.send(20 * 536);
+    assert_eq!(
+        drain(&mut c, t(600), 536),
+        vec![1],
+        "1000-byte window: one segment"
+    );
+    let mut a = peer.seg(ACK, 1, 1 + 536, 0);
+    a.window = 1000; // 4000 bytes
+    c.handle_packet(t(1200), &a.encode());
+    // cwnd is still 2: it did not grow, the window (not cwnd) limited the first flight.
+    assert_eq!(drain(&mut c, t(1200), 536), vec![2, 3]);
+    // Our advertisement is scaled down by 3: 256 KiB -> 32768.
+    c.handle_packet(t(1300), &peer.data(0));
+    c.handle_packet(t(1300), &peer.data(1));
+    let ack = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    assert_eq!(ack.window, 32768);
+    // A server that does not answer the offer: no scaling either way.
+    let mut c = Connection::connect(Time::ZERO, c_addr, s_addr, cfg, ISS);
+    let _ = c.poll_transmit(Time::ZERO);
+    let mut sa = peer.seg(SYN | ACK, 0, 1, 0);
+    sa.mss = Some(536);
+    c.handle_packet(t(600), &sa.encode());
+    let _ = c.poll_transmit(t(600));
+    c.handle_packet(t(1300), &peer.data(0));
+    c.handle_packet(t(1300), &peer.data(1));
+    let ack = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    assert_eq!(ack.window, 65535);
+}
