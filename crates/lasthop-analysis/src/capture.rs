@@ -267,7 +267,7 @@ pub fn read_pcap<R: Read>(
     let mut r = PcapReader::new(reader).map_err(|e| match e {
         PcapError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => Error::Io {
             path: source.to_string(),
-            source: io,
+            error: io,
         },
         other => Error::NotPcap {
             path: source.to_string(),
@@ -300,7 +300,7 @@ pub fn read_pcap<R: Read>(
             Err(PcapError::IoError(e)) => {
                 return Err(Error::Io {
                     path: source.to_string(),
-                    source: e,
+                    error: e,
                 })
             }
             Err(e) => {

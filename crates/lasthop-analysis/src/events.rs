@@ -63,7 +63,7 @@ impl EventLog {
         let path = path.as_ref();
         let f = std::fs::File::open(path).map_err(|e| Error::Io {
             path: path.display().to_string(),
-            source: e,
+            error: e,
         })?;
         EventLog::from_reader(f, &path.display().to_string())
     }
@@ -80,7 +80,7 @@ impl EventLog {
             Some(Err(e)) => {
                 return Err(Error::Io {
                     path: source.to_string(),
-                    source: e,
+                    error: e,
                 })
             }
             None => return Err(bad(1, "empty file, expected a header row".into())),
@@ -108,7 +108,7 @@ impl EventLog {
             let lineno = n as u64 + 2;
             let line = line.map_err(|e| Error::Io {
                 path: source.to_string(),
-                source: e,
+                error: e,
             })?;
             if line.is_empty() {
                 continue;

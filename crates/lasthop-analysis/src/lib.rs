@@ -30,11 +30,10 @@ use std::path::Path;
 /// Everything that can go wrong reading inputs. Messages name the file.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path}: not a pcap capture ({detail})")]
     NotPcap { path: String, detail: String },
@@ -66,7 +65,7 @@ pub fn analyze_pcap_with(path: impl AsRef<Path>, opts: Options) -> Result<Analys
     let name = path.display().to_string();
     let f = std::fs::File::open(path).map_err(|e| Error::Io {
         path: name.clone(),
-        source: e,
+        error: e,
     })?;
     analyze_reader_with(f, &name, opts)
 }
@@ -93,7 +92,7 @@ pub fn analyze_reader_with<R: Read>(
             Err(e) => {
                 return Err(Error::Io {
                     path: source.to_string(),
-                    source: e,
+                    error: e,
                 })
             }
         }

@@ -1,0 +1,145 @@
+//! `lasthop analyze PCAP [PCAP2] [--events events.csv] [--csv OUT]`: tcptrace-class
+//! per-connection statistics of a capture (ours or anyone's), optionally merged with a second
+//! capture of the same run and joined with the link's event log.
+
+use anyhow::{Context, Result};
+use lasthop_analysis as la;
+use lasthop_core::Dur;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct AnalyzeArgs {
+    /// A pcap capture. With PCAP2, the client-side capture (it gives the elapsed times).
+    pub pcap: PathBuf,
+    /// The server-side capture of the same run: the data sender's capture gives the data,
+    /// retransmission, duplicate-ACK, RTO and SACK counts; one row per connection.
+    pub pcap2: Option<PathBuf>,
+    /// The link's event log (events.csv) for drops by cause and spurious retransmissions.
+    #[arg(long)]
+    pub events: Option<PathBuf>,
+    /// Write connections.csv here (atomically).
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+    /// RTO inference: minimum time without ACK progress before a retransmission counts as an
+    /// RTO, in milliseconds.
+    #[arg(long, default_value_t = 200)]
+    pub rto_gap_ms: u64,
+}
+
+fn load(path: &PathBuf, opts: la::Options) -> Result<Vec<la::ConnStats>> {
+    let a = la::analyze_pcap_with(path, opts)?;
+    for w in &a.summary.warnings {
+        eprintln!("warning: {w}");
+    }
+    if a.conns.is_empty() {
+        eprintln!(
+            "note: {}: no TCP connection in {} records",
+            path.display(),
+            a.summary.records
+        );
+    }
+    Ok(a.conns)
+}
+
+pub fn run(args: AnalyzeArgs) -> Result<()> {
+    let opts = la::Options {
+        rto_gap: Dur::from_millis(args.rto_gap_ms),
+    };
+    let first = load(&args.pcap, opts)?;
+    let mut conns = match &args.pcap2 {
+        Some(p2) => {
+            let second = load(p2, opts)?;
+            la::merge_sides(&first, &second)
+        }
+        None => first,
+    };
+    if let Some(ev) = &args.events {
+        la::EventLog::load(ev)?.join(&mut conns);
+    }
+    print!("{}", la::format_table(&conns));
+    if let Some(out) = &args.csv {
+        la::write_connections_csv(out, &conns)
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!("wrote {} ({} connections)", out.display(), conns.len());
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lasthop_core::output::{PcapSink, DEFAULT_SNAPLEN};
+    use lasthop_core::{Packet, Time};
+
+    /// An IPv4/TCP header (no options) with the given fields; payload virtual.
+    #[allow(clippy::too_many_arguments)]
+    fn tcp(
+        src: [u8; 4],
+        dst: [u8; 4],
+        sp: u16,
+        dp: u16,
+        seq: u32,
+        ack: u32,
+        flags: u8,
+        len: u16,
+    ) -> Packet {
+        let mut p = vec![0x45, 0];
+        p.extend_from_slice(&(40 + len).to_be_bytes());
+        p.extend_from_slice(&[0, 1, 0x40, 0, 64, 6, 0, 0]);
+        p.extend_from_slice(&src);
+        p.extend_from_slice(&dst);
+        p.extend_from_slice(&sp.to_be_bytes());
+        p.extend_from_slice(&dp.to_be_bytes());
+        p.extend_from_slice(&seq.to_be_bytes());
+        p.extend_from_slice(&ack.to_be_bytes());
+        p.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        Packet::with_wire_len(p, 40 + u32::from(len))
+    }
+
+    #[test]
+    fn analyze_writes_csv_and_reports_bad_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let (c, s) = ([198, 18, 0, 1], [198, 19, 0, 1]);
+        let pkts = [
+            (0, tcp(c, s, 5001, 80, 100, 0, 0x02, 0)),
+            (100, tcp(s, c, 80, 5001, 900, 101, 0x12, 0)),
+            (200, tcp(c, s, 5001, 80, 101, 901, 0x10, 0)),
+            (210, tcp(s, c, 80, 5001, 901, 101, 0x10, 1000)),
+            (220, tcp(s, c, 80, 5001, 1901, 101, 0x11, 0)),
+            (310, tcp(c, s, 5001, 80, 101, 1902, 0x11, 0)),
+            (410, tcp(s, c, 80, 5001, 1902, 102, 0x10, 0)),
+        ];
+        let mut sink = PcapSink::new(Vec::new(), DEFAULT_SNAPLEN).unwrap();
+        for (ms, p) in &pkts {
+            sink.write(Time(ms * 1_000_000), p).unwrap();
+        }
+        let pcap = dir.path().join("x.pcap");
+        std::fs::write(&pcap, sink.into_inner()).unwrap();
+        let csv = dir.path().join("connections.csv");
+        run(AnalyzeArgs {
+            pcap: pcap.clone(),
+            pcap2: Some(pcap.clone()),
+            events: None,
+            csv: Some(csv.clone()),
+            rto_gap_ms: 200,
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(&csv).unwrap();
+        let row = text.lines().nth(1).unwrap();
+        assert!(
+            row.starts_with("1,198.18.0.1:5001,198.19.0.1:80,0.000000,0.410000,0.410000,1000,"),
+            "{row}"
+        );
+
+        let missing = dir.path().join("missing.pcap");
+        let e = run(AnalyzeArgs {
+            pcap: missing,
+            pcap2: None,
+            events: None,
+            csv: None,
+            rto_gap_ms: 200,
+        })
+        .unwrap_err();
+        assert!(format!("{e:#}").contains("missing.pcap"), "{e:#}");
+    }
+}
