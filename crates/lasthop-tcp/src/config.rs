@@ -105,6 +105,13 @@ pub struct TcpConfig {
     pub cbi: bool,
     /// What ssthresh is halved from on fast retransmit and RTO.
     pub ssthresh_from: SsthreshFrom,
+    /// Linear timeouts for thin streams (Linux 2.6.34+ `tcp_thin_linear_timeouts`, seed 003):
+    /// while fewer than 4 segments are out and the first slow start is over, the first 6 RTOs
+    /// are not backed off (RTO = srtt + rttvar).
+    pub thin_linear_timeouts: bool,
+    /// Modified fast retransmit for thin streams (Linux 2.6.34+ `tcp_thin_dupack`, seed 003):
+    /// with SACK, a thin stream with nothing unsent retransmits on the first duplicate ACK.
+    pub thin_dupack: bool,
     /// Linux `tcp_moderate_cwnd` (`tcp_max_burst`): on a "dubious" ACK outside Recovery and CWR
     /// (duplicate, SACK, ECE, or any ACK while not Open), cwnd is cut to in_flight + this, so an
     /// ACK burst releases at most this many segments at once. 0 turns it off.
@@ -167,6 +174,8 @@ impl Default for TcpConfig {
             ssthresh_from: SsthreshFrom::Flight,
             handshake_rtt: HandshakeRtt::Always,
             cbi: false,
+            thin_linear_timeouts: false,
+            thin_dupack: false,
             max_burst: 3,
             dupthresh: 3,
             newreno_careful: false,

@@ -684,10 +684,21 @@ impl Connection {
                     }
                     self.frto = 1;
                 }
+                // As in Linux, the thin-stream test comes after tcp_enter_loss (so the first
+                // slow start has ended by then).
+                let thin = self.is_thin();
                 // The RTO retransmission goes whatever the window says (Linux
                 // tcp_retransmit_timer retransmits the head itself).
                 self.force_head_rtx = true;
-                self.rtt.backoff();
+                if self.cfg.thin_linear_timeouts
+                    && thin
+                    && self.state == State::Established
+                    && self.retransmits <= 6
+                {
+                    self.rtt.unbacked(); // linear timeouts (TCP_THIN_LINEAR_RETRIES = 6)
+                } else {
+                    self.rtt.backoff();
+                }
                 self.rto_deadline = Some(now + self.rtt.rto());
             }
         }
@@ -809,6 +820,11 @@ impl Connection {
         }
     }
 
+    /// Linux `tcp_stream_is_thin`: fewer than 4 segments out, and not in the first slow start.
+    fn is_thin(&self) -> bool {
+        self.packets_out() < 4 && self.ssthresh < SSTHRESH_INFINITE
+    }
+
     /// Linux `tcp_time_to_recover`, with RFC 3517's trigger instead of the FACK count unless
     /// FACK is on.
     fn time_to_recover(&self) -> bool {
@@ -819,6 +835,17 @@ impl Connection {
         }
         if self.rtx.is_empty() {
             return false;
+        }
+        if self.cfg.thin_dupack && self.sack_ok && self.is_thin() && self.unsent() == 0 {
+            // Linux tcp_dupack_heuristics: fackets_out with FACK, else sacked_out + 1.
+            let heur = if self.cfg.fack {
+                self.rtx.iter().rposition(|s| s.sacked).map_or(0, |f| f + 1) as u32
+            } else {
+                self.sacked_out() + 1
+            };
+            if heur > 1 {
+                return true;
+            }
         }
         self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.is_lost(0))
     }
@@ -1272,8 +1299,13 @@ impl Connection {
     /// 002 describe it): after the RTO retransmission, two ACKs that advance the window mean
     /// the RTO was spurious: continue with new data and cwnd = ssthresh. A duplicate ACK means
     /// it was genuine: go back to conventional recovery.
+    /// Bytes written and not yet sent.
+    fn unsent(&self) -> u64 {
+        (self.app_bytes + 1).saturating_sub(self.snd_nxt)
+    }
+
     fn frto_ack(&mut self, data_acked: bool, is_dupack: bool) {
-        let unsent = (self.app_bytes + 1).saturating_sub(self.snd_nxt);
+        let unsent = self.unsent();
         match self.frto {
             1 if data_acked => {
                 if self.snd_una >= self.high_seq {

@@ -140,6 +140,14 @@ impl RttEstimator {
         Dur(self.mdev4)
     }
 
+    /// The RTO without backoff, srtt + rttvar (Linux `__tcp_set_rto`), for linear timeouts.
+    pub fn unbacked(&mut self) {
+        if self.srtt8 != 0 {
+            self.rto = ((self.srtt8 >> 3) + self.rttvar).min(self.rto_max);
+            self.backed_off = false;
+        }
+    }
+
     pub fn backed_off(&self) -> bool {
         self.backed_off
     }

@@ -730,3 +730,64 @@ fn window_scaling_negotiated_and_applied() {
     let ack = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
     assert_eq!(ack.window, 65535);
 }
+
+#[test]
+fn thin_stream_linear_timeouts() {
+    // Two segments out (a thin stream), RTT 600 ms from the handshake so RTO 1800 ms. With
+    // linear timeouts the first six RTOs stay at srtt + rttvar = 1800 ms; the seventh doubles.
+    let cfg = TcpConfig {
+        thin_linear_timeouts: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, _) = client(cfg);
+    c.send(2 * 536);
+    assert_eq!(drain(&mut c, t(600), 536), vec![1, 2]);
+    let mut deadlines = Vec::new();
+    for _ in 0..8 {
+        let d = c.poll_timeout().unwrap();
+        deadlines.push(d);
+        c.handle_timeout(d);
+        let _ = drain(&mut c, d, 536);
+    }
+    let gaps: Vec<u64> = deadlines
+        .windows(2)
+        .map(|w| (w[1].0 - w[0].0) / 1_000_000)
+        .collect();
+    assert_eq!(deadlines[0], t(2400));
+    assert_eq!(gaps, vec![1800, 1800, 1800, 1800, 1800, 1800, 3600]);
+    // Without: 3600, 7200, ...
+    let (mut c, _) = client(TcpConfig::default());
+    c.send(2 * 536);
+    let _ = drain(&mut c, t(600), 536);
+    c.handle_timeout(t(2400));
+    assert_eq!(c.poll_timeout(), Some(t(2400 + 3600)));
+}
+
+#[test]
+fn thin_stream_fast_retransmit_on_one_dupack() {
+    // A stream past its first slow start (an RTO set ssthresh 2) with two segments out and
+    // nothing unsent: one SACKed segment above the hole is enough with thin_dupack.
+    fn setup(thin_dupack: bool) -> (Connection, Peer) {
+        let cfg = TcpConfig {
+            thin_dupack,
+            ..TcpConfig::default()
+        };
+        let (mut c, peer) = client(cfg);
+        c.send(2 * 536);
+        let _ = drain(&mut c, t(600), 536);
+        c.handle_timeout(t(2400));
+        assert_eq!(drain(&mut c, t(2400), 536), vec![1]);
+        c.handle_packet(t(3000), &peer.ack(2, 536, &[])); // all acknowledged, Loss ends
+        c.send(2 * 536);
+        assert_eq!(drain(&mut c, t(3000), 536), vec![3, 4]);
+        (c, peer)
+    }
+    let (mut c, peer) = setup(true);
+    c.handle_packet(t(3700), &peer.ack(2, 536, &[(4, 4)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!(drain(&mut c, t(3700), 536), vec![3]);
+    let (mut c, peer) = setup(false);
+    c.handle_packet(t(3700), &peer.ack(2, 536, &[(4, 4)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    assert_eq!(drain(&mut c, t(3700), 536), Vec::<u32>::new());
+}

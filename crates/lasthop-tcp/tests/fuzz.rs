@@ -120,7 +120,7 @@ proptest! {
         sack in any::<bool>(), ts in any::<bool>(), frto in any::<bool>(),
         dsack in any::<bool>(), fack in any::<bool>(), delack in 0u8..3, nagle in any::<bool>(),
         careful in any::<bool>(), iw in 1u32..5, segs in 1u64..120, tail in 0u64..536,
-        ecn in any::<bool>(), rh in any::<bool>(), marks in proptest::collection::vec(0usize..300, 0..20),
+        ecn in any::<bool>(), rh in any::<bool>(), thin in any::<bool>(), marks in proptest::collection::vec(0usize..300, 0..20),
     ) {
         let cfg = TcpConfig {
             sack,
@@ -134,6 +134,8 @@ proptest! {
             newreno_careful: careful,
             ecn,
             rate_halving: rh,
+            thin_linear_timeouts: thin,
+            thin_dupack: thin,
             initial_window: lasthop_tcp::InitialWindow::Segments(iw),
             ..TcpConfig::default()
         };
