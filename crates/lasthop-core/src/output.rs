@@ -34,9 +34,16 @@ impl AtomicFile {
         })
     }
 
-    /// Flushes, syncs and renames the file into place.
+    /// Flushes, syncs and renames the file into place, readable by all (as a plain file would
+    /// be; the temporary file was private).
     pub fn commit(self) -> io::Result<()> {
         let tmp = self.tmp.into_inner().map_err(|e| e.into_error())?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        }
         tmp.as_file().sync_all()?;
         tmp.persist(&self.path).map_err(|e| e.error)?;
         Ok(())

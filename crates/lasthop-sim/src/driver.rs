@@ -1,0 +1,461 @@
+//! The discrete-event driver: a virtual clock, a deterministic event order (time, then insertion),
+//! hosts with their access links, and the link model between the two sides.
+//!
+//! A packet's path:
+//!
+//! ```text
+//! host (TCP model) ─▶ capture ─▶ access link up (rate, delay) ─▶ Link::push(dir = host's side)
+//!   ─▶ Link::poll_output ─▶ access link down of the destination host ─▶ capture ─▶ host
+//! ```
+//!
+//! Nothing happens between events, so a simulated second without packets costs nothing but the
+//! link's state changes.
+
+use crate::outputs::Outputs;
+use crate::{Error, FlowReport};
+use lasthop_core::rng::Rng;
+use lasthop_core::{Dur, Packet, Rate, Seeds, Stream, Time};
+use lasthop_link::{Event as LinkEvent, Link};
+use lasthop_scenario::{Scenario, Side};
+use lasthop_tcp::{Event as AppEvent, Host as TcpHost, TcpConfig};
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, HashMap, VecDeque};
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+/// First local port of client connections (Linux 2.4's `ip_local_port_range` is 1024..4999;
+/// seed 000 lists it).
+const FIRST_CLIENT_PORT: u16 = 1024;
+
+/// An event. Packets on access links wait in their link's FIFO (a FIFO serializer with a
+/// constant delay never reorders), so the heap holds at most one entry per access link: heap
+/// operations stay cheap however many packets are in flight.
+#[derive(Clone, Copy)]
+enum Ev {
+    /// A host's TCP timers may be due.
+    Wake(u32),
+    /// The head of a host's uplink access queue reaches the router.
+    UpHead(u32),
+    /// The head of a host's downlink access queue reaches the host.
+    DownHead(u32),
+    /// A flow's sender opens its connection.
+    FlowStart(u32),
+}
+
+struct Entry {
+    at: Time,
+    seq: u64,
+    ev: Ev,
+}
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        (self.at, self.seq) == (o.at, o.seq)
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    /// Reversed: the heap pops the earliest time, then the earliest insertion.
+    fn cmp(&self, o: &Self) -> Ordering {
+        (o.at, o.seq).cmp(&(self.at, self.seq))
+    }
+}
+
+/// One direction of a host's access link: a FIFO serializer and a constant delay, with the
+/// packets on it in order of arrival at the far end.
+struct Access {
+    rate: Rate,
+    delay: Dur,
+    busy_until: Time,
+    on_link: VecDeque<(Time, Packet)>,
+}
+
+impl Access {
+    fn new(rate: Rate, delay: Dur) -> Access {
+        Access {
+            rate,
+            delay,
+            busy_until: Time::ZERO,
+            on_link: VecDeque::new(),
+        }
+    }
+
+    /// Puts a packet handed over at `now` on the link. Returns its arrival time at the far end
+    /// if it is now the head (the caller then schedules the head's event).
+    fn send(&mut self, now: Time, p: Packet) -> Option<Time> {
+        let start = now.max(self.busy_until);
+        self.busy_until = start + self.rate.tx_time(u64::from(p.wire_len));
+        let at = self.busy_until + self.delay;
+        self.on_link.push_back((at, p));
+        (self.on_link.len() == 1).then_some(at)
+    }
+
+    /// Takes the head packet; returns it and the arrival time of the next one, if any.
+    fn take_head(&mut self) -> (Packet, Option<Time>) {
+        let (_, p) = self.on_link.pop_front().expect("a head event has a packet");
+        (p, self.on_link.front().map(|h| h.0))
+    }
+}
+
+struct SimHost {
+    side: Side,
+    tcp: TcpHost,
+    up: Access,
+    down: Access,
+    /// The earliest wake-up already in the event queue.
+    wake: Option<Time>,
+}
+
+/// A flow's progress, as its application sees it.
+struct FlowState {
+    from: usize,
+    to: usize,
+    bytes: u64,
+    /// The sender's connection key, once opened.
+    key: Option<(SocketAddrV4, SocketAddrV4)>,
+    delivered: u64,
+    sender_closed: bool,
+    receiver_closed: bool,
+    report: FlowReport,
+}
+
+pub struct Sim<'a> {
+    scenario: &'a Scenario,
+    now: Time,
+    queue: BinaryHeap<Entry>,
+    seq: u64,
+    /// Flows whose both ends have closed.
+    finished: usize,
+    /// Flows by (sender host, connection key).
+    flow_at_sender: HashMap<(usize, (SocketAddrV4, SocketAddrV4)), usize>,
+    /// Reused buffer of application events.
+    app_buf: Vec<((SocketAddrV4, SocketAddrV4), AppEvent)>,
+    link: Link,
+    hosts: Vec<SimHost>,
+    by_addr: HashMap<Ipv4Addr, usize>,
+    flows: Vec<FlowState>,
+    /// Flows by (receiver host, receiver port): where a delivery or FIN is counted.
+    flow_at_receiver: HashMap<(usize, u16), usize>,
+    out: Outputs,
+    link_events: Vec<LinkEvent>,
+    /// Initial sequence numbers of client connections.
+    iss: Stream,
+    pub events_processed: u64,
+}
+
+impl<'a> Sim<'a> {
+    pub fn new(scenario: &'a Scenario, out: Outputs) -> Result<Sim<'a>, Error> {
+        let seeds = Seeds::new(scenario.seed, scenario.replication);
+        let link = Link::new(scenario.link.clone(), seeds, scenario.log);
+        let mut hosts = Vec::new();
+        let mut by_addr = HashMap::new();
+        for (i, h) in scenario.hosts.iter().enumerate() {
+            let cfg = tcp_config(&h.name, &h.tcp, h.mtu)?;
+            let (rate, delay) = (
+                h.access_rate.unwrap_or(Rate::UNLIMITED),
+                h.access_delay.unwrap_or(Dur::ZERO),
+            );
+            hosts.push(SimHost {
+                side: h.side,
+                tcp: TcpHost::new(h.address, cfg),
+                up: Access::new(rate, delay),
+                down: Access::new(rate, delay),
+                wake: None,
+            });
+            by_addr.insert(h.address, i);
+        }
+        let mut sim = Sim {
+            scenario,
+            now: Time::ZERO,
+            queue: BinaryHeap::new(),
+            seq: 0,
+            finished: 0,
+            flow_at_sender: HashMap::new(),
+            app_buf: Vec::new(),
+            link,
+            hosts,
+            by_addr,
+            flows: Vec::new(),
+            flow_at_receiver: HashMap::new(),
+            out,
+            link_events: Vec::new(),
+            iss: seeds.stream("tcp.iss"),
+            events_processed: 0,
+        };
+        for f in &scenario.flows {
+            sim.hosts[f.to].tcp.listen(f.port);
+            sim.flow_at_receiver.insert((f.to, f.port), sim.flows.len());
+            sim.flows.push(FlowState {
+                from: f.from,
+                to: f.to,
+                bytes: f.bytes,
+                key: None,
+                delivered: 0,
+                sender_closed: false,
+                receiver_closed: false,
+                report: FlowReport {
+                    flow: f.index,
+                    from: scenario.hosts[f.from].name.clone(),
+                    to: scenario.hosts[f.to].name.clone(),
+                    bytes: f.bytes,
+                    ..FlowReport::default()
+                },
+            });
+            sim.schedule(
+                Time::ZERO + f.start,
+                Ev::FlowStart((sim.flows.len() - 1) as u32),
+            );
+        }
+        Ok(sim)
+    }
+
+    fn schedule(&mut self, at: Time, ev: Ev) {
+        self.seq += 1;
+        self.queue.push(Entry {
+            at,
+            seq: self.seq,
+            ev,
+        });
+    }
+
+    /// Runs until every flow has finished (both ends closed) or the scenario's duration.
+    ///
+    /// The link's own deadline is compared with the head of the event queue on every step
+    /// rather than queued (its deadline moves earlier with nearly every packet, and each move
+    /// would leave a stale entry behind). At equal times the link goes first.
+    pub fn run(&mut self) -> Result<Time, Error> {
+        let end = Time::ZERO + self.scenario.duration;
+        loop {
+            let next = self.queue.peek().map(|e| e.at);
+            if let Some(t) = self
+                .link
+                .poll_timeout()
+                .filter(|&t| next.is_none_or(|n| t <= n))
+            {
+                if t > end {
+                    break;
+                }
+                self.now = t;
+                self.events_processed += 1;
+                self.link.handle_timeout(t);
+                self.after_link()?;
+                continue;
+            }
+            let Some(e) = self.queue.pop() else { break };
+            if e.at > end {
+                break;
+            }
+            self.now = e.at;
+            self.events_processed += 1;
+            match e.ev {
+                Ev::Wake(h) => {
+                    let h = h as usize;
+                    if self.hosts[h].wake == Some(e.at) {
+                        self.hosts[h].wake = None;
+                    }
+                    self.hosts[h].tcp.handle_timeout(e.at);
+                    self.after_host(h)?;
+                }
+                Ev::UpHead(h) => {
+                    let (p, next) = self.hosts[h as usize].up.take_head();
+                    if let Some(t) = next {
+                        self.schedule(t, Ev::UpHead(h));
+                    }
+                    let dir = self.hosts[h as usize].side.dir();
+                    self.link.push(e.at, dir, p);
+                    self.after_link()?;
+                }
+                Ev::DownHead(h) => {
+                    let (p, next) = self.hosts[h as usize].down.take_head();
+                    if let Some(t) = next {
+                        self.schedule(t, Ev::DownHead(h));
+                    }
+                    let h = h as usize;
+                    self.out.capture(h, e.at, &p)?;
+                    self.hosts[h].tcp.handle_packet(e.at, &p);
+                    self.after_host(h)?;
+                }
+                Ev::FlowStart(f) => {
+                    let f = f as usize;
+                    self.start_flow(f);
+                    self.after_host(self.flows[f].from)?;
+                }
+            }
+            if self.finished == self.flows.len() {
+                break;
+            }
+        }
+        // Whatever the link logged up to the end.
+        self.link.drain_events(&mut self.link_events);
+        self.out.events(&self.link_events)?;
+        self.link_events.clear();
+        Ok(self.now)
+    }
+
+    pub fn flow_reports(&self) -> Vec<FlowReport> {
+        self.flows.iter().map(|f| f.report.clone()).collect()
+    }
+
+    pub fn link(&self) -> &Link {
+        &self.link
+    }
+
+    pub fn into_outputs(self) -> Outputs {
+        self.out
+    }
+
+    fn start_flow(&mut self, f: usize) {
+        let (from, to) = (self.flows[f].from, self.flows[f].to);
+        let spec = &self.scenario.flows[f];
+        let remote = SocketAddrV4::new(self.scenario.hosts[to].address, spec.port);
+        let port = FIRST_CLIENT_PORT + f as u16;
+        let iss = self.iss.random();
+        let key = self.hosts[from].tcp.connect(self.now, port, remote, iss);
+        self.flows[f].key = Some(key);
+        self.flow_at_sender.insert((from, key), f);
+        self.flows[f].report.start = Some(self.now);
+    }
+
+    /// After a host's TCP ran: send what it wants to send, run the applications, and schedule
+    /// its next timer.
+    fn after_host(&mut self, h: usize) -> Result<(), Error> {
+        loop {
+            self.app_events(h);
+            let Some(p) = self.hosts[h].tcp.poll_transmit(self.now) else {
+                break;
+            };
+            self.out.capture(h, self.now, &p)?;
+            if let Some(at) = self.hosts[h].up.send(self.now, p) {
+                self.schedule(at, Ev::UpHead(h as u32));
+            }
+        }
+        self.out.trace(h, &mut self.hosts[h].tcp)?;
+        if let Some(t) = self.hosts[h].tcp.poll_timeout() {
+            let t = t.max(self.now);
+            if self.hosts[h].wake.is_none_or(|w| t < w) {
+                self.hosts[h].wake = Some(t);
+                self.schedule(t, Ev::Wake(h as u32));
+            }
+        }
+        Ok(())
+    }
+
+    /// The bulk applications: the sender writes everything once connected and closes; the
+    /// receiver reads as data arrives and closes when the sender's FIN arrives (HTTP/1.0 style).
+    fn app_events(&mut self, h: usize) {
+        let now = self.now;
+        let mut events = std::mem::take(&mut self.app_buf);
+        for (key, conn) in self.hosts[h].tcp.conns_mut() {
+            while let Some(ev) = conn.poll_event() {
+                events.push((*key, ev));
+            }
+        }
+        for (key, ev) in events.drain(..) {
+            let sender = self.flow_at_sender.get(&(h, key)).copied();
+            let receiver = self.flow_at_receiver.get(&(h, key.0.port())).copied();
+            let conn = self.hosts[h]
+                .tcp
+                .conn_mut(&key)
+                .expect("the connection exists");
+            match (ev, sender, receiver) {
+                (AppEvent::Connected, Some(f), _) => {
+                    self.flows[f].report.connected = Some(now);
+                    conn.send(self.flows[f].bytes);
+                    conn.close();
+                }
+                (AppEvent::Delivered(n), _, Some(f)) => {
+                    let fl = &mut self.flows[f];
+                    fl.report.first_byte.get_or_insert(now);
+                    fl.delivered += n;
+                    fl.report.delivered = fl.delivered;
+                    if fl.delivered >= fl.bytes {
+                        fl.report.last_byte = Some(now);
+                    }
+                }
+                (AppEvent::PeerFin, _, Some(_)) => conn.close(),
+                (AppEvent::Closed, Some(f), _) => self.close_end(f, true),
+                (AppEvent::Closed, _, Some(f)) => {
+                    self.flows[f].report.end = Some(now);
+                    self.close_end(f, false);
+                }
+                (AppEvent::Aborted(why), s, r) => {
+                    if let Some(f) = s.or(r) {
+                        self.flows[f].report.aborted = Some(format!("{why:?}"));
+                        self.close_end(f, true);
+                        self.close_end(f, false);
+                    }
+                }
+                _ => {}
+            }
+        }
+        self.app_buf = events;
+    }
+
+    /// One end of flow `f` has closed; the flow is finished when both have.
+    fn close_end(&mut self, f: usize, sender: bool) {
+        let fl = &mut self.flows[f];
+        let was = fl.sender_closed && fl.receiver_closed;
+        if sender {
+            fl.sender_closed = true;
+        } else {
+            fl.receiver_closed = true;
+        }
+        if !was && fl.sender_closed && fl.receiver_closed {
+            self.finished += 1;
+        }
+    }
+
+    /// After the link ran: deliver its outputs and log its events.
+    fn after_link(&mut self) -> Result<(), Error> {
+        while let Some(o) = self.link.poll_output() {
+            let dst = match o.packet.flow.dst {
+                std::net::IpAddr::V4(a) => a,
+                _ => continue,
+            };
+            // A packet for an address no host has leaves the model (as a router would drop it).
+            let Some(&h) = self.by_addr.get(&dst) else {
+                continue;
+            };
+            if self.hosts[h].side.dir() == o.dir {
+                continue; // addressed to a host on the side it came from
+            }
+            if let Some(at) = self.hosts[h].down.send(o.at, o.packet) {
+                self.schedule(at, Ev::DownHead(h as u32));
+            }
+        }
+        self.link.drain_events(&mut self.link_events);
+        if !self.link_events.is_empty() {
+            self.out.events(&self.link_events)?;
+            self.link_events.clear();
+        }
+        Ok(())
+    }
+}
+
+/// The host's TCP configuration: its `[hosts.NAME.tcp]` table over the seeds' baseline, with
+/// the host's MTU unless the table sets one.
+fn tcp_config(host: &str, table: &toml::Table, mtu: u32) -> Result<TcpConfig, Error> {
+    let mut t = table.clone();
+    t.entry("mtu")
+        .or_insert_with(|| toml::Value::String(format!("{mtu}B")));
+    let text = toml::to_string(&t).expect("a TOML table serializes");
+    let key = |k: &str| {
+        if k.is_empty() {
+            format!("hosts.{host}.tcp")
+        } else {
+            format!("hosts.{host}.tcp.{k}")
+        }
+    };
+    let cfg: TcpConfig = lasthop_link::spec::from_toml(&text).map_err(|e| Error::Spec {
+        key: key(&e.key),
+        message: e.message,
+    })?;
+    cfg.validate().map_err(|e| Error::Spec {
+        key: key(&e.key),
+        message: e.message,
+    })?;
+    Ok(cfg)
+}

@@ -1,0 +1,135 @@
+//! `lasthop-sim`: one replication of a scenario in virtual time.
+//!
+//! The driver ([`driver`]) wires the TCP model (`lasthop-tcp`) of every host, each behind its
+//! access link, to the link model (`lasthop-link`) between the fixed and the mobile side, and runs
+//! the bulk workloads. [`run`] produces per-host captures, the link's event log, the TCP trace
+//! and `connections.csv` (computed from the captures and the event log by `lasthop-analysis`, the
+//! same code that analyses emulator runs). Same scenario and seed: identical files, byte for byte.
+
+pub mod driver;
+pub mod outputs;
+
+use lasthop_analysis::{ConnStats, EventLog};
+use lasthop_core::output::AtomicFile;
+use lasthop_core::Time;
+use lasthop_link::{Dir, DirStats};
+use lasthop_scenario::Scenario;
+use std::net::IpAddr;
+
+pub use outputs::OutputOptions;
+
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("key `{key}`: {message}")]
+    Spec { key: String, message: String },
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Analysis(#[from] lasthop_analysis::Error),
+}
+
+/// What the applications of one flow saw.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowReport {
+    pub flow: usize,
+    pub from: String,
+    pub to: String,
+    pub bytes: u64,
+    /// The sender called connect.
+    pub start: Option<Time>,
+    pub connected: Option<Time>,
+    pub first_byte: Option<Time>,
+    /// The receiver had every byte.
+    pub last_byte: Option<Time>,
+    /// The receiver's connection closed.
+    pub end: Option<Time>,
+    pub delivered: u64,
+    pub aborted: Option<String>,
+}
+
+#[derive(Debug)]
+pub struct SimResult {
+    /// Simulated time when the run stopped (all flows done, or the scenario's duration).
+    pub end: Time,
+    pub flows: Vec<FlowReport>,
+    /// One row per TCP connection, from the captures and the event log (empty without capture).
+    pub connections: Vec<ConnStats>,
+    /// The link's counters, down then up.
+    pub link: [DirStats; 2],
+    /// Events the driver processed (a measure of the work done).
+    pub events: u64,
+}
+
+/// Runs one replication of `scenario`.
+pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error> {
+    let names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
+    let out = outputs::Outputs::new(opts, &names)?;
+    let mut sim = driver::Sim::new(scenario, out)?;
+    let end = sim.run()?;
+    let flows = sim.flow_reports();
+    let link = [sim.link().stats(Dir::Down), sim.link().stats(Dir::Up)];
+    let events = sim.events_processed;
+    let mem = sim.into_outputs().finish()?;
+    let connections = if opts.capture {
+        connections(scenario, opts, &mem)?
+    } else {
+        vec![]
+    };
+    Ok(SimResult {
+        end,
+        flows,
+        connections,
+        link,
+        events,
+    })
+}
+
+/// One row per connection: each host's capture is analysed, client-side views (the host is the
+/// client) are merged with server-side views, and the event log is joined for drop causes and
+/// spurious retransmissions. Written to `connections.csv` when there is an output directory.
+fn connections(
+    scenario: &Scenario,
+    opts: &OutputOptions,
+    mem: &[Option<Vec<u8>>],
+) -> Result<Vec<ConnStats>, Error> {
+    let (mut client_side, mut server_side) = (vec![], vec![]);
+    for (i, h) in scenario.hosts.iter().enumerate() {
+        let conns = match (&mem[i], &opts.dir) {
+            (Some(bytes), _) => lasthop_analysis::analyze_reader(&bytes[..])?,
+            (None, Some(dir)) => {
+                lasthop_analysis::analyze_pcap(dir.join(format!("{}.pcap", h.name)))?
+            }
+            (None, None) => continue,
+        };
+        let me = IpAddr::V4(h.address);
+        for c in conns {
+            if c.client.ip() == me {
+                client_side.push(c);
+            } else if c.server.ip() == me {
+                server_side.push(c);
+            }
+        }
+    }
+    let mut conns = lasthop_analysis::merge_sides(&client_side, &server_side);
+    if let Some(dir) = &opts.dir {
+        EventLog::load(dir.join("events.csv"))?.join(&mut conns);
+        let path = dir.join("connections.csv");
+        lasthop_analysis::write_connections_csv(&path, &conns).map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+    }
+    Ok(conns)
+}
+
+/// Writes `text` to `path` atomically (for the CLI's summary files).
+pub fn write_text(path: &std::path::Path, text: &str) -> Result<(), Error> {
+    AtomicFile::write_all_to(path, text.as_bytes()).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })
+}
