@@ -57,6 +57,17 @@ pub enum SsthreshFrom {
     Cwnd,
 }
 
+/// cwnd when NewReno/SACK recovery ends (the full ACK).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RecoveryExit {
+    /// min(cwnd, ssthresh): Linux 2.4 `tcp_complete_cwr`, RFC 2582 option (2).
+    Ssthresh,
+    /// FlightSize + 1 segment: seed 001's Linux 2.3.99 baseline (Appendix C.1.1), RFC 2582
+    /// option (1) without its min with ssthresh; slow start follows up to ssthresh.
+    FlightPlusOne,
+}
+
 /// Which handshakes give the first RTT sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -100,6 +111,8 @@ pub struct TcpConfig {
     pub iw_after_syn_loss_1: bool,
     /// Which handshakes give the first RTT sample.
     pub handshake_rtt: HandshakeRtt,
+    /// cwnd at the end of fast recovery.
+    pub recovery_exit: RecoveryExit,
     /// Control Block Interdependence: Linux 2.4's per-destination metrics cache (needs a
     /// [`crate::Host`], which keeps the cache). Off in the seeds' baseline.
     pub cbi: bool,
@@ -173,6 +186,7 @@ impl Default for TcpConfig {
             iw_after_syn_loss_1: true,
             ssthresh_from: SsthreshFrom::Flight,
             handshake_rtt: HandshakeRtt::Always,
+            recovery_exit: RecoveryExit::Ssthresh,
             cbi: false,
             thin_linear_timeouts: false,
             thin_dupack: false,

@@ -21,6 +21,8 @@ pub struct Host {
     /// Per-destination metrics (CBI), and the connections already saved into it.
     metrics: BTreeMap<Ipv4Addr, Metrics>,
     saved: BTreeSet<ConnKey>,
+    /// Seed 001's shared advertised window: connections from this peer share this many bytes.
+    shared_window: Option<(Ipv4Addr, u64)>,
 }
 
 /// A deterministic initial sequence number for an accepted connection (FNV-1a of the 4-tuple):
@@ -50,6 +52,34 @@ impl Host {
             conns: BTreeMap::new(),
             metrics: BTreeMap::new(),
             saved: BTreeSet::new(),
+            shared_window: None,
+        }
+    }
+
+    /// Seed 001's shared advertised window (`iwtcp_srwnd_addr`, `iwtcp_srwnd_size`): the
+    /// connections from `peer` share `size` bytes; each advertises at most
+    /// (size - bytes they hold) / number of open connections from `peer`. Applications read at
+    /// once here, so only out-of-order data holds space. Shares are recomputed whenever a
+    /// connection sends, and a window is never shrunk: a connection above its share decays.
+    pub fn set_shared_window(&mut self, peer: Ipv4Addr, size: u64) {
+        self.shared_window = Some((peer, size));
+    }
+
+    fn update_shared_window(&mut self) {
+        let Some((peer, size)) = self.shared_window else {
+            return;
+        };
+        let sharing = |c: &Connection| *c.remote().ip() == peer && !c.is_closed();
+        let count = self.conns.values().filter(|c| sharing(c)).count() as u64;
+        let held: u64 = self
+            .conns
+            .values()
+            .filter(|c| sharing(c))
+            .map(|c| c.ooo_bytes())
+            .sum();
+        let share = size.saturating_sub(held) / count.max(1);
+        for c in self.conns.values_mut().filter(|c| sharing(c)) {
+            c.set_window_cap(Some(share));
         }
     }
 
@@ -161,6 +191,7 @@ impl Host {
 
     /// The next packet any connection wants to send now.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        self.update_shared_window();
         self.conns.values_mut().find_map(|c| c.poll_transmit(now))
     }
 

@@ -13,7 +13,9 @@ pub mod metrics;
 pub mod rtt;
 pub mod wire;
 
-pub use config::{ConfigError, DelayedAck, HandshakeRtt, InitialWindow, SsthreshFrom, TcpConfig};
+pub use config::{
+    ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, SsthreshFrom, TcpConfig,
+};
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,
 };

@@ -791,3 +791,46 @@ fn thin_stream_fast_retransmit_on_one_dupack() {
     assert_eq!(c.ca_state(), CaState::Disorder);
     assert_eq!(drain(&mut c, t(3700), 536), Vec::<u32>::new());
 }
+
+#[test]
+fn recovery_exit_flight_plus_one() {
+    // Reno, 4 out: dupacks 1 and 2 send 5 and 6 (limited transmit), the third starts recovery
+    // with ssthresh = cwnd = (6 - 2) / 2 = 2. The ACK of everything ends it: Linux keeps
+    // min(cwnd, ssthresh) = 2; seed 001's stack sets FlightSize (0) + 1.
+    fn case(exit: lasthop_tcp::RecoveryExit) -> u32 {
+        let cfg = TcpConfig {
+            sack: false,
+            recovery_exit: exit,
+            ..TcpConfig::default()
+        };
+        let (mut c, peer, _) = sender(cfg, 4, 4);
+        for k in 0..3 {
+            c.handle_packet(t(1300 + k), &peer.ack(0, 536, &[]));
+            let _ = drain(&mut c, t(1300 + k), 536);
+        }
+        assert_eq!((c.ca_state(), c.ssthresh()), (CaState::Recovery, 2));
+        c.handle_packet(t(2000), &peer.ack(6, 536, &[]));
+        assert_eq!(c.ca_state(), CaState::Open);
+        c.cwnd()
+    }
+    assert_eq!(case(lasthop_tcp::RecoveryExit::Ssthresh), 2);
+    assert_eq!(case(lasthop_tcp::RecoveryExit::FlightPlusOne), 1);
+}
+
+#[test]
+fn shared_advertised_window_splits_between_connections() {
+    // Seed 001: 2048 bytes shared by the connections from the server's address.
+    let (c_addr, s_addr) = addrs();
+    let mut client = Host::new(*c_addr.ip(), TcpConfig::default());
+    client.set_shared_window(*s_addr.ip(), 2048);
+    client.connect(Time::ZERO, 1025, s_addr, 1);
+    let syn = Segment::decode(&client.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn.window, 2048, "alone: the whole pool");
+    client.connect(Time::ZERO, 1026, s_addr, 2);
+    let syn2 = Segment::decode(&client.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn2.window, 1024, "two connections: half each");
+    // A third: 682 for the newcomer.
+    client.connect(Time::ZERO, 1027, s_addr, 3);
+    let syn3 = Segment::decode(&client.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn3.window, 682);
+}

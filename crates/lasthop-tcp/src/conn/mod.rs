@@ -21,7 +21,7 @@
 //! `receiver.rs` the data side (delivery, SACK, delayed ACK, window) and `output.rs` what goes
 //! out next and how segments are built.
 
-use crate::config::{DelayedAck, HandshakeRtt, SsthreshFrom, TcpConfig};
+use crate::config::{DelayedAck, HandshakeRtt, RecoveryExit, SsthreshFrom, TcpConfig};
 use crate::metrics::{linux_iw, ClosingState, Metrics};
 use crate::rtt::RttEstimator;
 use crate::wire::{Segment, ACK, CWR, ECE, FIN, PSH, RST, SYN};
@@ -290,6 +290,8 @@ pub struct Connection {
     ts_recent: u32,
     time_wait_deadline: Option<Time>,
 
+    /// Upper bound on the advertised window set by the host (seed 001's shared window).
+    window_cap: Option<u64>,
     /// Metrics cached for the peer's host (CBI), applied when the handshake completes.
     cached: Option<Metrics>,
     aborted: bool,
@@ -386,6 +388,7 @@ impl Connection {
             ts_recent: 0,
             time_wait_deadline: None,
             cached: None,
+            window_cap: None,
             aborted: false,
             ip_id: 0,
             events: VecDeque::new(),
@@ -548,6 +551,17 @@ impl Connection {
     /// with `cbi = true`. [`crate::Host`] does this.
     pub fn set_cached_metrics(&mut self, m: Metrics) {
         self.cached = Some(m);
+    }
+
+    /// An upper bound on the window this endpoint advertises (bytes), set by the host for seed
+    /// 001's shared advertised window; `None` removes it. The right edge still never moves back.
+    pub fn set_window_cap(&mut self, cap: Option<u64>) {
+        self.window_cap = cap;
+    }
+
+    /// Bytes held in the out-of-order queue.
+    pub fn ooo_bytes(&self) -> u64 {
+        self.ooo.iter().map(|&(s, e)| e - s).sum()
     }
 
     /// The connection closed properly (TIME-WAIT or CLOSED, not aborted): its metrics may be

@@ -208,7 +208,15 @@ impl Connection {
             if self.cfg.window_scaling && (!server || self.ws_ok) {
                 seg.wscale = Some(self.our_wscale());
             }
-            seg.window = self.cfg.rcvbuf.0.min(65535) as u16;
+            // The SYN's window is never scaled; clamp and host cap apply to it too.
+            let mut w = self.cfg.rcvbuf.0.min(65535);
+            if let Some(c) = self.cfg.window_clamp {
+                w = w.min(c.0);
+            }
+            if let Some(c) = self.window_cap {
+                w = w.min(c);
+            }
+            seg.window = w as u16;
             if server {
                 seg.ack = self.irs.wrapping_add(1);
                 self.rcv_edge = self.rcv_nxt + u64::from(seg.window);

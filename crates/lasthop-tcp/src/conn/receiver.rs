@@ -179,6 +179,9 @@ impl Connection {
         if let Some(c) = self.cfg.window_clamp {
             w = w.min(c.0);
         }
+        if let Some(c) = self.window_cap {
+            w = w.min(c);
+        }
         let s = self.rcv_wscale;
         w = w
             .max(self.rcv_edge.saturating_sub(self.rcv_nxt))

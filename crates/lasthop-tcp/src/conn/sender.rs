@@ -327,8 +327,11 @@ impl Connection {
             CaState::Recovery => {
                 if self.snd_una >= self.high_seq {
                     self.try_undo_recovery();
-                    // Full ACK: Linux tcp_complete_cwr.
-                    self.cwnd = self.cwnd.min(self.ssthresh);
+                    // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1.
+                    self.cwnd = match self.cfg.recovery_exit {
+                        RecoveryExit::Ssthresh => self.cwnd.min(self.ssthresh),
+                        RecoveryExit::FlightPlusOne => self.packets_out() + 1,
+                    };
                     self.ca = CaState::Open;
                     self.reno_sacked = 0;
                 } else {
