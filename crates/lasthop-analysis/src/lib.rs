@@ -31,10 +31,7 @@ use std::path::Path;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("{path}: {error}")]
-    Io {
-        path: String,
-        error: std::io::Error,
-    },
+    Io { path: String, error: std::io::Error },
     #[error("{path}: not a pcap capture ({detail})")]
     NotPcap { path: String, detail: String },
     #[error("{path}: unsupported link type {linktype} (supported: 0 NULL, 1 EN10MB, 101 RAW, 108 LOOP, 113 LINUX_SLL, 228 IPV4, 229 IPV6, 276 LINUX_SLL2)")]
