@@ -189,6 +189,13 @@ impl Host {
         self.conns.remove(key)
     }
 
+    /// The next application event of any connection, in key order.
+    pub fn poll_event(&mut self) -> Option<(ConnKey, crate::conn::Event)> {
+        self.conns
+            .iter_mut()
+            .find_map(|(k, c)| c.poll_event().map(|e| (*k, e)))
+    }
+
     /// The next packet any connection wants to send now.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
         self.update_shared_window();
