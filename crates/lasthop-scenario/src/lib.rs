@@ -1,0 +1,774 @@
+//! Scenario specs: the hosts on each side of the link, their TCP settings, the link spec they share,
+//! and the workload. One format for both modes: the emulator reads `sysctl` and `route` (real Linux
+//! settings in each host's namespace), the simulator reads `tcp` (its TCP model's switches) and the
+//! access links; each mode ignores what belongs to the other.
+//!
+//! ```toml
+//! name = "seed000-e0"
+//! seed = 1                             # default 1
+//! duration = "300s"                    # hard stop
+//! link = "../links/seed000-e0.toml"    # relative to this file
+//! log = "all"                          # all | drops | none
+//!
+//! [hosts.server]
+//! side = "fixed"                       # fixed | mobile
+//! # address = "198.18.0.1"             # default: fixed 198.18.0.N, mobile 198.19.0.N
+//! mtu = "576B"                         # default: the link's MTU, else 1500B
+//! access_rate = "10Mbit"               # simulation: the host's access link (optional)
+//! access_delay = "1ms"
+//! [hosts.server.sysctl]                # emulation: net.ipv4.* in the host's namespace
+//! tcp_congestion_control = "reno"
+//! tcp_sack = 1
+//! [hosts.server.route]                 # emulation: options of the routes across the link
+//! initcwnd = 2
+//! rto_min = "200ms"
+//! [hosts.server.tcp]                   # simulation: TCP model switches (opaque here)
+//!
+//! [hosts.mobile]
+//! side = "mobile"
+//!
+//! [[flows]]
+//! kind = "bulk"
+//! from = "server"
+//! to = "mobile"
+//! bytes = 188640
+//! start = "0s"
+//! port = 5001                          # default 5000 + index
+//! congestion_control = "reno"          # socket options: congestion_control, window_clamp,
+//!                                      # sndbuf, rcvbuf, nodelay
+//! ```
+//!
+//! Loading never panics: every problem is a [`SpecError`] naming the key, the value and what is
+//! allowed.
+
+use indexmap::IndexMap;
+use lasthop_core::units::parse_bytes;
+use lasthop_core::{Bytes, Dur, Rate};
+use lasthop_link::spec::from_toml;
+use lasthop_link::{Dir, LinkConfig, LinkSpec, LogLevel, SpecError};
+use serde::de::{self, Deserializer, Visitor};
+use serde::Deserialize;
+use std::fmt;
+use std::net::Ipv4Addr;
+use std::path::{Path, PathBuf};
+
+// ---------------------------------------------------------------------------------------------
+// The spec as written.
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ScenarioSpec {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    pub seed: Option<u64>,
+    /// Replication number (default 0); with the seed it fixes every random stream.
+    pub replication: Option<u64>,
+    /// Hard stop: the run ends at this time whatever the flows are doing.
+    pub duration: Dur,
+    /// The link spec, relative to the scenario file.
+    pub link: PathBuf,
+    pub log: Option<LogLevel>,
+    #[serde(default)]
+    pub hosts: IndexMap<String, HostSpec>,
+    #[serde(default)]
+    pub flows: Vec<FlowSpec>,
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct HostSpec {
+    pub side: Side,
+    pub address: Option<Ipv4Addr>,
+    pub mtu: Option<Bytes>,
+    /// Simulation: the rate of the host's own access link to the router.
+    pub access_rate: Option<Rate>,
+    /// Simulation: the delay of the host's own access link to the router.
+    pub access_delay: Option<Dur>,
+    /// Emulation: `net.ipv4.*` sysctls in the host's namespace, without the `net.ipv4.` prefix.
+    #[serde(default)]
+    pub sysctl: IndexMap<String, SysctlValue>,
+    /// Emulation: options of the routes from this host across the link.
+    #[serde(default)]
+    pub route: RouteOptions,
+    /// Simulation: switches of the TCP model (validated by the TCP model, opaque here).
+    #[serde(default)]
+    pub tcp: toml::Table,
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Side {
+    /// The wired side: its packets go down the link.
+    Fixed,
+    /// The wireless side: its packets go up the link.
+    Mobile,
+}
+
+impl Side {
+    pub fn name(self) -> &'static str {
+        match self {
+            Side::Fixed => "fixed",
+            Side::Mobile => "mobile",
+        }
+    }
+    /// The link direction of the packets this side sends.
+    pub fn dir(self) -> Dir {
+        match self {
+            Side::Fixed => Dir::Down,
+            Side::Mobile => Dir::Up,
+        }
+    }
+    pub fn other(self) -> Side {
+        match self {
+            Side::Fixed => Side::Mobile,
+            Side::Mobile => Side::Fixed,
+        }
+    }
+}
+
+impl fmt::Display for Side {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A sysctl value as written: a number, a string or a boolean (written as 1 / 0).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SysctlValue {
+    Int(i64),
+    Str(String),
+    Bool(bool),
+}
+
+impl SysctlValue {
+    /// The text written to `/proc/sys/net/ipv4/KEY`.
+    pub fn to_proc(&self) -> String {
+        match self {
+            SysctlValue::Int(i) => i.to_string(),
+            SysctlValue::Str(s) => s.clone(),
+            SysctlValue::Bool(b) => u8::from(*b).to_string(),
+        }
+    }
+}
+
+impl fmt::Display for SysctlValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SysctlValue::Str(s) => write!(f, "{s:?}"),
+            other => f.write_str(&other.to_proc()),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SysctlValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = SysctlValue;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an integer, a string or a boolean")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<SysctlValue, E> {
+                Ok(SysctlValue::Int(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<SysctlValue, E> {
+                i64::try_from(v)
+                    .map(SysctlValue::Int)
+                    .map_err(|_| E::custom(format!("{v} is too large for a sysctl")))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<SysctlValue, E> {
+                Ok(SysctlValue::Bool(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<SysctlValue, E> {
+                if v.contains(['\n', '\0']) {
+                    return Err(E::custom(format!(
+                        "invalid sysctl value {v:?}: one line, no NUL"
+                    )));
+                }
+                Ok(SysctlValue::Str(v.to_string()))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// Options of the routes across the link (`ip route ... initcwnd N initrwnd N rto_min T quickack 1`).
+#[derive(Deserialize, Debug, Clone, Default, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct RouteOptions {
+    /// Initial congestion window, in segments.
+    pub initcwnd: Option<u32>,
+    /// Initial receive window, in segments.
+    pub initrwnd: Option<u32>,
+    /// Lower bound of the retransmission timeout.
+    pub rto_min: Option<Dur>,
+    /// Disable delayed ACKs on this route.
+    pub quickack: Option<bool>,
+}
+
+impl RouteOptions {
+    pub fn is_empty(&self) -> bool {
+        *self == RouteOptions::default()
+    }
+}
+
+/// A byte count: a bare integer (`188640`) or a size with its unit (`"64KiB"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteCount(pub u64);
+
+impl<'de> Deserialize<'de> for ByteCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ByteCount;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number of bytes: an integer (188640) or a size string (\"64KiB\")")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteCount, E> {
+                u64::try_from(v)
+                    .map(ByteCount)
+                    .map_err(|_| E::custom(format!("invalid byte count {v}: must not be negative")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteCount, E> {
+                Ok(ByteCount(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ByteCount, E> {
+                parse_bytes(v).map(|b| ByteCount(b.0)).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum FlowKind {
+    /// Send `bytes` bytes over one TCP connection, then close.
+    Bulk,
+}
+
+impl FlowKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            FlowKind::Bulk => "bulk",
+        }
+    }
+}
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct FlowSpec {
+    pub kind: FlowKind,
+    /// The sending host.
+    pub from: String,
+    /// The receiving host.
+    pub to: String,
+    pub bytes: ByteCount,
+    pub start: Option<Dur>,
+    pub port: Option<u16>,
+    pub congestion_control: Option<String>,
+    pub window_clamp: Option<ByteCount>,
+    pub sndbuf: Option<ByteCount>,
+    pub rcvbuf: Option<ByteCount>,
+    pub nodelay: Option<bool>,
+}
+
+// ---------------------------------------------------------------------------------------------
+// The validated scenario.
+
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub description: Option<String>,
+    pub seed: u64,
+    pub replication: u64,
+    pub duration: Dur,
+    /// The link spec's path, resolved against the scenario file's directory.
+    pub link_path: PathBuf,
+    pub link: LinkConfig,
+    pub log: LogLevel,
+    pub hosts: Vec<Host>,
+    pub flows: Vec<Flow>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Host {
+    pub name: String,
+    pub side: Side,
+    pub address: Ipv4Addr,
+    /// Interface MTU in bytes.
+    pub mtu: u32,
+    pub access_rate: Option<Rate>,
+    pub access_delay: Option<Dur>,
+    /// `(key, value)` with keys relative to `net.ipv4.` (`tcp_sack`, `conf.all.rp_filter`).
+    pub sysctl: Vec<(String, SysctlValue)>,
+    pub route: RouteOptions,
+    pub tcp: toml::Table,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SocketOptions {
+    pub congestion_control: Option<String>,
+    pub window_clamp: Option<u64>,
+    pub sndbuf: Option<u64>,
+    pub rcvbuf: Option<u64>,
+    pub nodelay: Option<bool>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Flow {
+    /// Position in `[[flows]]`, from 0.
+    pub index: usize,
+    pub kind: FlowKind,
+    /// Index into [`Scenario::hosts`].
+    pub from: usize,
+    pub to: usize,
+    pub bytes: u64,
+    pub start: Dur,
+    pub port: u16,
+    pub socket: SocketOptions,
+}
+
+/// The range every host address must lie in (RFC 2544's benchmarking range).
+pub const NET: (Ipv4Addr, u8) = (Ipv4Addr::new(198, 18, 0, 0), 15);
+
+pub fn in_bench_range(a: Ipv4Addr) -> bool {
+    u32::from(a) >> (32 - NET.1) == u32::from(NET.0) >> (32 - NET.1)
+}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
+    SpecError {
+        file: None,
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(err(
+            key,
+            format!("invalid {what} {name:?}: allowed 1 to 32 of a-z, A-Z, 0-9, '_' and '-'"),
+        ))
+    }
+}
+
+fn check_sock_size(key: String, v: Option<ByteCount>) -> Result<Option<u64>, SpecError> {
+    match v {
+        Some(ByteCount(n)) if n == 0 || n > i32::MAX as u64 => Err(err(
+            key,
+            format!(
+                "{n} bytes is not a valid socket size: allowed 1..{}",
+                i32::MAX
+            ),
+        )),
+        Some(ByteCount(n)) => Ok(Some(n)),
+        None => Ok(None),
+    }
+}
+
+impl ScenarioSpec {
+    pub fn parse(text: &str) -> Result<ScenarioSpec, SpecError> {
+        from_toml(text)
+    }
+
+    /// Reads and validates a scenario file: the same as [`Scenario::load`].
+    pub fn load(path: impl AsRef<Path>) -> Result<Scenario, SpecError> {
+        Scenario::load(path)
+    }
+
+    /// Parses and validates TOML text: the same as [`Scenario::from_str_in`].
+    pub fn from_str_in(text: &str, base_dir: &Path) -> Result<Scenario, SpecError> {
+        Scenario::from_str_in(text, base_dir)
+    }
+
+    /// Validates the spec, loading the link spec relative to `base_dir`.
+    pub fn validate(&self, base_dir: &Path) -> Result<Scenario, SpecError> {
+        let link_path = base_dir.join(&self.link);
+        let link = LinkSpec::load(&link_path).map_err(|e| {
+            let file = e.file.clone().unwrap_or_default();
+            err("link", format!("{file}: {}", SpecError { file: None, ..e }))
+        })?;
+        if self.duration == Dur::ZERO {
+            return Err(err("duration", "0s: a run must last longer than 0s"));
+        }
+        if self.hosts.is_empty() {
+            return Err(err("hosts", "missing: at least one [hosts.NAME] table"));
+        }
+        let mut hosts: Vec<Host> = vec![];
+        let mut count = [0u8; 2];
+        for (name, h) in &self.hosts {
+            let key = format!("hosts.{name}");
+            check_name(&key, "host name", name)?;
+            let n = &mut count[h.side as usize];
+            *n = n
+                .checked_add(1)
+                .filter(|&n| n < 255)
+                .ok_or_else(|| err(&key, "too many hosts on one side: at most 254"))?;
+            let address = match h.address {
+                Some(a) => {
+                    if !in_bench_range(a) {
+                        return Err(err(
+                            format!("{key}.address"),
+                            format!("{a} is outside the benchmarking range: allowed 198.18.0.0/15 (198.18.0.0 to 198.19.255.255)"),
+                        ));
+                    }
+                    a
+                }
+                None => match h.side {
+                    Side::Fixed => Ipv4Addr::new(198, 18, 0, *n),
+                    Side::Mobile => Ipv4Addr::new(198, 19, 0, *n),
+                },
+            };
+            if let Some(other) = hosts.iter().find(|o| o.address == address) {
+                return Err(err(
+                    format!("{key}.address"),
+                    format!("{address} is already host {:?}'s address", other.name),
+                ));
+            }
+            let mtu = match h.mtu {
+                Some(m) => {
+                    if !(68..=65535).contains(&m.0) {
+                        return Err(err(
+                            format!("{key}.mtu"),
+                            format!("{m} is not a valid IPv4 MTU: allowed 68B..65535B"),
+                        ));
+                    }
+                    m.0 as u32
+                }
+                None => link.mtu.unwrap_or(1500),
+            };
+            let mut sysctl = vec![];
+            for (k, v) in &h.sysctl {
+                let k2 = k.strip_prefix("net.ipv4.").unwrap_or(k);
+                let ok = !k2.is_empty()
+                    && k2.split('.').all(|part| {
+                        !part.is_empty()
+                            && part
+                                .bytes()
+                                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                    });
+                if !ok {
+                    return Err(err(
+                        format!("{key}.sysctl.{k}"),
+                        "invalid sysctl name: allowed a name under net.ipv4. such as tcp_sack or conf.all.rp_filter",
+                    ));
+                }
+                sysctl.push((k2.to_string(), v.clone()));
+            }
+            if h.route.initcwnd == Some(0) || h.route.initrwnd == Some(0) {
+                return Err(err(
+                    format!("{key}.route"),
+                    "initcwnd and initrwnd are in segments: allowed 1 or more",
+                ));
+            }
+            if let Some(r) = h.route.rto_min {
+                if r < Dur::from_millis(1) || r > Dur::from_secs(120) {
+                    return Err(err(
+                        format!("{key}.route.rto_min"),
+                        format!("{r}: allowed 1ms..120s"),
+                    ));
+                }
+            }
+            hosts.push(Host {
+                name: name.clone(),
+                side: h.side,
+                address,
+                mtu,
+                access_rate: h.access_rate,
+                access_delay: h.access_delay,
+                sysctl,
+                route: h.route.clone(),
+                tcp: h.tcp.clone(),
+            });
+        }
+        let names = || {
+            hosts
+                .iter()
+                .map(|h| format!("{:?}", h.name))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let mut flows: Vec<Flow> = vec![];
+        for (i, f) in self.flows.iter().enumerate() {
+            let key = format!("flows[{i}]");
+            let find = |k: &str, n: &str| {
+                hosts.iter().position(|h| h.name == n).ok_or_else(|| {
+                    err(
+                        format!("{key}.{k}"),
+                        format!("no host is called {n:?}; the hosts are {}", names()),
+                    )
+                })
+            };
+            let from = find("from", &f.from)?;
+            let to = find("to", &f.to)?;
+            if hosts[from].side == hosts[to].side {
+                return Err(err(
+                    format!("{key}.to"),
+                    format!(
+                        "{:?} is on the {} side like {:?}: a flow must cross the link",
+                        f.to, hosts[to].side, f.from
+                    ),
+                ));
+            }
+            if f.bytes.0 == 0 {
+                return Err(err(format!("{key}.bytes"), "0: allowed 1 or more"));
+            }
+            let start = f.start.unwrap_or(Dur::ZERO);
+            if start >= self.duration {
+                return Err(err(
+                    format!("{key}.start"),
+                    format!(
+                        "{start} is not before the end of the run ({})",
+                        self.duration
+                    ),
+                ));
+            }
+            let port = match f.port {
+                Some(0) => return Err(err(format!("{key}.port"), "0: allowed 1..65535")),
+                Some(p) => p,
+                None => u16::try_from(5000 + i)
+                    .map_err(|_| err(format!("{key}.port"), "too many flows for default ports"))?,
+            };
+            if let Some(o) = flows.iter().find(|o| o.to == to && o.port == port) {
+                return Err(err(
+                    format!("{key}.port"),
+                    format!(
+                        "{port} on {:?} is already flows[{}]'s port: each flow needs its own",
+                        f.to, o.index
+                    ),
+                ));
+            }
+            if let Some(cc) = &f.congestion_control {
+                if cc.is_empty()
+                    || cc.len() > 15
+                    || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                {
+                    return Err(err(
+                        format!("{key}.congestion_control"),
+                        format!("invalid name {cc:?}: a Linux congestion control module such as \"reno\" or \"cubic\""),
+                    ));
+                }
+            }
+            let socket = SocketOptions {
+                congestion_control: f.congestion_control.clone(),
+                window_clamp: check_sock_size(format!("{key}.window_clamp"), f.window_clamp)?,
+                sndbuf: check_sock_size(format!("{key}.sndbuf"), f.sndbuf)?,
+                rcvbuf: check_sock_size(format!("{key}.rcvbuf"), f.rcvbuf)?,
+                nodelay: f.nodelay,
+            };
+            flows.push(Flow {
+                index: i,
+                kind: f.kind,
+                from,
+                to,
+                bytes: f.bytes.0,
+                start,
+                port,
+                socket,
+            });
+        }
+        Ok(Scenario {
+            name: self.name.clone().unwrap_or_else(|| "scenario".into()),
+            description: self.description.clone(),
+            seed: self.seed.unwrap_or(1),
+            replication: self.replication.unwrap_or(0),
+            duration: self.duration,
+            link_path,
+            link,
+            log: self.log.unwrap_or_default(),
+            hosts,
+            flows,
+        })
+    }
+}
+
+impl Scenario {
+    /// Reads and validates a scenario file (and the link spec it names).
+    pub fn load(path: impl AsRef<Path>) -> Result<Scenario, SpecError> {
+        let path = path.as_ref();
+        let with_file = |mut e: SpecError| {
+            e.file = Some(path.display().to_string());
+            e
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        Scenario::from_str_in(&text, base).map_err(with_file)
+    }
+
+    /// Parses and validates TOML text; the link path is relative to `base_dir`.
+    pub fn from_str_in(text: &str, base_dir: &Path) -> Result<Scenario, SpecError> {
+        ScenarioSpec::parse(text)?.validate(base_dir)
+    }
+
+    pub fn host(&self, name: &str) -> Option<&Host> {
+        self.hosts.iter().find(|h| h.name == name)
+    }
+
+    /// A short human description.
+    pub fn describe(&self) -> String {
+        use std::fmt::Write;
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "scenario {:?}: seed {}, replication {}, duration {}, log {:?}",
+            self.name, self.seed, self.replication, self.duration, self.log
+        );
+        let _ = writeln!(s, "link {} ({})", self.link.name, self.link_path.display());
+        for h in &self.hosts {
+            let _ = write!(
+                s,
+                "host {} ({} side) {} mtu {}B",
+                h.name, h.side, h.address, h.mtu
+            );
+            for (k, v) in &h.sysctl {
+                let _ = write!(s, " {k}={v}");
+            }
+            let _ = writeln!(s);
+        }
+        for f in &self.flows {
+            let _ = writeln!(
+                s,
+                "flow {}: {} {} bytes {} -> {}:{} at {}",
+                f.index,
+                f.kind.name(),
+                f.bytes,
+                self.hosts[f.from].name,
+                self.hosts[f.to].address,
+                f.port,
+                f.start
+            );
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir_with_link() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("l.toml"),
+            "mtu = \"576B\"\n[both]\nrate = \"64kbit\"\ndelay = \"300ms\"\n",
+        )
+        .unwrap();
+        d
+    }
+
+    const BASE: &str = r#"
+name = "t"
+duration = "30s"
+link = "l.toml"
+[hosts.server]
+side = "fixed"
+[hosts.server.sysctl]
+tcp_sack = 1
+tcp_congestion_control = "reno"
+tcp_timestamps = false
+[hosts.server.route]
+initcwnd = 2
+rto_min = "200ms"
+[hosts.mobile]
+side = "mobile"
+[[flows]]
+kind = "bulk"
+from = "server"
+to = "mobile"
+bytes = 188640
+rcvbuf = "64KiB"
+"#;
+
+    #[test]
+    fn loads_and_resolves() {
+        let d = dir_with_link();
+        let s = Scenario::from_str_in(BASE, d.path()).unwrap();
+        assert_eq!(s.seed, 1);
+        assert_eq!(s.hosts[0].address, Ipv4Addr::new(198, 18, 0, 1));
+        assert_eq!(s.hosts[1].address, Ipv4Addr::new(198, 19, 0, 1));
+        assert_eq!(s.hosts[0].mtu, 576);
+        assert_eq!(s.hosts[0].sysctl[2].1.to_proc(), "0");
+        assert_eq!(s.flows[0].port, 5000);
+        assert_eq!(s.flows[0].socket.rcvbuf, Some(65536));
+        assert_eq!(s.flows[0].bytes, 188640);
+        assert_eq!(s.hosts[0].route.rto_min, Some(Dur::from_millis(200)));
+    }
+
+    fn error_of(text: &str) -> SpecError {
+        let d = dir_with_link();
+        Scenario::from_str_in(text, d.path()).unwrap_err()
+    }
+
+    #[test]
+    fn errors_name_key_and_value() {
+        let e = error_of(&BASE.replace("bytes = 188640", "bytes = 188640\nbogus = 1"));
+        assert_eq!(e.key, "flows[0].bogus", "{e}");
+        assert!(e.message.contains("bogus"), "{e}");
+
+        let e = error_of(&BASE.replace(
+            "side = \"mobile\"",
+            "side = \"mobile\"\naddress = \"10.0.0.1\"",
+        ));
+        assert_eq!(e.key, "hosts.mobile.address");
+        assert!(
+            e.message.contains("10.0.0.1") && e.message.contains("198.18.0.0/15"),
+            "{e}"
+        );
+
+        let e = error_of(&BASE.replace("to = \"mobile\"", "to = \"nobody\""));
+        assert_eq!(e.key, "flows[0].to");
+        assert!(
+            e.message.contains("\"nobody\"") && e.message.contains("\"mobile\""),
+            "{e}"
+        );
+
+        let e = error_of(&BASE.replace("side = \"mobile\"", "side = \"wireless\""));
+        assert_eq!(e.key, "hosts.mobile.side", "{e}");
+        assert!(
+            e.message.contains("wireless") && e.message.contains("fixed"),
+            "{e}"
+        );
+
+        let e = error_of(&BASE.replace("duration = \"30s\"", "duration = 30"));
+        assert_eq!(e.key, "duration", "{e}");
+
+        let e = error_of(&BASE.replace("link = \"l.toml\"", "link = \"missing.toml\""));
+        assert_eq!(e.key, "link", "{e}");
+        assert!(e.message.contains("missing.toml"), "{e}");
+
+        let e = error_of(&BASE.replace("rto_min = \"200ms\"", "rto_min = \"200ms\"\ncwnd = 3"));
+        assert_eq!(e.key, "hosts.server.route", "{e}");
+
+        let e = error_of(&BASE.replace("side = \"mobile\"", "side = \"fixed\""));
+        assert_eq!(e.key, "flows[0].to", "{e}");
+        assert!(e.message.contains("cross the link"), "{e}");
+    }
+
+    #[test]
+    fn explicit_addresses_and_mtu() {
+        let d = dir_with_link();
+        let text = BASE.replace(
+            "side = \"mobile\"",
+            "side = \"mobile\"\naddress = \"198.19.7.9\"\nmtu = \"1500B\"\naccess_rate = \"10Mbit\"\naccess_delay = \"1ms\"",
+        );
+        let s = Scenario::from_str_in(&text, d.path()).unwrap();
+        assert_eq!(s.hosts[1].address, Ipv4Addr::new(198, 19, 7, 9));
+        assert_eq!(s.hosts[1].mtu, 1500);
+        assert_eq!(s.hosts[1].access_rate, Some(Rate(10_000_000)));
+        let dup = BASE.replace(
+            "side = \"mobile\"",
+            "side = \"mobile\"\naddress = \"198.18.0.1\"",
+        );
+        let e = Scenario::from_str_in(&dup, d.path()).unwrap_err();
+        assert!(e.message.contains("server"), "{e}");
+    }
+}

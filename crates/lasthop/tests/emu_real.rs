@@ -1,0 +1,526 @@
+//! The emulator on the real thing: namespaces, TUN devices, the Linux TCP stack and the link model
+//! in real time. Needs root (CAP_NET_ADMIN); without it each test prints why it skips and passes.
+//!
+//! Every test runs `lasthop emu` as a child process under a guard that stops it (SIGTERM: the
+//! emulator removes what it made) and runs `lasthop cleanup` when the test ends, also when it
+//! fails. No test asserts on performance; the timing checks compare the capture with the link's
+//! own 72 ms per packet, with a wide tolerance.
+
+use pcap_file::pcap::PcapReader;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const BIN: &str = env!("CARGO_BIN_EXE_lasthop");
+
+fn root() -> bool {
+    // SAFETY: no arguments.
+    let ok = unsafe { libc::geteuid() } == 0
+        && Path::new("/dev/net/tun").exists()
+        && Command::new("ip").arg("-V").output().is_ok();
+    if !ok {
+        eprintln!("SKIPPED: the emulator tests need root, /dev/net/tun and iproute2");
+    }
+    ok
+}
+
+fn examples() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
+}
+
+/// A running or finished emulator; dropping it stops the emulator and cleans up.
+struct Run {
+    child: Option<Child>,
+}
+
+impl Run {
+    fn start(spec: &Path, out: &Path, extra: &[&str]) -> Run {
+        let child = Command::new(BIN)
+            .arg("emu")
+            .arg(spec)
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start lasthop emu");
+        Run { child: Some(child) }
+    }
+
+    fn wait(mut self, limit: Duration) -> Output {
+        let mut child = self.child.take().unwrap();
+        let t = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t.elapsed() > limit {
+                let _ = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "lasthop emu took longer than {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Run {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if c.try_wait().ok().flatten().is_none() {
+                // SAFETY: plain syscall on our child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                let t = Instant::now();
+                while c.try_wait().ok().flatten().is_none() && t.elapsed() < Duration::from_secs(5)
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        let _ = Command::new(BIN).arg("cleanup").output();
+    }
+}
+
+fn run_ok(spec: &Path, out: &Path, limit: Duration) -> String {
+    let o = Run::start(spec, out, &[]).wait(limit);
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "lasthop emu failed ({})\nstdout:\n{stdout}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stderr)
+    );
+    println!("{stdout}");
+    stdout
+}
+
+/// Writes a scenario (and its link) into `dir` and returns the scenario's path.
+fn scenario(dir: &Path, link: &str, scenario: &str) -> PathBuf {
+    std::fs::write(dir.join("link.toml"), link).unwrap();
+    let p = dir.join("scenario.toml");
+    std::fs::write(&p, scenario).unwrap();
+    p
+}
+
+/// One captured IPv4 TCP packet.
+#[derive(Debug, Clone)]
+struct Pkt {
+    t_ns: u64,
+    len: usize,
+    src: [u8; 4],
+    seq: u32,
+    payload: usize,
+}
+
+fn read_pcap(path: &Path) -> Vec<Pkt> {
+    let f = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut r = PcapReader::new(f).unwrap();
+    let mut v = vec![];
+    while let Some(p) = r.next_packet() {
+        let p = p.unwrap();
+        let d = &p.data;
+        if d.len() < 40 || d[0] >> 4 != 4 || d[9] != 6 {
+            continue;
+        }
+        let ihl = usize::from(d[0] & 15) * 4;
+        let total = usize::from(u16::from_be_bytes([d[2], d[3]]));
+        let doff = usize::from(d[ihl + 12] >> 4) * 4;
+        v.push(Pkt {
+            t_ns: p.timestamp.as_nanos() as u64,
+            len: p.orig_len as usize,
+            src: [d[12], d[13], d[14], d[15]],
+            seq: u32::from_be_bytes([d[ihl + 4], d[ihl + 5], d[ihl + 6], d[ihl + 7]]),
+            payload: total - ihl - doff,
+        });
+    }
+    v
+}
+
+fn read_csv(path: &Path) -> Vec<Vec<String>> {
+    std::fs::read_to_string(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(str::to_string).collect())
+        .collect()
+}
+
+/// The received byte count from a receiver's log.
+fn received(out: &Path, flow: usize) -> u64 {
+    read_csv(&out.join(format!("flow{flow}-recv.csv")))
+        .iter()
+        .find(|r| r[1] == "close")
+        .map(|r| r[2].parse().unwrap())
+        .expect("the receiver logged its close")
+}
+
+fn no_namespaces_of(out: &str) {
+    let run_id = out
+        .split_whitespace()
+        .nth(1)
+        .expect("run id in the first line");
+    let list = String::from_utf8(
+        Command::new("ip")
+            .args(["netns", "list"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    assert!(
+        !list.contains(&format!("lh-{run_id}-")),
+        "namespaces of run {run_id} left behind:\n{list}"
+    );
+}
+
+#[test]
+fn emu_passthrough_carries_10mb_intact() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let spec = examples().join("scenarios/passthrough.toml");
+    let stdout = run_ok(&spec, &out, Duration::from_secs(40));
+    // The receiver checks the pattern of every byte and fails on a difference or a short count.
+    assert_eq!(received(&out, 0), 10_000_000);
+    for f in [
+        "a.pcap",
+        "b.pcap",
+        "events.csv",
+        "hosts.csv",
+        "summary.toml",
+        "flow0-send.csv",
+    ] {
+        assert!(out.join(f).exists(), "{f} missing");
+    }
+    // The capture at the receiver holds the whole transfer, in real MTU-sized packets (no
+    // offloads: nothing larger than the 1500-byte MTU).
+    let b = read_pcap(&out.join("b.pcap"));
+    let data: usize = b
+        .iter()
+        .filter(|p| p.src == [198, 18, 0, 1])
+        .map(|p| p.payload)
+        .sum();
+    assert!(data >= 10_000_000, "{data} payload bytes captured at b");
+    assert!(
+        b.iter().all(|p| p.len <= 1500),
+        "a packet larger than the MTU"
+    );
+    assert!(stdout.contains("lateness p50"), "{stdout}");
+    no_namespaces_of(&stdout);
+}
+
+#[test]
+fn emu_seed000_e0_spaces_full_segments_72ms_apart() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let spec = examples().join("scenarios/seed000-e0.toml");
+    let stdout = run_ok(&spec, &out, Duration::from_secs(58));
+    assert_eq!(received(&out, 0), 188_640);
+    let mobile = read_pcap(&out.join("mobile.pcap"));
+    // Full segments from the server as they reach the mobile host.
+    let full: Vec<&Pkt> = mobile
+        .iter()
+        .filter(|p| p.src == [198, 18, 0, 1] && p.len == 576)
+        .collect();
+    assert!(full.len() >= 340, "{} full 576-byte segments", full.len());
+    let gaps: Vec<i64> = full
+        .windows(2)
+        .map(|w| (w[1].t_ns - w[0].t_ns) as i64)
+        .collect();
+    // The link is busy for most of the transfer: back-to-back packets leave it 72 ms apart.
+    let near = gaps
+        .iter()
+        .filter(|&&g| (g - 72_000_000).abs() <= 3_000_000)
+        .count();
+    let mut sorted = gaps.clone();
+    sorted.sort();
+    let median = sorted[sorted.len() / 2];
+    assert!(
+        (median - 72_000_000).abs() <= 2_000_000,
+        "median spacing {median} ns, expected about 72 ms"
+    );
+    assert!(
+        near * 10 >= gaps.len() * 8,
+        "only {near} of {} gaps within 72 ms +- 3 ms",
+        gaps.len()
+    );
+    // The event log carries scheduled and actual release times.
+    let ev = read_csv(&out.join("events.csv"));
+    let rel: Vec<_> = ev.iter().filter(|r| r[1] == "release").collect();
+    assert!(rel.len() > 300);
+    assert!(
+        rel.iter().all(|r| !r[18].is_empty()),
+        "release without actual time"
+    );
+    no_namespaces_of(&stdout);
+}
+
+#[test]
+fn emu_small_router_queue_drops_and_tcp_retransmits() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let link = r#"
+name = "queue3"
+mtu = "1500B"
+[both]
+rate = "2Mbit"
+delay = "20ms"
+lsb = "3000B"
+lrb = "3000B"
+[down.queue]
+packets = 3
+"#;
+    let sc = r#"
+name = "queue3"
+duration = "40s"
+link = "link.toml"
+[hosts.qsrv]
+side = "fixed"
+[hosts.qsrv.sysctl]
+tcp_congestion_control = "reno"
+[hosts.qsrv.route]
+initcwnd = 10
+[hosts.qmob]
+side = "mobile"
+[[flows]]
+kind = "bulk"
+from = "qsrv"
+to = "qmob"
+bytes = 400000
+"#;
+    let spec = scenario(tmp.path(), link, sc);
+    let out = tmp.path().join("out");
+    let stdout = run_ok(&spec, &out, Duration::from_secs(45));
+    assert_eq!(received(&out, 0), 400_000);
+    let ev = read_csv(&out.join("events.csv"));
+    let drops = ev
+        .iter()
+        .filter(|r| r[1] == "drop" && r[2] == "down" && r[14] == "queue")
+        .count();
+    assert!(drops > 0, "no queue drops in events.csv");
+    // The sender's capture shows the same sequence numbers sent more than once.
+    let srv = read_pcap(&out.join("qsrv.pcap"));
+    let mut seen = std::collections::HashSet::new();
+    let retrans = srv
+        .iter()
+        .filter(|p| p.src == [198, 18, 0, 1] && p.payload > 0)
+        .filter(|p| !seen.insert(p.seq))
+        .count();
+    assert!(retrans > 0, "no retransmissions in the capture");
+    println!("{drops} queue drops, {retrans} retransmissions");
+    no_namespaces_of(&stdout);
+}
+
+#[test]
+fn emu_arq_holds_then_releases_bursts() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let link = r#"
+name = "arq"
+mtu = "1500B"
+[both]
+rate = "1Mbit"
+delay = "20ms"
+[down]
+error = 0.2
+handling = "arq"
+error_delay = "150ms"
+retries = 5
+"#;
+    let sc = r#"
+name = "arq"
+duration = "40s"
+link = "link.toml"
+seed = 7
+[hosts.asrv]
+side = "fixed"
+[hosts.asrv.route]
+initcwnd = 10
+[hosts.amob]
+side = "mobile"
+[[flows]]
+kind = "bulk"
+from = "asrv"
+to = "amob"
+bytes = 150000
+"#;
+    let spec = scenario(tmp.path(), link, sc);
+    let out = tmp.path().join("out");
+    let stdout = run_ok(&spec, &out, Duration::from_secs(45));
+    assert_eq!(received(&out, 0), 150_000);
+    let ev = read_csv(&out.join("events.csv"));
+    let down = |kind: &str| ev.iter().filter(|r| r[1] == kind && r[2] == "down").count();
+    assert!(down("error") > 0, "no link errors");
+    assert!(down("hold") > 0, "no packet held behind one in recovery");
+    // Held packets leave together: several releases at the same scheduled time.
+    let mut burst = 0;
+    let mut run = 1;
+    let rel: Vec<u64> = ev
+        .iter()
+        .filter(|r| r[1] == "release" && r[2] == "down")
+        .map(|r| r[0].parse().unwrap())
+        .collect();
+    for w in rel.windows(2) {
+        if w[0] == w[1] {
+            run += 1;
+            burst = burst.max(run);
+        } else {
+            run = 1;
+        }
+    }
+    assert!(burst >= 2, "no burst of releases after a recovery");
+    println!("largest release burst {burst} packets");
+    no_namespaces_of(&stdout);
+}
+
+#[test]
+fn emu_cleanup_after_a_killed_run() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let link = "name = \"slow\"\n[both]\nrate = \"64kbit\"\ndelay = \"100ms\"\n";
+    let sc = r#"
+name = "killed"
+duration = "60s"
+link = "link.toml"
+[hosts.ksrv]
+side = "fixed"
+[hosts.kmob]
+side = "mobile"
+[[flows]]
+kind = "bulk"
+from = "ksrv"
+to = "kmob"
+bytes = 1000000
+"#;
+    let spec = scenario(tmp.path(), link, sc);
+    let out = tmp.path().join("out");
+    let mut run = Run::start(&spec, &out, &[]);
+    let pid = run.child.as_ref().unwrap().id();
+    // Wait until its namespaces exist and traffic flows.
+    let ns_of_run = || -> Vec<String> {
+        let list = String::from_utf8(
+            Command::new("ip")
+                .args(["netns", "list"])
+                .output()
+                .unwrap()
+                .stdout,
+        )
+        .unwrap();
+        list.lines()
+            .filter_map(|l| l.split_whitespace().next())
+            .filter(|n| n.starts_with("lh-") && (n.ends_with("-ksrv") || n.ends_with("-kmob")))
+            .map(str::to_string)
+            .collect()
+    };
+    let t = Instant::now();
+    while ns_of_run().len() < 2 {
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "the run never set up"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: our child.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+    let _ = run.child.as_mut().unwrap().wait();
+    let left = ns_of_run();
+    assert_eq!(left.len(), 2, "a SIGKILLed run cannot clean up: {left:?}");
+    // The programs in the namespaces died with the emulator (parent-death signal).
+    std::thread::sleep(Duration::from_millis(300));
+    for ns in &left {
+        let pids = Command::new("ip")
+            .args(["netns", "pids", ns])
+            .output()
+            .unwrap();
+        assert!(
+            String::from_utf8_lossy(&pids.stdout).trim().is_empty(),
+            "processes left in {ns}"
+        );
+    }
+    // No output file appears half written.
+    assert!(!out.join("events.csv").exists());
+    let c = Command::new(BIN).arg("cleanup").output().unwrap();
+    assert!(c.status.success(), "{}", String::from_utf8_lossy(&c.stderr));
+    // (Another test's guard may run a cleanup at the same time and remove them first.)
+    println!("{}", String::from_utf8_lossy(&c.stdout));
+    assert!(ns_of_run().is_empty(), "cleanup left {:?}", ns_of_run());
+    drop(run);
+    // A new run starts cleanly.
+    let out2 = tmp.path().join("out2");
+    let stdout = run_ok(
+        &examples().join("scenarios/passthrough.toml"),
+        &out2,
+        Duration::from_secs(40),
+    );
+    assert_eq!(received(&out2, 0), 10_000_000);
+    no_namespaces_of(&stdout);
+}
+
+#[test]
+fn emu_sigterm_tears_down_and_keeps_outputs() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let run = Run::start(&examples().join("scenarios/seed000-e0.toml"), &out, &[]);
+    let pid = run.child.as_ref().unwrap().id();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: our child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let o = run.wait(Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(128 + libc::SIGTERM), "{o:?}");
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(stdout.contains("by signal_15"), "{stdout}");
+    // The partial run's files are whole.
+    assert!(out.join("mobile.pcap").exists() && out.join("events.csv").exists());
+    no_namespaces_of(&stdout);
+}
+
+#[test]
+fn emu_refuses_a_sysctl_the_kernel_lacks_before_creating_anything() {
+    if !root() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let sc = r#"
+name = "bad"
+duration = "5s"
+link = "link.toml"
+[hosts.bsrv]
+side = "fixed"
+[hosts.bsrv.sysctl]
+tcp_no_such_setting = 1
+[hosts.bmob]
+side = "mobile"
+"#;
+    let spec = scenario(tmp.path(), "name = \"l\"\n", sc);
+    let o = Run::start(&spec, &tmp.path().join("out"), &[]).wait(Duration::from_secs(10));
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("hosts.bsrv.sysctl.tcp_no_such_setting"),
+        "{err}"
+    );
+    assert!(
+        !tmp.path().join("out").exists(),
+        "created the output before failing"
+    );
+}
