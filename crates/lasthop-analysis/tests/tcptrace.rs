@@ -25,37 +25,46 @@ fn find_tcptrace() -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
-/// The tcptrace binary, installing it through the script if needed; `None` only when skipping
-/// was asked for.
+/// The tcptrace binary, installing it through the script if needed (once per test binary: the
+/// tests run in parallel and apt allows one installer at a time); `None` only when skipping was
+/// asked for.
 fn tcptrace() -> Option<PathBuf> {
+    static FOUND: std::sync::OnceLock<Result<Option<PathBuf>, String>> = std::sync::OnceLock::new();
+    FOUND
+        .get_or_init(locate_or_install)
+        .clone()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn locate_or_install() -> Result<Option<PathBuf>, String> {
     if std::env::var_os("LASTHOP_SKIP_TCPTRACE").is_some() {
         eprintln!("LASTHOP_SKIP_TCPTRACE is set: the tcptrace comparison is SKIPPED");
-        return None;
+        return Ok(None);
     }
     if let Some(p) = find_tcptrace() {
-        return Some(p);
+        return Ok(Some(p));
     }
     let script = repo_root().join("scripts/compare-tcptrace.sh");
     let out = Command::new("bash")
         .arg(&script)
         .arg("--install-only")
         .output()
-        .unwrap_or_else(|e| {
-            panic!(
+        .map_err(|e| {
+            format!(
                 "tcptrace is not installed and {} could not run: {e}",
                 script.display()
             )
-        });
+        })?;
     match find_tcptrace() {
-        Some(p) => Some(p),
-        None => panic!(
+        Some(p) => Ok(Some(p)),
+        None => Err(format!(
             "tcptrace is not installed and could not be installed by {} (exit {:?}):\n{}\n{}\n\
              Install it (`apt-get install tcptrace`) or set LASTHOP_SKIP_TCPTRACE=1 to skip.",
             script.display(),
             out.status.code(),
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
-        ),
+        )),
     }
 }
 
