@@ -834,3 +834,21 @@ fn shared_advertised_window_splits_between_connections() {
     let syn3 = Segment::decode(&client.poll_transmit(Time::ZERO).unwrap()).unwrap();
     assert_eq!(syn3.window, 682);
 }
+
+#[test]
+fn delayed_ack_echoes_the_earliest_unacknowledged_tsval() {
+    // RFC 1323 §4.2 / Linux: two segments with TSval 10 and 20 acknowledged together echo 10.
+    let cfg = TcpConfig {
+        timestamps: true,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    let mut d0 = Segment::decode(&peer.data(0)).unwrap();
+    d0.ts = Some((10, 1));
+    let mut d1 = Segment::decode(&peer.data(1)).unwrap();
+    d1.ts = Some((20, 1));
+    c.handle_packet(t(1000), &d0.encode());
+    c.handle_packet(t(1050), &d1.encode());
+    let a = Segment::decode(&c.poll_transmit(t(1050)).unwrap()).unwrap();
+    assert_eq!(a.ts.unwrap().1, 10);
+}

@@ -796,14 +796,15 @@ impl Connection {
         }
         if self.ts_ok {
             if let Some((val, _)) = seg.ts {
-                // RFC 1323 §4.2 (simplified): remember the newest TSval of a segment that
-                // starts at or before rcv_nxt.
+                // RFC 1323 §4.2 / Linux tcp_store_ts_recent: remember the TSval of a segment
+                // that starts at or before the last ACK sent (rcv_wup), so a delayed ACK
+                // echoes the earliest unacknowledged segment and its RTT includes the delay.
                 let at_or_before = unwrap(
                     self.irs.wrapping_add(self.rcv_nxt as u32),
                     self.rcv_nxt,
                     seg.seq,
                 )
-                .is_some_and(|s| s <= self.rcv_nxt);
+                .is_some_and(|s| s <= self.rcv_wup);
                 if at_or_before && (val.wrapping_sub(self.ts_recent) as i32) >= 0 {
                     self.ts_recent = val;
                 }
