@@ -5,13 +5,18 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+mod analyze;
 mod app;
 mod check;
 mod cleanup;
 mod emu;
 
 #[derive(Parser)]
-#[command(name = "lasthop", version, about = "TCP over slow, lossy, variable-delay last-hop links: simulate and emulate")]
+#[command(
+    name = "lasthop",
+    version,
+    about = "TCP over slow, lossy, variable-delay last-hop links: simulate and emulate"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -19,6 +24,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Per-connection TCP statistics (tcptrace-class) of a capture, optionally merged with the
+    /// other side's capture and joined with the link's event log; prints a table, writes CSV.
+    Analyze(analyze::AnalyzeArgs),
     /// Load a spec and print what it describes, or every error in it.
     Check {
         /// A link spec (TOML).
@@ -37,6 +45,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Analyze(args) => analyze::run(args),
         Command::Check { spec } => check::run(&spec),
         Command::Emu(args) => emu::run(args),
         Command::Cleanup(args) => cleanup::run(args),
