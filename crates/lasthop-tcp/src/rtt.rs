@@ -197,8 +197,8 @@ mod tests {
         assert_eq!(r.srtt(), Some(ms(790)));
         assert_eq!(r.mdev(), ms(320));
         assert_eq!(r.rttvar(), ms(1600));
-        // snd_una 6 > rtt_seq 5: rttvar decays towards mdev_max (200 ms after reset... first the
-        // max of this round, 1600 ms, so no change), then mdev_max resets to 200 ms.
+        // snd_una 6 passes rtt_seq 5: a new round. rttvar would decay towards this round's
+        // mdev_max, but that is 1600 ms = rttvar, so it stays; mdev_max resets to 200 ms.
         r.sample(ms(790), 6, 9);
         // err 0 -> mdev4 = 1280 - 320 = 960; mdev_max was 1600 -> rttvar stays 1600.
         assert_eq!(r.rttvar(), ms(1600));
