@@ -1,4 +1,5 @@
-//! Reading captures: pcap records (microsecond or nanosecond, either byte order), link-layer
+//! Reading captures: pcap records (microsecond or nanosecond, either byte order) and pcapng
+//! blocks (enhanced and simple packets, per-interface link type and time resolution), link-layer
 //! headers, and the IPv4/IPv6 + TCP fields the statistics need, options included.
 //!
 //! Lengths come from the IP header (total length / payload length), never from the captured
@@ -8,6 +9,8 @@
 use crate::Error;
 use lasthop_core::{FlowKey, Time};
 use pcap_file::pcap::PcapReader;
+use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
+use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::{PcapError, TsResolution};
 use std::io::Read;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -318,6 +321,129 @@ pub fn read_pcap<R: Read>(
         let seg = ip_offset(linktype, data).and_then(|off| {
             let wire = rec.orig_len.saturating_sub(off as u32);
             parse_tcp(Time(ns), &data[off..], Some(wire))
+        });
+        match seg {
+            Some(s) => f(s),
+            None => sum.other += 1,
+        }
+    }
+    Ok(sum)
+}
+
+/// One pcapng interface: its link type and timestamp unit.
+struct Iface {
+    linktype: u32,
+    /// Nanoseconds = ticks * mul / div.
+    mul: u128,
+    div: u128,
+}
+
+impl Iface {
+    fn ns(&self, ticks: u128) -> u64 {
+        (ticks * self.mul / self.div).min(u128::from(u64::MAX)) as u64
+    }
+}
+
+/// Reads every packet of a pcapng stream (enhanced and simple packet blocks, any number of
+/// interfaces and sections) and hands each TCP segment to `f`. Timestamps honour each
+/// interface's `if_tsresol` (microseconds by default).
+pub fn read_pcapng<R: Read>(
+    reader: R,
+    source: &str,
+    mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    let mut r = PcapNgReader::new(reader).map_err(|e| match e {
+        PcapError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => Error::Io {
+            path: source.to_string(),
+            error: io,
+        },
+        other => Error::NotPcap {
+            path: source.to_string(),
+            detail: format!("bad pcapng section header: {other}"),
+        },
+    })?;
+    let mut sum = ReadSummary::default();
+    let mut ifaces: Vec<Iface> = Vec::new();
+    let mut warned_linktype = false;
+    while let Some(block) = r.next_block() {
+        let block = match block {
+            Ok(b) => b,
+            Err(PcapError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
+                sum.warnings.push(format!(
+                    "{source}: capture ends in the middle of a block after {} records (ignored)",
+                    sum.records
+                ));
+                break;
+            }
+            Err(PcapError::IoError(e)) => {
+                return Err(Error::Io {
+                    path: source.to_string(),
+                    error: e,
+                })
+            }
+            Err(e) => {
+                sum.warnings.push(format!(
+                    "{source}: block after record {}: {e}; reading stopped",
+                    sum.records
+                ));
+                break;
+            }
+        };
+        let (iface, ticks, orig_len, data): (u32, u128, u32, &[u8]) = match &block {
+            Block::SectionHeader(_) => {
+                ifaces.clear();
+                continue;
+            }
+            Block::InterfaceDescription(idb) => {
+                let mut mul = 1000u128; // default: microseconds
+                let mut div = 1u128;
+                for o in &idb.options {
+                    if let InterfaceDescriptionOption::IfTsResol(res) = o {
+                        let exp = u32::from(res & 0x7f).min(60);
+                        if res & 0x80 == 0 {
+                            let unit = 10u128.pow(exp.min(30));
+                            (mul, div) = (1_000_000_000, unit);
+                        } else {
+                            (mul, div) = (1_000_000_000, 1u128 << exp);
+                        }
+                    }
+                }
+                let linktype = u32::from(idb.linktype);
+                if sum.linktype == 0 && ifaces.is_empty() {
+                    sum.linktype = linktype;
+                }
+                ifaces.push(Iface { linktype, mul, div });
+                continue;
+            }
+            Block::EnhancedPacket(epb) => (
+                epb.interface_id,
+                epb.timestamp.as_nanos(),
+                epb.original_len,
+                &epb.data[..],
+            ),
+            Block::SimplePacket(spb) => (0, 0, spb.original_len, &spb.data[..]),
+            _ => continue,
+        };
+        sum.records += 1;
+        let Some(ifc) = ifaces.get(iface as usize) else {
+            sum.other += 1;
+            continue;
+        };
+        if !supported(ifc.linktype) {
+            if !warned_linktype {
+                warned_linktype = true;
+                sum.warnings.push(format!(
+                    "{source}: packets of an interface with unsupported link type {} are skipped",
+                    ifc.linktype
+                ));
+            }
+            sum.other += 1;
+            continue;
+        }
+        let t = Time(ifc.ns(ticks));
+        let seg = ip_offset(ifc.linktype, data).and_then(|off| {
+            let wire = orig_len.saturating_sub(off as u32);
+            parse_tcp(t, &data[off..], Some(wire))
         });
         match seg {
             Some(s) => f(s),

@@ -16,7 +16,7 @@ pub mod events;
 pub mod report;
 pub mod seqspace;
 
-pub use capture::{parse_tcp, read_pcap, ReadSummary, TcpSeg};
+pub use capture::{parse_tcp, read_pcap, read_pcapng, ReadSummary, TcpSeg};
 pub use conn::{Analyzer, ConnStats, DataDir, DirStats, Drops, Options, RttStats};
 pub use events::EventLog;
 pub use report::{
@@ -78,7 +78,7 @@ pub fn analyze_reader_with<R: Read>(
     source: &str,
     opts: Options,
 ) -> Result<Analysis, Error> {
-    // Peek at the magic number for a clear message on pcapng and empty files.
+    // Peek at the magic number: pcap or pcapng, and a clear message for anything else.
     let mut magic = [0u8; 4];
     let mut got = 0;
     while got < 4 {
@@ -100,18 +100,24 @@ pub fn analyze_reader_with<R: Read>(
             detail: format!("{got} bytes, too short for a pcap header"),
         });
     }
+    let mut an = Analyzer::new(opts);
+    let chained = std::io::Cursor::new(magic).chain(reader);
     if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
-        return Err(Error::NotPcap {
-            path: source.to_string(),
-            detail:
-                "this is pcapng; convert it with `editcap -F pcap IN OUT` or `tcpdump -r IN -w OUT`"
-                    .into(),
+        let summary = read_pcapng(chained, source, |seg| an.segment(&seg))?;
+        return Ok(Analysis {
+            conns: an.finish(),
+            summary,
         });
     }
-    let mut an = Analyzer::new(opts);
-    let summary = read_pcap(std::io::Cursor::new(magic).chain(reader), source, |seg| {
-        an.segment(&seg)
-    })?;
+    let known = [0xa1b2_c3d4u32, 0xa1b2_3c4d];
+    let m = u32::from_be_bytes(magic);
+    if !known.contains(&m) && !known.contains(&m.swap_bytes()) {
+        return Err(Error::NotPcap {
+            path: source.to_string(),
+            detail: format!("unknown magic number {m:#010x}"),
+        });
+    }
+    let summary = read_pcap(chained, source, |seg| an.segment(&seg))?;
     Ok(Analysis {
         conns: an.finish(),
         summary,

@@ -98,6 +98,17 @@ proptest! {
     }
 
     #[test]
+    fn random_pcapng_never_panic(body in proptest::collection::vec(any::<u8>(), 0..600)) {
+        // a valid section header block (little-endian), then random blocks
+        let mut v = vec![0x0a, 0x0d, 0x0d, 0x0a, 28, 0, 0, 0, 0x4d, 0x3c, 0x2b, 0x1a, 1, 0, 0, 0];
+        v.extend_from_slice(&[0xff; 8]);
+        v.extend_from_slice(&[28, 0, 0, 0]);
+        v.extend_from_slice(&body);
+        let _ = la::analyze_reader(&v[..]);
+        let _ = la::analyze_reader(&[&[0x0a, 0x0d, 0x0d, 0x0a][..], &body[..]].concat()[..]);
+    }
+
+    #[test]
     fn random_records_never_panic(
         nanos in any::<bool>(),
         big in any::<bool>(),

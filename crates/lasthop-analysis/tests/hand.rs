@@ -73,7 +73,7 @@ fn hand_capture_every_counter() {
 }
 
 #[test]
-fn same_numbers_in_every_link_type_and_resolution() {
+fn same_numbers_in_every_link_type_resolution_and_format() {
     let script = hand_script();
     let base = 1_700_000_000_000_000_000u64;
     for fmt in [
@@ -81,6 +81,8 @@ fn same_numbers_in_every_link_type_and_resolution() {
         Format::EthernetMicro,
         Format::SllNano,
         Format::Ipv4Micro,
+        Format::PcapNgMicro,
+        Format::PcapNgNanoHeaders,
     ] {
         let conns = analyze(&script, fmt);
         assert_eq!(conns.len(), 1, "{fmt:?}");

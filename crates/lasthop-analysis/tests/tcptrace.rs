@@ -170,6 +170,29 @@ fn compare_dir(ours: &DirStats, theirs: &Dir, what: &str) -> Vec<String> {
     check("total packets", ours.packets);
     check("pure acks sent", ours.pure_acks);
     check("RTT samples", ours.rtt.samples);
+    if ours.rtt.samples > 0 {
+        // tcptrace prints milliseconds with one decimal
+        let ms = |label: &str| -> f64 {
+            theirs[label]
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap()
+        };
+        for (label, v) in [
+            ("RTT min", ours.rtt.min_ns as f64 / 1e6),
+            ("RTT max", ours.rtt.max_ns as f64 / 1e6),
+            ("RTT avg", ours.rtt.avg_ns().unwrap() / 1e6),
+        ] {
+            if (ms(label) - v).abs() > 0.051 {
+                diffs.push(format!(
+                    "{what} {label}: ours {v:.3} ms, tcptrace {} ms",
+                    ms(label)
+                ));
+            }
+        }
+    }
     diffs
 }
 

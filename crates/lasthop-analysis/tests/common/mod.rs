@@ -154,6 +154,10 @@ pub enum Format {
     SllNano,
     /// Link type IPV4 (228), microsecond, full packets.
     Ipv4Micro,
+    /// pcapng, raw IP, default (microsecond) timestamps, full packets.
+    PcapNgMicro,
+    /// pcapng, Ethernet, nanosecond `if_tsresol`, header-only records.
+    PcapNgNanoHeaders,
 }
 
 pub fn pcap_bytes(segs: &[Seg], fmt: Format) -> Vec<u8> {
@@ -181,12 +185,57 @@ pub fn pcap_bytes(segs: &[Seg], fmt: Format) -> Vec<u8> {
         }
         return sink.into_inner();
     }
+    if matches!(fmt, Format::PcapNgMicro | Format::PcapNgNanoHeaders) {
+        use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+        use pcap_file::pcapng::blocks::interface_description::{
+            InterfaceDescriptionBlock, InterfaceDescriptionOption,
+        };
+        use pcap_file::pcapng::PcapNgWriter;
+        let nano = fmt == Format::PcapNgNanoHeaders;
+        let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+        let idb = InterfaceDescriptionBlock {
+            linktype: if nano {
+                DataLink::ETHERNET
+            } else {
+                DataLink::RAW
+            },
+            snaplen: 0,
+            options: if nano {
+                vec![InterfaceDescriptionOption::IfTsResol(9)]
+            } else {
+                vec![]
+            },
+        };
+        w.write_pcapng_block(idb).unwrap();
+        for s in segs {
+            let ip = s.ip_bytes();
+            let (frame, orig) = if nano {
+                let mut f = vec![2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x08, 0x00];
+                f.extend_from_slice(&ip[..s.header_len()]);
+                (f, 14 + ip.len())
+            } else {
+                (ip.clone(), ip.len())
+            };
+            let ns = base + s.t_ms * 1_000_000;
+            // pcap-file stores the raw tick count in the Duration
+            let ticks = if nano { ns } else { ns / 1000 };
+            let epb = EnhancedPacketBlock {
+                interface_id: 0,
+                timestamp: std::time::Duration::from_nanos(ticks),
+                original_len: orig as u32,
+                data: std::borrow::Cow::Owned(frame),
+                options: vec![],
+            };
+            w.write_pcapng_block(epb).unwrap();
+        }
+        return w.into_inner();
+    }
     let (dl, res) = match fmt {
         Format::RawMicro => (DataLink::RAW, TsResolution::MicroSecond),
         Format::EthernetMicro => (DataLink::ETHERNET, TsResolution::MicroSecond),
         Format::SllNano => (DataLink::LINUX_SLL, TsResolution::NanoSecond),
         Format::Ipv4Micro => (DataLink::IPV4, TsResolution::MicroSecond),
-        Format::SimHeaderOnly => unreachable!(),
+        Format::SimHeaderOnly | Format::PcapNgMicro | Format::PcapNgNanoHeaders => unreachable!(),
     };
     let header = PcapHeader {
         datalink: dl,
