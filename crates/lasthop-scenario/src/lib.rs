@@ -746,7 +746,8 @@ rcvbuf = "64KiB"
         assert!(e.message.contains("missing.toml"), "{e}");
 
         let e = error_of(&BASE.replace("rto_min = \"200ms\"", "rto_min = \"200ms\"\ncwnd = 3"));
-        assert_eq!(e.key, "hosts.server.route", "{e}");
+        assert_eq!(e.key, "hosts.server.route.cwnd", "{e}");
+        assert!(e.message.contains("initcwnd"), "{e}");
 
         let e = error_of(&BASE.replace("side = \"mobile\"", "side = \"fixed\""));
         assert_eq!(e.key, "flows[0].to", "{e}");

@@ -254,6 +254,10 @@ fn emu_seed000_e0_spaces_full_segments_72ms_apart() {
         "only {near} of {} gaps within 72 ms +- 3 ms",
         gaps.len()
     );
+    // connections.csv (from the analyser) has the one connection, complete, all bytes.
+    let conns = read_csv(&out.join("connections.csv"));
+    assert_eq!(conns.len(), 1, "{conns:?}");
+    assert_eq!(conns[0][6], "188640", "{conns:?}");
     // The event log carries scheduled and actual release times.
     let ev = read_csv(&out.join("events.csv"));
     let rel: Vec<_> = ev.iter().filter(|r| r[1] == "release").collect();
