@@ -10,6 +10,7 @@ mod app;
 mod check;
 mod cleanup;
 mod emu;
+mod sim;
 
 #[derive(Parser)]
 #[command(
@@ -29,9 +30,12 @@ enum Command {
     Analyze(analyze::AnalyzeArgs),
     /// Load a spec and print what it describes, or every error in it.
     Check {
-        /// A link spec (TOML).
+        /// A link spec or a scenario spec (TOML).
         spec: PathBuf,
     },
+    /// Simulate one replication of a scenario in virtual time (no root needed). Without a spec,
+    /// runs seed 000's two bulk transfers over its optimal 64 kbit/s link.
+    Sim(sim::SimArgs),
     /// Emulate a scenario in real time: real Linux hosts in network namespaces, joined through
     /// TUN devices by the link model (needs root).
     Emu(emu::EmuArgs),
@@ -47,6 +51,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Analyze(args) => analyze::run(args),
         Command::Check { spec } => check::run(&spec),
+        Command::Sim(args) => sim::run(args),
         Command::Emu(args) => emu::run(args),
         Command::Cleanup(args) => cleanup::run(args),
         Command::App(cmd) => app::run(cmd),

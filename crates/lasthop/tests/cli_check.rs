@@ -1,0 +1,59 @@
+//! `lasthop check` on every shipped spec, and on bad ones: the message names the key.
+
+use std::path::Path;
+use std::process::Command;
+
+fn lasthop(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+        .args(args)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+#[test]
+fn every_shipped_spec_checks() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut n = 0;
+    for dir in ["links", "scenarios"] {
+        for e in std::fs::read_dir(root.join(dir)).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "toml") {
+                let (ok, text) = lasthop(&["check", p.to_str().unwrap()]);
+                assert!(ok, "{}: {text}", p.display());
+                assert!(text.contains("down (fixed side -> mobile side)"), "{text}");
+                n += 1;
+            }
+        }
+    }
+    assert!(n >= 15, "{n} specs");
+    let e0 = root.join("links/seed000-e0.toml");
+    let (_, text) = lasthop(&["check", e0.to_str().unwrap()]);
+    assert!(
+        text.contains("rate 64kbit (72ms per 576B packet)"),
+        "{text}"
+    );
+    assert!(text.contains("router queue: 20 packets"), "{text}");
+}
+
+#[test]
+fn bad_specs_fail_with_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    for (text, want) in [
+        ("[down]\nrate = \"fast\"\n", "down.rate"),
+        ("[down.queue]\npolicy = \"red\"\nred = { min_th = 8.0, max_th = 4.0, max_p = 0.1, w_q = 0.002 }\n", "down.queue.red.min_th"),
+        ("initial_state = \"x\"\n[states.y]\n", "initial_state"),
+        ("duration = \"1s\"\nlink = \"nowhere.toml\"\n", "nowhere.toml"),
+        ("[down\n", "line 1"),
+    ] {
+        let p = dir.path().join("spec.toml");
+        std::fs::write(&p, text).unwrap();
+        let (ok, out) = lasthop(&["check", p.to_str().unwrap()]);
+        assert!(!ok, "accepted: {text}");
+        assert!(out.contains(want) && out.starts_with("error: "), "{text}: {out}");
+    }
+    let (ok, out) = lasthop(&["check", "/nonexistent.toml"]);
+    assert!(!ok && out.contains("cannot read"), "{out}");
+}
