@@ -17,6 +17,8 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, SocketAddrV4, TcpListener, TcpStream};
 use std::os::fd::{FromRawFd, RawFd};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 /// Options shared by both programs.
 #[derive(Debug, Clone, Default)]
@@ -58,31 +60,71 @@ impl AppCommon {
     }
 }
 
-struct Log {
+struct LogInner {
     epoch: u64,
     rows: String,
+    path: Option<PathBuf>,
 }
 
+/// The timestamp log, shared with the thread that saves it when a stop signal comes.
+#[derive(Clone)]
+struct Log(Arc<Mutex<LogInner>>);
+
 impl Log {
-    fn new(epoch: Option<u64>) -> Log {
-        Log {
+    fn new(epoch: Option<u64>, path: Option<PathBuf>) -> Log {
+        Log(Arc::new(Mutex::new(LogInner {
             epoch: epoch.unwrap_or_else(sys::monotonic_ns),
             rows: String::from("time_ns,event,bytes\n"),
-        }
+            path,
+        })))
     }
-    fn at(&mut self, event: &str, bytes: u64) {
+    fn epoch(&self) -> u64 {
+        self.0.lock().map(|l| l.epoch).unwrap_or(0)
+    }
+    fn at(&self, event: &str, bytes: u64) {
         self.at_time(sys::monotonic_ns(), event, bytes);
     }
-    fn at_time(&mut self, mono_ns: u64, event: &str, bytes: u64) {
-        let t = mono_ns as i128 - self.epoch as i128;
-        self.rows.push_str(&format!("{t},{event},{bytes}\n"));
+    fn at_time(&self, mono_ns: u64, event: &str, bytes: u64) {
+        if let Ok(mut l) = self.0.lock() {
+            let t = mono_ns as i128 - l.epoch as i128;
+            l.rows.push_str(&format!("{t},{event},{bytes}\n"));
+        }
     }
-    fn save(&self, path: &Option<PathBuf>) -> Result<()> {
-        if let Some(p) = path {
-            AtomicFile::write_all_to(p, self.rows.as_bytes())
+    fn save(&self) -> Result<()> {
+        let l = self
+            .0
+            .lock()
+            .map_err(|_| anyhow::anyhow!("log lock poisoned"))?;
+        if let Some(p) = &l.path {
+            AtomicFile::write_all_to(p, l.rows.as_bytes())
                 .with_context(|| format!("writing {}", p.display()))?;
         }
         Ok(())
+    }
+
+    /// On SIGINT, SIGTERM or SIGHUP (the emulator stopping the run), logs `stopped` with the
+    /// bytes counted so far, saves the log and exits with 128 + the signal.
+    fn save_on_stop(&self, progress: Arc<AtomicU64>) {
+        // SAFETY: sigset manipulation on locals; the mask is inherited by the thread below.
+        let set = unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+                libc::sigaddset(&mut set, s);
+            }
+            libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            set
+        };
+        let log = self.clone();
+        std::thread::spawn(move || {
+            let mut sig: libc::c_int = 0;
+            // SAFETY: valid set and out pointer.
+            if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
+                log.at("stopped", progress.load(Ordering::Relaxed));
+                let _ = log.save();
+                std::process::exit(128 + sig);
+            }
+        });
     }
 }
 
@@ -184,9 +226,11 @@ fn v4(a: SocketAddr) -> Result<SocketAddrV4> {
 /// `bytes` bytes, shuts down its sending side and waits for the receiver to close.
 pub fn bulk_send(to: SocketAddr, bytes: u64, start_at: Option<u64>, c: &AppCommon) -> Result<()> {
     let to = v4(to)?;
-    let mut log = Log::new(c.epoch);
+    let log = Log::new(c.epoch, c.log.clone());
+    let progress = Arc::new(AtomicU64::new(0));
+    log.save_on_stop(progress.clone());
     if let Some(s) = start_at {
-        sys::sleep_until_monotonic(log.epoch + s);
+        sys::sleep_until_monotonic(log.epoch() + s);
     }
     let result = (|| -> Result<u64> {
         let fd = tcp_socket()?;
@@ -222,6 +266,7 @@ pub fn bulk_send(to: SocketAddr, bytes: u64, start_at: Option<u64>, c: &AppCommo
                 log.at("first_byte", n as u64);
             }
             sent += n as u64;
+            progress.store(sent, Ordering::Relaxed);
         }
         log.at("last_byte", sent);
         stream.shutdown(std::net::Shutdown::Write)?;
@@ -242,10 +287,10 @@ pub fn bulk_send(to: SocketAddr, bytes: u64, start_at: Option<u64>, c: &AppCommo
     })();
     if let Err(e) = &result {
         log.at("error", 0);
-        let _ = log.save(&c.log);
+        let _ = log.save();
         return Err(anyhow::anyhow!("bulk-send: {e:#}"));
     }
-    log.save(&c.log)
+    log.save()
 }
 
 /// Creates the listening socket with the options set before `listen` (buffer sizes decide the
@@ -280,7 +325,9 @@ fn listener(addr: SocketAddrV4, s: &SocketOptions) -> Result<TcpListener> {
 /// byte count is an error.
 pub fn bulk_recv(addr: SocketAddr, expect: Option<u64>, c: &AppCommon) -> Result<()> {
     let addr = v4(addr)?;
-    let mut log = Log::new(c.epoch);
+    let log = Log::new(c.epoch, c.log.clone());
+    let progress = Arc::new(AtomicU64::new(0));
+    log.save_on_stop(progress.clone());
     let l = listener(addr, &c.socket)?;
     log.at("listen", 0);
     {
@@ -319,6 +366,7 @@ pub fn bulk_recv(addr: SocketAddr, expect: Option<u64>, c: &AppCommon) -> Result
                 }
             }
             got += n as u64;
+            progress.store(got, Ordering::Relaxed);
             last_read = sys::monotonic_ns();
         }
         if got > 0 {
@@ -339,8 +387,8 @@ pub fn bulk_recv(addr: SocketAddr, expect: Option<u64>, c: &AppCommon) -> Result
     })();
     if let Err(e) = &result {
         log.at("error", 0);
-        let _ = log.save(&c.log);
+        let _ = log.save();
         return Err(anyhow::anyhow!("bulk-recv: {e:#}"));
     }
-    log.save(&c.log)
+    log.save()
 }

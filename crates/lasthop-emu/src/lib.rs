@@ -487,6 +487,14 @@ impl<'a> Emu<'a> {
                 if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0) != 0 {
                     return Err(std::io::Error::last_os_error());
                 }
+                // The emulator blocks its stop signals (it reads them from a signalfd): give the
+                // program the usual mask and dispositions, so SIGTERM ends it.
+                let mut set: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut set);
+                libc::pthread_sigmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+                for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGPIPE] {
+                    libc::signal(sig, libc::SIG_DFL);
+                }
                 Ok(())
             });
         }
