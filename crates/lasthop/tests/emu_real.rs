@@ -303,6 +303,10 @@ kind = "bulk"
 from = "qsrv"
 to = "qmob"
 bytes = 400000
+congestion_control = "reno"
+sndbuf = "256KiB"
+rcvbuf = "256KiB"
+nodelay = true
 "#;
     let spec = scenario(tmp.path(), link, sc);
     let out = tmp.path().join("out");
@@ -478,7 +482,7 @@ bytes = 1000000
 }
 
 #[test]
-fn emu_sigterm_tears_down_and_keeps_outputs() {
+fn emu_sigterm_and_ctrl_c_tear_down_and_keep_outputs() {
     if !root() {
         return;
     }
@@ -493,9 +497,22 @@ fn emu_sigterm_tears_down_and_keeps_outputs() {
     assert_eq!(o.status.code(), Some(128 + libc::SIGTERM), "{o:?}");
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(stdout.contains("by signal_15"), "{stdout}");
-    // The partial run's files are whole.
+    // The partial run's files are whole; the programs logged where they were stopped.
     assert!(out.join("mobile.pcap").exists() && out.join("events.csv").exists());
+    let send = read_csv(&out.join("flow0-send.csv"));
+    assert!(send.iter().any(|r| r[1] == "stopped"), "{send:?}");
     no_namespaces_of(&stdout);
+
+    // Ctrl-C does the same.
+    let out = tmp.path().join("out-int");
+    let run = Run::start(&examples().join("scenarios/seed000-e0.toml"), &out, &[]);
+    let pid = run.child.as_ref().unwrap().id();
+    std::thread::sleep(Duration::from_millis(1500));
+    // SAFETY: our child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let o = run.wait(Duration::from_secs(10));
+    assert_eq!(o.status.code(), Some(128 + libc::SIGINT), "{o:?}");
+    no_namespaces_of(&String::from_utf8_lossy(&o.stdout));
 }
 
 #[test]
