@@ -10,6 +10,8 @@ mod app;
 mod check;
 mod cleanup;
 mod emu;
+mod report;
+mod run;
 mod sim;
 
 #[derive(Parser)]
@@ -36,6 +38,11 @@ enum Command {
     /// Simulate one replication of a scenario in virtual time (no root needed). Without a spec,
     /// runs seed 000's two bulk transfers over its optimal 64 kbit/s link.
     Sim(sim::SimArgs),
+    /// Run an experiment: expand its matrix, run every replication (resumable), write the
+    /// summaries and the HTML report.
+    Run(run::RunArgs),
+    /// Rebuild an experiment's summary.csv, summary.json and report.html from its results.
+    Report(report::ReportArgs),
     /// Emulate a scenario in real time: real Linux hosts in network namespaces, joined through
     /// TUN devices by the link model (needs root).
     Emu(emu::EmuArgs),
@@ -52,6 +59,8 @@ fn main() -> ExitCode {
         Command::Analyze(args) => analyze::run(args),
         Command::Check { spec } => check::run(&spec),
         Command::Sim(args) => sim::run(args),
+        Command::Run(args) => run::run(args),
+        Command::Report(args) => report::run(args),
         Command::Emu(args) => emu::run(args),
         Command::Cleanup(args) => cleanup::run(args),
         Command::App(cmd) => app::run(cmd),

@@ -1,0 +1,309 @@
+//! Readers for the per-run files the summaries and the report use: `events.csv`,
+//! `connections.csv` and `tcp_trace.csv` (columns found by header name, so added columns do not
+//! break them).
+
+use std::collections::HashMap;
+use std::path::Path;
+
+/// What can go wrong reading a run's files. Messages name the file and the line.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    #[error("{path}: {error}")]
+    Io { path: String, error: std::io::Error },
+    #[error("{path}:{line}: {msg}")]
+    Parse {
+        path: String,
+        line: usize,
+        msg: String,
+    },
+}
+
+/// A CSV file without quoted fields (every file lasthop writes), as header and rows.
+pub struct Csv {
+    pub path: String,
+    pub columns: HashMap<String, usize>,
+    pub text: String,
+}
+
+impl Csv {
+    pub fn load(path: &Path) -> Result<Csv, FileError> {
+        let text = std::fs::read_to_string(path).map_err(|e| FileError::Io {
+            path: path.display().to_string(),
+            error: e,
+        })?;
+        let header = text.lines().next().unwrap_or("");
+        let columns = header
+            .split(',')
+            .enumerate()
+            .map(|(i, c)| (c.trim().to_string(), i))
+            .collect();
+        Ok(Csv {
+            path: path.display().to_string(),
+            columns,
+            text,
+        })
+    }
+
+    pub fn col(&self, name: &str) -> Result<usize, FileError> {
+        self.columns
+            .get(name)
+            .copied()
+            .ok_or_else(|| FileError::Parse {
+                path: self.path.clone(),
+                line: 1,
+                msg: format!("no column {name:?}"),
+            })
+    }
+
+    /// Rows after the header: (line number, fields).
+    pub fn rows(&self) -> impl Iterator<Item = (usize, Vec<&str>)> {
+        self.text
+            .lines()
+            .enumerate()
+            .skip(1)
+            .filter(|(_, l)| !l.is_empty())
+            .map(|(i, l)| (i + 1, l.split(',').collect()))
+    }
+
+    pub fn err(&self, line: usize, msg: impl Into<String>) -> FileError {
+        FileError::Parse {
+            path: self.path.clone(),
+            line,
+            msg: msg.into(),
+        }
+    }
+}
+
+fn num<T: std::str::FromStr>(
+    csv: &Csv,
+    line: usize,
+    f: &[&str],
+    i: usize,
+    name: &str,
+) -> Result<Option<T>, FileError> {
+    match f.get(i).copied().unwrap_or("") {
+        "" => Ok(None),
+        s => s
+            .parse()
+            .map(Some)
+            .map_err(|_| csv.err(line, format!("{name}: {s:?} is not a number"))),
+    }
+}
+
+/// The kinds of link event (`event` column).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Ev {
+    Arrive,
+    Enqueue,
+    Drop,
+    Mark,
+    Lsb,
+    TxStart,
+    TxEnd,
+    Delay,
+    Error,
+    Hold,
+    Release,
+    State,
+    Other,
+}
+
+impl Ev {
+    fn parse(s: &str) -> Ev {
+        match s {
+            "arrive" => Ev::Arrive,
+            "enqueue" => Ev::Enqueue,
+            "drop" => Ev::Drop,
+            "mark" => Ev::Mark,
+            "lsb" => Ev::Lsb,
+            "tx_start" => Ev::TxStart,
+            "tx_end" => Ev::TxEnd,
+            "delay" => Ev::Delay,
+            "error" => Ev::Error,
+            "hold" => Ev::Hold,
+            "release" => Ev::Release,
+            "state" => Ev::State,
+            _ => Ev::Other,
+        }
+    }
+}
+
+/// One row of `events.csv` (the columns the summaries and plots need).
+#[derive(Clone, Debug)]
+pub struct EventRow {
+    pub time_ns: u64,
+    pub event: Ev,
+    /// 0 = down, 1 = up, 2 = none (state rows).
+    pub dir: u8,
+    pub packet: u64,
+    pub flow: String,
+    pub tcp_seq: Option<u32>,
+    pub tcp_ack: Option<u32>,
+    pub tcp_len: Option<u32>,
+    pub bytes: u32,
+    pub queue_pkts: Option<u32>,
+    pub cause: String,
+    pub state: String,
+}
+
+/// Reads `events.csv`.
+pub fn read_events(path: &Path) -> Result<Vec<EventRow>, FileError> {
+    let csv = Csv::load(path)?;
+    let c = |n: &str| csv.col(n);
+    let (ti, ei, di, pi, fi) = (
+        c("time_ns")?,
+        c("event")?,
+        c("dir")?,
+        c("packet")?,
+        c("flow")?,
+    );
+    let (si, ai, li, bi, qi, ci, sti) = (
+        c("tcp_seq")?,
+        c("tcp_ack")?,
+        c("tcp_len")?,
+        c("bytes")?,
+        c("queue_pkts")?,
+        c("cause")?,
+        c("state")?,
+    );
+    let mut out = vec![];
+    for (line, f) in csv.rows() {
+        let get = |i: usize| f.get(i).copied().unwrap_or("");
+        out.push(EventRow {
+            time_ns: num(&csv, line, &f, ti, "time_ns")?.unwrap_or(0),
+            event: Ev::parse(get(ei)),
+            dir: match get(di) {
+                "down" => 0,
+                "up" => 1,
+                _ => 2,
+            },
+            packet: num(&csv, line, &f, pi, "packet")?.unwrap_or(0),
+            flow: get(fi).to_string(),
+            tcp_seq: num(&csv, line, &f, si, "tcp_seq")?,
+            tcp_ack: num(&csv, line, &f, ai, "tcp_ack")?,
+            tcp_len: num(&csv, line, &f, li, "tcp_len")?,
+            bytes: num(&csv, line, &f, bi, "bytes")?.unwrap_or(0),
+            queue_pkts: num(&csv, line, &f, qi, "queue_pkts")?,
+            cause: get(ci).to_string(),
+            state: get(sti).to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// One row of `connections.csv` (the columns the summaries use).
+#[derive(Clone, Debug, Default)]
+pub struct ConnRow {
+    pub conn: usize,
+    pub client: String,
+    pub server: String,
+    pub start_s: f64,
+    pub end_s: f64,
+    pub elapsed_s: f64,
+    pub bytes: u64,
+    pub throughput_bps: f64,
+    pub rexmt_pkts: u64,
+    pub dupacks: u64,
+    pub rtos: u64,
+    pub complete: bool,
+    /// `c2s` or `s2c`.
+    pub data_dir: String,
+    /// Drops by cause per direction: `[c2s, s2c]`.
+    pub drops_queue: [u64; 2],
+    pub drops_red: [u64; 2],
+    pub drops_error: [u64; 2],
+}
+
+/// Reads `connections.csv`.
+pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
+    let csv = Csv::load(path)?;
+    let c = |n: &str| csv.col(n);
+    let cols = [
+        c("conn")?,
+        c("client")?,
+        c("server")?,
+        c("start_s")?,
+        c("end_s")?,
+        c("elapsed_s")?,
+        c("bytes")?,
+        c("throughput_Bps")?,
+        c("rexmt_pkts")?,
+        c("dupacks")?,
+        c("rtos")?,
+        c("complete")?,
+        c("data_dir")?,
+        c("drops_queue_c2s")?,
+        c("drops_queue_s2c")?,
+        c("drops_red_c2s")?,
+        c("drops_red_s2c")?,
+        c("drops_error_c2s")?,
+        c("drops_error_s2c")?,
+    ];
+    let mut out = vec![];
+    for (line, f) in csv.rows() {
+        let g = |k: usize| f.get(cols[k]).copied().unwrap_or("");
+        let u = |k: usize, n: &str| -> Result<u64, FileError> {
+            Ok(num(&csv, line, &f, cols[k], n)?.unwrap_or(0))
+        };
+        let x = |k: usize, n: &str| -> Result<f64, FileError> {
+            Ok(num(&csv, line, &f, cols[k], n)?.unwrap_or(f64::NAN))
+        };
+        out.push(ConnRow {
+            conn: u(0, "conn")? as usize,
+            client: g(1).to_string(),
+            server: g(2).to_string(),
+            start_s: x(3, "start_s")?,
+            end_s: x(4, "end_s")?,
+            elapsed_s: x(5, "elapsed_s")?,
+            bytes: u(6, "bytes")?,
+            throughput_bps: x(7, "throughput_Bps")?,
+            rexmt_pkts: u(8, "rexmt_pkts")?,
+            dupacks: u(9, "dupacks")?,
+            rtos: u(10, "rtos")?,
+            complete: matches!(g(11), "true" | "1" | "yes"),
+            data_dir: g(12).to_string(),
+            drops_queue: [u(13, "drops_queue_c2s")?, u(14, "drops_queue_s2c")?],
+            drops_red: [u(15, "drops_red_c2s")?, u(16, "drops_red_s2c")?],
+            drops_error: [u(17, "drops_error_c2s")?, u(18, "drops_error_s2c")?],
+        });
+    }
+    Ok(out)
+}
+
+/// One row of `tcp_trace.csv` (simulation only).
+#[derive(Clone, Debug)]
+pub struct TraceRow {
+    pub time_ns: u64,
+    pub host: String,
+    pub local: String,
+    pub remote: String,
+    pub cwnd: u64,
+    pub ssthresh: u64,
+}
+
+/// Reads `tcp_trace.csv`.
+pub fn read_trace(path: &Path) -> Result<Vec<TraceRow>, FileError> {
+    let csv = Csv::load(path)?;
+    let c = |n: &str| csv.col(n);
+    let (ti, hi, li, ri, ci, si) = (
+        c("time_ns")?,
+        c("host")?,
+        c("local")?,
+        c("remote")?,
+        c("cwnd")?,
+        c("ssthresh")?,
+    );
+    let mut out = vec![];
+    for (line, f) in csv.rows() {
+        let get = |i: usize| f.get(i).copied().unwrap_or("").to_string();
+        out.push(TraceRow {
+            time_ns: num(&csv, line, &f, ti, "time_ns")?.unwrap_or(0),
+            host: get(hi),
+            local: get(li),
+            remote: get(ri),
+            cwnd: num(&csv, line, &f, ci, "cwnd")?.unwrap_or(0),
+            ssthresh: num(&csv, line, &f, si, "ssthresh")?.unwrap_or(u64::MAX),
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,29 @@
+//! `lasthop-experiment`: experiment specs (a base scenario and a matrix of named overrides),
+//! the resumable parallel runner, and the summaries across replications.
+//!
+//! ```no_run
+//! use lasthop_experiment::{Experiment, RunOptions, SimBackend, run_experiment};
+//! let exp = Experiment::load("experiments/quickstart.toml")?;
+//! let report = run_experiment(&exp, "results/quickstart".as_ref(), &SimBackend, &RunOptions::default())?;
+//! println!("{} runs, {} kept", report.total, report.kept);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! The spec format, the results directory and the summary definitions are in
+//! `docs/experiments.md`.
+
+pub mod files;
+pub mod metrics;
+pub mod runner;
+pub mod spec;
+pub mod stats;
+pub mod summary;
+
+pub use metrics::{ConnMetrics, RunMetrics};
+pub use runner::{
+    load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentInfo,
+    RunOptions, RunReport, SimBackend, Unavailable, MARKER,
+};
+pub use spec::{ClassScheme, Experiment, Mode, Point, RunId};
+pub use stats::{cov, jain, quantile, FiveNum};
+pub use summary::{PointSummary, Summary};

@@ -1,0 +1,209 @@
+//! The metrics of one run, computed from its files (`connections.csv`, `events.csv`) and kept in
+//! `metrics.json` beside them.
+
+use crate::files::{read_connections, read_events, Ev, FileError};
+use crate::stats::{cov, jain, quantile, time_weighted_mean};
+use lasthop_scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// One TCP connection of a run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ConnMetrics {
+    /// The scenario's flow index (matched by addresses and port), `None` for a connection that
+    /// matches no flow.
+    pub flow: Option<usize>,
+    /// `conn` in `connections.csv`.
+    pub conn: usize,
+    pub start_s: f64,
+    pub end_s: f64,
+    /// First SYN to the ACK of the client's FIN, at the client (the sender in bulk flows).
+    pub elapsed_s: f64,
+    pub bytes: u64,
+    /// bytes / elapsed, bytes per second.
+    pub throughput_bps: f64,
+    /// tcptrace "rexmt data pkts" of the data direction.
+    pub rexmt_pkts: u64,
+    pub dupacks: u64,
+    pub rtos: u64,
+    /// Data-direction drops by cause: router queue, RED, link error.
+    pub drops_queue: u64,
+    pub drops_red: u64,
+    pub drops_error: u64,
+    /// Acknowledging-direction drops, all causes.
+    pub ack_drops: u64,
+    pub complete: bool,
+}
+
+/// Router queue length of one direction (from `events.csv`, which needs log level `all`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct QueueStats {
+    /// Largest queue length in packets.
+    pub max_pkts: Option<f64>,
+    /// Time-weighted mean over the run's transfer period.
+    pub mean_pkts: Option<f64>,
+    /// Median of the lengths packets found on arrival (Seawind's sampling).
+    pub median_at_arrival: Option<f64>,
+}
+
+/// Link-level figures of one direction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DirMetrics {
+    /// Fraction of the transfer period the serializer was busy.
+    pub utilisation: Option<f64>,
+    pub queue: QueueStats,
+    pub drops_queue: u64,
+    pub drops_red: u64,
+    pub drops_error: u64,
+}
+
+/// Everything the summaries need from one run.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RunMetrics {
+    pub point: String,
+    pub replication: u64,
+    pub conns: Vec<ConnMetrics>,
+    /// First connection start to last connection end (the transfer period).
+    pub total_time_s: f64,
+    /// Jain's index over the connections' throughputs.
+    pub jain: Option<f64>,
+    /// σ/μ of the connections' throughputs (population σ).
+    pub throughput_cov: Option<f64>,
+    /// `[down, up]`.
+    pub link: [DirMetrics; 2],
+}
+
+fn ip_port(s: &str) -> Option<(&str, u16)> {
+    let (ip, port) = s.rsplit_once(':')?;
+    Some((ip, port.parse().ok()?))
+}
+
+impl RunMetrics {
+    /// Computes the metrics of the run in `dir`; `scenario` maps connections to flows.
+    pub fn compute(
+        dir: &Path,
+        scenario: &Scenario,
+        point: &str,
+        replication: u64,
+    ) -> Result<RunMetrics, FileError> {
+        let rows = read_connections(&dir.join("connections.csv"))?;
+        let mut conns = vec![];
+        for r in &rows {
+            let flow = scenario.flows.iter().position(|f| {
+                let from = scenario.hosts[f.from].address.to_string();
+                let to = scenario.hosts[f.to].address.to_string();
+                let c = ip_port(&r.client);
+                let s = ip_port(&r.server);
+                matches!((c, s), (Some((ci, _)), Some((si, sp))) if ci == from && si == to && sp == f.port)
+                    || matches!((c, s), (Some((ci, cp)), Some((si, _))) if ci == to && cp == f.port && si == from)
+            });
+            let d = usize::from(r.data_dir == "s2c");
+            conns.push(ConnMetrics {
+                flow,
+                conn: r.conn,
+                start_s: r.start_s,
+                end_s: r.end_s,
+                elapsed_s: r.elapsed_s,
+                bytes: r.bytes,
+                throughput_bps: r.throughput_bps,
+                rexmt_pkts: r.rexmt_pkts,
+                dupacks: r.dupacks,
+                rtos: r.rtos,
+                drops_queue: r.drops_queue[d],
+                drops_red: r.drops_red[d],
+                drops_error: r.drops_error[d],
+                ack_drops: r.drops_queue[1 - d] + r.drops_red[1 - d] + r.drops_error[1 - d],
+                complete: r.complete,
+            });
+        }
+        conns.sort_by_key(|c| (c.flow.unwrap_or(usize::MAX), c.conn));
+        let t0 = conns
+            .iter()
+            .map(|c| c.start_s)
+            .fold(f64::INFINITY, f64::min);
+        let t1 = conns
+            .iter()
+            .map(|c| c.end_s)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let total_time_s = if conns.is_empty() { f64::NAN } else { t1 - t0 };
+        let tputs: Vec<f64> = conns.iter().map(|c| c.throughput_bps).collect();
+        let mut m = RunMetrics {
+            point: point.to_string(),
+            replication,
+            jain: jain(&tputs),
+            throughput_cov: cov(&tputs),
+            conns,
+            total_time_s,
+            link: Default::default(),
+        };
+        let events = dir.join("events.csv");
+        if events.exists() && total_time_s.is_finite() {
+            let (a, b) = ((t0 * 1e9).round() as u64, (t1 * 1e9).round() as u64);
+            m.link = link_metrics(&events, a, b)?;
+        }
+        Ok(m)
+    }
+
+    pub fn load(path: &Path) -> Result<RunMetrics, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+/// Utilisation, queue statistics and drops per direction over `[t0, t1]` (ns).
+fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], FileError> {
+    let rows = read_events(events)?;
+    let mut out = [DirMetrics::default(); 2];
+    for (d, dm) in out.iter_mut().enumerate() {
+        let mut busy: u64 = 0;
+        let mut tx_open: Option<u64> = None;
+        let mut saw_tx = false;
+        let mut steps: Vec<(u64, f64)> = vec![];
+        let mut arrivals: Vec<f64> = vec![];
+        let mut max_q: Option<f64> = None;
+        for e in rows.iter().filter(|e| e.dir as usize == d) {
+            match e.event {
+                Ev::TxStart => {
+                    saw_tx = true;
+                    tx_open = Some(e.time_ns);
+                }
+                Ev::TxEnd => {
+                    if let Some(s) = tx_open.take() {
+                        // Clip to the transfer period.
+                        let (s, t) = (s.max(t0), e.time_ns.min(t1));
+                        busy += t.saturating_sub(s);
+                    }
+                }
+                Ev::Drop => match e.cause.as_str() {
+                    "queue" => dm.drops_queue += 1,
+                    "red" => dm.drops_red += 1,
+                    "error" => dm.drops_error += 1,
+                    _ => {}
+                },
+                _ => {}
+            }
+            if let Some(q) = e.queue_pkts {
+                let q = f64::from(q);
+                steps.push((e.time_ns, q));
+                max_q = Some(max_q.map_or(q, |m: f64| m.max(q)));
+                if e.event == Ev::Arrive {
+                    arrivals.push(q);
+                }
+            }
+        }
+        if saw_tx && t1 > t0 {
+            dm.utilisation = Some(busy as f64 / (t1 - t0) as f64);
+        }
+        arrivals.sort_by(|a, b| a.total_cmp(b));
+        dm.queue = QueueStats {
+            max_pkts: max_q,
+            mean_pkts: if steps.is_empty() {
+                None
+            } else {
+                time_weighted_mean(&steps, 0.0, t0, t1)
+            },
+            median_at_arrival: quantile(&arrivals, 0.5),
+        };
+    }
+    Ok(out)
+}

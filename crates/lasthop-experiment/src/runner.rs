@@ -1,0 +1,373 @@
+//! The resumable runner: every run in its own directory, finished when its marker exists.
+//!
+//! A run directory `runs/<point>/<replication>/` holds `scenario.toml` (the patched scenario),
+//! the run's outputs, `metrics.json` and, written last and atomically, the marker `done.json`.
+//! On start, a directory whose marker is missing, or whose marker names another scenario text,
+//! seed or replication, is removed and run again; a finished one is kept.
+
+use crate::metrics::RunMetrics;
+use crate::spec::{Experiment, Mode, RunId};
+use crate::summary::{summarise_point, Summary, QUANTILE_METHOD};
+use indexmap::IndexMap;
+use lasthop_core::output::AtomicFile;
+use lasthop_scenario::Scenario;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The marker's file name.
+pub const MARKER: &str = "done.json";
+
+/// What produces one run's files (`connections.csv`, `events.csv`, ...) in a directory.
+pub trait Backend: Sync {
+    /// Runs `scenario` writing into `dir` (which exists and is empty but for `scenario.toml`).
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String>;
+    /// How many runs may go at once (`None`: all cores).
+    fn max_jobs(&self) -> Option<usize>;
+}
+
+/// The simulator: captures, `events.csv`, `tcp_trace.csv`, `connections.csv`.
+pub struct SimBackend;
+
+impl Backend for SimBackend {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String> {
+        let opts = lasthop_sim::OutputOptions {
+            dir: Some(dir.to_path_buf()),
+            capture: true,
+        };
+        lasthop_sim::run(scenario, &opts)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    }
+    fn max_jobs(&self) -> Option<usize> {
+        None
+    }
+}
+
+/// A backend that refuses, for a mode this build cannot run.
+pub struct Unavailable(pub String);
+
+impl Backend for Unavailable {
+    fn run(&self, _: &Scenario, _: &Path) -> Result<(), String> {
+        Err(self.0.clone())
+    }
+    fn max_jobs(&self) -> Option<usize> {
+        Some(1)
+    }
+}
+
+/// The marker: what was run. Deterministic (no wall-clock time), so reruns give identical files.
+#[derive(Serialize, Deserialize, Debug, PartialEq, Eq)]
+pub struct Marker {
+    pub point: String,
+    pub replication: u64,
+    pub seed: u64,
+    pub mode: String,
+    /// FNV-1a 64 of the run's `scenario.toml`.
+    pub scenario_hash: String,
+}
+
+/// FNV-1a, 64 bits (stable across versions and platforms).
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// What the experiment directory records about the experiment (`experiment.json`), enough to
+/// rebuild the summaries and the report without the spec.
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct ExperimentInfo {
+    pub name: String,
+    pub description: Option<String>,
+    pub mode: String,
+    pub seed: u64,
+    pub replications: u64,
+    pub classes: Vec<crate::spec::ClassScheme>,
+    pub dimensions: Vec<String>,
+    pub points: Vec<PointInfo>,
+    pub report_run: Option<(String, u64)>,
+}
+
+#[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
+pub struct PointInfo {
+    pub name: String,
+    pub coords: IndexMap<String, String>,
+    /// Flow index -> "from -> to, bytes B, start".
+    pub flows: Vec<String>,
+    pub link: String,
+}
+
+impl ExperimentInfo {
+    pub fn of(exp: &Experiment) -> ExperimentInfo {
+        let dimensions = exp
+            .points
+            .first()
+            .map(|p| p.coords.iter().map(|(d, _)| d.clone()).collect())
+            .unwrap_or_default();
+        ExperimentInfo {
+            name: exp.name.clone(),
+            description: exp.description.clone(),
+            mode: exp.mode.name().to_string(),
+            seed: exp.seed,
+            replications: exp.replications,
+            classes: exp.classes.clone(),
+            dimensions,
+            points: exp
+                .points
+                .iter()
+                .map(|p| PointInfo {
+                    name: p.name.clone(),
+                    coords: p.coords.iter().cloned().collect(),
+                    flows: p
+                        .scenario
+                        .flows
+                        .iter()
+                        .map(|f| {
+                            format!(
+                                "{} -> {}, {} B, start {}",
+                                p.scenario.hosts[f.from].name,
+                                p.scenario.hosts[f.to].name,
+                                f.bytes,
+                                f.start
+                            )
+                        })
+                        .collect(),
+                    link: p.scenario.link.name.clone(),
+                })
+                .collect(),
+            report_run: exp.report_run.clone(),
+        }
+    }
+
+    pub fn load(dir: &Path) -> Result<ExperimentInfo, String> {
+        let path = dir.join("experiment.json");
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            format!(
+                "{}: {e} (is {} the --out directory of `lasthop run`?)",
+                path.display(),
+                dir.display()
+            )
+        })?;
+        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    pub fn run_dir(&self, out: &Path, point: &str, replication: u64) -> PathBuf {
+        out.join("runs").join(point).join(replication.to_string())
+    }
+}
+
+/// Options of [`run_experiment`].
+#[derive(Clone, Debug, Default)]
+pub struct RunOptions {
+    /// Parallel runs (default: the backend's limit, else all cores).
+    pub jobs: Option<usize>,
+    /// Show a progress bar on stderr.
+    pub progress: bool,
+}
+
+/// What [`run_experiment`] did.
+#[derive(Debug, Default)]
+pub struct RunReport {
+    pub total: usize,
+    /// Finished before this invocation, kept.
+    pub kept: usize,
+    /// Run now.
+    pub ran: Vec<RunId>,
+    /// Runs that failed, with the error (their directories stay without a marker).
+    pub failed: Vec<(RunId, String)>,
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
+    move |e| format!("{}: {e}", path.display())
+}
+
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+    AtomicFile::write_all_to(path, bytes).map_err(io(path))
+}
+
+impl Experiment {
+    fn marker_for(&self, run: RunId) -> Marker {
+        Marker {
+            point: self.points[run.point].name.clone(),
+            replication: run.replication,
+            seed: self.seed,
+            mode: self.mode.name().to_string(),
+            scenario_hash: format!(
+                "{:016x}",
+                fnv1a(self.points[run.point].scenario_toml.as_bytes())
+            ),
+        }
+    }
+
+    /// Whether `run` has finished in `out` with the current definition.
+    pub fn is_done(&self, out: &Path, run: RunId) -> bool {
+        let path = self.run_dir(out, run).join(MARKER);
+        let Ok(text) = std::fs::read_to_string(path) else {
+            return false;
+        };
+        serde_json::from_str::<Marker>(&text).ok() == Some(self.marker_for(run))
+    }
+}
+
+/// Runs one replication of one point into its directory (removing what a previous attempt left).
+pub fn run_one(
+    exp: &Experiment,
+    out: &Path,
+    run: RunId,
+    backend: &dyn Backend,
+) -> Result<(), String> {
+    let dir = exp.run_dir(out, run);
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+    }
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let point = &exp.points[run.point];
+    write_atomic(&dir.join("scenario.toml"), point.scenario_toml.as_bytes())?;
+    let scenario = exp.scenario(run);
+    backend.run(&scenario, &dir)?;
+    let m = RunMetrics::compute(&dir, &scenario, &point.name, run.replication)
+        .map_err(|e| e.to_string())?;
+    let json = serde_json::to_string_pretty(&m).map_err(|e| e.to_string())? + "\n";
+    write_atomic(&dir.join("metrics.json"), json.as_bytes())?;
+    let marker =
+        serde_json::to_string_pretty(&exp.marker_for(run)).map_err(|e| e.to_string())? + "\n";
+    write_atomic(&dir.join(MARKER), marker.as_bytes())
+}
+
+/// Runs every unfinished run of `exp` under `out`, in parallel, then writes `summary.csv` and
+/// `summary.json`. Finished runs are kept. Failed runs are reported, not fatal.
+pub fn run_experiment(
+    exp: &Experiment,
+    out: &Path,
+    backend: &dyn Backend,
+    opts: &RunOptions,
+) -> Result<RunReport, String> {
+    std::fs::create_dir_all(out.join("runs")).map_err(io(out))?;
+    write_atomic(&out.join("experiment.toml"), exp.spec_text.as_bytes())?;
+    let info =
+        serde_json::to_string_pretty(&ExperimentInfo::of(exp)).map_err(|e| e.to_string())? + "\n";
+    write_atomic(&out.join("experiment.json"), info.as_bytes())?;
+
+    let all = exp.runs();
+    let pending: Vec<RunId> = all
+        .iter()
+        .copied()
+        .filter(|r| !exp.is_done(out, *r))
+        .collect();
+    let mut report = RunReport {
+        total: all.len(),
+        kept: all.len() - pending.len(),
+        ..Default::default()
+    };
+    let jobs = opts
+        .jobs
+        .or(backend.max_jobs())
+        .or(if exp.mode == Mode::Emu { Some(1) } else { None })
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .max(1);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(jobs)
+        .build()
+        .map_err(|e| e.to_string())?;
+    let bar = if opts.progress {
+        let b = indicatif::ProgressBar::new(pending.len() as u64);
+        b.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{spinner} [{elapsed_precise}] {bar:40} {pos}/{len} runs, ETA {eta} {msg}",
+            )
+            .expect("a valid template"),
+        );
+        b.set_message(format!("({} kept, {jobs} at once)", report.kept));
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let failed = Mutex::new(vec![]);
+    let done = AtomicUsize::new(0);
+    pool.install(|| {
+        pending.par_iter().for_each(|&run| {
+            if let Err(e) = run_one(exp, out, run, backend) {
+                bar.suspend(|| {
+                    eprintln!(
+                        "run {}/{} failed: {e}",
+                        exp.points[run.point].name, run.replication
+                    )
+                });
+                failed.lock().expect("not poisoned").push((run, e));
+            }
+            done.fetch_add(1, Ordering::Relaxed);
+            bar.inc(1);
+        });
+    });
+    bar.finish_and_clear();
+    let mut failed = failed.into_inner().expect("not poisoned");
+    failed.sort_by_key(|f| f.0);
+    report.ran = pending
+        .iter()
+        .copied()
+        .filter(|r| !failed.iter().any(|f| f.0 == *r))
+        .collect();
+    report.failed = failed;
+    write_summary(out)?;
+    Ok(report)
+}
+
+/// Loads the metrics of every finished run of the experiment recorded in `out`, per point.
+pub fn load_metrics(out: &Path, info: &ExperimentInfo) -> Result<Vec<Vec<RunMetrics>>, String> {
+    let mut v = vec![];
+    for p in &info.points {
+        let mut runs = vec![];
+        for r in 0..info.replications {
+            let dir = info.run_dir(out, &p.name, r);
+            if dir.join(MARKER).exists() {
+                runs.push(RunMetrics::load(&dir.join("metrics.json"))?);
+            }
+        }
+        v.push(runs);
+    }
+    Ok(v)
+}
+
+/// Computes the summary of the finished runs recorded in `out`.
+pub fn summarise(out: &Path) -> Result<(ExperimentInfo, Summary), String> {
+    let info = ExperimentInfo::load(out)?;
+    let metrics = load_metrics(out, &info)?;
+    let points = info
+        .points
+        .iter()
+        .zip(&metrics)
+        .map(|(p, runs)| {
+            let coords: Vec<(String, String)> = p
+                .coords
+                .iter()
+                .map(|(a, b)| (a.clone(), b.clone()))
+                .collect();
+            summarise_point(&p.name, &coords, runs, &info.classes)
+        })
+        .collect();
+    Ok((
+        info.clone(),
+        Summary {
+            experiment: info.name.clone(),
+            quantiles: QUANTILE_METHOD.to_string(),
+            points,
+        },
+    ))
+}
+
+/// Writes `summary.csv` and `summary.json` from the finished runs in `out`.
+pub fn write_summary(out: &Path) -> Result<Summary, String> {
+    let (info, s) = summarise(out)?;
+    write_atomic(
+        &out.join("summary.csv"),
+        s.to_csv(&info.dimensions).as_bytes(),
+    )?;
+    write_atomic(&out.join("summary.json"), s.to_json().as_bytes())?;
+    Ok(s)
+}

@@ -1,0 +1,617 @@
+//! Experiment specs: a base scenario, a matrix of named overrides, replications, seed, mode.
+//!
+//! ```toml
+//! name = "quickstart"
+//! scenario = "../examples/scenarios/seed000-e0-2tcp.toml"   # relative to this file
+//! mode = "sim"                  # sim | emu
+//! replications = 3
+//! seed = 1
+//! classes = ["faster-slower", "flow"]
+//! set = { duration = "300s" }   # overrides applied to every point
+//!
+//! [matrix.link]                 # one dimension; its values are named sets of overrides
+//! e0 = { link = "../examples/links/seed000-e0.toml" }
+//! r1 = { link = "../examples/links/seed000-r1.toml" }
+//!
+//! [matrix.tcp]
+//! bl = {}
+//! frto = { "hosts.server.tcp.frto" = true }
+//! ```
+//!
+//! An override is a dotted key path into the scenario's TOML (`hosts.server.tcp.sack`,
+//! `flows[1].start`) and the value to put there. Overrides are applied to the scenario's TOML
+//! *before* validation, so every point is validated like a scenario file of its own. The key
+//! `link` (a path) is relative to the experiment file, like `scenario`.
+
+use indexmap::IndexMap;
+use lasthop_link::spec::from_toml;
+use lasthop_link::SpecError;
+use lasthop_scenario::{Scenario, ScenarioSpec};
+use serde::Deserialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// How the runs are produced.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// The deterministic simulator, runs in parallel on all cores.
+    #[default]
+    Sim,
+    /// The real-time emulator (root), one run at a time.
+    Emu,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Sim => "sim",
+            Mode::Emu => "emu",
+        }
+    }
+}
+
+/// How the connections of one run are put into classes (see `docs/experiments.md`).
+#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClassScheme {
+    /// Seed 000 (simultaneous starts): per run, connections ranked by elapsed time, shortest
+    /// first ("faster", "slower"; "rank1".."rankN" for more than two).
+    #[serde(rename = "faster-slower")]
+    FasterSlower,
+    /// Seed 000 (staggered starts): ranked by start time ("first", "second", "startN").
+    #[serde(rename = "start-order")]
+    StartOrder,
+    /// The scenario's flow index ("flow0", "flow1", ...).
+    #[serde(rename = "flow")]
+    Flow,
+    /// Seed 002: flow 0 is the main object ("main"), the others ranked by throughput within
+    /// each run, highest first ("inline1" fastest ... "inlineN" slowest).
+    #[serde(rename = "main-inline")]
+    MainInline,
+}
+
+impl ClassScheme {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClassScheme::FasterSlower => "faster-slower",
+            ClassScheme::StartOrder => "start-order",
+            ClassScheme::Flow => "flow",
+            ClassScheme::MainInline => "main-inline",
+        }
+    }
+    pub const ALL: [ClassScheme; 4] = [
+        ClassScheme::FasterSlower,
+        ClassScheme::StartOrder,
+        ClassScheme::Flow,
+        ClassScheme::MainInline,
+    ];
+}
+
+/// The spec as written.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct ExperimentSpec {
+    pub name: Option<String>,
+    pub description: Option<String>,
+    /// The base scenario, relative to the experiment file.
+    pub scenario: PathBuf,
+    #[serde(default)]
+    pub mode: Mode,
+    /// Replications per matrix point (default 1).
+    pub replications: Option<u64>,
+    /// The experiment seed; replication k of every point uses (seed, k), so every point sees
+    /// the same random streams (common random numbers). Default: the scenario's seed.
+    pub seed: Option<u64>,
+    /// Connection classes of the summaries (default `["faster-slower", "flow"]`).
+    pub classes: Option<Vec<ClassScheme>>,
+    /// Overrides applied to every point, before the matrix's.
+    #[serde(default)]
+    pub set: toml::Table,
+    /// Dimensions, in order; each maps value names to overrides.
+    #[serde(default)]
+    pub matrix: IndexMap<String, IndexMap<String, toml::Table>>,
+    /// The run whose time plots the report shows, `POINT/REPLICATION` (default: the first
+    /// point, replication 0).
+    pub report_run: Option<String>,
+}
+
+/// One point of the matrix: one value of every dimension.
+#[derive(Debug, Clone)]
+pub struct Point {
+    /// Value names joined by `-` in dimension order (`e0-sack`); `base` without a matrix.
+    pub name: String,
+    /// `(dimension, value)` pairs in dimension order.
+    pub coords: Vec<(String, String)>,
+    /// The patched scenario TOML as validated (written into each run directory).
+    pub scenario_toml: String,
+    /// The validated scenario (seed and replication set per run).
+    pub scenario: Scenario,
+}
+
+/// A loaded, expanded, validated experiment.
+#[derive(Debug, Clone)]
+pub struct Experiment {
+    pub name: String,
+    pub description: Option<String>,
+    pub mode: Mode,
+    pub replications: u64,
+    pub seed: u64,
+    pub classes: Vec<ClassScheme>,
+    pub points: Vec<Point>,
+    pub report_run: Option<(String, u64)>,
+    /// The spec's text, copied into the results directory.
+    pub spec_text: String,
+}
+
+/// A run: one replication of one point.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct RunId {
+    pub point: usize,
+    pub replication: u64,
+}
+
+fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
+    SpecError {
+        file: None,
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
+    let ok = !name.is_empty()
+        && name.len() <= 48
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'+')
+        && !name.starts_with('.');
+    if ok {
+        Ok(())
+    } else {
+        Err(err(
+            key,
+            format!("invalid {what} {name:?}: allowed 1 to 48 of a-z, A-Z, 0-9, '_', '.', '+' (not starting with '.'); '-' joins point names"),
+        ))
+    }
+}
+
+/// One step of an override's key path.
+#[derive(Debug, Clone, PartialEq)]
+enum Step {
+    Key(String),
+    Index(usize),
+}
+
+fn parse_path(path: &str) -> Result<Vec<Step>, String> {
+    let mut steps = vec![];
+    for part in path.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if name.is_empty() {
+            return Err(format!(
+                "invalid key path {path:?}: empty key (allowed: names joined by '.', array elements as name[i])"
+            ));
+        }
+        steps.push(Step::Key(name.to_string()));
+        while !rest.is_empty() {
+            let close = rest.find(']').filter(|_| rest.starts_with('['));
+            let Some(close) = close else {
+                return Err(format!("invalid key path {path:?}: expected [INDEX]"));
+            };
+            let i: usize = rest[1..close].parse().map_err(|_| {
+                format!(
+                    "invalid key path {path:?}: [{}] is not an index (0, 1, ...)",
+                    &rest[1..close]
+                )
+            })?;
+            steps.push(Step::Index(i));
+            rest = &rest[close + 1..];
+        }
+    }
+    Ok(steps)
+}
+
+/// Sets `value` at `steps` in `doc`, creating tables on the way. A table value is merged into
+/// an existing table key by key.
+fn set_path(
+    doc: &mut toml::Value,
+    steps: &[Step],
+    value: toml::Value,
+    shown: &str,
+) -> Result<(), String> {
+    let Some((first, rest)) = steps.split_first() else {
+        match (doc, value) {
+            (toml::Value::Table(t), toml::Value::Table(v)) => {
+                for (k, v) in v {
+                    let mut sub = t
+                        .remove(&k)
+                        .unwrap_or(toml::Value::Table(Default::default()));
+                    if v.is_table() && sub.is_table() {
+                        set_path(&mut sub, &[], v, shown)?;
+                    } else {
+                        sub = v;
+                    }
+                    t.insert(k, sub);
+                }
+            }
+            (d, v) => *d = v,
+        }
+        return Ok(());
+    };
+    match first {
+        Step::Key(k) => {
+            let toml::Value::Table(t) = doc else {
+                return Err(format!(
+                    "{shown}: {k:?} is inside a value that is not a table"
+                ));
+            };
+            if rest.is_empty() && !value.is_table() {
+                t.insert(k.clone(), value);
+                return Ok(());
+            }
+            let sub = t
+                .entry(k.clone())
+                .or_insert_with(|| toml::Value::Table(Default::default()));
+            set_path(sub, rest, value, shown)
+        }
+        Step::Index(i) => {
+            let toml::Value::Array(a) = doc else {
+                return Err(format!(
+                    "{shown}: [{i}] applied to a value that is not an array"
+                ));
+            };
+            let n = a.len();
+            let Some(sub) = a.get_mut(*i) else {
+                return Err(format!("{shown}: index {i} is past the end (the array has {n} elements: allowed 0..{})", n.saturating_sub(1)));
+            };
+            set_path(sub, rest, value, shown)
+        }
+    }
+}
+
+/// Applies a set of overrides (`key path -> value`) to a scenario document. `link` values are
+/// resolved against `spec_dir`. `key` names the override set in errors.
+pub fn apply_overrides(
+    doc: &mut toml::Value,
+    overrides: &toml::Table,
+    spec_dir: &Path,
+    key: &str,
+) -> Result<(), SpecError> {
+    for (path, value) in overrides {
+        let k = format!("{key}.{path:?}");
+        let steps = parse_path(path).map_err(|m| err(&k, m))?;
+        let mut value = value.clone();
+        if steps == [Step::Key("link".into())] {
+            match &value {
+                toml::Value::String(s) => {
+                    let p = spec_dir.join(s);
+                    value = toml::Value::String(p.display().to_string());
+                }
+                other => {
+                    return Err(err(
+                        &k,
+                        format!("{other}: allowed a path to a link spec (a string), relative to the experiment file"),
+                    ))
+                }
+            }
+        }
+        set_path(doc, &steps, value, path).map_err(|m| err(&k, m))?;
+    }
+    Ok(())
+}
+
+/// Validates the TCP model switches of every host (the scenario keeps them opaque).
+fn check_tcp(sc: &Scenario) -> Result<(), SpecError> {
+    for h in &sc.hosts {
+        let mut t = h.tcp.clone();
+        if !t.contains_key("mtu") {
+            t.insert("mtu".into(), toml::Value::String(format!("{}B", h.mtu)));
+        }
+        let text =
+            toml::to_string(&t).map_err(|e| err(format!("hosts.{}.tcp", h.name), e.to_string()))?;
+        if let Err(e) = lasthop_tcp::TcpConfig::from_toml(&text) {
+            let key = if e.key.is_empty() {
+                format!("hosts.{}.tcp", h.name)
+            } else {
+                format!("hosts.{}.tcp.{}", h.name, e.key)
+            };
+            return Err(err(key, e.message));
+        }
+    }
+    Ok(())
+}
+
+impl ExperimentSpec {
+    pub fn parse(text: &str) -> Result<ExperimentSpec, SpecError> {
+        from_toml(text)
+    }
+}
+
+impl Experiment {
+    /// Reads, expands and validates an experiment file.
+    pub fn load(path: impl AsRef<Path>) -> Result<Experiment, SpecError> {
+        let path = path.as_ref();
+        let with_file = |mut e: SpecError| {
+            if e.file.is_none() {
+                e.file = Some(path.display().to_string());
+            }
+            e
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let base = if base.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            base
+        };
+        Experiment::from_str_in(&text, base).map_err(with_file)
+    }
+
+    /// Parses, expands and validates spec text; paths are relative to `base_dir`.
+    pub fn from_str_in(text: &str, base_dir: &Path) -> Result<Experiment, SpecError> {
+        let spec = ExperimentSpec::parse(text)?;
+        let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
+        let scenario_path = base_dir.join(&spec.scenario);
+        let scenario_text = std::fs::read_to_string(&scenario_path).map_err(|e| {
+            err(
+                "scenario",
+                format!("{}: cannot read the file: {e}", scenario_path.display()),
+            )
+        })?;
+        let scenario_dir = scenario_path
+            .parent()
+            .unwrap_or(Path::new("."))
+            .to_path_buf();
+        let mut base_doc: toml::Value = toml::from_str(&scenario_text).map_err(|e| {
+            err(
+                "scenario",
+                format!("{}: {}", scenario_path.display(), e.message()),
+            )
+        })?;
+        // Make the scenario's own link path absolute so that the patched text stands alone.
+        if let Some(toml::Value::String(l)) = base_doc.get("link").cloned() {
+            if let toml::Value::Table(t) = &mut base_doc {
+                t.insert(
+                    "link".into(),
+                    toml::Value::String(scenario_dir.join(l).display().to_string()),
+                );
+            }
+        }
+        // Validate the base scenario on its own first: its errors name its file.
+        ScenarioSpec::parse(&scenario_text)
+            .and_then(|s| s.validate(&scenario_dir))
+            .map_err(|e| err("scenario", format!("{}: {e}", scenario_path.display())))?;
+        apply_overrides(&mut base_doc, &spec.set, &base_dir, "set")?;
+
+        let replications = spec.replications.unwrap_or(1);
+        if replications == 0 || replications > 100_000 {
+            return Err(err(
+                "replications",
+                format!("{replications}: allowed 1..100000"),
+            ));
+        }
+        let name = spec.name.clone().unwrap_or_else(|| "experiment".into());
+        for (dim, values) in &spec.matrix {
+            check_name(&format!("matrix.{dim}"), "dimension name", dim)?;
+            if values.is_empty() {
+                return Err(err(
+                    format!("matrix.{dim}"),
+                    "no values: allowed one or more `NAME = { KEY = VALUE, ... }`",
+                ));
+            }
+            for v in values.keys() {
+                check_name(&format!("matrix.{dim}.{v}"), "value name", v)?;
+            }
+        }
+        let classes = spec
+            .classes
+            .clone()
+            .unwrap_or_else(|| vec![ClassScheme::FasterSlower, ClassScheme::Flow]);
+        if classes.is_empty() {
+            return Err(err(
+                "classes",
+                "empty: allowed one or more of \"faster-slower\", \"start-order\", \"flow\", \"main-inline\"",
+            ));
+        }
+
+        // The cartesian product, first dimension slowest.
+        let mut combos: Vec<Vec<(String, String)>> = vec![vec![]];
+        for (dim, values) in &spec.matrix {
+            let mut next = vec![];
+            for c in &combos {
+                for v in values.keys() {
+                    let mut c = c.clone();
+                    c.push((dim.clone(), v.clone()));
+                    next.push(c);
+                }
+            }
+            combos = next;
+        }
+        if combos.len() > 10_000 {
+            return Err(err(
+                "matrix",
+                format!("{} points: allowed at most 10000", combos.len()),
+            ));
+        }
+        let mut points = vec![];
+        for coords in combos {
+            let mut doc = base_doc.clone();
+            for (dim, v) in &coords {
+                apply_overrides(
+                    &mut doc,
+                    &spec.matrix[dim][v],
+                    &base_dir,
+                    &format!("matrix.{dim}.{v}"),
+                )?;
+            }
+            let pname = if coords.is_empty() {
+                "base".to_string()
+            } else {
+                coords
+                    .iter()
+                    .map(|(_, v)| v.as_str())
+                    .collect::<Vec<_>>()
+                    .join("-")
+            };
+            let where_ = if coords.is_empty() {
+                "set".to_string()
+            } else {
+                coords
+                    .iter()
+                    .map(|(d, v)| format!("matrix.{d}.{v}"))
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            };
+            let scenario_toml = toml::to_string(&doc).map_err(|e| err(&where_, e.to_string()))?;
+            let mut scenario = Scenario::from_str_in(&scenario_toml, &scenario_dir)
+                .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message.clone()))?;
+            check_tcp(&scenario)
+                .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message))?;
+            if scenario.flows.is_empty() {
+                return Err(err(
+                    format!("{where_} -> scenario.flows"),
+                    "no flows: allowed one or more [[flows]]",
+                ));
+            }
+            if let Some(s) = spec.seed {
+                scenario.seed = s;
+            }
+            points.push(Point {
+                name: pname,
+                coords,
+                scenario_toml,
+                scenario,
+            });
+        }
+        if classes.contains(&ClassScheme::MainInline) && points[0].scenario.flows.len() < 2 {
+            return Err(err(
+                "classes",
+                "\"main-inline\" needs at least two flows (flow 0 is the main object)",
+            ));
+        }
+        let seed = spec.seed.unwrap_or(points[0].scenario.seed);
+        let report_run = match &spec.report_run {
+            None => None,
+            Some(s) => {
+                let bad = || {
+                    err(
+                        "report_run",
+                        format!(
+                            "{s:?}: allowed POINT/REPLICATION with POINT one of {} and REPLICATION 0..{}",
+                            points
+                                .iter()
+                                .map(|p| format!("{:?}", p.name))
+                                .collect::<Vec<_>>()
+                                .join(", "),
+                            replications - 1
+                        ),
+                    )
+                };
+                let (p, r) = s.rsplit_once('/').ok_or_else(bad)?;
+                let r: u64 = r.parse().map_err(|_| bad())?;
+                if r >= replications || !points.iter().any(|x| x.name == p) {
+                    return Err(bad());
+                }
+                Some((p.to_string(), r))
+            }
+        };
+        Ok(Experiment {
+            name,
+            description: spec.description.clone(),
+            mode: spec.mode,
+            replications,
+            seed,
+            classes,
+            points,
+            report_run,
+            spec_text: text.to_string(),
+        })
+    }
+
+    /// Every run, point by point, replication by replication.
+    pub fn runs(&self) -> Vec<RunId> {
+        let mut v = vec![];
+        for p in 0..self.points.len() {
+            for r in 0..self.replications {
+                v.push(RunId {
+                    point: p,
+                    replication: r,
+                });
+            }
+        }
+        v
+    }
+
+    /// The scenario of one run: the point's, with the experiment seed and the replication.
+    pub fn scenario(&self, run: RunId) -> Scenario {
+        let mut s = self.points[run.point].scenario.clone();
+        s.seed = self.seed;
+        s.replication = run.replication;
+        s
+    }
+
+    /// `runs/<point>/<replication>` under a results directory.
+    pub fn run_dir(&self, out: &Path, run: RunId) -> PathBuf {
+        out.join("runs")
+            .join(&self.points[run.point].name)
+            .join(run.replication.to_string())
+    }
+}
+
+impl fmt::Display for Experiment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            f,
+            "experiment {:?}: mode {}, seed {}, {} point(s) x {} replication(s) = {} runs",
+            self.name,
+            self.mode.name(),
+            self.seed,
+            self.points.len(),
+            self.replications,
+            self.points.len() as u64 * self.replications
+        )?;
+        for p in &self.points {
+            writeln!(f, "  {}", p.name)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths() {
+        assert_eq!(
+            parse_path("flows[1].start").unwrap(),
+            vec![
+                Step::Key("flows".into()),
+                Step::Index(1),
+                Step::Key("start".into())
+            ]
+        );
+        assert!(parse_path("a..b").is_err());
+        assert!(parse_path("a[x]").is_err());
+    }
+
+    #[test]
+    fn set_and_merge() {
+        let mut doc: toml::Value =
+            toml::from_str("a = 1\n[h.s]\nx = 1\n[[f]]\ns = \"0s\"\n").unwrap();
+        let o: toml::Table =
+            toml::from_str("\"h.s.tcp.sack\" = true\n\"f[0].s\" = \"5s\"\nh = { s = { y = 2 } }\n")
+                .unwrap();
+        apply_overrides(&mut doc, &o, Path::new("/x"), "m").unwrap();
+        assert_eq!(doc["h"]["s"]["tcp"]["sack"].as_bool(), Some(true));
+        assert_eq!(doc["h"]["s"]["x"].as_integer(), Some(1));
+        assert_eq!(doc["h"]["s"]["y"].as_integer(), Some(2));
+        assert_eq!(doc["f"][0]["s"].as_str(), Some("5s"));
+        let o: toml::Table = toml::from_str("\"f[3].s\" = 1\n").unwrap();
+        let e = apply_overrides(&mut doc, &o, Path::new("/x"), "m").unwrap_err();
+        assert!(e.message.contains("past the end"), "{e}");
+    }
+}

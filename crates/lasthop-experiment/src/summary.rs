@@ -1,0 +1,419 @@
+//! Summaries across replications: per matrix point and connection class, the five-number
+//! summary (min / 25% / median / 75% / max) of each metric; run-level figures (total time,
+//! fairness, utilisation, queue length) likewise. Written as `summary.csv` (long format, one row
+//! per point, class and metric) and `summary.json`.
+
+use crate::metrics::{ConnMetrics, RunMetrics};
+use crate::spec::ClassScheme;
+use crate::stats::FiveNum;
+use indexmap::IndexMap;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// The per-connection metrics summarised for each class, in table order: (key, label).
+pub const CONN_METRICS: [(&str, &str); 9] = [
+    ("elapsed_s", "elapsed time (s)"),
+    ("throughput_Bps", "throughput (bytes/s)"),
+    ("rexmt_pkts", "rexmt data pkts"),
+    ("dupacks", "duplicate acks"),
+    ("rtos", "RTOs"),
+    ("drops_queue", "pkts dropped (q)"),
+    ("drops_red", "pkts dropped (r)"),
+    ("drops_error", "pkts dropped (e)"),
+    ("ack_drops", "ACK-dir pkts dropped"),
+];
+
+/// Run-level metrics: (key, label).
+pub const RUN_METRICS: [(&str, &str); 13] = [
+    ("total_time_s", "total time (s)"),
+    ("jain", "Jain's fairness index"),
+    ("throughput_cov", "throughput σ/μ"),
+    ("util_down", "link utilisation, down"),
+    ("util_up", "link utilisation, up"),
+    ("queue_max_down", "queue max (pkts), down"),
+    ("queue_mean_down", "queue mean (pkts), down"),
+    (
+        "queue_median_arrival_down",
+        "queue median at arrival (pkts), down",
+    ),
+    ("queue_max_up", "queue max (pkts), up"),
+    ("queue_mean_up", "queue mean (pkts), up"),
+    ("link_drops_queue_down", "link drops (q), down"),
+    ("link_drops_red_down", "link drops (r), down"),
+    ("link_drops_error_down", "link drops (e), down"),
+];
+
+fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
+    match key {
+        "elapsed_s" => c.elapsed_s,
+        "throughput_Bps" => c.throughput_bps,
+        "rexmt_pkts" => c.rexmt_pkts as f64,
+        "dupacks" => c.dupacks as f64,
+        "rtos" => c.rtos as f64,
+        "drops_queue" => c.drops_queue as f64,
+        "drops_red" => c.drops_red as f64,
+        "drops_error" => c.drops_error as f64,
+        "ack_drops" => c.ack_drops as f64,
+        _ => f64::NAN,
+    }
+}
+
+fn run_value(r: &RunMetrics, key: &str) -> f64 {
+    let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let [d, u] = &r.link;
+    match key {
+        "total_time_s" => r.total_time_s,
+        "jain" => o(r.jain),
+        "throughput_cov" => o(r.throughput_cov),
+        "util_down" => o(d.utilisation),
+        "util_up" => o(u.utilisation),
+        "queue_max_down" => o(d.queue.max_pkts),
+        "queue_mean_down" => o(d.queue.mean_pkts),
+        "queue_median_arrival_down" => o(d.queue.median_at_arrival),
+        "queue_max_up" => o(u.queue.max_pkts),
+        "queue_mean_up" => o(u.queue.mean_pkts),
+        "link_drops_queue_down" => d.drops_queue as f64,
+        "link_drops_red_down" => d.drops_red as f64,
+        "link_drops_error_down" => d.drops_error as f64,
+        _ => f64::NAN,
+    }
+}
+
+fn ordinal(prefix: &str, k: usize, n: usize, two: [&str; 2]) -> String {
+    if n == 2 {
+        two[k].to_string()
+    } else {
+        format!("{prefix}{}", k + 1)
+    }
+}
+
+/// Puts the connections of one run into the classes of `scheme`: (class name, connection).
+/// Class names sort in table order when their position is kept (see [`class_order`]).
+pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, ConnMetrics)> {
+    let mut v: Vec<&ConnMetrics> = conns.iter().collect();
+    let n = v.len();
+    let key = |x: f64| if x.is_finite() { x } else { f64::INFINITY };
+    match scheme {
+        ClassScheme::FasterSlower => {
+            v.sort_by(|a, b| {
+                key(a.elapsed_s)
+                    .total_cmp(&key(b.elapsed_s))
+                    .then(a.flow.cmp(&b.flow))
+            });
+            v.iter()
+                .enumerate()
+                .map(|(k, c)| (ordinal("rank", k, n, ["faster", "slower"]), (*c).clone()))
+                .collect()
+        }
+        ClassScheme::StartOrder => {
+            v.sort_by(|a, b| {
+                key(a.start_s)
+                    .total_cmp(&key(b.start_s))
+                    .then(a.flow.cmp(&b.flow))
+            });
+            v.iter()
+                .enumerate()
+                .map(|(k, c)| (ordinal("start", k, n, ["first", "second"]), (*c).clone()))
+                .collect()
+        }
+        ClassScheme::Flow => v
+            .iter()
+            .map(|c| {
+                let name = c
+                    .flow
+                    .map_or_else(|| "other".to_string(), |f| format!("flow{f}"));
+                (name, (*c).clone())
+            })
+            .collect(),
+        ClassScheme::MainInline => {
+            let (main, mut rest): (Vec<&ConnMetrics>, Vec<&ConnMetrics>) =
+                v.into_iter().partition(|c| c.flow == Some(0));
+            rest.sort_by(|a, b| {
+                let k = |x: f64| if x.is_finite() { x } else { f64::NEG_INFINITY };
+                k(b.throughput_bps)
+                    .total_cmp(&k(a.throughput_bps))
+                    .then(a.flow.cmp(&b.flow))
+            });
+            main.into_iter()
+                .map(|c| ("main".to_string(), c.clone()))
+                .chain(
+                    rest.into_iter()
+                        .enumerate()
+                        .map(|(k, c)| (format!("inline{}", k + 1), c.clone())),
+                )
+                .collect()
+        }
+    }
+}
+
+/// Summary of one class of one point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ClassSummary {
+    pub scheme: String,
+    pub class: String,
+    /// Connections summarised (one per run, normally).
+    pub n: usize,
+    pub metrics: IndexMap<String, FiveNum>,
+}
+
+/// Summary of one matrix point.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PointSummary {
+    pub point: String,
+    pub coords: IndexMap<String, String>,
+    /// Finished runs summarised.
+    pub runs: usize,
+    pub classes: Vec<ClassSummary>,
+    /// Elapsed time over all connections of all runs (seed 000's "otime" is its median).
+    pub all_connections: ClassSummary,
+    pub run_metrics: IndexMap<String, FiveNum>,
+}
+
+/// The summary of an experiment.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub experiment: String,
+    pub quantiles: String,
+    pub points: Vec<PointSummary>,
+}
+
+/// Quantile definition, recorded in `summary.json`.
+pub const QUANTILE_METHOD: &str =
+    "linear interpolation between order statistics, h = (n-1)p (Hyndman-Fan type 7, numpy/pandas default); median of an even count = mean of the two middle values";
+
+fn summarise_conns(scheme: &str, class: &str, conns: &[ConnMetrics]) -> ClassSummary {
+    let mut metrics = IndexMap::new();
+    for (k, _) in CONN_METRICS {
+        let vals: Vec<f64> = conns.iter().map(|c| conn_value(c, k)).collect();
+        if let Some(f) = FiveNum::of(&vals) {
+            metrics.insert(k.to_string(), f);
+        }
+    }
+    ClassSummary {
+        scheme: scheme.to_string(),
+        class: class.to_string(),
+        n: conns.len(),
+        metrics,
+    }
+}
+
+/// Summarises one point's runs.
+pub fn summarise_point(
+    point: &str,
+    coords: &[(String, String)],
+    runs: &[RunMetrics],
+    schemes: &[ClassScheme],
+) -> PointSummary {
+    let mut classes = vec![];
+    for &s in schemes {
+        // Class order: first seen in the first runs' order (ranks are ordered already).
+        let mut groups: IndexMap<String, Vec<ConnMetrics>> = IndexMap::new();
+        for r in runs {
+            for (c, m) in classify(s, &r.conns) {
+                groups.entry(c).or_default().push(m);
+            }
+        }
+        groups.sort_by(|a, _, b, _| class_order(a).cmp(&class_order(b)));
+        for (c, v) in groups {
+            classes.push(summarise_conns(s.name(), &c, &v));
+        }
+    }
+    let all: Vec<ConnMetrics> = runs.iter().flat_map(|r| r.conns.clone()).collect();
+    let mut run_metrics = IndexMap::new();
+    for (k, _) in RUN_METRICS {
+        let vals: Vec<f64> = runs.iter().map(|r| run_value(r, k)).collect();
+        if let Some(f) = FiveNum::of(&vals) {
+            run_metrics.insert(k.to_string(), f);
+        }
+    }
+    PointSummary {
+        point: point.to_string(),
+        coords: coords.iter().cloned().collect(),
+        runs: runs.len(),
+        classes,
+        all_connections: summarise_conns("all", "all", &all),
+        run_metrics,
+    }
+}
+
+/// Sort key of class names: named ranks first in their natural order, then by number.
+pub fn class_order(name: &str) -> (u32, u64, String) {
+    let fixed = ["faster", "slower", "first", "second", "main"];
+    if let Some(i) = fixed.iter().position(|f| *f == name) {
+        return (0, i as u64, String::new());
+    }
+    let digits: String = name.chars().skip_while(|c| !c.is_ascii_digit()).collect();
+    let prefix: String = name.chars().take_while(|c| !c.is_ascii_digit()).collect();
+    match digits.parse::<u64>() {
+        Ok(n) => (1, n, prefix),
+        Err(_) => (2, 0, name.to_string()),
+    }
+}
+
+fn fmt_num(x: f64) -> String {
+    if x.is_finite() {
+        let s = format!("{x:.6}");
+        let s = s.trim_end_matches('0').trim_end_matches('.');
+        s.to_string()
+    } else {
+        String::new()
+    }
+}
+
+impl Summary {
+    /// `summary.csv`: one row per point, class and metric. Dimension columns follow `point`.
+    pub fn to_csv(&self, dims: &[String]) -> String {
+        let mut s = String::from("point");
+        for d in dims {
+            let _ = write!(s, ",{d}");
+        }
+        s.push_str(",scheme,class,metric,n,min,p25,median,p75,max,mean\n");
+        for p in &self.points {
+            let mut row = |scheme: &str, class: &str, metric: &str, f: &FiveNum| {
+                s.push_str(&p.point);
+                for d in dims {
+                    let _ = write!(s, ",{}", p.coords.get(d).map(String::as_str).unwrap_or(""));
+                }
+                let _ = writeln!(
+                    s,
+                    ",{scheme},{class},{metric},{},{},{},{},{},{},{}",
+                    f.n,
+                    fmt_num(f.min),
+                    fmt_num(f.p25),
+                    fmt_num(f.median),
+                    fmt_num(f.p75),
+                    fmt_num(f.max),
+                    fmt_num(f.mean)
+                );
+            };
+            for c in p.classes.iter().chain(std::iter::once(&p.all_connections)) {
+                for (m, f) in &c.metrics {
+                    row(&c.scheme, &c.class, m, f);
+                }
+            }
+            for (m, f) in &p.run_metrics {
+                row("run", "all", m, f);
+            }
+        }
+        s
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("the summary serializes") + "\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conn(flow: usize, start: f64, elapsed: f64, tput: f64) -> ConnMetrics {
+        ConnMetrics {
+            flow: Some(flow),
+            start_s: start,
+            end_s: start + elapsed,
+            elapsed_s: elapsed,
+            throughput_bps: tput,
+            drops_queue: flow as u64 + 1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn classes() {
+        let cs = [
+            conn(0, 0.0, 50.0, 10.0),
+            conn(1, 5.0, 40.0, 30.0),
+            conn(2, 1.0, 45.0, 20.0),
+        ];
+        let names = |s| {
+            classify(s, &cs)
+                .into_iter()
+                .map(|(n, c)| (n, c.flow.unwrap()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names(ClassScheme::FasterSlower),
+            vec![
+                ("rank1".into(), 1),
+                ("rank2".into(), 2),
+                ("rank3".into(), 0)
+            ]
+        );
+        assert_eq!(
+            names(ClassScheme::StartOrder),
+            vec![
+                ("start1".into(), 0),
+                ("start2".into(), 2),
+                ("start3".into(), 1)
+            ]
+        );
+        assert_eq!(
+            names(ClassScheme::MainInline),
+            vec![
+                ("main".into(), 0),
+                ("inline1".into(), 1),
+                ("inline2".into(), 2)
+            ]
+        );
+        let two = &cs[..2];
+        let n: Vec<String> = classify(ClassScheme::FasterSlower, two)
+            .into_iter()
+            .map(|x| x.0)
+            .collect();
+        assert_eq!(n, ["faster", "slower"]);
+    }
+
+    #[test]
+    fn point_summary_by_hand() {
+        // Four runs of two flows; the faster connection's elapsed times are 10, 20, 30, 40 and
+        // the slower's 50, 60, 70, 80 (flows swap roles in runs 2 and 4).
+        let runs: Vec<RunMetrics> = [(10.0, 50.0), (60.0, 20.0), (30.0, 70.0), (80.0, 40.0)]
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| RunMetrics {
+                point: "p".into(),
+                replication: i as u64,
+                conns: vec![conn(0, 0.0, a, 100.0), conn(1, 0.0, b, 300.0)],
+                total_time_s: a.max(b),
+                jain: crate::stats::jain(&[100.0, 300.0]),
+                ..Default::default()
+            })
+            .collect();
+        let s = summarise_point(
+            "p",
+            &[],
+            &runs,
+            &[ClassScheme::FasterSlower, ClassScheme::Flow],
+        );
+        let faster = &s.classes[0];
+        assert_eq!((faster.class.as_str(), faster.n), ("faster", 4));
+        let e = faster.metrics["elapsed_s"];
+        assert_eq!(
+            (e.min, e.p25, e.median, e.p75, e.max),
+            (10.0, 17.5, 25.0, 32.5, 40.0)
+        );
+        let slower = &s.classes[1];
+        assert_eq!(slower.class, "slower");
+        assert_eq!(slower.metrics["elapsed_s"].median, 65.0);
+        let flow1 = &s.classes[3];
+        assert_eq!(flow1.class, "flow1");
+        // flow 1: 50, 20, 70, 40 -> sorted 20 40 50 70: median 45
+        assert_eq!(flow1.metrics["elapsed_s"].median, 45.0);
+        assert_eq!(flow1.metrics["drops_queue"].median, 2.0);
+        // otime: the median over all 8 connections: (40 + 50) / 2
+        assert_eq!(s.all_connections.metrics["elapsed_s"].median, 45.0);
+        assert_eq!(s.run_metrics["total_time_s"].median, 65.0);
+        assert!((s.run_metrics["jain"].median - 0.8).abs() < 1e-12);
+        let csv = Summary {
+            experiment: "x".into(),
+            quantiles: QUANTILE_METHOD.into(),
+            points: vec![s],
+        }
+        .to_csv(&[]);
+        assert!(
+            csv.contains("p,faster-slower,faster,elapsed_s,4,10,17.5,25,32.5,40,25\n"),
+            "{csv}"
+        );
+    }
+}

@@ -1,0 +1,699 @@
+//! `lasthop-report`: the self-contained HTML report of an experiment's results directory:
+//! summary tables laid out like the seeds' appendix tables, and SVG plots (plotters' SVG
+//! backend, no JavaScript) of one chosen run (time-sequence graph, router queue length,
+//! throughput, cwnd and ssthresh) and across replications (CDFs and box plots).
+//!
+//! Everything is read from the files on disk (`experiment.json`, `runs/*/*/metrics.json`,
+//! the chosen run's `events.csv` and `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
+
+pub mod plots;
+
+use lasthop_core::output::AtomicFile;
+use lasthop_experiment::files::{read_events, read_trace, Ev, EventRow};
+use lasthop_experiment::summary::{class_order, CONN_METRICS, RUN_METRICS};
+use lasthop_experiment::{
+    load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, RunMetrics, Summary, MARKER,
+};
+use plots::{box_chart, cdf_chart, color, xy_chart, Bars, Line, Marks, Shape};
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Builds `DIR/report.html` (time plots of the spec's `report_run`, else the first finished run).
+pub fn build(dir: &Path) -> Result<PathBuf, String> {
+    build_with(dir, None)
+}
+
+/// Builds `DIR/report.html`; `run` (`POINT/REPLICATION`) chooses the run of the time plots.
+pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, String> {
+    let (info, summary) = summarise(dir)?;
+    let metrics = load_metrics(dir, &info)?;
+    let chosen = choose_run(dir, &info, run)?;
+    let html = render(dir, &info, &summary, &metrics, chosen.as_ref())?;
+    let path = dir.join("report.html");
+    AtomicFile::write_all_to(&path, html.as_bytes())
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(path)
+}
+
+fn choose_run(
+    dir: &Path,
+    info: &ExperimentInfo,
+    run: Option<&str>,
+) -> Result<Option<(String, u64)>, String> {
+    let done = |p: &str, r: u64| info.run_dir(dir, p, r).join(MARKER).exists();
+    if let Some(s) = run {
+        let bad = || {
+            format!(
+                "--run {s:?}: allowed POINT/REPLICATION of a finished run, POINT one of {}",
+                info.points
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        };
+        let (p, r) = s.rsplit_once('/').ok_or_else(bad)?;
+        let r: u64 = r.parse().map_err(|_| bad())?;
+        if !done(p, r) {
+            return Err(bad());
+        }
+        return Ok(Some((p.to_string(), r)));
+    }
+    if let Some((p, r)) = &info.report_run {
+        if done(p, *r) {
+            return Ok(Some((p.clone(), *r)));
+        }
+    }
+    for p in &info.points {
+        for r in 0..info.replications {
+            if done(&p.name, r) {
+                return Ok(Some((p.name.clone(), r)));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// HTML-escapes text.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// Formats a number for a table: integers as such, others with 4 significant digits.
+pub fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return "–".into();
+    }
+    if x == x.round() && x.abs() < 1e12 {
+        return format!("{}", x as i64);
+    }
+    let a = x.abs();
+    if a >= 1000.0 {
+        format!("{x:.0}")
+    } else if a >= 100.0 {
+        format!("{x:.1}")
+    } else if a >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+const CSS: &str = r#"
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 24px 32px; color: #222; max-width: 1300px; }
+h1 { font-size: 26px; margin-bottom: 4px; }
+h2 { font-size: 21px; margin-top: 36px; border-bottom: 2px solid #ddd; padding-bottom: 4px; }
+h3 { font-size: 17px; margin-top: 22px; }
+p.note { color: #555; font-size: 14px; max-width: 1100px; }
+table { border-collapse: collapse; margin: 8px 0 18px 0; font-size: 13.5px; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
+th { background: #f0f3f7; }
+td.l, th.l { text-align: left; }
+tr:nth-child(even) td { background: #fafafa; }
+.blocks { display: flex; flex-wrap: wrap; gap: 10px 28px; }
+.block h4 { margin: 6px 0 2px 0; font-size: 14px; }
+figure { margin: 12px 0 20px 0; }
+figcaption { font-size: 13px; color: #555; max-width: 1150px; }
+svg { max-width: 100%; height: auto; border: 1px solid #eee; }
+details > summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
+code { background: #f4f4f4; padding: 0 3px; }
+"#;
+
+fn render(
+    dir: &Path,
+    info: &ExperimentInfo,
+    summary: &Summary,
+    metrics: &[Vec<RunMetrics>],
+    chosen: Option<&(String, u64)>,
+) -> Result<String, String> {
+    let mut h = String::new();
+    let title = format!("lasthop experiment: {}", info.name);
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{}</title><style>{CSS}</style></head><body>\n<h1>{}</h1>\n",
+        esc(&title),
+        esc(&title)
+    );
+    if let Some(d) = &info.description {
+        let _ = writeln!(h, "<p>{}</p>", esc(d));
+    }
+    let finished: usize = metrics.iter().map(Vec::len).sum();
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">Mode <b>{}</b>, seed {}, {} point(s) × {} replication(s); {} of {} runs finished. Results directory <code>{}</code>. Quantiles: {}.</p>",
+        esc(&info.mode),
+        info.seed,
+        info.points.len(),
+        info.replications,
+        finished,
+        info.points.len() as u64 * info.replications,
+        esc(&dir.display().to_string()),
+        esc(&summary.quantiles)
+    );
+
+    // The matrix.
+    h.push_str("<h2>Matrix points</h2>\n<table><tr><th class=\"l\">point</th>");
+    for d in &info.dimensions {
+        let _ = write!(h, "<th class=\"l\">{}</th>", esc(d));
+    }
+    h.push_str("<th class=\"l\">link</th><th class=\"l\">flows</th><th>finished runs</th></tr>\n");
+    for (p, m) in info.points.iter().zip(metrics) {
+        let _ = write!(h, "<tr><td class=\"l\">{}</td>", esc(&p.name));
+        for d in &info.dimensions {
+            let _ = write!(
+                h,
+                "<td class=\"l\">{}</td>",
+                esc(p.coords.get(d).map(String::as_str).unwrap_or(""))
+            );
+        }
+        let _ = writeln!(
+            h,
+            "<td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td></tr>",
+            esc(&p.link),
+            p.flows
+                .iter()
+                .enumerate()
+                .map(|(i, f)| format!("{i}: {}", esc(f)))
+                .collect::<Vec<_>>()
+                .join("<br>"),
+            m.len()
+        );
+    }
+    h.push_str("</table>\n");
+
+    overview(&mut h, info, summary);
+    across(&mut h, info, summary, metrics)?;
+    match chosen {
+        Some((p, r)) => one_run(&mut h, &info.run_dir(dir, p, *r), p, *r)?,
+        None => h.push_str("<h2>One run</h2><p>No finished run yet.</p>\n"),
+    }
+    appendix(&mut h, info, summary);
+    h.push_str("</body></html>\n");
+    Ok(h)
+}
+
+/// The seeds' summary-table layout: one row per point; per class elapsed 25/50/75 and median
+/// drops q/r/e; otime; fairness; utilisation.
+fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
+    let Some(scheme) = info.classes.first() else {
+        return;
+    };
+    let scheme = scheme.name();
+    let mut classes: Vec<String> = vec![];
+    for p in &s.points {
+        for c in p.classes.iter().filter(|c| c.scheme == scheme) {
+            if !classes.contains(&c.class) {
+                classes.push(c.class.clone());
+            }
+        }
+    }
+    classes.sort_by_key(|c| class_order(c));
+    let _ = writeln!(
+        h,
+        "<h2>Summary (classes: {})</h2>\n<p class=\"note\">Per point: elapsed time quartiles (s) and median drops q/r/e (router queue / RED / link error, data direction) of each class; <i>otime</i> is the median elapsed time over all connections; Jain's index and σ/μ are over the connections' throughputs within a run (median over runs); utilisation is the fraction of the transfer period the downlink serializer was busy (median).</p>",
+        esc(scheme)
+    );
+    h.push_str("<table><tr><th class=\"l\" rowspan=\"2\">point</th><th rowspan=\"2\">runs</th>");
+    for c in &classes {
+        let _ = write!(h, "<th colspan=\"4\">{}</th>", esc(c));
+    }
+    h.push_str("<th rowspan=\"2\">otime (s)</th><th rowspan=\"2\">Jain</th><th rowspan=\"2\">σ/μ</th><th rowspan=\"2\">util. down</th><th rowspan=\"2\">queue mean down (pkts)</th></tr><tr>");
+    for _ in &classes {
+        h.push_str("<th>25%</th><th>50%</th><th>75%</th><th>drops q/r/e</th>");
+    }
+    h.push_str("</tr>\n");
+    let med = |m: Option<&FiveNum>| m.map_or("–".to_string(), |f| num(f.median));
+    for p in &s.points {
+        let _ = write!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td>",
+            esc(&p.point),
+            p.runs
+        );
+        for c in &classes {
+            match p
+                .classes
+                .iter()
+                .find(|x| x.scheme == scheme && &x.class == c)
+            {
+                Some(cs) => {
+                    let e = cs.metrics.get("elapsed_s");
+                    let _ = write!(
+                        h,
+                        "<td>{}</td><td>{}</td><td>{}</td><td>{}/{}/{}</td>",
+                        e.map_or("–".into(), |f| num(f.p25)),
+                        e.map_or("–".into(), |f| num(f.median)),
+                        e.map_or("–".into(), |f| num(f.p75)),
+                        med(cs.metrics.get("drops_queue")),
+                        med(cs.metrics.get("drops_red")),
+                        med(cs.metrics.get("drops_error"))
+                    );
+                }
+                None => h.push_str("<td>–</td><td>–</td><td>–</td><td>–</td>"),
+            }
+        }
+        let _ = writeln!(
+            h,
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            med(p.all_connections.metrics.get("elapsed_s")),
+            med(p.run_metrics.get("jain")),
+            med(p.run_metrics.get("throughput_cov")),
+            med(p.run_metrics.get("util_down")),
+            med(p.run_metrics.get("queue_mean_down"))
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+fn figure(h: &mut String, svg: Result<String, String>, caption: &str) {
+    match svg {
+        Ok(svg) => {
+            let _ = writeln!(
+                h,
+                "<figure>{svg}<figcaption>{}</figcaption></figure>",
+                esc(caption)
+            );
+        }
+        Err(e) => {
+            let _ = writeln!(h, "<p class=\"note\">({}: {})</p>", esc(caption), esc(&e));
+        }
+    }
+}
+
+/// CDFs and box plots across replications.
+fn across(
+    h: &mut String,
+    info: &ExperimentInfo,
+    s: &Summary,
+    metrics: &[Vec<RunMetrics>],
+) -> Result<(), String> {
+    h.push_str("<h2>Across replications</h2>\n");
+    let names: Vec<String> = info.points.iter().map(|p| p.name.clone()).collect();
+    let series = |f: &dyn Fn(&lasthop_experiment::ConnMetrics) -> f64| -> Vec<(String, Vec<f64>)> {
+        names
+            .iter()
+            .zip(metrics)
+            .map(|(n, runs)| {
+                (
+                    n.clone(),
+                    runs.iter().flat_map(|r| r.conns.iter().map(f)).collect(),
+                )
+            })
+            .collect()
+    };
+    figure(
+        h,
+        cdf_chart("Elapsed time of every connection, per point", "elapsed time (s)", &series(&|c| c.elapsed_s)),
+        "Empirical CDF of the elapsed time (first SYN to the ACK of the client's FIN) over all connections of all replications of each point.",
+    );
+    figure(
+        h,
+        cdf_chart(
+            "Throughput of every connection, per point",
+            "throughput (bytes/s)",
+            &series(&|c| c.throughput_bps),
+        ),
+        "Empirical CDF of the throughput (unique bytes / elapsed time).",
+    );
+    let scheme = info.classes.first().map(|c| c.name()).unwrap_or("flow");
+    for (key, label) in [
+        ("elapsed_s", "elapsed time (s)"),
+        ("throughput_Bps", "throughput (bytes/s)"),
+        ("rexmt_pkts", "retransmitted packets"),
+    ] {
+        let mut classes: Vec<String> = vec![];
+        for p in &s.points {
+            for c in p.classes.iter().filter(|c| c.scheme == scheme) {
+                if !classes.contains(&c.class) {
+                    classes.push(c.class.clone());
+                }
+            }
+        }
+        classes.sort_by_key(|c| class_order(c));
+        let mut boxes = vec![];
+        for (g, p) in s.points.iter().enumerate() {
+            for c in p.classes.iter().filter(|c| c.scheme == scheme) {
+                if let (Some(ci), Some(f)) = (
+                    classes.iter().position(|x| x == &c.class),
+                    c.metrics.get(key),
+                ) {
+                    boxes.push((g, ci, *f));
+                }
+            }
+        }
+        figure(
+            h,
+            box_chart(&format!("{label} by point and class ({scheme})"), label, &names, &classes, &boxes),
+            &format!("Box: 25% to 75%, thick line: median, whiskers: min and max over the replications; one box per class ({scheme})."),
+        );
+    }
+    let jain: Vec<(usize, usize, FiveNum)> = s
+        .points
+        .iter()
+        .enumerate()
+        .filter_map(|(g, p)| p.run_metrics.get("jain").map(|f| (g, 0, *f)))
+        .collect();
+    if !jain.is_empty()
+        && metrics
+            .iter()
+            .any(|runs| runs.iter().any(|r| r.conns.len() > 1))
+    {
+        figure(
+            h,
+            box_chart("Jain's fairness index by point", "Jain's index", &names, &["per run".to_string()], &jain),
+            "Jain's index (Σx)²/(n·Σx²) of the connections' throughputs in each run; box over the replications.",
+        );
+    }
+    Ok(())
+}
+
+/// Relative sequence number: bytes from `base`, wrapping.
+fn rel(seq: u32, base: u32) -> f64 {
+    f64::from(seq.wrapping_sub(base))
+}
+
+fn flow_reverse(f: &str) -> Option<String> {
+    let rest = f.strip_prefix("tcp:")?;
+    let (a, b) = rest.split_once('>')?;
+    Some(format!("tcp:{b}>{a}"))
+}
+
+/// Time plots of one run.
+fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), String> {
+    let _ = writeln!(
+        h,
+        "<h2>One run: {} / replication {rep}</h2>\n<p class=\"note\">Files in <code>{}</code>. Choose another with <code>lasthop report DIR --run POINT/REPLICATION</code> or <code>report_run</code> in the spec.</p>",
+        esc(point),
+        esc(&run_dir.display().to_string())
+    );
+    let events_path = run_dir.join("events.csv");
+    let events: Vec<EventRow> = if events_path.exists() {
+        read_events(&events_path).map_err(|e| e.to_string())?
+    } else {
+        vec![]
+    };
+    let secs = |ns: u64| ns as f64 / 1e9;
+    // Data flows: those carrying payload, in order of first appearance.
+    let mut flows: Vec<String> = vec![];
+    for e in &events {
+        if e.tcp_len.unwrap_or(0) > 0 && !flows.contains(&e.flow) {
+            flows.push(e.flow.clone());
+        }
+    }
+    if !events.iter().any(|e| e.event == Ev::Arrive) {
+        h.push_str("<p class=\"note\">This run's events.csv has no <code>arrive</code> rows (log level other than <code>all</code>): the time-sequence graph and the queue plot show drops only.</p>\n");
+    }
+    for (fi, flow) in flows.iter().enumerate().take(8) {
+        let rev = flow_reverse(flow).unwrap_or_default();
+        let mut base: Option<u32> = None;
+        for e in events.iter().filter(|e| &e.flow == flow) {
+            if let Some(s) = e.tcp_seq {
+                base = Some(base.map_or(
+                    s,
+                    |b: u32| if s.wrapping_sub(b) > (1 << 31) { s } else { b },
+                ));
+            }
+        }
+        let base = base.unwrap_or(0);
+        let mut sent_hi: f64 = 0.0;
+        let (mut new_segs, mut rexmt) = (vec![], vec![]);
+        let mut drops: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+        let mut acks = vec![];
+        for e in &events {
+            if &e.flow == flow {
+                let (Some(s), Some(l)) = (e.tcp_seq, e.tcp_len) else {
+                    continue;
+                };
+                if l == 0 {
+                    continue;
+                }
+                let lo = rel(s, base);
+                let hi = lo + f64::from(l);
+                match e.event {
+                    Ev::Arrive => {
+                        if lo < sent_hi {
+                            rexmt.push((secs(e.time_ns), lo, hi));
+                        } else {
+                            new_segs.push((secs(e.time_ns), lo, hi));
+                        }
+                        sent_hi = sent_hi.max(hi);
+                    }
+                    Ev::Drop => drops
+                        .entry(e.cause.clone())
+                        .or_default()
+                        .push((secs(e.time_ns), lo)),
+                    _ => {}
+                }
+            } else if e.flow == rev && e.event == Ev::Release {
+                if let Some(a) = e.tcp_ack {
+                    let y = rel(a, base);
+                    if y < 4e9 {
+                        acks.push((secs(e.time_ns), y));
+                    }
+                }
+            }
+        }
+        let mut marks = vec![];
+        let cause_color = |c: &str| match c {
+            "queue" => plotters::style::RGBColor(220, 0, 0),
+            "error" => plotters::style::RGBColor(128, 0, 160),
+            "red" => plotters::style::RGBColor(230, 140, 0),
+            _ => plotters::style::RGBColor(90, 90, 90),
+        };
+        for (cause, pts) in &drops {
+            marks.push(Marks {
+                label: format!("drop ({cause}): {}", pts.len()),
+                color: cause_color(cause),
+                points: pts.clone(),
+                shape: Shape::Cross,
+            });
+        }
+        let bars = vec![
+            Bars {
+                label: format!("data segment at the router: {}", new_segs.len()),
+                color: plotters::style::RGBColor(0, 90, 180),
+                bars: new_segs,
+            },
+            Bars {
+                label: format!("retransmission: {}", rexmt.len()),
+                color: plotters::style::RGBColor(240, 130, 0),
+                bars: rexmt,
+            },
+        ];
+        let lines = vec![Line {
+            label: "cumulative ACK released to the sender".into(),
+            color: plotters::style::RGBColor(0, 150, 70),
+            points: acks,
+            step: true,
+            dashed: false,
+        }];
+        figure(
+            h,
+            xy_chart(
+                &format!("Time-sequence graph, connection {} ({})", fi + 1, flow),
+                "time (s)",
+                "relative sequence number (bytes)",
+                &lines,
+                &marks,
+                &bars,
+                None,
+                None,
+            ),
+            "Vertical bars: data segments (sequence range) when they reached the router; orange: retransmissions (the range was sent before); crosses: drops by cause (queue = router queue, error = link ARQ gave up, red = RED); green: the cumulative ACK as the link released it towards the sender.",
+        );
+    }
+    // Queue length.
+    let mut qlines = vec![];
+    for (d, name) in [(0u8, "down (fixed → mobile)"), (1, "up (mobile → fixed)")] {
+        let pts: Vec<(f64, f64)> = events
+            .iter()
+            .filter(|e| e.dir == d)
+            .filter_map(|e| e.queue_pkts.map(|q| (secs(e.time_ns), f64::from(q))))
+            .collect();
+        if !pts.is_empty() {
+            qlines.push(Line {
+                label: format!("router queue, {name}"),
+                color: color(d as usize),
+                points: pts,
+                step: true,
+                dashed: false,
+            });
+        }
+    }
+    if !qlines.is_empty() {
+        figure(
+            h,
+            xy_chart(
+                "Router queue length",
+                "time (s)",
+                "packets in the router queue",
+                &qlines,
+                &[],
+                &[],
+                None,
+                None,
+            ),
+            "Queue length in packets after every link event of each direction (step function).",
+        );
+    }
+    // Throughput over time per connection.
+    let t_end = events.iter().map(|e| e.time_ns).max().unwrap_or(0);
+    if !flows.is_empty() && t_end > 0 {
+        let bin = ((t_end as f64 / 1e9) / 100.0).max(1.0);
+        let nb = ((t_end as f64 / 1e9) / bin).ceil() as usize + 1;
+        let mut tl = vec![];
+        for (fi, flow) in flows.iter().enumerate().take(8) {
+            let mut b = vec![0f64; nb];
+            for e in events
+                .iter()
+                .filter(|e| &e.flow == flow && e.event == Ev::Release)
+            {
+                let i = ((e.time_ns as f64 / 1e9) / bin) as usize;
+                if i < nb {
+                    b[i] += f64::from(e.tcp_len.unwrap_or(0));
+                }
+            }
+            tl.push(Line {
+                label: format!("connection {} ({flow})", fi + 1),
+                color: color(fi),
+                points: b
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| ((i as f64 + 0.5) * bin, v / bin))
+                    .collect(),
+                step: false,
+                dashed: false,
+            });
+        }
+        figure(
+            h,
+            xy_chart("Throughput over time", "time (s)", "payload released by the link (bytes/s)", &tl, &[], &[], None, None),
+            &format!("Payload bytes of each connection released by the link towards the receiver, in bins of {bin:.2} s."),
+        );
+    }
+    // cwnd and ssthresh.
+    let trace_path = run_dir.join("tcp_trace.csv");
+    if trace_path.exists() {
+        let trace = read_trace(&trace_path).map_err(|e| e.to_string())?;
+        let mut conns: Vec<(String, String)> = vec![];
+        for t in &trace {
+            let k = (t.host.clone(), format!("{}>{}", t.local, t.remote));
+            if !conns.contains(&k) {
+                conns.push(k);
+            }
+        }
+        // Keep the data senders: connections whose local end sends a data flow.
+        let senders: Vec<(String, String)> = conns
+            .into_iter()
+            .filter(|(_, k)| {
+                flows
+                    .iter()
+                    .any(|f| f.strip_prefix("tcp:") == Some(k.as_str()))
+            })
+            .collect();
+        let mut lines = vec![];
+        let max_cwnd = trace.iter().map(|t| t.cwnd).max().unwrap_or(1).max(1) as f64;
+        for (i, (host, key)) in senders.iter().enumerate().take(8) {
+            let rows: Vec<_> = trace
+                .iter()
+                .filter(|t| &t.host == host && format!("{}>{}", t.local, t.remote) == *key)
+                .collect();
+            lines.push(Line {
+                label: format!("cwnd, {host} {key}"),
+                color: color(i),
+                points: rows
+                    .iter()
+                    .map(|t| (secs(t.time_ns), t.cwnd as f64))
+                    .collect(),
+                step: true,
+                dashed: false,
+            });
+            let ss: Vec<(f64, f64)> = rows
+                .iter()
+                .filter(|t| (t.ssthresh as f64) <= 2.0 * max_cwnd)
+                .map(|t| (secs(t.time_ns), t.ssthresh as f64))
+                .collect();
+            if !ss.is_empty() {
+                lines.push(Line {
+                    label: format!("ssthresh, {host} {key}"),
+                    color: color(i),
+                    points: ss,
+                    step: true,
+                    dashed: true,
+                });
+            }
+        }
+        if !lines.is_empty() {
+            figure(
+                h,
+                xy_chart("Congestion window and slow-start threshold (simulation)", "time (s)", "cwnd, ssthresh (as in tcp_trace.csv)", &lines, &[], &[], None, None),
+                "From tcp_trace.csv: solid: cwnd, dashed: ssthresh (left out while it is above twice the largest cwnd, i.e. still 'infinite'), at every congestion-state change of each data sender.",
+            );
+        }
+    }
+    Ok(())
+}
+
+fn five_row(h: &mut String, label: &str, f: Option<&FiveNum>) {
+    let _ = write!(h, "<tr><td class=\"l\">{}</td>", esc(label));
+    match f {
+        Some(f) => {
+            let _ = writeln!(
+                h,
+                "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                num(f.min),
+                num(f.p25),
+                num(f.median),
+                num(f.p75),
+                num(f.max),
+                f.n
+            );
+        }
+        None => h.push_str("<td>–</td><td>–</td><td>–</td><td>–</td><td>–</td><td>0</td></tr>\n"),
+    }
+}
+
+const FIVE_HEAD: &str = "<tr><th class=\"l\">name</th><th>min</th><th>25%</th><th>50%</th><th>75%</th><th>max</th><th>n</th></tr>\n";
+
+/// The appendix tables: per point, per class, min / 25% / 50% / 75% / max of every metric.
+fn appendix(h: &mut String, info: &ExperimentInfo, s: &Summary) {
+    h.push_str("<h2>Tables per point (appendix layout)</h2>\n<p class=\"note\">As in the seeds' appendix tables: for each class of connections, min / 25% / median / 75% / max over the replications. Drops (q) router queue, (r) RED, (e) link error are of the data direction; the ACK direction's drops are counted together.</p>\n");
+    for p in &s.points {
+        point_tables(h, info, p);
+    }
+}
+
+fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
+    let _ = writeln!(
+        h,
+        "<details{}><summary>{} ({} runs)</summary>\n<div class=\"blocks\">",
+        if info.points.len() <= 4 { " open" } else { "" },
+        esc(&p.point),
+        p.runs
+    );
+    for c in p.classes.iter().chain(std::iter::once(&p.all_connections)) {
+        let title = if c.scheme == "all" {
+            "all connections".to_string()
+        } else {
+            format!("{} ({})", c.class, c.scheme)
+        };
+        let _ = write!(
+            h,
+            "<div class=\"block\"><h4>{}</h4><table>{FIVE_HEAD}",
+            esc(&title)
+        );
+        for (k, label) in CONN_METRICS {
+            five_row(h, label, c.metrics.get(k));
+        }
+        h.push_str("</table></div>\n");
+    }
+    let _ = write!(h, "<div class=\"block\"><h4>per run</h4><table>{FIVE_HEAD}");
+    for (k, label) in RUN_METRICS {
+        five_row(h, label, p.run_metrics.get(k));
+    }
+    h.push_str("</table></div>\n</div></details>\n");
+}

@@ -1,0 +1,405 @@
+//! SVG plots (plotters' SVG backend): each function returns a standalone `<svg>` string.
+
+use lasthop_experiment::FiveNum;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+/// Plot width and height in pixels.
+pub const W: u32 = 1200;
+pub const H: u32 = 460;
+
+/// Colours for series: distinguishable, print-safe (Okabe–Ito plus extras).
+pub const COLORS: [RGBColor; 10] = [
+    RGBColor(0, 114, 178),
+    RGBColor(213, 94, 0),
+    RGBColor(0, 158, 115),
+    RGBColor(204, 121, 167),
+    RGBColor(86, 180, 233),
+    RGBColor(230, 159, 0),
+    RGBColor(120, 120, 120),
+    RGBColor(0, 0, 0),
+    RGBColor(150, 40, 40),
+    RGBColor(60, 60, 160),
+];
+
+pub fn color(i: usize) -> RGBColor {
+    COLORS[i % COLORS.len()]
+}
+
+type R<T> = Result<T, String>;
+
+fn e<E: std::fmt::Debug>(x: E) -> String {
+    format!("plot: {x:?}")
+}
+
+/// A line series: label, colour index, points, whether to draw it as steps.
+pub struct Line {
+    pub label: String,
+    pub color: RGBColor,
+    pub points: Vec<(f64, f64)>,
+    pub step: bool,
+    pub dashed: bool,
+}
+
+/// Marks: label, colour, points, shape.
+pub struct Marks {
+    pub label: String,
+    pub color: RGBColor,
+    pub points: Vec<(f64, f64)>,
+    pub shape: Shape,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Dot,
+    Cross,
+    Triangle,
+    /// A vertical bar from y to y2 (data segments in the time-sequence graph).
+    Bar,
+}
+
+/// Vertical bars (x, y_low, y_high) drawn with a colour: the segments of a time-sequence graph.
+pub struct Bars {
+    pub label: String,
+    pub color: RGBColor,
+    pub bars: Vec<(f64, f64, f64)>,
+}
+
+fn range(vals: impl Iterator<Item = f64>, zero: bool) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in vals.filter(|v| v.is_finite()) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return (0.0, 1.0);
+    }
+    if zero {
+        lo = lo.min(0.0);
+    }
+    if hi - lo < 1e-9 {
+        hi = lo + 1.0;
+    }
+    let pad = (hi - lo) * 0.03;
+    (if zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
+}
+
+fn steps(p: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut v = Vec::with_capacity(p.len() * 2);
+    for (i, &(x, y)) in p.iter().enumerate() {
+        if i > 0 {
+            v.push((x, p[i - 1].1));
+        }
+        v.push((x, y));
+    }
+    v
+}
+
+/// A chart of lines, marks and bars over a numeric x axis.
+#[allow(clippy::too_many_arguments)]
+pub fn xy_chart(
+    title: &str,
+    xdesc: &str,
+    ydesc: &str,
+    lines: &[Line],
+    marks: &[Marks],
+    bars: &[Bars],
+    x_range: Option<(f64, f64)>,
+    y_range: Option<(f64, f64)>,
+) -> R<String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let xs = lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.0))
+            .chain(marks.iter().flat_map(|m| m.points.iter().map(|p| p.0)))
+            .chain(bars.iter().flat_map(|b| b.bars.iter().map(|p| p.0)));
+        let ys = lines
+            .iter()
+            .flat_map(|l| l.points.iter().map(|p| p.1))
+            .chain(marks.iter().flat_map(|m| m.points.iter().map(|p| p.1)))
+            .chain(
+                bars.iter()
+                    .flat_map(|b| b.bars.iter().flat_map(|p| [p.1, p.2])),
+            );
+        let (x0, x1) = x_range.unwrap_or_else(|| range(xs, true));
+        let (y0, y1) = y_range.unwrap_or_else(|| range(ys, true));
+        draw_xy(
+            &root,
+            title,
+            xdesc,
+            ydesc,
+            lines,
+            marks,
+            bars,
+            (x0, x1),
+            (y0, y1),
+        )?;
+        root.present().map_err(e)?;
+    }
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_xy(
+    root: &DrawingArea<SVGBackend, Shift>,
+    title: &str,
+    xdesc: &str,
+    ydesc: &str,
+    lines: &[Line],
+    marks: &[Marks],
+    bars: &[Bars],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> R<()> {
+    let mut c = ChartBuilder::on(root)
+        .caption(title, ("sans-serif", 20))
+        .margin(12)
+        .x_label_area_size(45)
+        .y_label_area_size(75)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(e)?;
+    c.configure_mesh()
+        .x_desc(xdesc)
+        .y_desc(ydesc)
+        .label_style(("sans-serif", 14))
+        .axis_desc_style(("sans-serif", 15))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(e)?;
+    let mut legend = false;
+    for b in bars {
+        let col = b.color;
+        let s = c
+            .draw_series(b.bars.iter().map(move |&(x, lo, hi)| {
+                PathElement::new(vec![(x, lo), (x, hi)], col.stroke_width(2))
+            }))
+            .map_err(e)?;
+        if !b.label.is_empty() {
+            legend = true;
+            s.label(&b.label)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], col.filled()));
+        }
+    }
+    for l in lines {
+        let col = l.color;
+        let pts = if l.step {
+            steps(&l.points)
+        } else {
+            l.points.clone()
+        };
+        let style = col.stroke_width(2);
+        let s = if l.dashed {
+            c.draw_series(DashedLineSeries::new(pts, 6, 4, style))
+                .map_err(e)?
+        } else {
+            c.draw_series(LineSeries::new(pts, style)).map_err(e)?
+        };
+        if !l.label.is_empty() {
+            legend = true;
+            s.label(&l.label).legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 18, y)], col.stroke_width(3))
+            });
+        }
+    }
+    for m in marks {
+        let col = m.color;
+        let shape = m.shape;
+        let label = m.label.clone();
+        if !label.is_empty() {
+            legend = true;
+        }
+        match shape {
+            Shape::Cross => {
+                let s = c
+                    .draw_series(
+                        m.points
+                            .iter()
+                            .map(move |&p| Cross::new(p, 6, col.stroke_width(2))),
+                    )
+                    .map_err(e)?;
+                if !label.is_empty() {
+                    s.label(label)
+                        .legend(move |(x, y)| Cross::new((x + 7, y), 6, col.stroke_width(2)));
+                }
+            }
+            Shape::Triangle => {
+                let s = c
+                    .draw_series(
+                        m.points
+                            .iter()
+                            .map(move |&p| TriangleMarker::new(p, 6, col.filled())),
+                    )
+                    .map_err(e)?;
+                if !label.is_empty() {
+                    s.label(label)
+                        .legend(move |(x, y)| TriangleMarker::new((x + 7, y), 6, col.filled()));
+                }
+            }
+            Shape::Dot | Shape::Bar => {
+                let s = c
+                    .draw_series(
+                        m.points
+                            .iter()
+                            .map(move |&p| Circle::new(p, 3, col.filled())),
+                    )
+                    .map_err(e)?;
+                if !label.is_empty() {
+                    s.label(label)
+                        .legend(move |(x, y)| Circle::new((x + 7, y), 4, col.filled()));
+                }
+            }
+        }
+    }
+    if legend {
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(e)?;
+    }
+    Ok(())
+}
+
+/// Empirical CDFs: for each series, the sorted values against i/n.
+pub fn cdf_chart(title: &str, xdesc: &str, series: &[(String, Vec<f64>)]) -> R<String> {
+    let lines: Vec<Line> = series
+        .iter()
+        .enumerate()
+        .map(|(i, (label, v))| {
+            let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
+            v.sort_by(|a, b| a.total_cmp(b));
+            let n = v.len() as f64;
+            let mut pts = vec![];
+            for (k, x) in v.iter().enumerate() {
+                pts.push((*x, k as f64 / n));
+                pts.push((*x, (k + 1) as f64 / n));
+            }
+            Line {
+                label: label.clone(),
+                color: color(i),
+                points: pts,
+                step: false,
+                dashed: false,
+            }
+        })
+        .collect();
+    let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
+    let xr = range(xs, false);
+    xy_chart(
+        title,
+        xdesc,
+        "fraction ≤ x",
+        &lines,
+        &[],
+        &[],
+        Some(xr),
+        Some((0.0, 1.02)),
+    )
+}
+
+/// Box plots from five-number summaries: groups along x (a point each), boxes within a group
+/// (a class each, coloured by class). Whiskers are min and max.
+pub fn box_chart(
+    title: &str,
+    ydesc: &str,
+    groups: &[String],
+    classes: &[String],
+    boxes: &[(usize, usize, FiveNum)],
+) -> R<String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (W, H)).into_drawing_area();
+        root.fill(&WHITE).map_err(e)?;
+        let (y0, y1) = range(boxes.iter().flat_map(|b| [b.2.min, b.2.max]), false);
+        let ng = groups.len().max(1) as f64;
+        let groups_v = groups.to_vec();
+        let mut c = ChartBuilder::on(&root)
+            .caption(title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(45)
+            .y_label_area_size(75)
+            .build_cartesian_2d(-0.5f64..ng - 0.5, y0..y1)
+            .map_err(e)?;
+        c.configure_mesh()
+            .disable_x_mesh()
+            .x_labels(groups.len().max(1) * 2 + 1)
+            .x_label_formatter(&|x| {
+                let r = x.round();
+                if (x - r).abs() < 1e-6 && r >= 0.0 {
+                    groups_v.get(r as usize).cloned().unwrap_or_default()
+                } else {
+                    String::new()
+                }
+            })
+            .y_desc(ydesc)
+            .label_style(("sans-serif", 14))
+            .axis_desc_style(("sans-serif", 15))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(e)?;
+        let nc = classes.len().max(1) as f64;
+        let width = 0.8 / nc;
+        for (ci, cname) in classes.iter().enumerate() {
+            let col = color(ci);
+            let mine: Vec<(usize, FiveNum)> = boxes
+                .iter()
+                .filter(|b| b.1 == ci)
+                .map(|b| (b.0, b.2))
+                .collect();
+            let mut elems: Vec<PathElement<(f64, f64)>> = vec![];
+            let mut rects = vec![];
+            for (g, f) in &mine {
+                let x = *g as f64 - 0.4 + width * (ci as f64 + 0.5);
+                let (l, r) = (x - width * 0.35, x + width * 0.35);
+                rects.push(Rectangle::new(
+                    [(l, f.p25), (r, f.p75)],
+                    col.mix(0.25).filled(),
+                ));
+                rects.push(Rectangle::new(
+                    [(l, f.p25), (r, f.p75)],
+                    col.stroke_width(2),
+                ));
+                elems.push(PathElement::new(
+                    vec![(l, f.median), (r, f.median)],
+                    col.stroke_width(3),
+                ));
+                elems.push(PathElement::new(
+                    vec![(x, f.p75), (x, f.max)],
+                    col.stroke_width(1),
+                ));
+                elems.push(PathElement::new(
+                    vec![(x, f.p25), (x, f.min)],
+                    col.stroke_width(1),
+                ));
+                let (wl, wr) = (x - width * 0.18, x + width * 0.18);
+                elems.push(PathElement::new(
+                    vec![(wl, f.max), (wr, f.max)],
+                    col.stroke_width(1),
+                ));
+                elems.push(PathElement::new(
+                    vec![(wl, f.min), (wr, f.min)],
+                    col.stroke_width(1),
+                ));
+            }
+            c.draw_series(rects).map_err(e)?;
+            c.draw_series(elems)
+                .map_err(e)?
+                .label(cname)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], col.filled()));
+        }
+        c.configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .background_style(WHITE.mix(0.85))
+            .border_style(RGBColor(180, 180, 180))
+            .label_font(("sans-serif", 14))
+            .draw()
+            .map_err(e)?;
+        root.present().map_err(e)?;
+    }
+    Ok(s)
+}

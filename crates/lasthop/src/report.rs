@@ -1,0 +1,23 @@
+//! `lasthop report DIR`: rebuild `summary.csv`, `summary.json` and `report.html` of an
+//! experiment's results directory from the files on disk.
+
+use anyhow::{anyhow, Result};
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct ReportArgs {
+    /// The results directory of `lasthop run`.
+    dir: PathBuf,
+    /// The run whose time plots are shown, POINT/REPLICATION (default: the spec's `report_run`,
+    /// else the first point's replication 0).
+    #[arg(long)]
+    run: Option<String>,
+}
+
+pub fn run(args: ReportArgs) -> Result<()> {
+    lasthop_experiment::write_summary(&args.dir).map_err(|e| anyhow!(e))?;
+    let path =
+        lasthop_report::build_with(&args.dir, args.run.as_deref()).map_err(|e| anyhow!(e))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}

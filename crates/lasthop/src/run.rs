@@ -1,0 +1,124 @@
+//! `lasthop run EXPERIMENT --out DIR`: expand an experiment's matrix, run every replication
+//! (in parallel for `mode = "sim"`, one at a time for `mode = "emu"`), resumable; then write
+//! `summary.csv`, `summary.json` and `report.html`. See `docs/experiments.md`.
+
+use anyhow::{anyhow, bail, Context, Result};
+use lasthop_experiment::{run_experiment, Backend, Experiment, Mode, RunOptions, SimBackend};
+use lasthop_scenario::Scenario;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// An experiment spec (TOML): a base scenario, a matrix of overrides, replications, seed, mode.
+    spec: PathBuf,
+    /// The results directory (default: results/<experiment name>). Rerunning into the same
+    /// directory keeps the finished runs and redoes the others.
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Runs at once (default: all cores for sim, 1 for emu).
+    #[arg(long, short)]
+    jobs: Option<usize>,
+    /// Only print the expanded matrix.
+    #[arg(long)]
+    dry_run: bool,
+    /// No progress bar.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+/// The emulator as a backend: one run at a time, `connections.csv` from the captures.
+struct EmuBackend {
+    exe: PathBuf,
+}
+
+impl Backend for EmuBackend {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> std::result::Result<(), String> {
+        emu_run(&self.exe, scenario, dir).map_err(|e| format!("{e:#}"))
+    }
+    fn max_jobs(&self) -> Option<usize> {
+        Some(1)
+    }
+}
+
+fn emu_run(exe: &Path, scenario: &Scenario, dir: &Path) -> Result<()> {
+    use lasthop_analysis as la;
+    let opts = lasthop_emu::EmuOptions::new(dir, exe.to_path_buf());
+    let out = lasthop_emu::run(scenario, &opts)?;
+    match out.stop {
+        lasthop_emu::Stop::Signal(s) => bail!("interrupted by signal {s}"),
+        lasthop_emu::Stop::AppFailed => {
+            bail!("a workload program failed: {}", out.app_failures.join("; "))
+        }
+        _ => {}
+    }
+    let (mut client_side, mut server_side) = (vec![], vec![]);
+    for (host, addr, pcap) in &out.pcaps {
+        let conns =
+            la::analyze_pcap(pcap).with_context(|| format!("analysing {host}'s capture"))?;
+        for c in conns {
+            if c.client.ip() == std::net::IpAddr::V4(*addr) {
+                client_side.push(c);
+            } else if c.server.ip() == std::net::IpAddr::V4(*addr) {
+                server_side.push(c);
+            }
+        }
+    }
+    let mut conns = la::merge_sides(&client_side, &server_side);
+    if out.events.exists() {
+        la::EventLog::load(&out.events)?.join(&mut conns);
+    }
+    la::write_connections_csv(out.out_dir.join("connections.csv"), &conns)
+        .context("writing connections.csv")?;
+    Ok(())
+}
+
+pub fn run(args: RunArgs) -> Result<()> {
+    let exp = Experiment::load(&args.spec)?;
+    let out = args
+        .out
+        .clone()
+        .unwrap_or_else(|| Path::new("results").join(&exp.name));
+    print!("{exp}");
+    if args.dry_run {
+        return Ok(());
+    }
+    let backend: Box<dyn Backend> = match exp.mode {
+        Mode::Sim => Box::new(SimBackend),
+        Mode::Emu => Box::new(EmuBackend {
+            exe: std::env::current_exe().context("locating the lasthop binary")?,
+        }),
+    };
+    let started = std::time::Instant::now();
+    let opts = RunOptions {
+        jobs: args.jobs,
+        progress: !args.quiet,
+    };
+    let r = run_experiment(&exp, &out, backend.as_ref(), &opts).map_err(|e| anyhow!(e))?;
+    println!(
+        "{} runs: {} kept from before, {} run now, {} failed; {:.1} s of wall time",
+        r.total,
+        r.kept,
+        r.ran.len(),
+        r.failed.len(),
+        started.elapsed().as_secs_f64()
+    );
+    lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
+    println!(
+        "wrote {0}/summary.csv, {0}/summary.json, {0}/report.html",
+        out.display()
+    );
+    if !r.failed.is_empty() {
+        for (run, e) in &r.failed {
+            eprintln!(
+                "failed: {}/{}: {e}",
+                exp.points[run.point].name, run.replication
+            );
+        }
+        bail!(
+            "{} of {} runs failed; rerun the same command to retry them",
+            r.failed.len(),
+            r.total
+        );
+    }
+    Ok(())
+}
