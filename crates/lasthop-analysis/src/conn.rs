@@ -9,10 +9,11 @@ use std::net::SocketAddr;
 /// Knobs of the inferences that are not tcptrace's (RTO detection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
-    /// A retransmission counts as an RTO when fewer than 3 duplicate ACKs arrived since the
-    /// cumulative ACK last advanced, at least this long has passed since it last advanced (or
-    /// since the sender started sending with nothing outstanding), and no ACK at all arrived
-    /// during the last half of this. Default 200 ms, Linux's minimum RTO.
+    /// A retransmission counts as an RTO when it starts at the cumulative ACK point, at least
+    /// this long has passed since the cumulative ACK last advanced (or since the sender started
+    /// sending with nothing outstanding), no ACK at all arrived during the last half of this,
+    /// and either fewer than 3 duplicate ACKs arrived since the last advance or that segment was
+    /// already retransmitted since then (failed recovery). Default 200 ms, Linux's minimum RTO.
     pub rto_gap: Dur,
 }
 
@@ -258,6 +259,8 @@ struct DirState {
     /// Last ACK of any kind received for this direction.
     last_ack: Option<Time>,
     dupacks_since_progress: u32,
+    /// The segment at the cumulative ACK point was retransmitted since the ACK last advanced.
+    una_rexmitted: bool,
     /// Unwrapped sequence number of the FIN.
     fin_seq: Option<u64>,
     isn: Option<u32>,
@@ -486,15 +489,24 @@ impl Analyzer {
             if rexlen > 0 {
                 ts.rexmt_pkts += 1;
                 ts.rexmt_bytes += rexlen;
-                if this.dupacks_since_progress >= 3 {
+                let since = |t: Option<Time>| t.map_or(Dur::MAX, |t| now.saturating_since(t));
+                // A timeout retransmits from the cumulative ACK point (a tail loss probe
+                // resends the last segment instead), after a silence.
+                let from_una = this.snd_una.is_none_or(|u| start == u);
+                let timed_out = from_una
+                    && since(this.last_progress) >= rto_gap
+                    && since(this.last_ack).0 >= rto_gap.0 / 2;
+                // Fast recovery explains a retransmission after 3 dupacks, unless it resends the
+                // first unacknowledged segment a second time without progress (the recovery
+                // failed and the timer fired).
+                let fast = this.dupacks_since_progress >= 3;
+                if timed_out && (!fast || this.una_rexmitted) {
+                    ts.rtos += 1;
+                } else if fast {
                     ts.fast_rexmts += 1;
-                } else {
-                    let since = |t: Option<Time>| t.map_or(Dur::MAX, |t| now.saturating_since(t));
-                    if since(this.last_progress) >= rto_gap
-                        && since(this.last_ack).0 >= rto_gap.0 / 2
-                    {
-                        ts.rtos += 1;
-                    }
+                }
+                if from_una {
+                    this.una_rexmitted = true;
                 }
             }
             let end = start + u64::from(len) + u64::from(syn) + u64::from(fin);
@@ -527,6 +539,7 @@ impl Analyzer {
                 other.snd_una = Some(ack);
                 other.last_progress = Some(now);
                 other.dupacks_since_progress = 0;
+                other.una_rexmitted = false;
             } else if out.dupack {
                 other.dupacks_since_progress += 1;
             }

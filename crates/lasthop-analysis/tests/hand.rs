@@ -247,3 +247,35 @@ fn simulator_packets_feed_the_analyzer_directly() {
     let conns = an.finish();
     check_hand(&conns[0], 0);
 }
+
+#[test]
+fn rto_after_a_failed_fast_retransmit_and_tail_probe_is_not_rto() {
+    let (c, s) = (true, false);
+    let mut script = vec![
+        seg(0, c, 100).syn(),
+        seg(100, s, 900).syn().ack(101),
+        seg(200, c, 101).ack(901),
+    ];
+    for k in 0..5u32 {
+        script.push(seg(300 + u64::from(k), s, 901 + k * 100).ack(101).len(100));
+    }
+    // segment 1 lost: 4 dupacks, fast retransmit, which is lost too
+    for k in 0..4u64 {
+        script.push(seg(400 + k, c, 101).ack(901));
+    }
+    script.push(seg(405, s, 901).ack(101).len(100)); // fast retransmit
+                                                     // silence, then the timer: the same segment again
+    script.push(seg(1405, s, 901).ack(101).len(100)); // RTO (failed recovery)
+    script.push(seg(1505, c, 101).ack(1401));
+    // a tail loss probe resends the last segment, not the first unacknowledged one
+    script.push(seg(1506, s, 1401).ack(101).len(100));
+    script.push(seg(1507, s, 1501).ack(101).len(100));
+    script.push(seg(1800, s, 1501).ack(101).len(100)); // probe: not an RTO
+    script.push(seg(1900, c, 101).ack(1601));
+    let k = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(k.s2c.rexmt_pkts, 3);
+    assert_eq!(k.s2c.dupacks, 4);
+    assert_eq!(k.s2c.triple_dupacks, 1);
+    assert_eq!(k.s2c.fast_rexmts, 1);
+    assert_eq!(k.s2c.rtos, 1);
+}
