@@ -134,6 +134,44 @@ fn main() {
         t0.elapsed().as_secs_f64()
     );
 
+    // an event log of the same size: arrive and release rows, 1% of them drops
+    let ev = dir.path().join("events.csv");
+    {
+        use std::io::Write;
+        let mut w = BufWriter::new(std::fs::File::create(&ev).unwrap());
+        w.write_all(b"time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns\n").unwrap();
+        for i in 0..n / 2 {
+            let k = i % u64::from(conns);
+            let seq = 1 + (i / u64::from(conns)) as u32 * mss;
+            let flow = format!("tcp:198.19.0.1:80>198.18.0.1:{}", 10_000 + k);
+            writeln!(
+                w,
+                "{},arrive,down,{i},{flow},1,{seq},1,{mss},576,0,0,0,0,,,,,",
+                i * 1000
+            )
+            .unwrap();
+            let (e, cause) = if i % 100 == 0 {
+                ("drop", "queue")
+            } else {
+                ("release", "")
+            };
+            writeln!(
+                w,
+                "{},{e},down,{i},{flow},1,{seq},1,{mss},576,0,0,0,0,{cause},,,,",
+                i * 1000 + 500
+            )
+            .unwrap();
+        }
+    }
+    let t2 = Instant::now();
+    let log = lasthop_analysis::EventLog::load(&ev).unwrap();
+    let dt2 = t2.elapsed().as_secs_f64();
+    println!(
+        "EventLog::load: {} rows in {dt2:.3} s ({:.2} M rows/s)",
+        log.rows,
+        log.rows as f64 / dt2 / 1e6
+    );
+
     let t1 = Instant::now();
     let res = lasthop_analysis::analyze_pcap(&path).unwrap();
     let dt = t1.elapsed().as_secs_f64();

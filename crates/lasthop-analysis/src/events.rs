@@ -8,7 +8,7 @@
 
 use crate::conn::{ConnStats, Drops};
 use crate::Error;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -53,9 +53,11 @@ pub struct EventLog {
     pub rows: u64,
 }
 
-struct Arrival {
-    packet: u64,
-    time: u64,
+fn flow_entry<'a>(flows: &'a mut HashMap<String, FlowEvents>, flow: &str) -> &'a mut FlowEvents {
+    if !flows.contains_key(flow) {
+        flows.insert(flow.to_string(), FlowEvents::default());
+    }
+    flows.get_mut(flow).expect("inserted")
 }
 
 impl EventLog {
@@ -74,17 +76,15 @@ impl EventLog {
             line,
             msg,
         };
-        let mut lines = BufReader::new(r).lines();
-        let header = match lines.next() {
-            Some(Ok(h)) => h,
-            Some(Err(e)) => {
-                return Err(Error::Io {
-                    path: source.to_string(),
-                    error: e,
-                })
-            }
-            None => return Err(bad(1, "empty file, expected a header row".into())),
+        let io = |e: std::io::Error| Error::Io {
+            path: source.to_string(),
+            error: e,
         };
+        let mut rd = BufReader::with_capacity(1 << 16, r);
+        let mut header = String::new();
+        if rd.read_line(&mut header).map_err(io)? == 0 {
+            return Err(bad(1, "empty file, expected a header row".into()));
+        }
         let cols: Vec<&str> = header.trim_end().split(',').collect();
         let col = |name: &str| -> Result<usize, Error> {
             cols.iter().position(|c| *c == name).ok_or_else(|| {
@@ -97,27 +97,38 @@ impl EventLog {
         let (c_time, c_event, c_packet, c_flow) =
             (col("time_ns")?, col("event")?, col("packet")?, col("flow")?);
         let (c_seq, c_len, c_cause) = (col("tcp_seq")?, col("tcp_len")?, col("cause")?);
+        let ncols = cols.len();
+        let needed = [c_time, c_event, c_packet, c_flow, c_seq, c_len, c_cause]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
 
         let mut log = EventLog::default();
-        // (flow, seq, len) → arrivals in order; packet ids released.
-        let mut arrivals: HashMap<(String, u32, u32), Vec<Arrival>> = HashMap::new();
-        let mut released: HashSet<u64> = HashSet::new();
+        // Arrivals of TCP segments with payload: (flow id, seq, len, order, packet, time).
+        let mut arrivals: Vec<(u32, u32, u32, u64, u64, u64)> = Vec::new();
+        // flow strings interned: arrivals are keyed by a small id
+        let mut flow_ids: HashMap<String, u32> = HashMap::new();
+        let mut flow_names: Vec<String> = Vec::new();
+        let mut released: Vec<u64> = Vec::new();
         let mut saw_arrive = false;
         let mut saw_release = false;
-        for (n, line) in lines.enumerate() {
-            let lineno = n as u64 + 2;
-            let line = line.map_err(|e| Error::Io {
-                path: source.to_string(),
-                error: e,
-            })?;
-            if line.is_empty() {
+        let mut line = String::new();
+        let mut lineno = 1u64;
+        loop {
+            line.clear();
+            if rd.read_line(&mut line).map_err(io)? == 0 {
+                break;
+            }
+            lineno += 1;
+            let text = line.trim_end_matches(['\n', '\r']);
+            if text.is_empty() {
                 continue;
             }
-            let fields: Vec<&str> = line.split(',').collect();
-            if fields.len() < cols.len() {
+            let fields: Vec<&str> = text.split(',').take(needed + 1).collect();
+            if fields.len() <= needed {
                 return Err(bad(
                     lineno,
-                    format!("{} fields, the header has {}", fields.len(), cols.len()),
+                    format!("{} fields, the header has {ncols}", text.split(',').count()),
                 ));
             }
             log.rows += 1;
@@ -137,18 +148,9 @@ impl EventLog {
             match event {
                 "drop" => {
                     let cause = DropCause::parse(fields[c_cause]);
-                    log.flows
-                        .entry(flow.to_string())
-                        .or_default()
-                        .drops
-                        .push((time, cause));
+                    flow_entry(&mut log.flows, flow).drops.push((time, cause));
                 }
-                "mark" => log
-                    .flows
-                    .entry(flow.to_string())
-                    .or_default()
-                    .marks
-                    .push(time),
+                "mark" => flow_entry(&mut log.flows, flow).marks.push(time),
                 "arrive" => {
                     saw_arrive = true;
                     let (Ok(seq), Ok(len)) =
@@ -159,35 +161,55 @@ impl EventLog {
                     if len == 0 {
                         continue;
                     }
-                    arrivals
-                        .entry((flow.to_string(), seq, len))
-                        .or_default()
-                        .push(Arrival {
-                            packet: packet()?,
-                            time,
-                        });
+                    let id = match flow_ids.get(flow) {
+                        Some(&id) => id,
+                        None => {
+                            let id = flow_names.len() as u32;
+                            flow_ids.insert(flow.to_string(), id);
+                            flow_names.push(flow.to_string());
+                            id
+                        }
+                    };
+                    let order = arrivals.len() as u64;
+                    arrivals.push((id, seq, len, order, packet()?, time));
                 }
                 "release" => {
                     saw_release = true;
-                    released.insert(packet()?);
+                    released.push(packet()?);
                 }
                 _ => {}
             }
         }
         log.has_deliveries = saw_arrive && saw_release;
         if log.has_deliveries {
-            for ((flow, _, _), list) in arrivals {
+            released.sort_unstable();
+            arrivals.sort_unstable();
+            let mut i = 0;
+            while i < arrivals.len() {
+                let (flow, seq, len, ..) = arrivals[i];
+                let mut j = i;
                 let mut delivered_before = false;
-                for (k, a) in list.iter().enumerate() {
-                    if k > 0 && delivered_before {
+                while j < arrivals.len()
+                    && arrivals[j].0 == flow
+                    && arrivals[j].1 == seq
+                    && arrivals[j].2 == len
+                {
+                    let (.., packet, time) = arrivals[j];
+                    if j > i && delivered_before {
+                        let name = &flow_names[flow as usize];
+                        if !log.flows.contains_key(name) {
+                            log.flows.insert(name.clone(), FlowEvents::default());
+                        }
                         log.flows
-                            .entry(flow.clone())
-                            .or_default()
+                            .get_mut(name)
+                            .expect("inserted")
                             .spurious
-                            .push(a.time);
+                            .push(time);
                     }
-                    delivered_before |= released.contains(&a.packet);
+                    delivered_before |= released.binary_search(&packet).is_ok();
+                    j += 1;
                 }
+                i = j;
             }
             for f in log.flows.values_mut() {
                 f.spurious.sort_unstable();
