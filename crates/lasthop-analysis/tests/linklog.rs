@@ -33,9 +33,9 @@ fn event(t_ms: u64, kind: EventKind, dir: Dir, id: u64, p: &Packet) -> Event {
 fn join_reads_the_link_event_writer() {
     let script = hand_script();
     let mut w = EventCsv::new(Vec::new()).unwrap();
-    let mut id = 0;
     // every packet arrives; some are dropped, the others released
-    for s in &script {
+    for (id, s) in script.iter().enumerate() {
+        let id = id as u64;
         let p = packet_of(s);
         let dir = if s.from_client { Dir::Up } else { Dir::Down };
         w.write(&event(s.t_ms, EventKind::Arrive, dir, id, &p), None)
@@ -55,7 +55,6 @@ fn join_reads_the_link_event_writer() {
             Some(Time(s.t_ms * 1_000_000 + 20_000_123)),
         )
         .unwrap();
-        id += 1;
     }
     let csv = String::from_utf8(w.into_inner()).unwrap();
     let log = EventLog::from_reader(csv.as_bytes(), "events.csv").unwrap();
