@@ -479,11 +479,17 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
                 bars: new_segs,
             },
             Bars {
-                label: format!("retransmission: {}", rexmt.len()),
+                label: String::new(),
                 color: plotters::style::RGBColor(240, 130, 0),
-                bars: rexmt,
+                bars: rexmt.clone(),
             },
         ];
+        marks.push(Marks {
+            label: format!("retransmission: {}", rexmt.len()),
+            color: plotters::style::RGBColor(240, 130, 0),
+            points: rexmt.iter().map(|r| (r.0, r.1)).collect(),
+            shape: Shape::Triangle,
+        });
         let lines = vec![Line {
             label: "cumulative ACK released to the sender".into(),
             color: plotters::style::RGBColor(0, 150, 70),
@@ -503,47 +509,65 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
                 None,
                 None,
             ),
-            "Vertical bars: data segments (sequence range) when they reached the router; orange: retransmissions (the range was sent before); crosses: drops by cause (queue = router queue, error = link ARQ gave up, red = RED); green: the cumulative ACK as the link released it towards the sender.",
+            "Vertical bars: data segments (sequence range) when they reached the router; orange triangles: retransmissions (the range was sent before); crosses: drops by cause (queue = router queue, error = link ARQ gave up, red = RED); green: the cumulative ACK as the link released it towards the sender.",
         );
     }
-    // Queue length.
-    let mut qlines = vec![];
+    // Queue length, one chart per direction.
     for (d, name) in [(0u8, "down (fixed → mobile)"), (1, "up (mobile → fixed)")] {
-        let pts: Vec<(f64, f64)> = events
-            .iter()
-            .filter(|e| e.dir == d)
-            .filter_map(|e| e.queue_pkts.map(|q| (secs(e.time_ns), f64::from(q))))
-            .collect();
-        if !pts.is_empty() {
-            qlines.push(Line {
-                label: format!("router queue, {name}"),
-                color: color(d as usize),
-                points: pts,
-                step: true,
-                dashed: false,
-            });
+        // The state after all the events of one instant: a packet that passes straight
+        // through (enqueue and lsb at the same time) never shows as queued.
+        let mut pts: Vec<(f64, f64)> = vec![];
+        let mut last_t = None;
+        for e in events.iter().filter(|e| e.dir == d) {
+            let Some(q) = e.queue_pkts else { continue };
+            let p = (secs(e.time_ns), f64::from(q));
+            if last_t == Some(e.time_ns) {
+                if let Some(l) = pts.last_mut() {
+                    *l = p;
+                }
+            } else {
+                pts.push(p);
+            }
+            last_t = Some(e.time_ns);
         }
-    }
-    if !qlines.is_empty() {
+        if pts.is_empty() {
+            continue;
+        }
+        let qmax = pts.iter().map(|p| p.1).fold(0.0, f64::max);
+        if qmax == 0.0 {
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">Router queue, {}: no packet waited in the queue (every packet found it empty and passed straight into the link).</p>",
+                esc(name)
+            );
+            continue;
+        }
+        let line = Line {
+            label: String::new(),
+            color: color(d as usize),
+            points: pts,
+            step: true,
+            dashed: false,
+        };
         figure(
             h,
             xy_chart(
-                "Router queue length",
+                &format!("Router queue length, {name}"),
                 "time (s)",
                 "packets in the router queue",
-                &qlines,
+                &[line],
                 &[],
                 &[],
                 None,
-                None,
+                Some((0.0, (qmax * 1.05).max(qmax + 1.0))),
             ),
-            "Queue length in packets after every link event of each direction (step function).",
+            "Queue length in packets after the link events of each instant in this direction (step function; a packet that passes straight through an empty queue is not shown).",
         );
     }
     // Throughput over time per connection.
     let t_end = events.iter().map(|e| e.time_ns).max().unwrap_or(0);
     if !flows.is_empty() && t_end > 0 {
-        let bin = ((t_end as f64 / 1e9) / 100.0).max(1.0);
+        let bin = ((t_end as f64 / 1e9) / 50.0).max(2.0);
         let nb = ((t_end as f64 / 1e9) / bin).ceil() as usize + 1;
         let mut tl = vec![];
         for (fi, flow) in flows.iter().enumerate().take(8) {
@@ -595,6 +619,12 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
                     .any(|f| f.strip_prefix("tcp:") == Some(k.as_str()))
             })
             .collect();
+        let conn_no = |k: &str| {
+            flows
+                .iter()
+                .position(|f| f.strip_prefix("tcp:") == Some(k))
+                .map_or(0, |i| i + 1)
+        };
         let mut lines = vec![];
         let max_cwnd = trace.iter().map(|t| t.cwnd).max().unwrap_or(1).max(1) as f64;
         for (i, (host, key)) in senders.iter().enumerate().take(8) {
@@ -603,7 +633,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
                 .filter(|t| &t.host == host && format!("{}>{}", t.local, t.remote) == *key)
                 .collect();
             lines.push(Line {
-                label: format!("cwnd, {host} {key}"),
+                label: format!("connection {} cwnd ({host} {key})", conn_no(key)),
                 color: color(i),
                 points: rows
                     .iter()
@@ -619,7 +649,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
                 .collect();
             if !ss.is_empty() {
                 lines.push(Line {
-                    label: format!("ssthresh, {host} {key}"),
+                    label: format!("connection {} ssthresh", conn_no(key)),
                     color: color(i),
                     points: ss,
                     step: true,
@@ -630,7 +660,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
         if !lines.is_empty() {
             figure(
                 h,
-                xy_chart("Congestion window and slow-start threshold (simulation)", "time (s)", "cwnd, ssthresh (as in tcp_trace.csv)", &lines, &[], &[], None, None),
+                xy_chart("Congestion window and slow-start threshold (simulation)", "time (s)", "cwnd, ssthresh (segments)", &lines, &[], &[], None, None),
                 "From tcp_trace.csv: solid: cwnd, dashed: ssthresh (left out while it is above twice the largest cwnd, i.e. still 'infinite'), at every congestion-state change of each data sender.",
             );
         }

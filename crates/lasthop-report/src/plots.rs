@@ -84,6 +84,53 @@ fn range(vals: impl Iterator<Item = f64>, zero: bool) -> (f64, f64) {
     (if zero && lo >= 0.0 { lo } else { lo - pad }, hi + pad)
 }
 
+/// A tick label for an axis spanning `span`: as many decimals as a tenth of the span needs.
+pub fn tick(v: f64, span: f64) -> String {
+    let step = (span / 10.0).abs();
+    let d = if step >= 1.0 || step == 0.0 || !step.is_finite() {
+        0
+    } else {
+        (-step.log10()).ceil().clamp(0.0, 9.0) as usize
+    };
+    let v = if v.abs() < step * 1e-6 { 0.0 } else { v };
+    format!("{v:.d$}")
+}
+
+/// The corner of the plot area with the fewest points in it (for the legend).
+fn legend_corner(
+    pts: &[(f64, f64)],
+    (x0, x1): (f64, f64),
+    (y0, y1): (f64, f64),
+) -> SeriesLabelPosition {
+    let (wx, wy) = ((x1 - x0) * 0.45, (y1 - y0) * 0.4);
+    let count = |left: bool, top: bool| {
+        pts.iter()
+            .filter(|(x, y)| {
+                let inx = if left { *x <= x0 + wx } else { *x >= x1 - wx };
+                let iny = if top { *y >= y1 - wy } else { *y <= y0 + wy };
+                inx && iny
+            })
+            .count()
+    };
+    let options = [
+        (count(true, true), SeriesLabelPosition::UpperLeft),
+        (count(false, true), SeriesLabelPosition::UpperRight),
+        (count(false, false), SeriesLabelPosition::LowerRight),
+        (count(true, false), SeriesLabelPosition::LowerLeft),
+    ];
+    let mut best = 0;
+    for i in 1..options.len() {
+        if options[i].0 < options[best].0 {
+            best = i;
+        }
+    }
+    let [a, b, c, d] = options;
+    [a.1, b.1, c.1, d.1]
+        .into_iter()
+        .nth(best)
+        .unwrap_or(SeriesLabelPosition::UpperLeft)
+}
+
 fn steps(p: &[(f64, f64)]) -> Vec<(f64, f64)> {
     let mut v = Vec::with_capacity(p.len() * 2);
     for (i, &(x, y)) in p.iter().enumerate() {
@@ -164,6 +211,8 @@ fn draw_xy(
     c.configure_mesh()
         .x_desc(xdesc)
         .y_desc(ydesc)
+        .x_label_formatter(&|v| tick(*v, x1 - x0))
+        .y_label_formatter(&|v| tick(*v, y1 - y0))
         .label_style(("sans-serif", 14))
         .axis_desc_style(("sans-serif", 15))
         .light_line_style(RGBColor(235, 235, 235))
@@ -254,8 +303,17 @@ fn draw_xy(
         }
     }
     if legend {
+        let pts: Vec<(f64, f64)> = lines
+            .iter()
+            .flat_map(|l| l.points.iter().copied())
+            .chain(marks.iter().flat_map(|m| m.points.iter().copied()))
+            .chain(
+                bars.iter()
+                    .flat_map(|b| b.bars.iter().flat_map(|p| [(p.0, p.1), (p.0, p.2)])),
+            )
+            .collect();
         c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
+            .position(legend_corner(&pts, (x0, x1), (y0, y1)))
             .background_style(WHITE.mix(0.85))
             .border_style(RGBColor(180, 180, 180))
             .label_font(("sans-serif", 14))
@@ -316,6 +374,8 @@ pub fn box_chart(
         let root = SVGBackend::with_string(&mut s, (W, H)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let (y0, y1) = range(boxes.iter().flat_map(|b| [b.2.min, b.2.max]), false);
+        // Headroom for the legend above the boxes.
+        let y1 = y1 + (y1 - y0) * 0.22;
         let ng = groups.len().max(1) as f64;
         let groups_v = groups.to_vec();
         let mut c = ChartBuilder::on(&root)
@@ -337,6 +397,7 @@ pub fn box_chart(
                 }
             })
             .y_desc(ydesc)
+            .y_label_formatter(&|v| tick(*v, y1 - y0))
             .label_style(("sans-serif", 14))
             .axis_desc_style(("sans-serif", 15))
             .light_line_style(RGBColor(235, 235, 235))
@@ -387,18 +448,35 @@ pub fn box_chart(
                 ));
             }
             c.draw_series(rects).map_err(e)?;
-            c.draw_series(elems)
-                .map_err(e)?
-                .label(cname)
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], col.filled()));
+            let s = c.draw_series(elems).map_err(e)?;
+            if classes.len() > 1 {
+                s.label(cname).legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], col.filled())
+                });
+            }
         }
-        c.configure_series_labels()
-            .position(SeriesLabelPosition::UpperRight)
-            .background_style(WHITE.mix(0.85))
-            .border_style(RGBColor(180, 180, 180))
-            .label_font(("sans-serif", 14))
-            .draw()
-            .map_err(e)?;
+        let pts: Vec<(f64, f64)> = boxes
+            .iter()
+            .flat_map(|(g, ci, f)| {
+                let x = *g as f64 - 0.4 + width * (*ci as f64 + 0.5);
+                [
+                    (x, f.min),
+                    (x, f.p25),
+                    (x, f.median),
+                    (x, f.p75),
+                    (x, f.max),
+                ]
+            })
+            .collect();
+        if classes.len() > 1 {
+            c.configure_series_labels()
+                .position(legend_corner(&pts, (-0.5, ng - 0.5), (y0, y1)))
+                .background_style(WHITE.mix(0.85))
+                .border_style(RGBColor(180, 180, 180))
+                .label_font(("sans-serif", 14))
+                .draw()
+                .map_err(e)?;
+        }
         root.present().map_err(e)?;
     }
     Ok(s)
