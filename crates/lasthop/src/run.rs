@@ -84,9 +84,16 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let backend: Box<dyn Backend> = match exp.mode {
         Mode::Sim => Box::new(SimBackend),
-        Mode::Emu => Box::new(EmuBackend {
-            exe: std::env::current_exe().context("locating the lasthop binary")?,
-        }),
+        Mode::Emu => {
+            // Fail once, before any run, when the machine cannot emulate (root, TUN, sysctls).
+            for p in &exp.points {
+                lasthop_emu::preflight(&p.scenario)
+                    .with_context(|| format!("emu mode, point {}", p.name))?;
+            }
+            Box::new(EmuBackend {
+                exe: std::env::current_exe().context("locating the lasthop binary")?,
+            })
+        }
     };
     let started = std::time::Instant::now();
     let opts = RunOptions {

@@ -1,0 +1,102 @@
+//! `lasthop run` and `lasthop report` end to end on a tiny experiment (simulation).
+
+use std::path::Path;
+use std::process::Command;
+
+fn lasthop() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_lasthop"))
+}
+
+#[test]
+fn run_then_report() {
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"tiny\"\nduration = \"60s\"\nlink = \"{}\"\nlog = \"all\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 10000\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 10000\n",
+            ex.join("links/seed000-r1.toml").display()
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"cli\"\nscenario = \"scenario.toml\"\nreplications = 2\n[matrix.iw]\niw2 = {}\niw4 = { \"hosts.server.tcp.initial_window\" = 4 }\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let o = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--quiet",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("4 runs: 0 kept from before, 4 run now, 0 failed"),
+        "{stdout}"
+    );
+    for f in [
+        "summary.csv",
+        "summary.json",
+        "report.html",
+        "experiment.json",
+        "runs/iw4/1/done.json",
+    ] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    // Resumed: nothing to do.
+    let o = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stdout).contains("4 kept from before, 0 run now"));
+    // The report is rebuilt from disk.
+    std::fs::remove_file(out.join("report.html")).unwrap();
+    let o = lasthop()
+        .args(["report", out.to_str().unwrap(), "--run", "iw2/1"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("One run: iw2 / replication 1") && html.contains("<svg"));
+
+    // A spec error names the key and exits 1.
+    std::fs::write(
+        &spec,
+        "name = \"cli\"\nscenario = \"scenario.toml\"\nreplicas = 2\n",
+    )
+    .unwrap();
+    let o = lasthop()
+        .args(["run", spec.to_str().unwrap(), "--dry-run"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        err.contains("key `replicas`") && err.contains("replications"),
+        "{err}"
+    );
+    // `report` of a directory that is not a results directory says so.
+    let o = lasthop()
+        .args(["report", d.path().to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("experiment.json"));
+}
