@@ -511,6 +511,66 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
             ),
             "Vertical bars: data segments (sequence range) when they reached the router; orange triangles: retransmissions (the range was sent before); crosses: drops by cause (queue = router queue, error = link ARQ gave up, red = RED); green: the cumulative ACK as the link released it towards the sender.",
         );
+        // A closer look at the first loss: 3 s before to 9 s after the first drop.
+        let first_drop = marks
+            .iter()
+            .filter(|m| m.shape == Shape::Cross)
+            .flat_map(|m| m.points.iter().map(|p| p.0))
+            .fold(f64::INFINITY, f64::min);
+        if first_drop.is_finite() {
+            let (a, b) = ((first_drop - 3.0).max(0.0), first_drop + 9.0);
+            let inside = |x: f64| x >= a && x <= b;
+            let zl: Vec<Line> = lines
+                .iter()
+                .map(|l| Line {
+                    label: l.label.clone(),
+                    color: l.color,
+                    points: l.points.iter().copied().filter(|p| inside(p.0)).collect(),
+                    step: l.step,
+                    dashed: l.dashed,
+                })
+                .collect();
+            let zm: Vec<Marks> = marks
+                .iter()
+                .map(|m| Marks {
+                    label: m.label.clone(),
+                    color: m.color,
+                    points: m.points.iter().copied().filter(|p| inside(p.0)).collect(),
+                    shape: m.shape,
+                })
+                .collect();
+            let zb: Vec<Bars> = bars
+                .iter()
+                .map(|b| Bars {
+                    label: b.label.clone(),
+                    color: b.color,
+                    bars: b.bars.iter().copied().filter(|p| inside(p.0)).collect(),
+                })
+                .collect();
+            let ys = zl
+                .iter()
+                .flat_map(|l| l.points.iter().map(|p| p.1))
+                .chain(zm.iter().flat_map(|m| m.points.iter().map(|p| p.1)))
+                .chain(
+                    zb.iter()
+                        .flat_map(|b| b.bars.iter().flat_map(|p| [p.1, p.2])),
+                );
+            let yr = plots::range(ys, false);
+            figure(
+                h,
+                xy_chart(
+                    &format!("Time-sequence graph, connection {}, around the first drop ({:.1} s to {:.1} s)", fi + 1, a, b),
+                    "time (s)",
+                    "relative sequence number (bytes)",
+                    &zl,
+                    &zm,
+                    &zb,
+                    Some((a, b)),
+                    Some(yr),
+                ),
+                "The same graph, zoomed on the first drop (legend counts are for the whole run).",
+            );
+        }
     }
     // Queue length, one chart per direction.
     for (d, name) in [(0u8, "down (fixed → mobile)"), (1, "up (mobile → fixed)")] {

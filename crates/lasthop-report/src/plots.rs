@@ -65,7 +65,8 @@ pub struct Bars {
     pub bars: Vec<(f64, f64, f64)>,
 }
 
-fn range(vals: impl Iterator<Item = f64>, zero: bool) -> (f64, f64) {
+/// The range of `vals` with 3% padding (from 0 when `zero` and all are positive).
+pub fn range(vals: impl Iterator<Item = f64>, zero: bool) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in vals.filter(|v| v.is_finite()) {
         lo = lo.min(v);
