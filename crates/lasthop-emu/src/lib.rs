@@ -19,11 +19,12 @@ pub mod app;
 pub mod netns;
 pub mod stats;
 pub mod sys;
+pub mod writer;
 
 use anyhow::{bail, Context, Result};
-use lasthop_core::output::{AtomicFile, PcapSink};
+use lasthop_core::output::AtomicFile;
 use lasthop_core::{Packet, Seeds, Time};
-use lasthop_link::{Dir, Event, EventCsv, EventKind, Link, LogLevel};
+use lasthop_link::{Dir, Event, EventKind, Link, LogLevel};
 use lasthop_scenario::{Scenario, Side};
 use netns::Registration;
 use stats::{Lateness, LatenessSummary};
@@ -293,7 +294,6 @@ struct HostIo {
     side: Side,
     addr: u32,
     fd: OwnedFd,
-    pcap: PcapSink<AtomicFile>,
     pcap_path: PathBuf,
     sent: u64,
     received: u64,
@@ -314,7 +314,7 @@ struct Emu<'a> {
     epoll: sys::Epoll,
     timer: sys::TimerFd,
     sigfd: &'a OwnedFd,
-    events: Option<EventCsv<AtomicFile>>,
+    writer: Option<writer::Writer>,
     ev_buf: Vec<Event>,
     actual: HashMap<u64, Time>,
     lateness: Lateness,
@@ -404,13 +404,11 @@ impl<'a> Emu<'a> {
             netns::ip_batch(&ns, &lines)?;
             epoll.add(fd.as_raw_fd(), i as u64)?;
             let pcap_path = opts.out_dir.join(format!("{}.pcap", h.name));
-            let pcap = PcapSink::new(AtomicFile::create(&pcap_path)?, opts.snaplen)?;
             hosts.push(HostIo {
                 name: h.name.clone(),
                 side: h.side,
                 addr: u32::from(h.address),
                 fd: fd.try_clone()?,
-                pcap,
                 pcap_path,
                 sent: 0,
                 received: 0,
@@ -423,13 +421,10 @@ impl<'a> Emu<'a> {
                 );
             }
         }
-        let events = if sc.log == LogLevel::None {
-            None
-        } else {
-            Some(EventCsv::new(AtomicFile::create(
-                opts.out_dir.join("events.csv"),
-            )?)?)
-        };
+        let pcap_paths: Vec<PathBuf> = hosts.iter().map(|h: &HostIo| h.pcap_path.clone()).collect();
+        let events = (sc.log != LogLevel::None).then(|| opts.out_dir.join("events.csv"));
+        let writer = writer::Writer::new(&pcap_paths, opts.snaplen, events)
+            .context("creating the output files")?;
         let seeds = Seeds::new(
             opts.seed.unwrap_or(sc.seed),
             opts.replication.unwrap_or(sc.replication),
@@ -448,7 +443,7 @@ impl<'a> Emu<'a> {
             epoll,
             timer,
             sigfd,
-            events,
+            writer: Some(writer),
             ev_buf: vec![],
             actual: HashMap::new(),
             lateness: Lateness::default(),
@@ -625,8 +620,8 @@ impl<'a> Emu<'a> {
             let now = self.now();
             let data = buf[..n as usize].to_vec();
             let pkt = Packet::from_bytes(data);
+            self.writer().pcap(i, now, pkt.clone());
             let h = &mut self.hosts[i];
-            h.pcap.write(now, &pkt)?;
             h.sent += 1;
             let side = h.side;
             let dst = (pkt.data.len() >= 20 && pkt.data[0] >> 4 == 4)
@@ -642,7 +637,7 @@ impl<'a> Emu<'a> {
                 Some(d) => {
                     // Same side: hosts on one side share the router's wired side, no link.
                     self.local += 1;
-                    self.deliver(d, &pkt)?;
+                    self.deliver(d, pkt)?;
                 }
                 None => self.unroutable += 1,
             }
@@ -650,7 +645,11 @@ impl<'a> Emu<'a> {
         }
     }
 
-    fn deliver(&mut self, d: usize, pkt: &Packet) -> Result<Time> {
+    fn writer(&self) -> &writer::Writer {
+        self.writer.as_ref().expect("the writer lives until finish")
+    }
+
+    fn deliver(&mut self, d: usize, pkt: Packet) -> Result<Time> {
         let h = &mut self.hosts[d];
         // The actual release time is when the packet is handed to the host: the write itself runs
         // the host's receive path (and often its reply) before it returns.
@@ -662,7 +661,7 @@ impl<'a> Emu<'a> {
         } else {
             h.received += 1;
         }
-        h.pcap.write(actual, pkt)?;
+        self.writer().pcap(d, actual, pkt);
         Ok(actual)
     }
 
@@ -679,7 +678,7 @@ impl<'a> Emu<'a> {
                 self.unroutable += 1;
                 continue;
             };
-            let actual = self.deliver(d, &o.packet)?;
+            let actual = self.deliver(d, o.packet)?;
             self.lateness
                 .record(actual.as_nanos().saturating_sub(o.at.as_nanos()));
             if self.sc.log == LogLevel::All {
@@ -687,16 +686,13 @@ impl<'a> Emu<'a> {
             }
         }
         self.link.drain_events(&mut self.ev_buf);
-        if let Some(csv) = &mut self.events {
-            for e in self.ev_buf.drain(..) {
-                let actual = match (e.kind, &e.packet) {
-                    (EventKind::Release, Some(p)) => self.actual.remove(&p.id),
-                    _ => None,
-                };
-                csv.write(&e, actual)?;
-            }
-        } else {
-            self.ev_buf.clear();
+        let w = self.writer.as_ref().expect("the writer lives until finish");
+        for e in self.ev_buf.drain(..) {
+            let actual = match (e.kind, &e.packet) {
+                (EventKind::Release, Some(p)) => self.actual.remove(&p.id),
+                _ => None,
+            };
+            w.event(e, actual);
         }
         Ok(())
     }
@@ -837,16 +833,13 @@ impl<'a> Emu<'a> {
                 h.sent,
                 h.received
             );
-            h.pcap
-                .into_inner()
-                .commit()
-                .with_context(|| format!("writing {}", h.pcap_path.display()))?;
             pcaps.push((h.name, Ipv4Addr::from(h.addr), h.pcap_path));
         }
         AtomicFile::write_all_to(out.join("hosts.csv"), hosts_csv.as_bytes())?;
         let events = out.join("events.csv");
-        if let Some(csv) = self.events.take() {
-            csv.into_inner().commit().context("writing events.csv")?;
+        if let Some(w) = self.writer.take() {
+            w.finish()
+                .context("writing the captures and the event log")?;
         }
         let mut s = String::new();
         let sc = self.sc;
