@@ -100,3 +100,97 @@ fn run_then_report() {
         .unwrap();
     assert!(String::from_utf8_lossy(&o.stderr).contains("experiment.json"));
 }
+
+/// Ctrl-C in the middle: the finished runs are kept, the others redone, and the results are
+/// the same as an uninterrupted run's.
+#[test]
+fn interrupted_run_resumes() {
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"tiny\"\nduration = \"60s\"\nlink = \"{}\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 40000\n",
+            ex.join("links/seed000-r1.toml").display()
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"ctrlc\"\nscenario = \"scenario.toml\"\nreplications = 16\n",
+    )
+    .unwrap();
+    let (out, clean) = (d.path().join("out"), d.path().join("clean"));
+    let markers = |dir: &Path| {
+        (0..16)
+            .filter(|r| dir.join(format!("runs/base/{r}/done.json")).exists())
+            .count()
+    };
+    let mut child = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+            "-j",
+            "1",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Wait (bounded) for the first finished run, then interrupt.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while markers(&out) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    child.wait().unwrap();
+    let kept = markers(&out);
+    eprintln!("interrupted with {kept} of 16 runs finished");
+    assert!(kept >= 1);
+    let o = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{stdout}");
+    assert!(
+        stdout.contains(&format!(
+            "16 runs: {kept} kept from before, {} run now, 0 failed",
+            16 - kept
+        )),
+        "{stdout}"
+    );
+    let o = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            clean.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success());
+    for f in [
+        "summary.csv",
+        "summary.json",
+        "runs/base/15/events.csv",
+        "runs/base/0/metrics.json",
+    ] {
+        assert_eq!(
+            std::fs::read(out.join(f)).unwrap(),
+            std::fs::read(clean.join(f)).unwrap(),
+            "{f}"
+        );
+    }
+}
