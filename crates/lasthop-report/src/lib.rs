@@ -214,20 +214,33 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     classes.sort_by_key(|c| class_order(c));
     let _ = writeln!(
         h,
-        "<h2>Summary (classes: {})</h2>\n<p class=\"note\">Per point: elapsed time quartiles (s) and median drops q/r/e (router queue / RED / link error, data direction) of each class; <i>otime</i> is the median elapsed time over all connections; Jain's index and σ/μ are over the connections' throughputs within a run (median over runs); utilisation is the fraction of the transfer period the downlink serializer was busy (median).</p>",
+        "<h2>Summary (classes: {})</h2>\n<p class=\"note\">Per point: elapsed time quartiles (s) and median drops q/r/e (router queue / RED / link error, data direction) of each class; <i>otime</i> is the median elapsed time over all connections; Jain's index and σ/μ are over the connections' throughputs within a run (median over runs); utilisation is the fraction of the transfer period the downlink serializer was busy (median); Σ max drops is seed 002's worst-case indicator: the sum over the classes of each class's largest drop count (queue, RED and error drops, both directions).</p>",
         esc(scheme)
     );
     h.push_str("<table><tr><th class=\"l\" rowspan=\"2\">point</th><th rowspan=\"2\">runs</th>");
     for c in &classes {
         let _ = write!(h, "<th colspan=\"4\">{}</th>", esc(c));
     }
-    h.push_str("<th rowspan=\"2\">otime (s)</th><th rowspan=\"2\">Jain</th><th rowspan=\"2\">σ/μ</th><th rowspan=\"2\">util. down</th><th rowspan=\"2\">queue mean down (pkts)</th></tr><tr>");
+    h.push_str("<th rowspan=\"2\">otime (s)</th><th rowspan=\"2\">Jain</th><th rowspan=\"2\">σ/μ</th><th rowspan=\"2\">util. down</th><th rowspan=\"2\">queue mean down (pkts)</th><th rowspan=\"2\">Σ max drops</th></tr><tr>");
     for _ in &classes {
         h.push_str("<th>25%</th><th>50%</th><th>75%</th><th>drops q/r/e</th>");
     }
     h.push_str("</tr>\n");
     let med = |m: Option<&FiveNum>| m.map_or("–".to_string(), |f| num(f.median));
     for p in &s.points {
+        // Seed 002's "Σ maximum drops": over the classes, the sum of each class's largest drop
+        // counts (queue, RED and error drops, both directions).
+        let sum_max_drops: f64 = p
+            .classes
+            .iter()
+            .filter(|c| c.scheme == scheme)
+            .map(|c| {
+                ["drops_queue", "drops_red", "drops_error", "ack_drops"]
+                    .iter()
+                    .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
+                    .sum::<f64>()
+            })
+            .sum();
         let _ = write!(
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td>",
@@ -258,12 +271,13 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         }
         let _ = writeln!(
             h,
-            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             med(p.all_connections.metrics.get("elapsed_s")),
             med(p.run_metrics.get("jain")),
             med(p.run_metrics.get("throughput_cov")),
             med(p.run_metrics.get("util_down")),
-            med(p.run_metrics.get("queue_mean_down"))
+            med(p.run_metrics.get("queue_mean_down")),
+            num(sum_max_drops)
         );
     }
     h.push_str("</table>\n");
