@@ -9,6 +9,9 @@ use std::net::SocketAddr;
 /// Knobs of the inferences that are not tcptrace's (RTO detection).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Options {
+    /// For the partial-transfer metric (seed 001's "first 10 KB"): the ACK that first covers this
+    /// many payload bytes of a direction ends its partial transfer. Default 10 240.
+    pub partial_bytes: u64,
     /// A retransmission counts as an RTO when it starts at the cumulative ACK point, at least
     /// this long has passed since the cumulative ACK last advanced (or since the sender started
     /// sending with nothing outstanding), no ACK at all arrived during the last half of this,
@@ -20,6 +23,7 @@ pub struct Options {
 impl Default for Options {
     fn default() -> Self {
         Options {
+            partial_bytes: 10_240,
             rto_gap: Dur::from_millis(200),
         }
     }
@@ -121,6 +125,8 @@ pub struct DirStats {
     pub rtt: RttStats,
     pub first: Option<Time>,
     pub last: Option<Time>,
+    /// When an ACK first covered [`Options::partial_bytes`] payload bytes of this direction.
+    pub partial_acked: Option<Time>,
     /// From the event log, when one was joined.
     pub drops: Drops,
     /// Retransmissions of this direction whose earlier copy the link delivered (event log,
@@ -168,6 +174,8 @@ pub struct ConnStats {
     pub events_joined: bool,
     /// The client capture's ConnStats supplied start/end and the server's the counts.
     pub merged: bool,
+    /// The byte count of the partial-transfer metric ([`Options::partial_bytes`]).
+    pub partial_bytes: u64,
 }
 
 impl ConnStats {
@@ -217,6 +225,18 @@ impl ConnStats {
             0.0
         }
     }
+    /// The partial transfer of the data direction: from `start` to the first ACK covering
+    /// `partial_bytes` (seed 001's "first 10 KB"), if it happened.
+    pub fn partial_elapsed(&self) -> Option<Dur> {
+        self.data()
+            .partial_acked
+            .map(|t| t.saturating_since(self.start))
+    }
+    /// `partial_bytes / partial_elapsed` in bytes per second.
+    pub fn partial_throughput_bps(&self) -> Option<f64> {
+        let e = self.partial_elapsed()?.as_secs_f64();
+        (e > 0.0).then(|| self.partial_bytes as f64 / e)
+    }
     /// Drops of both directions.
     pub fn drops(&self) -> Drops {
         let mut d = self.c2s.drops;
@@ -264,6 +284,8 @@ struct DirState {
     /// Unwrapped sequence number of the FIN.
     fin_seq: Option<u64>,
     isn: Option<u32>,
+    /// Unwrapped sequence number of the first payload byte (after the SYN, or the first data).
+    data_base: Option<u64>,
 }
 
 const WRAP: u64 = 1 << 32;
@@ -375,6 +397,7 @@ impl Analyzer {
                 s2c: DirStats::default(),
                 events_joined: false,
                 merged: false,
+                partial_bytes: self.opts.partial_bytes,
             },
             c2s: DirState::default(),
             s2c: DirState::default(),
@@ -388,6 +411,7 @@ impl Analyzer {
     pub fn segment(&mut self, seg: &TcpSeg) {
         let (i, from_client) = self.find(seg);
         let rto_gap = self.opts.rto_gap;
+        let partial_bytes = self.opts.partial_bytes;
         let conn = &mut self.conns[i];
         let now = seg.time;
         let st = &mut conn.stats;
@@ -435,6 +459,9 @@ impl Analyzer {
             0
         };
         let start = this.unwrap(seg.seq);
+        if this.data_base.is_none() && (syn || len > 0) {
+            this.data_base = Some(start + u64::from(syn));
+        }
         if fin {
             ts.fins += 1;
             this.fin_seq = Some(start + u64::from(len));
@@ -544,6 +571,14 @@ impl Analyzer {
                 other.dupacks_since_progress += 1;
             }
             other.last_ack = Some(now);
+            if os.partial_acked.is_none()
+                && sent
+                && other
+                    .data_base
+                    .is_some_and(|b| ack.saturating_sub(b) >= partial_bytes)
+            {
+                os.partial_acked = Some(now);
+            }
             // The end of the connection: the server acknowledges the client's FIN.
             if !from_client && st.fin_acked.is_none() {
                 if let Some(fin) = other.fin_seq {

@@ -28,7 +28,7 @@ pub const CSV_LEADING: [&str; 16] = [
 ];
 
 /// Every column of `connections.csv`, in order.
-pub const CSV_COLUMNS: [&str; 45] = [
+pub const CSV_COLUMNS: [&str; 47] = [
     "conn",
     "client",
     "server",
@@ -77,6 +77,9 @@ pub const CSV_COLUMNS: [&str; 45] = [
     "drops_red_c2s",
     "drops_red_s2c",
     "spurious_rexmt_rev",
+    // seed 001's partial transfer ("first 10 KB", Options::partial_bytes)
+    "partial_elapsed_s",
+    "partial_throughput_Bps",
 ];
 
 fn secs(ns: u64) -> String {
@@ -154,6 +157,10 @@ pub fn csv_row(c: &ConnStats) -> String {
         dropv(c.c2s.drops.red),
         dropv(c.s2c.drops.red),
         opt(a.spurious_rexmt),
+        c.partial_elapsed().map(|d| secs(d.0)).unwrap_or_default(),
+        c.partial_throughput_bps()
+            .map(|v| format!("{v:.3}"))
+            .unwrap_or_default(),
     ];
     debug_assert_eq!(cols.len(), CSV_COLUMNS.len());
     cols.join(",")

@@ -279,3 +279,22 @@ fn rto_after_a_failed_fast_retransmit_and_tail_probe_is_not_rto() {
     assert_eq!(k.s2c.fast_rexmts, 1);
     assert_eq!(k.s2c.rtos, 1);
 }
+
+#[test]
+fn partial_transfer_time() {
+    let bytes = pcap_bytes(&hand_script(), Format::SimHeaderOnly);
+    let opts = la::Options {
+        partial_bytes: 300,
+        ..la::Options::default()
+    };
+    let c = &la::analyze_reader_with(&bytes[..], "x", opts)
+        .unwrap()
+        .conns[0];
+    // ACK 5101 covers 100 bytes (420 ms), ACK 5501 covers 500 (525 ms)
+    assert_eq!(c.partial_elapsed().map(|d| d.0), Some(525_000_000));
+    assert!((c.partial_throughput_bps().unwrap() - 300.0 / 0.525).abs() < 1e-9);
+    let c = &analyze(&hand_script(), Format::SimHeaderOnly)[0];
+    assert_eq!(c.partial_bytes, 10_240);
+    assert_eq!(c.partial_elapsed(), None);
+    assert!(la::csv_row(c).ends_with(",,"));
+}

@@ -24,6 +24,10 @@ pub struct AnalyzeArgs {
     /// RTO, in milliseconds.
     #[arg(long, default_value_t = 200)]
     pub rto_gap_ms: u64,
+    /// Partial-transfer metric (seed 001's "first 10 KB"): time until the first ACK covering
+    /// this many bytes of the data direction.
+    #[arg(long, default_value_t = 10_240)]
+    pub partial_bytes: u64,
 }
 
 fn load(path: &PathBuf, opts: la::Options) -> Result<Vec<la::ConnStats>> {
@@ -44,6 +48,7 @@ fn load(path: &PathBuf, opts: la::Options) -> Result<Vec<la::ConnStats>> {
 pub fn run(args: AnalyzeArgs) -> Result<()> {
     let opts = la::Options {
         rto_gap: Dur::from_millis(args.rto_gap_ms),
+        partial_bytes: args.partial_bytes,
     };
     let first = load(&args.pcap, opts)?;
     let mut conns = match &args.pcap2 {
@@ -122,6 +127,7 @@ mod tests {
             events: None,
             csv: Some(csv.clone()),
             rto_gap_ms: 200,
+            partial_bytes: 10_240,
         })
         .unwrap();
         let text = std::fs::read_to_string(&csv).unwrap();
@@ -138,6 +144,7 @@ mod tests {
             events: None,
             csv: None,
             rto_gap_ms: 200,
+            partial_bytes: 10_240,
         })
         .unwrap_err();
         assert!(format!("{e:#}").contains("missing.pcap"), "{e:#}");
