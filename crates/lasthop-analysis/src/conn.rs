@@ -161,6 +161,9 @@ pub struct ConnStats {
     pub server: SocketAddr,
     /// Whether the client's SYN was seen.
     pub syn_seen: bool,
+    /// The client's initial sequence number, when its SYN was seen (it tells connections on a
+    /// reused 4-tuple apart, and pairs the two sides' views in [`crate::merge_sides`]).
+    pub client_isn: Option<u32>,
     /// The client's first SYN, else the connection's first packet.
     pub start: Time,
     /// The first server→client ACK covering the client's FIN, if seen.
@@ -389,6 +392,7 @@ impl Analyzer {
                 client: sock(key.src, key.sport),
                 server: sock(key.dst, key.dport),
                 syn_seen: false,
+                client_isn: None,
                 start: seg.time,
                 fin_acked: None,
                 first: seg.time,
@@ -424,6 +428,7 @@ impl Analyzer {
         if from_client && seg.has(SYN) && !seg.has(ACK) && !st.syn_seen {
             st.syn_seen = true;
             st.start = now;
+            st.client_isn = Some(seg.seq);
         }
         let (this, other, ts, os) = if from_client {
             (&mut conn.c2s, &mut conn.s2c, &mut st.c2s, &mut st.s2c)

@@ -240,14 +240,20 @@ pub fn format_table(conns: &[ConnStats]) -> String {
 }
 
 fn same_conn(a: &ConnStats, b: &ConnStats) -> bool {
-    a.client == b.client && a.server == b.server
+    a.client == b.client
+        && a.server == b.server
+        && match (a.client_isn, b.client_isn) {
+            (Some(x), Some(y)) => x == y,
+            _ => true,
+        }
 }
 
 /// Merges the connections seen in a client-side capture and a server-side capture of the same
 /// run into one row per connection.
 ///
-/// Connections are matched by (client, server) address pair, the k-th occurrence of a pair in
-/// one capture with the k-th in the other. The merged row takes `start`, `fin_acked`, `first`,
+/// Connections are matched by (client, server) address pair and the client's initial sequence
+/// number when both captures saw the SYN; otherwise the k-th occurrence of a pair in one capture
+/// goes with the first unmatched one in the other. The merged row takes `start`, `fin_acked`, `first`,
 /// `last` (so elapsed time, as seed 002 defines it: the client's first SYN sent to the ACK of
 /// its FIN received) from the client-side capture, and both directions' counters (data,
 /// retransmissions, duplicate ACKs, RTOs, SACK blocks, RTT) from the capture taken at the data

@@ -15,6 +15,7 @@ fn check_hand(c: &ConnStats, t0_ns: u64) {
     assert_eq!(c.client.to_string(), "198.18.0.1:5001");
     assert_eq!(c.server.to_string(), "198.19.0.1:80");
     assert!(c.syn_seen);
+    assert_eq!(c.client_isn, Some(1000));
     assert!(c.complete());
     assert_eq!(c.start.0 - t0_ns, 0);
     assert_eq!(c.end().0 - t0_ns, 2_141_000_000);

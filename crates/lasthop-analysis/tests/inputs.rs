@@ -261,6 +261,13 @@ fn merge_takes_elapsed_from_client_and_counts_from_sender() {
     assert_eq!(m.bytes(), 800);
     assert!((m.throughput_bps() - 800.0 / 2.141).abs() < 1e-9);
 
+    // the same 4-tuple with another ISN is another connection
+    let mut other = s.clone();
+    other[0].client_isn = Some(4242);
+    let m3 = la::merge_sides(&c, &other);
+    assert_eq!(m3.len(), 2);
+    assert!(!m3[0].merged);
+
     // a connection on one side only is kept
     let mut extra = s.clone();
     extra[0].client.set_port(7777);

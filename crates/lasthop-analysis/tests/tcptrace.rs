@@ -212,6 +212,7 @@ fn compare(bin: &Path, segs: &[Seg], conns: &[ConnStats], dir: &Path, name: &str
             let mut s = b.s2c.clone();
             s.first = a.s2c.first;
             s.last = a.s2c.last;
+            s.partial_acked = a.s2c.partial_acked;
             s
         });
     }
