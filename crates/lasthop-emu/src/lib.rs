@@ -300,6 +300,8 @@ struct HostIo {
 }
 
 const TOKEN_TIMER: u64 = u64::MAX;
+/// Packets read from one TUN before the loop looks at its deadlines again.
+const READ_BATCH: usize = 64;
 const TOKEN_SIGNAL: u64 = u64::MAX - 1;
 const TOKEN_CHILD: u64 = 1 << 32;
 
@@ -596,9 +598,10 @@ impl<'a> Emu<'a> {
         self.hosts.iter().position(|h| h.addr == addr)
     }
 
-    /// Reads every packet waiting on host `i`'s TUN and pushes it into the link.
+    /// Reads the packets waiting on host `i`'s TUN (at most a batch: epoll is level-triggered, so
+    /// the rest comes next round, after any deadline that fell due) and pushes them into the link.
     fn read_tun(&mut self, i: usize, buf: &mut [u8]) -> Result<()> {
-        loop {
+        for _ in 0..READ_BATCH {
             // SAFETY: reading into a valid buffer.
             let n = unsafe {
                 libc::read(
@@ -643,6 +646,7 @@ impl<'a> Emu<'a> {
             }
             self.flush()?;
         }
+        Ok(())
     }
 
     fn writer(&self) -> &writer::Writer {

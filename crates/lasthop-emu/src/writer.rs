@@ -119,3 +119,37 @@ impl Drop for Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn packet() -> Packet {
+        let mut p = vec![0x45, 0, 0, 20, 0, 1, 0, 0, 64, 17, 0, 0];
+        p.extend_from_slice(&[198, 18, 0, 1, 198, 19, 0, 1]);
+        Packet::from_bytes(p)
+    }
+
+    #[test]
+    fn commits_on_finish_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let pcap = dir.path().join("a.pcap");
+        let ev = dir.path().join("events.csv");
+        let w = Writer::new(std::slice::from_ref(&pcap), 65_535, Some(ev.clone())).unwrap();
+        w.pcap(0, Time(5), packet());
+        assert!(!pcap.exists());
+        w.finish().unwrap();
+        // 24-byte file header, 16-byte record header, 20-byte packet.
+        assert_eq!(std::fs::metadata(&pcap).unwrap().len(), 60);
+        assert!(std::fs::read_to_string(&ev)
+            .unwrap()
+            .starts_with("time_ns,"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let pcap = dir.path().join("b.pcap");
+        let w = Writer::new(std::slice::from_ref(&pcap), 65_535, None).unwrap();
+        w.pcap(0, Time(5), packet());
+        drop(w);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}
