@@ -20,8 +20,8 @@ pub use capture::{parse_tcp, read_pcap, read_pcapng, ReadSummary, TcpSeg};
 pub use conn::{Analyzer, ConnStats, DataDir, DirStats, Drops, Options, RttStats};
 pub use events::EventLog;
 pub use report::{
-    csv_row, format_table, merge_sides, write_connections_csv, write_csv_to, CSV_COLUMNS,
-    CSV_LEADING,
+    csv_row, format_long, format_table, merge_sides, write_connections_csv, write_csv_to,
+    CSV_COLUMNS, CSV_LEADING,
 };
 
 use std::io::Read;

@@ -239,6 +239,96 @@ pub fn format_table(conns: &[ConnStats]) -> String {
     s
 }
 
+/// A long, per-direction listing (like `tcptrace -l`): every counter of both directions.
+pub fn format_long(conns: &[ConnStats]) -> String {
+    let mut s = String::new();
+    for c in conns {
+        let _ = writeln!(
+            s,
+            "connection {}: {} -> {}  ({}, data {}{})",
+            c.id,
+            c.client,
+            c.server,
+            if c.complete() {
+                "complete"
+            } else {
+                "incomplete"
+            },
+            c.data_dir().name(),
+            if c.merged {
+                ", merged client+server"
+            } else {
+                ""
+            }
+        );
+        let _ = writeln!(
+            s,
+            "  start {:.6} s  end {:.6} s  elapsed {:.6} s  bytes {}  throughput {:.1} B/s",
+            c.start.as_secs_f64(),
+            c.end().as_secs_f64(),
+            c.elapsed().as_secs_f64(),
+            c.bytes(),
+            c.throughput_bps()
+        );
+        if let (Some(e), Some(t)) = (c.partial_elapsed(), c.partial_throughput_bps()) {
+            let _ = writeln!(
+                s,
+                "  first {} bytes acked after {:.6} s ({t:.1} B/s)",
+                c.partial_bytes,
+                e.as_secs_f64()
+            );
+        }
+        let row = |s: &mut String, name: &str, f: &dyn Fn(&DirStats) -> String| {
+            let _ = writeln!(s, "  {name:<22} {:>14} {:>14}", f(&c.c2s), f(&c.s2c));
+        };
+        let _ = writeln!(
+            s,
+            "  {:<22} {:>14} {:>14}",
+            "", "client->server", "server->client"
+        );
+        row(&mut s, "packets", &|d| d.packets.to_string());
+        row(&mut s, "pure acks", &|d| d.pure_acks.to_string());
+        row(&mut s, "data pkts", &|d| d.data_pkts.to_string());
+        row(&mut s, "data bytes", &|d| d.data_bytes.to_string());
+        row(&mut s, "unique bytes", &|d| d.unique_bytes.to_string());
+        row(&mut s, "rexmt pkts", &|d| d.rexmt_pkts.to_string());
+        row(&mut s, "rexmt bytes", &|d| d.rexmt_bytes.to_string());
+        row(&mut s, "out of order", &|d| d.out_of_order.to_string());
+        row(&mut s, "zero-window probes", &|d| d.zwnd_probes.to_string());
+        row(&mut s, "dupacks received", &|d| d.dupacks.to_string());
+        row(&mut s, "triple dupacks", &|d| d.triple_dupacks.to_string());
+        row(&mut s, "fast rexmts", &|d| d.fast_rexmts.to_string());
+        row(&mut s, "RTOs (inferred)", &|d| d.rtos.to_string());
+        row(&mut s, "SACK pkts sent", &|d| d.sack_pkts.to_string());
+        row(&mut s, "SACK blocks sent", &|d| d.sack_blocks.to_string());
+        row(&mut s, "D-SACK blocks sent", &|d| {
+            d.dsack_blocks.to_string()
+        });
+        row(&mut s, "SYN/FIN/RST", &|d| {
+            format!("{}/{}/{}", d.syns, d.fins, d.rsts)
+        });
+        row(&mut s, "RTT samples", &|d| d.rtt.samples.to_string());
+        row(&mut s, "RTT min/avg/max ms", &|d| match d.rtt.avg_ns() {
+            Some(avg) => format!(
+                "{:.1}/{:.1}/{:.1}",
+                d.rtt.min_ns as f64 / 1e6,
+                avg / 1e6,
+                d.rtt.max_ns as f64 / 1e6
+            ),
+            None => "-".into(),
+        });
+        if c.events_joined {
+            row(&mut s, "drops queue/red/error", &|d| {
+                format!("{}/{}/{}", d.drops.queue, d.drops.red, d.drops.error)
+            });
+            row(&mut s, "ECN marks", &|d| d.drops.marks.to_string());
+            row(&mut s, "spurious rexmts", &|d| opt(d.spurious_rexmt));
+        }
+        s.push('\n');
+    }
+    s
+}
+
 fn same_conn(a: &ConnStats, b: &ConnStats) -> bool {
     a.client == b.client
         && a.server == b.server

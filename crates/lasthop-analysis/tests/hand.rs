@@ -299,3 +299,23 @@ fn partial_transfer_time() {
     assert_eq!(c.partial_elapsed(), None);
     assert!(la::csv_row(c).ends_with(",,"));
 }
+
+#[test]
+fn long_listing_names_every_counter() {
+    let conns = analyze(&hand_script(), Format::SimHeaderOnly);
+    let text = la::format_long(&conns);
+    assert!(text.contains("connection 1: 198.18.0.1:5001 -> 198.19.0.1:80  (complete, data s2c)"));
+    let line = |name: &str| {
+        text.lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+            .split_whitespace()
+            .rev()
+            .take(2)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(line("rexmt pkts"), ["4", "0"]);
+    assert_eq!(line("dupacks received"), ["5", "1"]);
+    assert_eq!(line("D-SACK blocks sent"), ["0", "1"]);
+    assert_eq!(line("RTOs (inferred)"), ["1", "0"]);
+}

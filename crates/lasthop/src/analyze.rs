@@ -28,6 +28,9 @@ pub struct AnalyzeArgs {
     /// this many bytes of the data direction.
     #[arg(long, default_value_t = 10_240)]
     pub partial_bytes: u64,
+    /// Print every counter of both directions of each connection (like `tcptrace -l`).
+    #[arg(long, short = 'l')]
+    pub long: bool,
 }
 
 fn load(path: &PathBuf, opts: la::Options) -> Result<Vec<la::ConnStats>> {
@@ -61,7 +64,11 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
     if let Some(ev) = &args.events {
         la::EventLog::load(ev)?.join(&mut conns);
     }
-    print!("{}", la::format_table(&conns));
+    if args.long {
+        print!("{}", la::format_long(&conns));
+    } else {
+        print!("{}", la::format_table(&conns));
+    }
     if let Some(out) = &args.csv {
         la::write_connections_csv(out, &conns)
             .with_context(|| format!("writing {}", out.display()))?;
@@ -128,6 +135,7 @@ mod tests {
             csv: Some(csv.clone()),
             rto_gap_ms: 200,
             partial_bytes: 10_240,
+            long: true,
         })
         .unwrap();
         let text = std::fs::read_to_string(&csv).unwrap();
@@ -145,6 +153,7 @@ mod tests {
             csv: None,
             rto_gap_ms: 200,
             partial_bytes: 10_240,
+            long: false,
         })
         .unwrap_err();
         assert!(format!("{e:#}").contains("missing.pcap"), "{e:#}");
