@@ -279,7 +279,7 @@ pub fn format_long(conns: &[ConnStats]) -> String {
             );
         }
         let row = |s: &mut String, name: &str, f: &dyn Fn(&DirStats) -> String| {
-            let _ = writeln!(s, "  {name:<22} {:>14} {:>14}", f(&c.c2s), f(&c.s2c));
+            let _ = writeln!(s, "  {name:<22} {:>18} {:>18}", f(&c.c2s), f(&c.s2c));
         };
         let _ = writeln!(
             s,
