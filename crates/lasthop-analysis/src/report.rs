@@ -283,7 +283,7 @@ pub fn format_long(conns: &[ConnStats]) -> String {
         };
         let _ = writeln!(
             s,
-            "  {:<22} {:>14} {:>14}",
+            "  {:<22} {:>18} {:>18}",
             "", "client->server", "server->client"
         );
         row(&mut s, "packets", &|d| d.packets.to_string());
