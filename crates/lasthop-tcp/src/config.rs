@@ -146,6 +146,11 @@ pub struct TcpConfig {
     pub rcvbuf: Bytes,
     /// Window clamp: an upper bound on the advertised window.
     pub window_clamp: Option<Bytes>,
+    /// How much of the free receive buffer is offered as window (Linux `tcp_adv_win_scale`,
+    /// `tcp_win_from_space`): `n > 0` offers `space - space/2^n`, `n < 0` offers `space/2^-n`;
+    /// `None` offers all of it. Linux 2.2/2.3 (seed 001's stack) offered half: `tcp_space` =
+    /// (rcvbuf - rmem_alloc) / 2, i.e. `-1`.
+    pub adv_win_scale: Option<i8>,
     /// RTO before any RTT sample (also the SYN timeout).
     pub rto_initial: Dur,
     /// Lower bound of the RTO (Linux: rttvar never falls below it).
@@ -199,6 +204,7 @@ impl Default for TcpConfig {
             nagle: true,
             rcvbuf: Bytes(65535),
             window_clamp: None,
+            adv_win_scale: None,
             rto_initial: Dur::from_secs(3),
             rto_min: Dur::from_millis(200),
             rto_max: Dur::from_secs(120),
@@ -320,6 +326,14 @@ impl TcpConfig {
                 ));
             }
         }
+        if let Some(n) = self.adv_win_scale {
+            if n == 0 || !(-14..=14).contains(&n) {
+                return Err(err(
+                    "adv_win_scale",
+                    format!("{n} is out of range: allowed -14..=-1 or 1..=14 (leave it out to offer the whole buffer)"),
+                ));
+            }
+        }
         if self.rto_min == Dur::ZERO || self.rto_min > self.rto_max {
             return Err(err("rto_min", "must be positive and at most `rto_max`"));
         }
@@ -330,6 +344,15 @@ impl TcpConfig {
             ));
         }
         Ok(())
+    }
+
+    /// The window offered for `space` free bytes of receive buffer (Linux `tcp_win_from_space`).
+    pub fn win_from_space(&self, space: u64) -> u64 {
+        match self.adv_win_scale {
+            None => space,
+            Some(n) if n > 0 => space - (space >> n),
+            Some(n) => space >> (-n),
+        }
     }
 
     /// Initial window in segments for an effective MSS.
@@ -384,5 +407,19 @@ mod tests {
         assert!(e.to_string().contains("bogus"), "{e}");
         let e = TcpConfig::from_toml("initial_window = 5").unwrap_err();
         assert_eq!(e.key, "initial_window");
+        let e = TcpConfig::from_toml("adv_win_scale = 0").unwrap_err();
+        assert_eq!(e.key, "adv_win_scale");
+    }
+
+    #[test]
+    fn window_from_space_as_linux() {
+        let mut c = TcpConfig::default();
+        assert_eq!(c.win_from_space(65535), 65535);
+        // Linux 2.2/2.3 tcp_space: half the free buffer.
+        c.adv_win_scale = Some(-1);
+        assert_eq!(c.win_from_space(65535), 32767);
+        // Linux 2.4 default tcp_adv_win_scale = 2: three quarters (87380 -> 65535).
+        c.adv_win_scale = Some(2);
+        assert_eq!(c.win_from_space(87380), 65535);
     }
 }

@@ -1,6 +1,7 @@
 //! One endpoint driven by hand-made segments: SACK block generation (RFC 2018 order, 4 blocks or
 //! 3 with timestamps), D-SACK (RFC 2883), timestamps, window clamp, FACK vs RFC 3517 triggers,
-//! the NewReno Careful variant, quick ACKs, adaptive delayed ACK and the Host demultiplexer.
+//! the NewReno Careful variant, quick ACKs, adaptive delayed ACK, Linux's share of the free
+//! receive buffer (`adv_win_scale`) and the Host demultiplexer.
 
 mod common;
 
@@ -317,6 +318,52 @@ fn window_clamp_limits_whole_segments() {
     c.handle_packet(t(700), &peer.data(1));
     let a = Segment::decode(&c.poll_transmit(t(700)).unwrap()).unwrap();
     assert_eq!(a.window, 2048);
+}
+
+#[test]
+fn adv_win_scale_offers_half_the_free_buffer() {
+    // Seed 001's receiver (Linux 2.3.99): a 64 KB socket buffer of which half is offered
+    // (tcp_space = (rcvbuf - rmem_alloc) / 2), so at most 32767 bytes, and data held out of
+    // order costs the window half its size.
+    let cfg = TcpConfig {
+        rcvbuf: lasthop_core::Bytes(65535),
+        adv_win_scale: Some(-1),
+        delayed_ack: DelayedAck::Off,
+        ..TcpConfig::default()
+    };
+    let (c_addr, s_addr) = addrs();
+    let mut c = Connection::connect(Time::ZERO, c_addr, s_addr, cfg.clone(), ISS);
+    let syn = Segment::decode(&c.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn.window, 32767, "65535 / 2, rounded down");
+    let (mut c, peer) = client(cfg);
+    let win = |c: &mut Connection, now| Segment::decode(&c.poll_transmit(now).unwrap()).unwrap();
+    // Segment 0 in order: nothing held, 32767; the right edge is now 537 + 32767 = 33304.
+    c.handle_packet(t(700), &peer.data(0));
+    assert_eq!(win(&mut c, t(700)).window, 32767);
+    // Segments 2 and 4 out of order (1072 bytes held): (65535 - 1072) / 2 = 32231 would pull
+    // the edge back, so the window stays at 33304 - 537 = 32767.
+    c.handle_packet(t(800), &peer.data(2));
+    assert_eq!(win(&mut c, t(800)).window, 32767);
+    c.handle_packet(t(900), &peer.data(4));
+    assert_eq!(win(&mut c, t(900)).window, 32767);
+    // Segment 1 fills the first hole: rcv_nxt = 1 + 3 * 536 = 1609, segment 4 (536 bytes) is
+    // still held: (65535 - 536) / 2 = 32499, edge 1609 + 32499 = 34108 > 33304.
+    c.handle_packet(t(1000), &peer.data(1));
+    assert_eq!(win(&mut c, t(1000)).window, 32499);
+    // Without adv_win_scale a 32767-byte buffer would offer 32767 - 536 = 32231 here.
+    let cfg = TcpConfig {
+        rcvbuf: lasthop_core::Bytes(32767),
+        delayed_ack: DelayedAck::Off,
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    for (k, now) in [(0, 700), (2, 800), (4, 900), (1, 1000)] {
+        c.handle_packet(t(now), &peer.data(k));
+        let w = win(&mut c, t(now)).window;
+        if k == 1 {
+            assert_eq!(w, 32231);
+        }
+    }
 }
 
 #[test]

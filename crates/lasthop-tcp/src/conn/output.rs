@@ -209,7 +209,7 @@ impl Connection {
                 seg.wscale = Some(self.our_wscale());
             }
             // The SYN's window is never scaled; clamp and host cap apply to it too.
-            let mut w = self.cfg.rcvbuf.0.min(65535);
+            let mut w = self.cfg.win_from_space(self.cfg.rcvbuf.0).min(65535);
             if let Some(c) = self.cfg.window_clamp {
                 w = w.min(c.0);
             }

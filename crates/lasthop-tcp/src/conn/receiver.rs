@@ -171,11 +171,13 @@ impl Connection {
         self.sack_recent.insert(0, (s, e));
     }
 
-    /// The window we advertise: the buffer minus what is held out of order, clamped, and never
-    /// moving the right edge back (RFC 793).
+    /// The window we advertise: the buffer minus what is held out of order (of which
+    /// `adv_win_scale` offers a share), clamped, and never moving the right edge back (RFC 793).
     pub(super) fn adv_window(&mut self) -> u16 {
         let held: u64 = self.ooo.iter().map(|&(s, e)| e - s).sum();
-        let mut w = self.cfg.rcvbuf.0.saturating_sub(held);
+        let mut w = self
+            .cfg
+            .win_from_space(self.cfg.rcvbuf.0.saturating_sub(held));
         if let Some(c) = self.cfg.window_clamp {
             w = w.min(c.0);
         }
