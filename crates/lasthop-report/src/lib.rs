@@ -117,6 +117,7 @@ tr:nth-child(even) td { background: #fafafa; }
 .blocks { display: flex; flex-wrap: wrap; gap: 10px 28px; }
 .block h4 { margin: 6px 0 2px 0; font-size: 14px; }
 figure { margin: 12px 0 20px 0; }
+.grid2 { display: grid; grid-template-columns: repeat(2, 660px); gap: 0 12px; }
 figcaption { font-size: 13px; color: #555; max-width: 1150px; }
 svg { max-width: 100%; height: auto; border: 1px solid #eee; }
 details > summary { cursor: pointer; font-weight: 600; margin: 8px 0; }
@@ -160,7 +161,9 @@ fn render(
     for d in &info.dimensions {
         let _ = write!(h, "<th class=\"l\">{}</th>", esc(d));
     }
-    h.push_str("<th class=\"l\">link</th><th class=\"l\">flows</th><th>finished runs</th></tr>\n");
+    h.push_str(
+        "<th class=\"l\">link spec</th><th class=\"l\">flows</th><th>finished runs</th></tr>\n",
+    );
     for (p, m) in info.points.iter().zip(metrics) {
         let _ = write!(h, "<tr><td class=\"l\">{}</td>", esc(&p.name));
         for d in &info.dimensions {
@@ -319,20 +322,67 @@ fn across(
             })
             .collect()
     };
-    figure(
-        h,
-        cdf_chart("Elapsed time of every connection, per point", "elapsed time (s)", &series(&|c| c.elapsed_s)),
-        "Empirical CDF of the elapsed time (first SYN to the ACK of the client's FIN) over all connections of all replications of each point.",
-    );
-    figure(
-        h,
-        cdf_chart(
-            "Throughput of every connection, per point",
-            "throughput (bytes/s)",
-            &series(&|c| c.throughput_bps),
-        ),
-        "Empirical CDF of the throughput (unique bytes / elapsed time).",
-    );
+    // With two or more dimensions and many points, one CDF per value of the first dimension
+    // (lines for the rest), on a common x axis; else one CDF with a line per point.
+    let split = info.dimensions.len() >= 2 && info.points.len() > 6;
+    let metrics_cdf: [(&str, &str, &str, fn(&lasthop_experiment::ConnMetrics) -> f64); 2] = [
+        ("Elapsed time", "elapsed time (s)", "Empirical CDF of the elapsed time (first SYN to the ACK of the client's FIN) over all connections of all replications", |c| c.elapsed_s),
+        ("Throughput", "throughput (bytes/s)", "Empirical CDF of the throughput (unique bytes / elapsed time) over all connections of all replications", |c| c.throughput_bps),
+    ];
+    for (what, xdesc, caption, f) in metrics_cdf {
+        let all = series(&f);
+        if !split {
+            figure(
+                h,
+                cdf_chart(
+                    &format!("{what} of every connection, per point"),
+                    xdesc,
+                    &all,
+                ),
+                &format!("{caption} of each point."),
+            );
+            continue;
+        }
+        let xr = plots::range(all.iter().flat_map(|s| s.1.iter().copied()), false);
+        let d0 = &info.dimensions[0];
+        let mut values: Vec<String> = vec![];
+        for p in &info.points {
+            let v = p.coords.get(d0).cloned().unwrap_or_default();
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        h.push_str("<div class=\"grid2\">\n");
+        for v in &values {
+            let sub: Vec<(String, Vec<f64>)> = info
+                .points
+                .iter()
+                .zip(&all)
+                .filter(|(p, _)| p.coords.get(d0) == Some(v))
+                .map(|(p, (_, vals))| {
+                    let rest: Vec<&str> = p
+                        .coords
+                        .iter()
+                        .filter(|(k, _)| *k != d0)
+                        .map(|(_, x)| x.as_str())
+                        .collect();
+                    (rest.join("-"), vals.clone())
+                })
+                .collect();
+            figure(
+                h,
+                plots::cdf_chart_sized(
+                    (640, 420),
+                    &format!("{what}, {d0} = {v}"),
+                    xdesc,
+                    &sub,
+                    Some(xr),
+                ),
+                &format!("{caption}; {d0} = {v}, same x axis in every chart."),
+            );
+        }
+        h.push_str("</div>\n");
+    }
     let scheme = info.classes.first().map(|c| c.name()).unwrap_or("flow");
     for (key, label) in [
         ("elapsed_s", "elapsed time (s)"),

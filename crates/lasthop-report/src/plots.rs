@@ -155,9 +155,35 @@ pub fn xy_chart(
     x_range: Option<(f64, f64)>,
     y_range: Option<(f64, f64)>,
 ) -> R<String> {
+    xy_chart_sized(
+        (W, H),
+        title,
+        xdesc,
+        ydesc,
+        lines,
+        marks,
+        bars,
+        x_range,
+        y_range,
+    )
+}
+
+/// [`xy_chart`] with a size in pixels.
+#[allow(clippy::too_many_arguments)]
+pub fn xy_chart_sized(
+    size: (u32, u32),
+    title: &str,
+    xdesc: &str,
+    ydesc: &str,
+    lines: &[Line],
+    marks: &[Marks],
+    bars: &[Bars],
+    x_range: Option<(f64, f64)>,
+    y_range: Option<(f64, f64)>,
+) -> R<String> {
     let mut s = String::new();
     {
-        let root = SVGBackend::with_string(&mut s, (W, H)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut s, size).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
         let xs = lines
             .iter()
@@ -326,6 +352,17 @@ fn draw_xy(
 
 /// Empirical CDFs: for each series, the sorted values against i/n.
 pub fn cdf_chart(title: &str, xdesc: &str, series: &[(String, Vec<f64>)]) -> R<String> {
+    cdf_chart_sized((W, H), title, xdesc, series, None)
+}
+
+/// [`cdf_chart`] with a size and, to compare charts, a fixed x range.
+pub fn cdf_chart_sized(
+    size: (u32, u32),
+    title: &str,
+    xdesc: &str,
+    series: &[(String, Vec<f64>)],
+    x_range: Option<(f64, f64)>,
+) -> R<String> {
     let lines: Vec<Line> = series
         .iter()
         .enumerate()
@@ -348,8 +385,9 @@ pub fn cdf_chart(title: &str, xdesc: &str, series: &[(String, Vec<f64>)]) -> R<S
         })
         .collect();
     let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));
-    let xr = range(xs, false);
-    xy_chart(
+    let xr = x_range.unwrap_or_else(|| range(xs, false));
+    xy_chart_sized(
+        size,
         title,
         xdesc,
         "fraction ≤ x",
