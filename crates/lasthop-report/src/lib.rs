@@ -325,7 +325,7 @@ fn across(
     // With two or more dimensions and many points, one CDF per value of the first dimension
     // (lines for the rest), on a common x axis; else one CDF with a line per point.
     let split = info.dimensions.len() >= 2 && info.points.len() > 6;
-    let metrics_cdf: [(&str, &str, &str, fn(&lasthop_experiment::ConnMetrics) -> f64); 2] = [
+    let metrics_cdf: [(&str, &str, &str, ConnValue); 2] = [
         ("Elapsed time", "elapsed time (s)", "Empirical CDF of the elapsed time (first SYN to the ACK of the client's FIN) over all connections of all replications", |c| c.elapsed_s),
         ("Throughput", "throughput (bytes/s)", "Empirical CDF of the throughput (unique bytes / elapsed time) over all connections of all replications", |c| c.throughput_bps),
     ];
@@ -434,6 +434,9 @@ fn across(
     }
     Ok(())
 }
+
+/// A per-connection value to plot.
+type ConnValue = fn(&lasthop_experiment::ConnMetrics) -> f64;
 
 /// Relative sequence number: bytes from `base`, wrapping.
 fn rel(seq: u32, base: u32) -> f64 {
