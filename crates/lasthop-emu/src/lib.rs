@@ -235,6 +235,35 @@ pub fn preflight(sc: &Scenario) -> Result<()> {
     Ok(())
 }
 
+/// What the emulator will not do that the spec asks for (simulation-only keys), and settings
+/// that will drop packets, as lines for the user.
+pub fn warnings(sc: &Scenario) -> Vec<String> {
+    let mut w = vec![];
+    for h in &sc.hosts {
+        if h.access_rate.is_some() || h.access_delay.is_some() {
+            w.push(format!(
+                "hosts.{}: access_rate and access_delay are simulation-only; the emulator ignores them",
+                h.name
+            ));
+        }
+        if !h.tcp.is_empty() {
+            w.push(format!(
+                "hosts.{}.tcp: the simulator's TCP switches; the emulated host uses its sysctl and route tables",
+                h.name
+            ));
+        }
+        if let Some(m) = sc.link.mtu {
+            if h.mtu > m {
+                w.push(format!(
+                    "hosts.{}.mtu: {}B is more than the link's {m}B MTU: full-size packets will be dropped (cause mtu)",
+                    h.name, h.mtu
+                ));
+            }
+        }
+    }
+    w
+}
+
 fn sysctl_path(key: &str) -> PathBuf {
     Path::new("/proc/sys/net/ipv4").join(key.replace('.', "/"))
 }
@@ -332,6 +361,9 @@ struct Emu<'a> {
 /// these cases. Everything the run created is removed before this returns, also on error.
 pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
     preflight(sc)?;
+    for w in warnings(sc) {
+        eprintln!("warning: {w}");
+    }
     std::fs::create_dir_all(&opts.out_dir)
         .with_context(|| format!("creating {}", opts.out_dir.display()))?;
     let sigfd = sys::block_stop_signals().context("blocking stop signals")?;
@@ -896,4 +928,51 @@ impl<'a> Emu<'a> {
 /// Re-exported for the CLI: remove what killed runs left behind.
 pub fn cleanup(force_unknown: bool) -> netns::CleanupReport {
     netns::cleanup(force_unknown)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warns_about_simulation_only_keys_and_oversized_mtu() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("l.toml"), "mtu = \"576B\"\n").unwrap();
+        let sc = Scenario::from_str_in(
+            r#"
+duration = "1s"
+link = "l.toml"
+[hosts.a]
+side = "fixed"
+access_delay = "5ms"
+mtu = "1500B"
+[hosts.a.tcp]
+sack = true
+[hosts.b]
+side = "mobile"
+"#,
+            d.path(),
+        )
+        .unwrap();
+        let w = warnings(&sc).join("\n");
+        assert!(w.contains("hosts.a: access_rate and access_delay"), "{w}");
+        assert!(w.contains("hosts.a.tcp"), "{w}");
+        assert!(w.contains("hosts.a.mtu: 1500B"), "{w}");
+        assert!(!w.contains("hosts.b"), "{w}");
+    }
+
+    #[test]
+    fn route_options_in_ip_syntax() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("l.toml"), "").unwrap();
+        let sc = Scenario::from_str_in(
+            "duration = \"1s\"\nlink = \"l.toml\"\n[hosts.a]\nside = \"fixed\"\n[hosts.a.route]\ninitcwnd = 2\ninitrwnd = 4\nrto_min = \"200ms\"\nquickack = true\n",
+            d.path(),
+        )
+        .unwrap();
+        assert_eq!(
+            route_options(&sc.hosts[0]),
+            " initcwnd 2 initrwnd 4 rto_min 200ms quickack 1"
+        );
+    }
 }
