@@ -452,3 +452,88 @@ pub fn read_pcapng<R: Read>(
     }
     Ok(sum)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etherparse::{PacketBuilder, TcpOptionElement};
+
+    fn v6_segment() -> Vec<u8> {
+        let mut out = Vec::new();
+        PacketBuilder::ipv6(
+            [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+            64,
+        )
+        .tcp(443, 50000, 7, 1000)
+        .ack(99)
+        .options(&[TcpOptionElement::SelectiveAcknowledgement(
+            (10, 20),
+            [Some((30, 40)), None, None],
+        )])
+        .unwrap()
+        .write(&mut out, &[0u8; 300])
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn ipv6_with_sack_and_header_only_capture() {
+        let full = v6_segment();
+        let hdr_len = full.len() - 300;
+        let s = parse_tcp(Time(5), &full[..hdr_len], Some(full.len() as u32)).unwrap();
+        assert_eq!(s.payload_len, 300);
+        assert_eq!(
+            (s.seq, s.ack, s.flow.sport, s.flow.dport),
+            (7, 99, 443, 50000)
+        );
+        assert_eq!(s.sacks(), &[(10, 20), (30, 40)]);
+        assert_eq!(s.flow.to_string(), "tcp:2001:db8::1:443>2001:db8::2:50000");
+    }
+
+    #[test]
+    fn link_layer_offsets() {
+        let ip = v6_segment();
+        let mut vlan = vec![0u8; 12];
+        vlan.extend_from_slice(&[0x81, 0x00, 0, 5, 0x86, 0xdd]);
+        vlan.extend_from_slice(&ip);
+        assert_eq!(ip_offset(LINKTYPE_ETHERNET, &vlan), Some(18));
+        let mut sll2 = vec![0x86, 0xdd];
+        sll2.extend_from_slice(&[0u8; 18]);
+        sll2.extend_from_slice(&ip);
+        assert_eq!(ip_offset(LINKTYPE_LINUX_SLL2, &sll2), Some(20));
+        let mut null = vec![24, 0, 0, 0];
+        null.extend_from_slice(&ip);
+        assert_eq!(ip_offset(LINKTYPE_NULL, &null), Some(4));
+        // ARP over Ethernet, and a cut-off header, hold no IP
+        let mut arp = vec![0u8; 12];
+        arp.extend_from_slice(&[0x08, 0x06, 0, 1]);
+        assert_eq!(ip_offset(LINKTYPE_ETHERNET, &arp), None);
+        assert_eq!(ip_offset(LINKTYPE_LINUX_SLL, &[0u8; 10]), None);
+        assert!(!supported(105));
+    }
+
+    #[test]
+    fn fragments_and_other_protocols_are_skipped() {
+        let mut out = Vec::new();
+        PacketBuilder::ipv4([1, 2, 3, 4], [5, 6, 7, 8], 64)
+            .tcp(1, 2, 3, 4)
+            .write(&mut out, &[0u8; 10])
+            .unwrap();
+        assert!(parse_tcp(Time(0), &out, None).is_some());
+        let mut frag = out.clone();
+        frag[6] = 0x20; // more fragments
+        assert!(parse_tcp(Time(0), &frag, None).is_none());
+        let mut udp = out.clone();
+        udp[9] = 17;
+        assert!(parse_tcp(Time(0), &udp, None).is_none());
+        // IP length 0 (segmentation offload): the wire length is used
+        let mut tso = out.clone();
+        tso[2] = 0;
+        tso[3] = 0;
+        assert_eq!(
+            parse_tcp(Time(0), &tso, Some(1500)).unwrap().payload_len,
+            1460
+        );
+    }
+}
