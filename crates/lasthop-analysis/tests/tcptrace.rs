@@ -269,9 +269,19 @@ fn random_conn(rng: &mut Rng, port: u16, t0: u64) -> Vec<Seg> {
     let mut out = Vec::new();
     let handshake = rng.chance(85);
     if handshake {
-        out.push(seg(t, c, cisn).syn().ports(port, 80));
+        let ws = rng.chance(30).then(|| rng.below(8) as u8);
+        let with_ws = |sg: Seg| match ws {
+            Some(w) => sg.wscale(w),
+            None => sg,
+        };
+        out.push(with_ws(seg(t, c, cisn).syn().ports(port, 80)));
+        if rng.chance(10) {
+            // a retransmitted SYN
+            t += 1000;
+            out.push(with_ws(seg(t, c, cisn).syn().ports(port, 80)));
+        }
         t += 1 + rng.below(50);
-        out.push(seg(t, s, sisn).syn().ack(cisn + 1).ports(port, 80));
+        out.push(with_ws(seg(t, s, sisn).syn().ack(cisn + 1).ports(port, 80)));
         t += 1 + rng.below(50);
         out.push(seg(t, c, cisn + 1).ack(sisn + 1).ports(port, 80));
     }
@@ -340,6 +350,9 @@ fn random_conn(rng: &mut Rng, port: u16, t0: u64) -> Vec<Seg> {
             }
             sg = sg.sack(&blocks);
         }
+        if rng.chance(2) {
+            sg = sg.rst();
+        }
         if rng.chance(3) {
             sg = sg.window(0);
         } else if rng.chance(20) {
@@ -380,7 +393,11 @@ fn hand_capture_matches_tcptrace() {
 fn random_connections_match_tcptrace() {
     let Some(bin) = tcptrace() else { return };
     let dir = tempfile::tempdir().unwrap();
-    for batch in 0..4u64 {
+    let batches: u64 = std::env::var("LASTHOP_TCPTRACE_BATCHES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(4);
+    for batch in 0..batches {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (batch + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
         let mut segs = Vec::new();
         for k in 0..50u16 {

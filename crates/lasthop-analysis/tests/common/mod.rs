@@ -27,6 +27,7 @@ pub struct Seg {
     pub sack_perm: bool,
     pub window: u16,
     pub ip_id: u16,
+    pub wscale: Option<u8>,
     /// Client and server ports, to build more than one connection.
     pub ports: (u16, u16),
 }
@@ -45,6 +46,7 @@ pub fn seg(t_ms: u64, from_client: bool, seq: u32) -> Seg {
         sack_perm: false,
         window: 65535,
         ip_id: 0,
+        wscale: None,
         ports: (CLIENT.1, SERVER.1),
     }
 }
@@ -73,6 +75,10 @@ impl Seg {
     }
     pub fn sack(mut self, blocks: &[(u32, u32)]) -> Seg {
         self.sack = blocks.to_vec();
+        self
+    }
+    pub fn wscale(mut self, ws: u8) -> Seg {
+        self.wscale = Some(ws);
         self
     }
     pub fn window(mut self, w: u16) -> Seg {
@@ -108,6 +114,10 @@ impl Seg {
         if self.sack_perm {
             opts.push(TcpOptionElement::MaximumSegmentSize(1460));
             opts.push(TcpOptionElement::SelectiveAcknowledgementPermitted);
+        }
+        if let Some(ws) = self.wscale {
+            opts.push(TcpOptionElement::Noop);
+            opts.push(TcpOptionElement::WindowScale(ws));
         }
         if !self.sack.is_empty() {
             let mut rest = [None; 3];
