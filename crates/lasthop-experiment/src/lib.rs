@@ -24,6 +24,6 @@ pub use runner::{
     load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentInfo,
     RunOptions, RunReport, SimBackend, Unavailable, MARKER,
 };
-pub use spec::{ClassScheme, Experiment, Mode, Point, RunId};
+pub use spec::{ClassScheme, Experiment, Mode, Point, PointRef, RefValue, RunId};
 pub use stats::{cov, jain, quantile, FiveNum};
 pub use summary::{PointSummary, Summary};

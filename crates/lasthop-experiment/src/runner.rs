@@ -92,6 +92,9 @@ pub struct ExperimentInfo {
     pub dimensions: Vec<String>,
     pub points: Vec<PointInfo>,
     pub report_run: Option<(String, u64)>,
+    /// Published values to show beside ours.
+    #[serde(default)]
+    pub references: Vec<crate::spec::PointRef>,
 }
 
 #[derive(Serialize, Deserialize, Debug, Clone, PartialEq)]
@@ -142,6 +145,7 @@ impl ExperimentInfo {
                 })
                 .collect(),
             report_run: exp.report_run.clone(),
+            references: exp.references.clone(),
         }
     }
 

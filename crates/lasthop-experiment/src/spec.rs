@@ -113,6 +113,152 @@ pub struct ExperimentSpec {
     /// The run whose time plots the report shows, `POINT/REPLICATION` (default: the first
     /// point, replication 0).
     pub report_run: Option<String>,
+    /// Published values to show beside ours: `[reference.POINT]` with `source = "..."` and
+    /// `CLASS = { METRIC = median | [p25, median, p75] | [min, p25, median, p75, max] }`.
+    #[serde(default)]
+    pub reference: IndexMap<String, toml::Table>,
+}
+
+/// A published value: a median, quartiles, or the five numbers.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct RefValue {
+    pub min: Option<f64>,
+    pub p25: Option<f64>,
+    pub median: f64,
+    pub p75: Option<f64>,
+    pub max: Option<f64>,
+}
+
+/// The published values of one point.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, Deserialize)]
+pub struct PointRef {
+    pub point: String,
+    pub source: Option<String>,
+    /// `(class, metric, value)`, classes in table order, metrics in summary order.
+    pub values: Vec<(String, String, RefValue)>,
+}
+
+fn is_class_name(c: &str) -> bool {
+    const FIXED: [&str; 6] = ["faster", "slower", "first", "second", "main", "all"];
+    if FIXED.contains(&c) {
+        return true;
+    }
+    ["flow", "rank", "start", "inline"].iter().any(|p| {
+        c.strip_prefix(p)
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    })
+}
+
+fn parse_references(
+    refs: &IndexMap<String, toml::Table>,
+    points: &[Point],
+) -> Result<Vec<PointRef>, SpecError> {
+    let metrics: Vec<&str> = crate::summary::CONN_METRICS.iter().map(|m| m.0).collect();
+    let mut out = vec![];
+    for (p, t) in refs {
+        let key = format!("reference.{p}");
+        if !points.iter().any(|x| &x.name == p) {
+            return Err(err(
+                &key,
+                format!(
+                    "no point is called {p:?}: allowed {}",
+                    points
+                        .iter()
+                        .map(|x| format!("{:?}", x.name))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ));
+        }
+        let mut r = PointRef {
+            point: p.clone(),
+            source: None,
+            values: vec![],
+        };
+        for (class, v) in t {
+            let ck = format!("{key}.{class}");
+            if class == "source" {
+                r.source = Some(
+                    v.as_str()
+                        .ok_or_else(|| err(&ck, format!("{v}: allowed a string")))?
+                        .to_string(),
+                );
+                continue;
+            }
+            if !is_class_name(class) {
+                return Err(err(
+                    &ck,
+                    format!("{class:?} is not a class: allowed source, faster, slower, first, second, main, all, flowN, rankN, startN, inlineN"),
+                ));
+            }
+            let toml::Value::Table(ms) = v else {
+                return Err(err(
+                    &ck,
+                    format!("{v}: allowed a table {{ METRIC = VALUE, ... }}"),
+                ));
+            };
+            for (m, val) in ms {
+                let mk = format!("{ck}.{m}");
+                if !metrics.contains(&m.as_str()) {
+                    return Err(err(
+                        &mk,
+                        format!("{m:?} is not a metric: allowed {}", metrics.join(", ")),
+                    ));
+                }
+                let num = |x: &toml::Value| match x {
+                    toml::Value::Integer(i) => Some(*i as f64),
+                    toml::Value::Float(f) => Some(*f),
+                    _ => None,
+                };
+                let bad = || {
+                    err(
+                        &mk,
+                        format!("{val}: allowed a median (a number), [p25, median, p75] or [min, p25, median, p75, max]"),
+                    )
+                };
+                let rv = match val {
+                    toml::Value::Array(a) => {
+                        let xs: Vec<f64> =
+                            a.iter().map(num).collect::<Option<_>>().ok_or_else(bad)?;
+                        match xs[..] {
+                            [a, b, c] => RefValue {
+                                min: None,
+                                p25: Some(a),
+                                median: b,
+                                p75: Some(c),
+                                max: None,
+                            },
+                            [a, b, c, d, e] => RefValue {
+                                min: Some(a),
+                                p25: Some(b),
+                                median: c,
+                                p75: Some(d),
+                                max: Some(e),
+                            },
+                            _ => return Err(bad()),
+                        }
+                    }
+                    x => RefValue {
+                        min: None,
+                        p25: None,
+                        median: num(x).ok_or_else(bad)?,
+                        p75: None,
+                        max: None,
+                    },
+                };
+                r.values.push((class.clone(), m.clone(), rv));
+            }
+        }
+        // Classes in table order, metrics in summary order (TOML tables do not keep theirs).
+        r.values.sort_by_key(|(c, m, _)| {
+            (
+                crate::summary::class_order(c),
+                metrics.iter().position(|x| x == m),
+            )
+        });
+        out.push(r);
+    }
+    Ok(out)
 }
 
 /// One point of the matrix: one value of every dimension.
@@ -139,6 +285,8 @@ pub struct Experiment {
     pub classes: Vec<ClassScheme>,
     pub points: Vec<Point>,
     pub report_run: Option<(String, u64)>,
+    /// Published values to show beside ours.
+    pub references: Vec<PointRef>,
     /// The spec's text, copied into the results directory.
     pub spec_text: String,
 }
@@ -518,7 +666,9 @@ impl Experiment {
                 Some((p.to_string(), r))
             }
         };
+        let references = parse_references(&spec.reference, &points)?;
         Ok(Experiment {
+            references,
             name,
             description: spec.description.clone(),
             mode: spec.mode,

@@ -305,6 +305,30 @@ fn spec_errors_name_the_key() {
     assert_eq!(e.key, "scenario", "{e}");
     assert!(e.message.contains("nope.toml"), "{e}");
 
+    let e = error_of("BASE\n[reference.e0]\nfaster = { elapsed = 50 }\n");
+    assert_eq!(e.key, "reference.e0.faster.elapsed", "{e}");
+    assert!(e.message.contains("elapsed_s"), "{e}");
+    let e = error_of("BASE\n[reference.e0]\nfastest = { elapsed_s = 50 }\n");
+    assert_eq!(e.key, "reference.e0.fastest", "{e}");
+    let e = error_of("BASE\n[reference.e0]\nfaster = { elapsed_s = [1, 2] }\n");
+    assert_eq!(e.key, "reference.e0.faster.elapsed_s", "{e}");
+    assert!(e.message.contains("[p25, median, p75]"), "{e}");
+    let e = error_of("BASE\n[reference.e9]\nsource = \"x\"\n");
+    assert_eq!(e.key, "reference.e9", "{e}");
+    assert!(e.message.contains("\"r1\""), "{e}");
+    let (d, spec) = setup();
+    let text = std::fs::read_to_string(&spec).unwrap()
+        + "[reference.r1]\nsource = \"T44\"\nfaster = { elapsed_s = [1, 2, 3, 4, 5], rtos = 2 }\nall = { elapsed_s = [1.5, 2, 2.5] }\n";
+    std::fs::write(&spec, text).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    let r = &exp.references[0];
+    assert_eq!((r.point.as_str(), r.source.as_deref()), ("r1", Some("T44")));
+    assert_eq!(r.values.len(), 3);
+    assert_eq!((r.values[0].2.min, r.values[0].2.median), (Some(1.0), 3.0));
+    assert_eq!((r.values[1].2.median, r.values[1].2.p25), (2.0, None));
+    assert_eq!((r.values[2].2.p25, r.values[2].2.max), (Some(1.5), None));
+    drop(d);
+
     let e = error_of("BASE\n[matrix.bad-name]\nx = {}\n");
     assert!(e.key.contains("bad-name"), "{e}");
 }

@@ -114,6 +114,7 @@ th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; }
 th { background: #f0f3f7; }
 td.l, th.l { text-align: left; }
 tr:nth-child(even) td { background: #fafafa; }
+tr.first td { border-top: 2px solid #888; }
 .blocks { display: flex; flex-wrap: wrap; gap: 10px 28px; }
 .block h4 { margin: 6px 0 2px 0; font-size: 14px; }
 figure { margin: 12px 0 20px 0; }
@@ -189,6 +190,7 @@ fn render(
     h.push_str("</table>\n");
 
     overview(&mut h, info, summary);
+    references(&mut h, info, summary);
     across(&mut h, info, summary, metrics)?;
     match chosen {
         Some((p, r)) => one_run(&mut h, &info.run_dir(dir, p, *r), p, *r)?,
@@ -284,6 +286,167 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         );
     }
     h.push_str("</table>\n");
+}
+
+/// Published values (the spec's `[reference.POINT]`) beside ours.
+fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
+    if info.references.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Published values beside ours</h2>\n<p class=\"note\">From the spec's <code>[reference.POINT]</code> tables. Δ is (ours − published) / published, of the medians.</p>\n");
+    // Compact: the elapsed-time medians of every class with a published one.
+    let mut classes: Vec<String> = vec![];
+    for r in &info.references {
+        for (c, m, _) in &r.values {
+            if m == "elapsed_s" && !classes.contains(c) {
+                classes.push(c.clone());
+            }
+        }
+    }
+    classes.sort_by_key(|c| class_order(c));
+    let ours_of = |p: &PointSummary, class: &str, metric: &str| -> Option<FiveNum> {
+        if class == "all" {
+            p.all_connections.metrics.get(metric).copied()
+        } else {
+            p.classes
+                .iter()
+                .find(|c| c.class == class)
+                .and_then(|c| c.metrics.get(metric))
+                .copied()
+        }
+    };
+    if !classes.is_empty() {
+        h.push_str("<table><tr><th class=\"l\" rowspan=\"2\">point</th>");
+        for c in &classes {
+            let name = if c == "all" {
+                "all (otime)"
+            } else {
+                c.as_str()
+            };
+            let _ = write!(
+                h,
+                "<th colspan=\"3\">{} elapsed time, median (s)</th>",
+                esc(name)
+            );
+        }
+        h.push_str("<th class=\"l\" rowspan=\"2\">source</th></tr>\n<tr>");
+        for _ in &classes {
+            h.push_str("<th>published</th><th>ours</th><th>Δ</th>");
+        }
+        h.push_str("</tr>\n");
+        for r in &info.references {
+            let Some(p) = s.points.iter().find(|p| p.point == r.point) else {
+                continue;
+            };
+            let _ = write!(h, "<tr><td class=\"l\">{}</td>", esc(&r.point));
+            for c in &classes {
+                let pubv = r
+                    .values
+                    .iter()
+                    .find(|(rc, m, _)| rc == c && m == "elapsed_s");
+                let ours = ours_of(p, c, "elapsed_s");
+                match (pubv, ours) {
+                    (Some((_, _, v)), Some(f)) => {
+                        let _ = write!(
+                            h,
+                            "<td>{}</td><td>{}</td><td>{:+.1}%</td>",
+                            num(v.median),
+                            num(f.median),
+                            (f.median - v.median) / v.median * 100.0
+                        );
+                    }
+                    (Some((_, _, v)), None) => {
+                        let _ = write!(h, "<td>{}</td><td>–</td><td>–</td>", num(v.median));
+                    }
+                    (None, Some(f)) => {
+                        let _ = write!(h, "<td></td><td>{}</td><td></td>", num(f.median));
+                    }
+                    (None, None) => h.push_str("<td></td><td></td><td></td>"),
+                }
+            }
+            let _ = writeln!(
+                h,
+                "<td class=\"l\">{}</td></tr>",
+                esc(r.source.as_deref().unwrap_or(""))
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    let rows: usize = info.references.iter().map(|r| r.values.len()).sum();
+    let _ = writeln!(
+        h,
+        "<details{}><summary>Every published value ({rows}), with our five numbers</summary>",
+        if rows <= 40 { " open" } else { "" }
+    );
+    h.push_str("<table><tr><th class=\"l\" rowspan=\"2\">point</th><th class=\"l\" rowspan=\"2\">class</th><th class=\"l\" rowspan=\"2\">metric</th><th colspan=\"5\">published</th><th colspan=\"5\">ours</th><th rowspan=\"2\">Δ median</th><th class=\"l\" rowspan=\"2\">source</th></tr>\n<tr>");
+    for _ in 0..2 {
+        h.push_str("<th>min</th><th>25%</th><th>50%</th><th>75%</th><th>max</th>");
+    }
+    h.push_str("</tr>\n");
+    let label = |m: &str| {
+        CONN_METRICS
+            .iter()
+            .find(|x| x.0 == m)
+            .map_or(m.to_string(), |x| x.1.to_string())
+    };
+    let o = |v: Option<f64>| v.map_or(String::new(), num);
+    for r in &info.references {
+        let Some(p) = s.points.iter().find(|p| p.point == r.point) else {
+            continue;
+        };
+        for (i, (class, metric, v)) in r.values.iter().enumerate() {
+            let ours = if class == "all" {
+                p.all_connections.metrics.get(metric)
+            } else {
+                p.classes
+                    .iter()
+                    .find(|c| &c.class == class)
+                    .and_then(|c| c.metrics.get(metric))
+            };
+            let _ = write!(
+                h,
+                "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",
+                if i == 0 { " class=\"first\"" } else { "" },
+                if i == 0 { esc(&r.point) } else { String::new() },
+                esc(class),
+                esc(&label(metric)),
+                o(v.min),
+                o(v.p25),
+                num(v.median),
+                o(v.p75),
+                o(v.max)
+            );
+            match ours {
+                Some(f) => {
+                    let d = if v.median != 0.0 {
+                        format!("{:+.1}%", (f.median - v.median) / v.median * 100.0)
+                    } else {
+                        "–".into()
+                    };
+                    let _ = write!(
+                        h,
+                        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{d}</td>",
+                        num(f.min),
+                        num(f.p25),
+                        num(f.median),
+                        num(f.p75),
+                        num(f.max)
+                    );
+                }
+                None => h.push_str("<td colspan=\"5\">(no such class or metric)</td><td>–</td>"),
+            }
+            let _ = writeln!(
+                h,
+                "<td class=\"l\">{}</td></tr>",
+                if i == 0 {
+                    esc(r.source.as_deref().unwrap_or(""))
+                } else {
+                    String::new()
+                }
+            );
+        }
+    }
+    h.push_str("</table></details>\n");
 }
 
 fn figure(h: &mut String, svg: Result<String, String>, caption: &str) {

@@ -37,7 +37,7 @@ bytes = 30000
     let spec = d.path().join("exp.toml");
     std::fs::write(
         &spec,
-        "name = \"tiny-report\"\ndescription = \"two <short> flows\"\nscenario = \"scenario.toml\"\nreplications = 2\n[matrix.tcp]\nbl = {}\nfrto = { \"hosts.server.tcp.frto\" = true }\n",
+        "name = \"tiny-report\"\ndescription = \"two <short> flows\"\nscenario = \"scenario.toml\"\nreplications = 2\n[matrix.tcp]\nbl = {}\nfrto = { \"hosts.server.tcp.frto\" = true }\n[reference.bl]\nsource = \"made up\"\nfaster = { elapsed_s = [10, 11, 12] }\n",
     )
     .unwrap();
     let exp = Experiment::load(&spec).unwrap();
@@ -69,6 +69,8 @@ bytes = 30000
         "<th>25%</th>",
         "pkts dropped (q)",
         "frto",
+        "Published values beside ours",
+        "made up",
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
