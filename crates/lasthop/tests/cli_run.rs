@@ -194,3 +194,70 @@ fn interrupted_run_resumes() {
         );
     }
 }
+
+fn can_emulate() -> bool {
+    let ok = unsafe { libc::geteuid() } == 0
+        && Path::new("/dev/net/tun").exists()
+        && Command::new("ip")
+            .arg("-V")
+            .output()
+            .is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("SKIPPED: emu mode needs root, /dev/net/tun and iproute2");
+    }
+    ok
+}
+
+/// `mode = "emu"`: the runs go through the real-time emulator, one at a time, with the same
+/// layout and summaries (skipped without root).
+#[test]
+fn emu_mode_experiment() {
+    if !can_emulate() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"emu-exp\"\nduration = \"30s\"\nlink = \"{}\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 8000\n",
+            ex.join("links/seed000-e0.toml").display()
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"emu-exp\"\nscenario = \"scenario.toml\"\nmode = \"emu\"\nreplications = 1\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let o = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        o.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        stdout.contains("1 runs: 0 kept from before, 1 run now, 0 failed"),
+        "{stdout}"
+    );
+    let m = std::fs::read_to_string(out.join("runs/base/0/metrics.json")).unwrap();
+    assert!(
+        m.contains("\"flow\": 0,") && m.contains("\"bytes\": 8000,"),
+        "{m}"
+    );
+    assert!(out.join("runs/base/0/done.json").exists());
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Mode <b>emu</b>") && html.contains("Time-sequence graph"));
+}
