@@ -53,11 +53,14 @@ case "${1:-}" in
     ;;
 *)
     install_tcptrace
+    tmp="$(mktemp -d)"
+    trap 'rm -rf "$tmp"' EXIT
     for f in "$@"; do
+        echo "== lasthop analyze --long $f"
+        # tcptrace misreads nanosecond pcaps (the simulator's): it gets a microsecond copy
+        cargo run -q -p lasthop -- analyze --long "$f" --usec-copy "$tmp/usec.pcap"
         echo "== tcptrace -l -r -n $f"
-        tcptrace -l -r -n "$f" | grep -E "host |actual data pkts|rexmt data|unique bytes|duplicate acks|triple dupacks|sack pkts|RTT samples"
-        echo "== lasthop analyze $f"
-        cargo run -q -p lasthop -- analyze "$f"
+        tcptrace -l -r -n "$tmp/usec.pcap" | grep -E "host |total packets|pure acks|actual data|rexmt data|unique bytes|outoforder|zwnd probe pkts|duplicate acks|triple dupacks|sack pkts|RTT samples|RTT (min|avg|max):"
     done
     ;;
 esac

@@ -453,6 +453,54 @@ pub fn read_pcapng<R: Read>(
     Ok(sum)
 }
 
+/// Copies a pcap capture with microsecond timestamps (same link type and records), for tools
+/// that misread nanosecond pcaps, tcptrace among them. Returns the number of records copied.
+pub fn write_usec_copy<R: Read, W: std::io::Write>(
+    reader: R,
+    source: &str,
+    out: W,
+) -> Result<u64, Error> {
+    use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+    let mut r = PcapReader::new(reader).map_err(|e| Error::NotPcap {
+        path: source.to_string(),
+        detail: e.to_string(),
+    })?;
+    let h = r.header();
+    let header = PcapHeader {
+        ts_resolution: TsResolution::MicroSecond,
+        snaplen: h.snaplen.max(65_535),
+        ..h
+    };
+    let io = |e: PcapError| match e {
+        PcapError::IoError(e) => Error::Io {
+            path: source.to_string(),
+            error: e,
+        },
+        e => Error::NotPcap {
+            path: source.to_string(),
+            detail: e.to_string(),
+        },
+    };
+    let mut w = PcapWriter::with_header(out, header).map_err(io)?;
+    let nanos = h.ts_resolution == TsResolution::NanoSecond;
+    let mut n = 0;
+    while let Some(rec) = r.next_raw_packet() {
+        let rec = match rec {
+            Ok(rec) => rec,
+            Err(PcapError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+            Err(e) => return Err(io(e)),
+        };
+        let frac = u64::from(rec.ts_frac);
+        let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
+        let ts = std::time::Duration::from_nanos(ns / 1000 * 1000);
+        let orig = rec.orig_len.max(rec.data.len() as u32);
+        w.write_packet(&PcapPacket::new(ts, orig, &rec.data))
+            .map_err(io)?;
+        n += 1;
+    }
+    Ok(n)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

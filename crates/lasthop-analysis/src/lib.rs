@@ -16,7 +16,7 @@ pub mod events;
 pub mod report;
 pub mod seqspace;
 
-pub use capture::{parse_tcp, read_pcap, read_pcapng, ReadSummary, TcpSeg};
+pub use capture::{parse_tcp, read_pcap, read_pcapng, write_usec_copy, ReadSummary, TcpSeg};
 pub use conn::{Analyzer, ConnStats, DataDir, DirStats, Drops, Options, RttStats};
 pub use events::EventLog;
 pub use report::{

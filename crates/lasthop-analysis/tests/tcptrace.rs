@@ -203,8 +203,11 @@ fn compare(bin: &Path, segs: &[Seg], conns: &[ConnStats], dir: &Path, name: &str
         Some(d) => PathBuf::from(d).join(format!("{name}-usec.pcap")),
         None => dir.join(format!("{name}-usec.pcap")),
     };
-    write_pcap(&usec, segs, Format::RawMicro);
-    let nsec = la::analyze_reader(&pcap_bytes(segs, Format::SimHeaderOnly)[..]).unwrap();
+    // the simulator's kind of capture (ns, header-only), converted for tcptrace
+    let ns_bytes = pcap_bytes(segs, Format::SimHeaderOnly);
+    let f = std::fs::File::create(&usec).unwrap();
+    la::write_usec_copy(&ns_bytes[..], "sim", std::io::BufWriter::new(f)).unwrap();
+    let nsec = la::analyze_reader(&ns_bytes[..]).unwrap();
     assert_eq!(nsec.len(), conns.len());
     for (a, b) in nsec.iter().zip(conns) {
         assert_eq!(a.c2s.rexmt_pkts, b.c2s.rexmt_pkts);

@@ -31,6 +31,10 @@ pub struct AnalyzeArgs {
     /// Print every counter of both directions of each connection (like `tcptrace -l`).
     #[arg(long, short = 'l')]
     pub long: bool,
+    /// Also write a microsecond-resolution copy of PCAP here (tcptrace misreads nanosecond
+    /// captures such as the simulator's).
+    #[arg(long)]
+    pub usec_copy: Option<PathBuf>,
 }
 
 fn load(path: &PathBuf, opts: la::Options) -> Result<Vec<la::ConnStats>> {
@@ -54,6 +58,23 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         partial_bytes: args.partial_bytes,
     };
     let first = load(&args.pcap, opts)?;
+    if let Some(out) = &args.usec_copy {
+        let f = std::fs::File::open(&args.pcap)
+            .with_context(|| format!("reading {}", args.pcap.display()))?;
+        let mut w = lasthop_core::output::AtomicFile::create(out)
+            .with_context(|| format!("writing {}", out.display()))?;
+        let n = la::write_usec_copy(
+            std::io::BufReader::new(f),
+            &args.pcap.display().to_string(),
+            &mut w,
+        )?;
+        w.commit()
+            .with_context(|| format!("writing {}", out.display()))?;
+        eprintln!(
+            "wrote {} ({n} records, microsecond timestamps)",
+            out.display()
+        );
+    }
     let mut conns = match &args.pcap2 {
         Some(p2) => {
             let second = load(p2, opts)?;
@@ -136,8 +157,12 @@ mod tests {
             rto_gap_ms: 200,
             partial_bytes: 10_240,
             long: true,
+            usec_copy: Some(dir.path().join("usec.pcap")),
         })
         .unwrap();
+        let copy = la::analyze_pcap(dir.path().join("usec.pcap")).unwrap();
+        assert_eq!(copy.len(), 1);
+        assert_eq!(copy[0].elapsed().0, 410_000_000);
         let text = std::fs::read_to_string(&csv).unwrap();
         let row = text.lines().nth(1).unwrap();
         assert!(
@@ -154,6 +179,7 @@ mod tests {
             rto_gap_ms: 200,
             partial_bytes: 10_240,
             long: false,
+            usec_copy: None,
         })
         .unwrap_err();
         assert!(format!("{e:#}").contains("missing.pcap"), "{e:#}");
