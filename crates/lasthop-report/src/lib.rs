@@ -574,7 +574,7 @@ fn across(
         }
         figure(
             h,
-            box_chart(&format!("{label} by point and class ({scheme})"), label, &names, &classes, &boxes),
+            box_chart(&format!("{label} by point and class ({scheme})"), label, &names, &classes, &boxes, None),
             &format!("Box: 25% to 75%, thick line: median, whiskers: min and max over the replications; one box per class ({scheme})."),
         );
     }
@@ -591,7 +591,15 @@ fn across(
     {
         figure(
             h,
-            box_chart("Jain's fairness index by point", "Jain's index", &names, &["per run".to_string()], &jain),
+            box_chart(
+                "Jain's fairness index by point",
+                "Jain's index",
+                &names,
+                &["per run".to_string()],
+                &jain,
+                // An absolute scale: from 1/2 (or lower when needed) to 1.
+                Some((jain.iter().map(|b| b.2.min).fold(0.5f64, f64::min).max(0.0) - 0.01, 1.01)),
+            ),
             "Jain's index (Σx)²/(n·Σx²) of the connections' throughputs in each run; box over the replications.",
         );
     }

@@ -400,21 +400,28 @@ pub fn cdf_chart_sized(
 }
 
 /// Box plots from five-number summaries: groups along x (a point each), boxes within a group
-/// (a class each, coloured by class). Whiskers are min and max.
+/// (a class each, coloured by class). Whiskers are min and max. `y_range`: fixed y axis
+/// (default: the data's range with headroom for the legend).
 pub fn box_chart(
     title: &str,
     ydesc: &str,
     groups: &[String],
     classes: &[String],
     boxes: &[(usize, usize, FiveNum)],
+    y_range: Option<(f64, f64)>,
 ) -> R<String> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (W, H)).into_drawing_area();
         root.fill(&WHITE).map_err(e)?;
-        let (y0, y1) = range(boxes.iter().flat_map(|b| [b.2.min, b.2.max]), false);
-        // Headroom for the legend above the boxes.
-        let y1 = y1 + (y1 - y0) * 0.22;
+        let (y0, y1) = match y_range {
+            Some(r) => r,
+            None => {
+                let (y0, y1) = range(boxes.iter().flat_map(|b| [b.2.min, b.2.max]), false);
+                // Headroom for the legend above the boxes.
+                (y0, y1 + (y1 - y0) * 0.22)
+            }
+        };
         let ng = groups.len().max(1) as f64;
         let groups_v = groups.to_vec();
         let mut c = ChartBuilder::on(&root)
