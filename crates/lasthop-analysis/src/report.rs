@@ -28,7 +28,7 @@ pub const CSV_LEADING: [&str; 16] = [
 ];
 
 /// Every column of `connections.csv`, in order.
-pub const CSV_COLUMNS: [&str; 47] = [
+pub const CSV_COLUMNS: [&str; 48] = [
     "conn",
     "client",
     "server",
@@ -80,6 +80,8 @@ pub const CSV_COLUMNS: [&str; 47] = [
     // seed 001's partial transfer ("first 10 KB", Options::partial_bytes)
     "partial_elapsed_s",
     "partial_throughput_Bps",
+    // seeds 001/002's estimate of unnecessary retransmissions: rexmt_pkts - data-direction drops
+    "rexmt_minus_drops",
 ];
 
 fn secs(ns: u64) -> String {
@@ -161,6 +163,7 @@ pub fn csv_row(c: &ConnStats) -> String {
         c.partial_throughput_bps()
             .map(|v| format!("{v:.3}"))
             .unwrap_or_default(),
+        dropv(d.rexmt_pkts.saturating_sub(d.drops.total())),
     ];
     debug_assert_eq!(cols.len(), CSV_COLUMNS.len());
     cols.join(",")

@@ -297,7 +297,7 @@ fn partial_transfer_time() {
     let c = &analyze(&hand_script(), Format::SimHeaderOnly)[0];
     assert_eq!(c.partial_bytes, 10_240);
     assert_eq!(c.partial_elapsed(), None);
-    assert!(la::csv_row(c).ends_with(",,"));
+    assert!(la::csv_row(c).ends_with(",,,"));
 }
 
 #[test]

@@ -185,6 +185,8 @@ fn event_log_join_drops_and_spurious() {
     assert_eq!(get("drops_error_s2c"), "1");
     assert_eq!(get("ecn_marks"), "1");
     assert_eq!(get("spurious_rexmt"), "1");
+    // 4 retransmissions, 2 data-direction drops
+    assert_eq!(get("rexmt_minus_drops"), "2");
 }
 
 #[test]
