@@ -169,7 +169,7 @@ impl ExperimentInfo {
 /// Options of [`run_experiment`].
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    /// Parallel runs (default: the backend's limit, else all cores).
+    /// Parallel runs (default: all cores; never more than the backend's limit).
     pub jobs: Option<usize>,
     /// Show a progress bar on stderr.
     pub progress: bool,
@@ -269,12 +269,18 @@ pub fn run_experiment(
         kept: all.len() - pending.len(),
         ..Default::default()
     };
-    let jobs = opts
-        .jobs
-        .or(backend.max_jobs())
-        .or(if exp.mode == Mode::Emu { Some(1) } else { None })
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        .max(1);
+    // The backend's limit is a ceiling (the emulator runs one at a time whatever --jobs says).
+    let limit = backend
+        .max_jobs()
+        .or(if exp.mode == Mode::Emu { Some(1) } else { None });
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let jobs = match (opts.jobs, limit) {
+        (Some(j), Some(l)) => j.min(l),
+        (Some(j), None) => j,
+        (None, Some(l)) => l,
+        (None, None) => cores,
+    }
+    .max(1);
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
