@@ -41,11 +41,17 @@ trap 'rm -f "$log"' EXIT
 }
 [ -s "$png_abs" ] || { cat "$log" >&2; echo "error: no screenshot written" >&2; exit 1; }
 
-# Console errors: Chromium logs page console messages as INFO:CONSOLE lines; errors carry
-# "Uncaught" or a console.error source. Resource load failures are logged the same way.
-if grep -E 'CONSOLE\(|Uncaught|Failed to load resource|net::ERR_' "$log" | grep -vi 'dbus' >/dev/null; then
-    grep -E 'CONSOLE\(|Uncaught|Failed to load resource|net::ERR_' "$log" >&2
+# Console messages: the report has no JavaScript, so any message Chromium logs from the page
+# (its "INFO:CONSOLE" lines: console.error, uncaught exceptions, ...) is an error.
+if grep -E ':CONSOLE[:(]|Uncaught' "$log" >/dev/null; then
+    grep -E ':CONSOLE[:(]|Uncaught' "$log" >&2
     echo "error: the page logged console errors" >&2
+    exit 1
+fi
+# Self-contained: no file or URL is loaded (src= / href= other than in-page anchors and data:).
+if grep -oE '(src|href)="[^"#][^"]*"' "$html" | grep -v '"data:' >/dev/null; then
+    grep -oE '(src|href)="[^"#][^"]*"' "$html" | grep -v '"data:' | head >&2
+    echo "error: the report loads external files" >&2
     exit 1
 fi
 echo "screenshot: $png_abs"
