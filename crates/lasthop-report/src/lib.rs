@@ -163,7 +163,7 @@ fn render(
         let _ = write!(h, "<th class=\"l\">{}</th>", esc(d));
     }
     h.push_str(
-        "<th class=\"l\">link spec</th><th class=\"l\">flows</th><th>finished runs</th></tr>\n",
+        "<th class=\"l\">link spec</th><th class=\"l\">flows</th><th>finished runs</th><th>incomplete connections</th></tr>\n",
     );
     for (p, m) in info.points.iter().zip(metrics) {
         let _ = write!(h, "<tr><td class=\"l\">{}</td>", esc(&p.name));
@@ -176,7 +176,7 @@ fn render(
         }
         let _ = writeln!(
             h,
-            "<td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td></tr>",
+            "<td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>",
             esc(&p.link),
             p.flows
                 .iter()
@@ -184,7 +184,25 @@ fn render(
                 .map(|(i, f)| format!("{i}: {}", esc(f)))
                 .collect::<Vec<_>>()
                 .join("<br>"),
-            m.len()
+            m.len(),
+            {
+                // Connections without the SYN or the ACK of the client's FIN, and flows with no
+                // connection at all: their elapsed time ends at their last packet.
+                let bad: usize = m
+                    .iter()
+                    .map(|r| {
+                        r.conns.iter().filter(|c| !c.complete).count()
+                            + p.flows
+                                .len()
+                                .saturating_sub(r.conns.iter().filter(|c| c.flow.is_some()).count())
+                    })
+                    .sum();
+                if bad == 0 {
+                    "0".to_string()
+                } else {
+                    format!("<b style=\"color:#b00\">{bad}</b>")
+                }
+            }
         );
     }
     h.push_str("</table>\n");
