@@ -118,9 +118,9 @@ def set_keys(text, table, keys, replace=False):
     return "\n".join(out) + "\n"
 
 
-def variant(tmp, scenario, name, tcp=None, link=None):
-    """A copy of `scenario` in `tmp` whose host TCP tables are replaced by `tcp` and whose link
-    has the keys of `link` set."""
+def variant(tmp, scenario, name, tcp=None, link=None, merge=False):
+    """A copy of `scenario` in `tmp` whose host TCP tables are replaced by `tcp` (with `merge`,
+    only the keys given are set) and whose link has the keys of `link` set."""
     text = open(os.path.join(SCEN, scenario)).read()
     m = re.search(r'^link\s*=\s*"([^"]+)"', text, re.M)
     link_path = os.path.normpath(os.path.join(SCEN, m.group(1)))
@@ -132,7 +132,7 @@ def variant(tmp, scenario, name, tcp=None, link=None):
         open(link_path, "w").write(ltext)
     text = re.sub(r'^link\s*=\s*"[^"]+"', f'link = "{link_path}"', text, flags=re.M)
     for table, keys in (tcp or {}).items():
-        text = set_keys(text, table, keys, replace=True)
+        text = set_keys(text, table, keys, replace=not merge)
     path = os.path.join(tmp, f"{name}.toml")
     open(path, "w").write(text)
     return path
@@ -203,7 +203,7 @@ def seed000_table(label, mode, runs):
     pub = spec["pub"]
     for i, s in enumerate((s1, s2)):
         p = pub[s]
-        ot = fmt(spec["otime"]) if i == 0 else ""
+        ot = f"{spec['otime']:.1f}" if i == 0 else ""
         print(f"| published ({spec['reps']} reps) | {s} | {p['pct'][0]} | {p['pct'][1]} | "
               f"{p['pct'][2]} | | {p['drops']} | {p['rexmt']} | 0 (text) | {ot} |")
     for vlabel, rows_by_rep in runs:
@@ -344,6 +344,13 @@ def main():
         if not a.quick:
             spec = variant(tmp, scen, f"s000-{mode}-jitter", link=jitter)
             cases.append(("ours + 0–10 ms jitter", runs(spec, f"s000-{mode}-jitter")))
+            # Linux 2.4.20 without FACK marks only the head lost (tcp_update_scoreboard).
+            head = {"hosts.server.tcp": {"sack_loss_marking": '"head"'}}
+            spec = variant(tmp, scen, f"s000-{mode}-head", tcp=head, merge=True)
+            cases.append(("ours, head-only loss marking", runs(spec, f"s000-{mode}-head")))
+            spec = variant(tmp, scen, f"s000-{mode}-head-jitter", tcp=head, link=jitter,
+                           merge=True)
+            cases.append(("ours, head-only + jitter", runs(spec, f"s000-{mode}-head-jitter")))
         res[mode] = cases
         seed000_table(mode, mode, cases)
     print("\n### seed 000, e0, 2tcp0udp: outcome categories (gap between the two elapsed times)\n")
@@ -366,7 +373,7 @@ def main():
         per_buf[buf] = rows
         c = [r[0] for r in rows]
         t = [float(r["elapsed_s"]) for r in c]
-        print(f"| {buf} | published (20 reps) | {p['pct'][0]} | {p['pct'][1]} | {p['pct'][2]} "
+        print(f"| {buf} | published (20 reps) | {p['pct'][0]:.2f} | {p['pct'][1]:.2f} | {p['pct'][2]:.2f} "
               f"| {p['tput']:.0f} | {p['rexmt']} | {p['drops']} | 0 | 0 |")
         print(f"| {buf} | ours ({len(c)} reps) | {fmt(pct(t, 25))} | {fmt(pct(t, 50))} | "
               f"{fmt(pct(t, 75))} | {med([float(r['throughput_Bps']) for r in c]):.0f} | "
@@ -424,7 +431,7 @@ def main():
                 print(f"| {buf} | {label} | {float(c['elapsed_s']):.2f} | {c['rexmt_pkts']} | "
                       f"{c['drops_queue']} | {ss} / {later} | {c['rtos']} | {c['spurious_rexmt']} | "
                       + " / ".join(fmt(x, 0) if x else "–" for x in t4) + " |")
-            print(f"| {buf} | published | {SEED001[buf]['pct'][1]} | {SEED001[buf]['rexmt']} | "
+            print(f"| {buf} | published | {SEED001[buf]['pct'][1]:.2f} | {SEED001[buf]['rexmt']} | "
                   f"{SEED001[buf]['drops']} | {SEED001[buf]['ss']} / {SEED001[buf]['ca']} | 0 | 0 | "
                   + " / ".join(f"{x:.0f}" for x in TABLE4[buf]) + " |")
 

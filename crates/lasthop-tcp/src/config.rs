@@ -68,6 +68,19 @@ pub enum RecoveryExit {
     FlightPlusOne,
 }
 
+/// Which holes SACK recovery marks lost (without FACK).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SackLossMarking {
+    /// RFC 3517 IsLost: every hole with `dupthresh` SACKed segments above it (seed 000 A.2.3's
+    /// description of Linux).
+    Rfc3517,
+    /// Linux 2.4 `tcp_update_scoreboard` without FACK: `tcp_mark_head_lost(sk, tp, 1, ...)`
+    /// marks only the first unacknowledged segment; the next hole is marked once the cumulative
+    /// ACK has reached it, so at most one hole is repaired per round trip.
+    Head,
+}
+
 /// Which handshakes give the first RTT sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -93,6 +106,8 @@ pub struct TcpConfig {
     pub sack: bool,
     /// FACK loss marking instead of RFC 3517's (needs `sack`).
     pub fack: bool,
+    /// Which holes SACK recovery marks lost when FACK is off.
+    pub sack_loss_marking: SackLossMarking,
     /// D-SACK generation (RFC 2883) by the receiver.
     pub dsack: bool,
     /// Timestamps (RFC 1323): RTT sampling from echoes; takes 12 bytes of every segment.
@@ -182,6 +197,7 @@ impl Default for TcpConfig {
             mss: None,
             sack: true,
             fack: false,
+            sack_loss_marking: SackLossMarking::Rfc3517,
             dsack: false,
             timestamps: false,
             window_scaling: false,
@@ -283,6 +299,12 @@ impl TcpConfig {
         }
         if self.fack && !self.sack {
             return Err(err("fack", "FACK needs `sack = true`"));
+        }
+        if self.fack && self.sack_loss_marking == SackLossMarking::Head {
+            return Err(err(
+                "sack_loss_marking",
+                "\"head\" is Linux 2.4's marking without FACK; it cannot be combined with `fack = true`",
+            ));
         }
         if self.dsack && !self.sack {
             return Err(err("dsack", "D-SACK needs `sack = true`"));

@@ -66,7 +66,8 @@ pub mod rtt;
 pub mod wire;
 
 pub use config::{
-    ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, SsthreshFrom, TcpConfig,
+    ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, SackLossMarking,
+    SsthreshFrom, TcpConfig,
 };
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,

@@ -237,6 +237,49 @@ fn fack_enters_recovery_on_one_sack_far_above_the_hole() {
     assert_eq!((c.ssthresh(), c.cwnd()), (2, 2));
 }
 
+#[test]
+fn sack_loss_marking_head_repairs_one_hole_per_round_trip() {
+    // Segments 1-4, each ACKed alone: cwnd 4 -> 8, two new segments per ACK: 5-12 go out.
+    // Then one ACK of 4 SACKs 6 and 8-12: holes at 5 and 7. RFC 3517 marks both lost (6 and 5
+    // SACKed segments above them); ssthresh = 8/2 = 4, in_flight = 8 - 6 SACKed - 2 lost = 0, so
+    // both are retransmitted at once. Linux 2.4 without FACK marks only the head: 5 goes, 7
+    // waits until the cumulative ACK reaches it.
+    let holes = |marking: lasthop_tcp::SackLossMarking| -> (Vec<u32>, Vec<u32>) {
+        let cfg = TcpConfig {
+            sack_loss_marking: marking,
+            ..TcpConfig::default()
+        };
+        let (mut c, peer, _) = sender(cfg, 4, 4);
+        for k in 1..=4 {
+            c.handle_packet(t(1200 + k), &peer.ack(k as u32, 536, &[]));
+            while c.poll_transmit(t(1200 + k)).is_some() {}
+        }
+        assert_eq!(c.cwnd(), 8);
+        let rtx = |c: &mut Connection, now| {
+            let mut v = Vec::new();
+            while let Some(p) = c.poll_transmit(now) {
+                let s = Segment::decode(&p).unwrap();
+                let k = (s.seq - ISS - 1) / 536 + 1;
+                if k <= 12 {
+                    v.push(k);
+                }
+            }
+            v
+        };
+        c.handle_packet(t(1900), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
+        assert_eq!(c.ca_state(), CaState::Recovery);
+        let first = rtx(&mut c, t(1900));
+        // The retransmission of 5 arrives: ACK of 6, 8-12 still SACKed.
+        c.handle_packet(t(2600), &peer.ack(6, 536, &[(8, 12)]));
+        (first, rtx(&mut c, t(2600)))
+    };
+    use lasthop_tcp::SackLossMarking::{Head, Rfc3517};
+    assert_eq!(holes(Rfc3517), (vec![5, 7], vec![]));
+    assert_eq!(holes(Head), (vec![5], vec![7]));
+    let e = TcpConfig::from_toml("fack = true\nsack_loss_marking = \"head\"").unwrap_err();
+    assert_eq!(e.key, "sack_loss_marking");
+}
+
 /// RTO, then an ACK of everything sent before it, then new data and three duplicate ACKs at
 /// exactly send_high: the Less Careful variant retransmits, the Careful one does not.
 fn careful_case(careful: bool) -> Connection {

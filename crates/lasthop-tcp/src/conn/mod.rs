@@ -21,7 +21,9 @@
 //! `receiver.rs` the data side (delivery, SACK, delayed ACK, window) and `output.rs` what goes
 //! out next and how segments are built.
 
-use crate::config::{DelayedAck, HandshakeRtt, RecoveryExit, SsthreshFrom, TcpConfig};
+use crate::config::{
+    DelayedAck, HandshakeRtt, RecoveryExit, SackLossMarking, SsthreshFrom, TcpConfig,
+};
 use crate::metrics::{linux_iw, ClosingState, Metrics};
 use crate::rtt::RttEstimator;
 use crate::wire::{Segment, ACK, CWR, ECE, FIN, PSH, RST, SYN};

@@ -573,8 +573,15 @@ impl Connection {
         }
     }
 
-    /// Marks holes lost by the SACK rule (RFC 3517 or FACK).
+    /// Marks holes lost by the SACK rule (RFC 3517 or FACK; or, with `sack_loss_marking =
+    /// "head"`, Linux 2.4 without FACK: only the first unacknowledged segment, in Recovery).
     pub(super) fn mark_lost_by_sack(&mut self) {
+        if self.cfg.sack_loss_marking == SackLossMarking::Head {
+            if self.ca == CaState::Recovery {
+                self.mark_head_lost();
+            }
+            return;
+        }
         let th = self.cfg.dupthresh as usize;
         let fack = self.rtx.iter().rposition(|s| s.sacked);
         let mut above = 0usize;
