@@ -65,7 +65,7 @@ pub struct Marker {
     pub replication: u64,
     pub seed: u64,
     pub mode: String,
-    /// FNV-1a 64 of the run's `scenario.toml`.
+    /// FNV-1a 64 of the run's `scenario.toml` and of its link spec's contents.
     pub scenario_hash: String,
 }
 
@@ -202,10 +202,7 @@ impl Experiment {
             replication: run.replication,
             seed: self.seed,
             mode: self.mode.name().to_string(),
-            scenario_hash: format!(
-                "{:016x}",
-                fnv1a(self.points[run.point].scenario_toml.as_bytes())
-            ),
+            scenario_hash: format!("{:016x}", self.points[run.point].fingerprint),
         }
     }
 

@@ -272,6 +272,9 @@ pub struct Point {
     pub scenario_toml: String,
     /// The validated scenario (seed and replication set per run).
     pub scenario: Scenario,
+    /// FNV-1a 64 of the patched scenario text and of the link spec file's contents: what a
+    /// finished run's marker must match to be kept.
+    pub fingerprint: u64,
 }
 
 /// A loaded, expanded, validated experiment.
@@ -627,9 +630,14 @@ impl Experiment {
             if let Some(s) = spec.seed {
                 scenario.seed = s;
             }
+            let link_text = std::fs::read(&scenario.link_path).unwrap_or_default();
+            let mut fp = scenario_toml.as_bytes().to_vec();
+            fp.push(0);
+            fp.extend_from_slice(&link_text);
             points.push(Point {
                 name: pname,
                 coords,
+                fingerprint: crate::runner::fnv1a(&fp),
                 scenario_toml,
                 scenario,
             });

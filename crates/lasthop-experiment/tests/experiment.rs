@@ -332,3 +332,31 @@ fn spec_errors_name_the_key() {
     let e = error_of("BASE\n[matrix.bad-name]\nx = {}\n");
     assert!(e.key.contains("bad-name"), "{e}");
 }
+
+#[test]
+fn edited_link_spec_is_redone() {
+    let (d, spec) = setup();
+    let link = d.path().join("mylink.toml");
+    std::fs::copy(examples().join("links/seed000-r1.toml"), &link).unwrap();
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        &examples()
+            .join("links/seed000-r1.toml")
+            .display()
+            .to_string(),
+        "mylink.toml",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let out = d.path().join("out");
+    let exp = Experiment::load(&spec).unwrap();
+    run_experiment(&exp, &out, &SimBackend, &opts(2)).unwrap();
+    // The link spec changes on disk: the points that use it are redone, the others kept.
+    let l = std::fs::read_to_string(&link)
+        .unwrap()
+        .replace("packets = 20", "packets = 10");
+    std::fs::write(&link, l).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    let c = Counting::default();
+    let r = run_experiment(&exp, &out, &c, &opts(2)).unwrap();
+    assert_eq!((r.kept, r.ran.len()), (2, 2));
+    assert!(c.runs.lock().unwrap().keys().all(|k| k.0 == "r1"));
+}
