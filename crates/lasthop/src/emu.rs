@@ -11,7 +11,8 @@ use std::path::PathBuf;
 pub struct EmuArgs {
     /// A scenario spec (TOML): hosts, their settings, the link, the flows.
     pub spec: PathBuf,
-    /// Results directory: <host>.pcap, events.csv, flow<i>-{send,recv}.csv, hosts.csv, summary.toml.
+    /// Results directory: <host>.pcap, events.csv, flow<i>-{send,recv}.csv, hosts.csv, summary.toml,
+    /// connections.csv.
     #[arg(long)]
     pub out: PathBuf,
     /// Bytes of each packet kept in the captures.

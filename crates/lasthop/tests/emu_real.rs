@@ -451,16 +451,23 @@ bytes = 1000000
     let left = ns_of_run();
     assert_eq!(left.len(), 2, "a SIGKILLed run cannot clean up: {left:?}");
     // The programs in the namespaces died with the emulator (parent-death signal).
-    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
     for ns in &left {
-        let pids = Command::new("ip")
-            .args(["netns", "pids", ns])
-            .output()
-            .unwrap();
-        assert!(
-            String::from_utf8_lossy(&pids.stdout).trim().is_empty(),
-            "processes left in {ns}"
-        );
+        loop {
+            let pids = Command::new("ip")
+                .args(["netns", "pids", ns])
+                .output()
+                .unwrap();
+            let pids = String::from_utf8_lossy(&pids.stdout).trim().to_string();
+            if pids.is_empty() {
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "processes {pids} left in {ns}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
     }
     // No output file appears half written.
     assert!(!out.join("events.csv").exists());
