@@ -146,14 +146,13 @@ fn render(
     let finished: usize = metrics.iter().map(Vec::len).sum();
     let _ = writeln!(
         h,
-        "<p class=\"note\">Mode <b>{}</b>, seed {}, {} point(s) × {} replication(s); {} of {} runs finished. Results directory <code>{}</code>. Quantiles: {}.</p>",
+        "<p class=\"note\">Mode <b>{}</b>, seed {}, {} point(s) × {} replication(s); {} of {} runs finished (the run files are under <code>runs/POINT/REPLICATION/</code> beside this report). Quantiles: {}.</p>",
         esc(&info.mode),
         info.seed,
         info.points.len(),
         info.replications,
         finished,
         info.points.len() as u64 * info.replications,
-        esc(&dir.display().to_string()),
         esc(&summary.quantiles)
     );
 
@@ -642,9 +641,9 @@ fn flow_reverse(f: &str) -> Option<String> {
 fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), String> {
     let _ = writeln!(
         h,
-        "<h2>One run: {} / replication {rep}</h2>\n<p class=\"note\">Files in <code>{}</code>. Choose another with <code>lasthop report DIR --run POINT/REPLICATION</code> or <code>report_run</code> in the spec.</p>",
+        "<h2>One run: {} / replication {rep}</h2>\n<p class=\"note\">Files in <code>runs/{}/{rep}/</code>. Choose another with <code>lasthop report DIR --run POINT/REPLICATION</code> or <code>report_run</code> in the spec.</p>",
         esc(point),
-        esc(&run_dir.display().to_string())
+        esc(point)
     );
     let events_path = run_dir.join("events.csv");
     let events: Vec<EventRow> = if events_path.exists() {

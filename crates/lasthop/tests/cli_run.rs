@@ -186,6 +186,7 @@ fn interrupted_run_resumes() {
         "summary.json",
         "runs/base/15/events.csv",
         "runs/base/0/metrics.json",
+        "report.html",
     ] {
         assert_eq!(
             std::fs::read(out.join(f)).unwrap(),
