@@ -8,7 +8,7 @@
 
 use crate::Error;
 use lasthop_core::{FlowKey, Time};
-use pcap_file::pcap::PcapReader;
+use pcap_file::pcap::{PcapParser, PcapReader};
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::{PcapError, TsResolution};
@@ -262,12 +262,33 @@ pub struct ReadSummary {
 }
 
 /// Reads every record of a pcap stream and hands each TCP segment to `f`, in file order.
+///
+/// pcap-file's streaming reader zeroes an 8 MB buffer when it opens; a run of the simulator
+/// analyses one small capture per host, so captures under that size are parsed from memory
+/// instead, and only larger ones are streamed.
 pub fn read_pcap<R: Read>(
-    reader: R,
+    mut reader: R,
     source: &str,
-    mut f: impl FnMut(TcpSeg),
+    f: impl FnMut(TcpSeg),
 ) -> Result<ReadSummary, Error> {
-    let mut r = PcapReader::new(reader).map_err(|e| match e {
+    const STREAM_ABOVE: u64 = 8_000_000;
+    let mut head = Vec::new();
+    (&mut reader)
+        .take(STREAM_ABOVE)
+        .read_to_end(&mut head)
+        .map_err(|e| Error::Io {
+            path: source.to_string(),
+            error: e,
+        })?;
+    if (head.len() as u64) < STREAM_ABOVE {
+        read_pcap_slice(&head, source, f)
+    } else {
+        read_pcap_stream(std::io::Cursor::new(head).chain(reader), source, f)
+    }
+}
+
+fn not_pcap(source: &str, e: PcapError) -> Error {
+    match e {
         PcapError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => Error::Io {
             path: source.to_string(),
             error: io,
@@ -276,8 +297,14 @@ pub fn read_pcap<R: Read>(
             path: source.to_string(),
             detail: other.to_string(),
         },
-    })?;
-    let header = r.header();
+    }
+}
+
+/// The capture's header: its link type (refused when unsupported) and timestamp unit.
+fn start_summary(
+    header: &pcap_file::pcap::PcapHeader,
+    source: &str,
+) -> Result<(ReadSummary, bool), Error> {
     let linktype = u32::from(header.datalink);
     if !supported(linktype) {
         return Err(Error::UnsupportedLinkType {
@@ -286,18 +313,88 @@ pub fn read_pcap<R: Read>(
         });
     }
     let nanos = header.ts_resolution == TsResolution::NanoSecond;
-    let mut sum = ReadSummary {
+    let sum = ReadSummary {
         linktype,
         ..Default::default()
     };
+    Ok((sum, nanos))
+}
+
+/// One record: its time, and the TCP segment in it if any.
+fn record(
+    rec: &pcap_file::pcap::RawPcapPacket<'_>,
+    nanos: bool,
+    sum: &mut ReadSummary,
+    f: &mut impl FnMut(TcpSeg),
+) {
+    sum.records += 1;
+    let frac = u64::from(rec.ts_frac);
+    let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
+    let data: &[u8] = &rec.data;
+    let seg = ip_offset(sum.linktype, data).and_then(|off| {
+        let wire = rec.orig_len.saturating_sub(off as u32);
+        parse_tcp(Time(ns), &data[off..], Some(wire))
+    });
+    match seg {
+        Some(s) => f(s),
+        None => sum.other += 1,
+    }
+}
+
+fn truncated(source: &str, sum: &ReadSummary) -> String {
+    format!(
+        "{source}: capture ends in the middle of record {} (ignored)",
+        sum.records + 1
+    )
+}
+
+fn read_pcap_slice(
+    bytes: &[u8],
+    source: &str,
+    mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    let (mut rest, parser) = PcapParser::new(bytes).map_err(|e| match e {
+        PcapError::IncompleteBuffer => Error::NotPcap {
+            path: source.to_string(),
+            detail: "shorter than a pcap header".into(),
+        },
+        other => not_pcap(source, other),
+    })?;
+    let (mut sum, nanos) = start_summary(&parser.header(), source)?;
+    while !rest.is_empty() {
+        match parser.next_raw_packet(rest) {
+            Ok((next, rec)) => {
+                record(&rec, nanos, &mut sum, &mut f);
+                rest = next;
+            }
+            Err(PcapError::IncompleteBuffer) => {
+                sum.warnings.push(truncated(source, &sum));
+                break;
+            }
+            Err(e) => {
+                sum.warnings.push(format!(
+                    "{source}: record {}: {e}; reading stopped",
+                    sum.records + 1
+                ));
+                break;
+            }
+        }
+    }
+    Ok(sum)
+}
+
+fn read_pcap_stream<R: Read>(
+    reader: R,
+    source: &str,
+    mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    let mut r = PcapReader::new(reader).map_err(|e| not_pcap(source, e))?;
+    let (mut sum, nanos) = start_summary(&r.header(), source)?;
     while let Some(rec) = r.next_raw_packet() {
         let rec = match rec {
             Ok(rec) => rec,
             Err(PcapError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                sum.warnings.push(format!(
-                    "{source}: capture ends in the middle of record {} (ignored)",
-                    sum.records + 1
-                ));
+                sum.warnings.push(truncated(source, &sum));
                 break;
             }
             Err(PcapError::IoError(e)) => {
@@ -314,18 +411,7 @@ pub fn read_pcap<R: Read>(
                 break;
             }
         };
-        sum.records += 1;
-        let frac = u64::from(rec.ts_frac);
-        let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
-        let data: &[u8] = &rec.data;
-        let seg = ip_offset(linktype, data).and_then(|off| {
-            let wire = rec.orig_len.saturating_sub(off as u32);
-            parse_tcp(Time(ns), &data[off..], Some(wire))
-        });
-        match seg {
-            Some(s) => f(s),
-            None => sum.other += 1,
-        }
+        record(&rec, nanos, &mut sum, &mut f);
     }
     Ok(sum)
 }
