@@ -33,7 +33,10 @@ fn embedded() -> Result<Scenario> {
     std::fs::create_dir_all(dir.path().join("scenarios"))?;
     std::fs::create_dir_all(dir.path().join("links"))?;
     std::fs::write(dir.path().join("links/seed000-e0.toml"), DEFAULT_LINK)?;
-    Ok(Scenario::from_str_in(DEFAULT_SCENARIO, &dir.path().join("scenarios"))?)
+    Ok(Scenario::from_str_in(
+        DEFAULT_SCENARIO,
+        &dir.path().join("scenarios"),
+    )?)
 }
 
 pub fn run(args: SimArgs) -> Result<()> {
