@@ -374,7 +374,7 @@ def main():
         c = [r[0] for r in rows]
         t = [float(r["elapsed_s"]) for r in c]
         print(f"| {buf} | published (20 reps) | {p['pct'][0]:.2f} | {p['pct'][1]:.2f} | {p['pct'][2]:.2f} "
-              f"| {p['tput']:.0f} | {p['rexmt']} | {p['drops']} | 0 | 0 |")
+              f"| {p['tput']:.0f} | {p['rexmt']} | {p['drops']} | – | 0 (= rexmt − drops) |")
         print(f"| {buf} | ours ({len(c)} reps) | {fmt(pct(t, 25))} | {fmt(pct(t, 50))} | "
               f"{fmt(pct(t, 75))} | {med([float(r['throughput_Bps']) for r in c]):.0f} | "
               f"{fmt(med([int(r['rexmt_pkts']) for r in c]), 1)} | "
@@ -411,6 +411,9 @@ def main():
             scen = f"seed001-buf{buf}.toml"
             cases = list(ABLATION)
             cases.append(("scenario now, link holds one more packet (queue + 1)", None, "q+1"))
+            cases.append(("scenario now + Linux 2.2/2.3 RTO timer (not set in the scenario)",
+                          None, "timer"))
+            cases.append(("link + 1 and Linux 2.2/2.3 RTO timer", None, "q+1 timer"))
             for label, srv, mob in cases:
                 name = f"s001-buf{buf}-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
                 if srv is None and mob is None:
@@ -418,11 +421,14 @@ def main():
                     rows = per_buf[buf][0]
                 else:
                     tcp = {} if srv is None else {"hosts.server.tcp": srv, "hosts.mobile.tcp": mob}
-                    link = None
-                    if mob == "q+1":
-                        tcp = {}
-                        link = {"down.queue": {"packets": str(buf + 1)}}
-                    spec = variant(tmp, scen, name, tcp=tcp, link=link)
+                    link, merge = None, False
+                    if isinstance(mob, str):
+                        tcp, merge = {}, True
+                        if "q+1" in mob:
+                            link = {"down.queue": {"packets": str(buf + 1)}}
+                        if "timer" in mob:
+                            tcp = {"hosts.server.tcp": {"rto_timer": '"oldest_sent"'}}
+                    spec = variant(tmp, scen, name, tcp=tcp, link=link, merge=merge)
                     out = os.path.join(out_root, name)
                     rows = run(binary, spec, out, 0)
                 c = rows[0]
@@ -432,7 +438,7 @@ def main():
                       f"{c['drops_queue']} | {ss} / {later} | {c['rtos']} | {c['spurious_rexmt']} | "
                       + " / ".join(fmt(x, 0) if x else "–" for x in t4) + " |")
             print(f"| {buf} | published | {SEED001[buf]['pct'][1]:.2f} | {SEED001[buf]['rexmt']} | "
-                  f"{SEED001[buf]['drops']} | {SEED001[buf]['ss']} / {SEED001[buf]['ca']} | 0 | 0 | "
+                  f"{SEED001[buf]['drops']} | {SEED001[buf]['ss']} / {SEED001[buf]['ca']} | – | 0 | "
                   + " / ".join(f"{x:.0f}" for x in TABLE4[buf]) + " |")
 
     if not a.out:

@@ -81,6 +81,18 @@ pub enum SackLossMarking {
     Head,
 }
 
+/// When an ACK of new data rearms the retransmission timer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoTimer {
+    /// RTO from now (Linux 2.4, RFC 2988 5.3).
+    Ack,
+    /// RTO from the (re)transmission of the oldest outstanding segment, unless recovering from
+    /// an RTO: Linux 2.2/2.3 `tcp_ack_packets_out` (`when = rto - (now - skb->when)`), the
+    /// stack of seed 001.
+    OldestSent,
+}
+
 /// Which handshakes give the first RTT sample.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -172,6 +184,8 @@ pub struct TcpConfig {
     pub rto_min: Dur,
     /// Upper bound of the (backed-off) RTO.
     pub rto_max: Dur,
+    /// When an ACK of new data rearms the retransmission timer.
+    pub rto_timer: RtoTimer,
     /// SYN retransmissions before the connection attempt fails (Linux `tcp_syn_retries`).
     pub syn_retries: u32,
     /// SYN-ACK retransmissions before the server gives up (Linux `tcp_synack_retries`).
@@ -224,6 +238,7 @@ impl Default for TcpConfig {
             rto_initial: Dur::from_secs(3),
             rto_min: Dur::from_millis(200),
             rto_max: Dur::from_secs(120),
+            rto_timer: RtoTimer::Ack,
             syn_retries: 5,
             synack_retries: 5,
             retries2: 15,

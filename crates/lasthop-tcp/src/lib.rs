@@ -66,7 +66,7 @@ pub mod rtt;
 pub mod wire;
 
 pub use config::{
-    ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, SackLossMarking,
+    ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoTimer, SackLossMarking,
     SsthreshFrom, TcpConfig,
 };
 pub use conn::{

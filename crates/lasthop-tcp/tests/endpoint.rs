@@ -280,6 +280,27 @@ fn sack_loss_marking_head_repairs_one_hole_per_round_trip() {
     assert_eq!(e.key, "sack_loss_marking");
 }
 
+#[test]
+fn rto_timer_from_the_oldest_segment_sent() {
+    // Four segments sent at 600 ms; the ACK of the first comes at 1300 ms. Linux 2.4 rearms the
+    // timer to 1300 ms + RTO; Linux 2.2/2.3 (seed 001's stack) to the send time of the oldest
+    // outstanding segment, segment 2 at 600 ms, + RTO: 700 ms sooner with the same RTO.
+    let deadline = |timer| {
+        let cfg = TcpConfig {
+            rto_timer: timer,
+            ..TcpConfig::default()
+        };
+        let (mut c, peer, _) = sender(cfg, 4, 4);
+        c.handle_packet(t(1300), &peer.ack(1, 536, &[]));
+        (c.poll_timeout().unwrap(), c.rto())
+    };
+    use lasthop_tcp::RtoTimer::{Ack, OldestSent};
+    let ((a, rto_a), (o, rto_o)) = (deadline(Ack), deadline(OldestSent));
+    assert_eq!(rto_a, rto_o);
+    assert_eq!(a, t(1300) + rto_a);
+    assert_eq!(o, t(600) + rto_o);
+}
+
 /// RTO, then an ACK of everything sent before it, then new data and three duplicate ACKs at
 /// exactly send_high: the Less Careful variant retransmits, the Careful one does not.
 fn careful_case(careful: bool) -> Connection {

@@ -22,7 +22,7 @@
 //! out next and how segments are built.
 
 use crate::config::{
-    DelayedAck, HandshakeRtt, RecoveryExit, SackLossMarking, SsthreshFrom, TcpConfig,
+    DelayedAck, HandshakeRtt, RecoveryExit, RtoTimer, SackLossMarking, SsthreshFrom, TcpConfig,
 };
 use crate::metrics::{linux_iw, ClosingState, Metrics};
 use crate::rtt::RttEstimator;

@@ -72,8 +72,15 @@ impl Connection {
             if let Some(m) = m {
                 self.rtt.sample(m, self.snd_una, self.snd_nxt);
             }
-            // Linux restarts the timer whenever something is acknowledged.
-            self.rto_deadline = (!self.rtx.is_empty()).then(|| now + self.rtt.rto());
+            // Linux restarts the timer whenever something is acknowledged: from now (2.4), or
+            // (2.2/2.3, outside RTO recovery) from when the oldest outstanding segment was sent.
+            self.rto_deadline = self.rtx.front().map(|head| {
+                if self.cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
+                    (head.sent_at + self.rtt.rto()).max(now)
+                } else {
+                    now + self.rtt.rto()
+                }
+            });
         }
 
         let is_dupack = ack == prior_una
