@@ -123,3 +123,39 @@ pub fn analyze_reader_with<R: Read>(
         summary,
     })
 }
+
+/// A host's capture for [`run_connections`]: a file, or bytes kept in memory.
+pub enum Capture<'a> {
+    File(&'a Path),
+    Bytes(&'a [u8]),
+}
+
+/// One row per connection of a run that captured at every host (the simulator and the
+/// emulator both do): each capture is analysed, a connection seen at its client host (which
+/// gives the elapsed time, as seed 002 defines it) is merged with its view at the server host
+/// (counts come from the data sender's side, see [`merge_sides`]), and the event log, when
+/// given, is joined for drops by cause and spurious retransmissions.
+pub fn run_connections(
+    hosts: &[(std::net::IpAddr, Capture<'_>)],
+    events: Option<&Path>,
+) -> Result<Vec<ConnStats>, Error> {
+    let (mut client_side, mut server_side) = (vec![], vec![]);
+    for (addr, capture) in hosts {
+        let conns = match capture {
+            Capture::File(p) => analyze_pcap(p)?,
+            Capture::Bytes(b) => analyze_reader_with(*b, "<capture>", Options::default())?.conns,
+        };
+        for c in conns {
+            if c.client.ip() == *addr {
+                client_side.push(c);
+            } else if c.server.ip() == *addr {
+                server_side.push(c);
+            }
+        }
+    }
+    let mut conns = merge_sides(&client_side, &server_side);
+    if let Some(ev) = events {
+        EventLog::load(ev)?.join(&mut conns);
+    }
+    Ok(conns)
+}

@@ -9,7 +9,7 @@
 pub mod driver;
 pub mod outputs;
 
-use lasthop_analysis::{ConnStats, EventLog};
+use lasthop_analysis::ConnStats;
 use lasthop_core::output::AtomicFile;
 use lasthop_core::Time;
 use lasthop_link::{Dir, DirStats};
@@ -88,35 +88,40 @@ pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error
     })
 }
 
-/// One row per connection: each host's capture is analysed, client-side views (the host is the
-/// client) are merged with server-side views, and the event log is joined for drop causes and
-/// spurious retransmissions. Written to `connections.csv` when there is an output directory.
+/// One row per connection, from every host's capture and the event log (see
+/// [`lasthop_analysis::run_connections`]); written to `connections.csv` when there is an output
+/// directory.
 fn connections(
     scenario: &Scenario,
     opts: &OutputOptions,
     mem: &[Option<Vec<u8>>],
 ) -> Result<Vec<ConnStats>, Error> {
-    let (mut client_side, mut server_side) = (vec![], vec![]);
-    for (i, h) in scenario.hosts.iter().enumerate() {
-        let conns = match (&mem[i], &opts.dir) {
-            (Some(bytes), _) => lasthop_analysis::analyze_reader(&bytes[..])?,
-            (None, Some(dir)) => {
-                lasthop_analysis::analyze_pcap(dir.join(format!("{}.pcap", h.name)))?
-            }
-            (None, None) => continue,
-        };
-        let me = IpAddr::V4(h.address);
-        for c in conns {
-            if c.client.ip() == me {
-                client_side.push(c);
-            } else if c.server.ip() == me {
-                server_side.push(c);
-            }
-        }
-    }
-    let mut conns = lasthop_analysis::merge_sides(&client_side, &server_side);
+    use lasthop_analysis::Capture;
+    let files: Vec<Option<std::path::PathBuf>> = scenario
+        .hosts
+        .iter()
+        .map(|h| {
+            opts.dir
+                .as_ref()
+                .map(|d| d.join(format!("{}.pcap", h.name)))
+        })
+        .collect();
+    let captures: Vec<(IpAddr, Capture)> = scenario
+        .hosts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| {
+            let c = match (&mem[i], &files[i]) {
+                (Some(bytes), _) => Capture::Bytes(bytes),
+                (None, Some(path)) => Capture::File(path),
+                (None, None) => return None,
+            };
+            Some((IpAddr::V4(h.address), c))
+        })
+        .collect();
+    let events = opts.dir.as_ref().map(|d| d.join("events.csv"));
+    let conns = lasthop_analysis::run_connections(&captures, events.as_deref())?;
     if let Some(dir) = &opts.dir {
-        EventLog::load(dir.join("events.csv"))?.join(&mut conns);
         let path = dir.join("connections.csv");
         lasthop_analysis::write_connections_csv(&path, &conns).map_err(|e| Error::Io {
             path: path.display().to_string(),
