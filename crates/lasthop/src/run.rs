@@ -9,8 +9,9 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
-    /// An experiment spec (TOML): a base scenario, a matrix of overrides, replications, seed, mode.
-    spec: PathBuf,
+    /// An experiment spec (TOML): a base scenario, a matrix of overrides, replications, seed,
+    /// mode. Without it, the embedded quick start (`experiments/quickstart.toml`).
+    spec: Option<PathBuf>,
     /// The results directory (default: results/<experiment name>). Rerunning into the same
     /// directory keeps the finished runs and redoes the others.
     #[arg(long)]
@@ -63,8 +64,56 @@ fn emu_run(exe: &Path, scenario: &Scenario, dir: &Path) -> Result<()> {
     Ok(())
 }
 
+/// The quick start and the files it names, embedded so that `lasthop run` works anywhere.
+const QUICKSTART: [(&str, &str); 4] = [
+    (
+        "experiments/quickstart.toml",
+        include_str!("../../../experiments/quickstart.toml"),
+    ),
+    (
+        "examples/scenarios/seed000-e0-2tcp.toml",
+        include_str!("../../../examples/scenarios/seed000-e0-2tcp.toml"),
+    ),
+    (
+        "examples/links/seed000-e0.toml",
+        include_str!("../../../examples/links/seed000-e0.toml"),
+    ),
+    (
+        "examples/links/seed000-r1.toml",
+        include_str!("../../../examples/links/seed000-r1.toml"),
+    ),
+];
+
+/// Writes the embedded quick start under `<out>/spec/` (its specs name each other by relative
+/// paths; a stable place keeps a rerun's fingerprints equal, so finished runs are kept) and
+/// loads it.
+fn embedded_quickstart(out: &Path) -> Result<Experiment> {
+    let dir = out.join("spec");
+    for (path, text) in QUICKSTART {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().expect("a relative path with a folder"))
+            .with_context(|| format!("creating {}", dir.display()))?;
+        lasthop_core::output::AtomicFile::write_all_to(&p, text.as_bytes())
+            .with_context(|| format!("writing {}", p.display()))?;
+    }
+    Ok(Experiment::load(dir.join(QUICKSTART[0].0))?)
+}
+
 pub fn run(args: RunArgs) -> Result<()> {
-    let exp = Experiment::load(&args.spec)?;
+    let exp = match &args.spec {
+        Some(spec) => Experiment::load(spec)?,
+        None => {
+            let out = args
+                .out
+                .clone()
+                .unwrap_or_else(|| Path::new("results").join("quickstart"));
+            println!(
+                "no experiment given: the embedded quick start (experiments/quickstart.toml), specs in {}/spec",
+                out.display()
+            );
+            embedded_quickstart(&out)?
+        }
+    };
     let out = args
         .out
         .clone()
