@@ -882,6 +882,10 @@ impl<'a> Emu<'a> {
         );
         s += &format!("stop = {:?}\nend_ns = {}\n", stop.name(), end.as_nanos());
         s += &format!(
+            "spin_ns = {}\nrt_priority = {}\nsnaplen = {}\n",
+            self.opts.spin_ns, self.opts.rt_priority, self.opts.snaplen
+        );
+        s += &format!(
             "unroutable = {}\nwrite_errors = {}\nsame_side = {}\nsleeps = {}\nspins = {}\n",
             self.unroutable, self.write_errors, self.local, self.sleeps, self.spins
         );
