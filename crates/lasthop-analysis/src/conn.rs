@@ -3,7 +3,7 @@
 use crate::capture::{TcpSeg, ACK, FIN, RST, SYN};
 use crate::seqspace::SeqSpace;
 use lasthop_core::{Dur, FlowKey, Packet, Time};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::net::SocketAddr;
 
 /// Knobs of the inferences that are not tcptrace's (RTO detection).
@@ -329,8 +329,10 @@ struct Conn {
 pub struct Analyzer {
     opts: Options,
     conns: Vec<Conn>,
-    /// Client→server flow key → index of its latest connection.
-    by_key: HashMap<FlowKey, usize>,
+    /// Flow key of either direction → (index of its latest connection, whether the key is the
+    /// client→server direction). One lookup per packet, with a fast deterministic hash: this
+    /// map is the analyser's hottest spot.
+    by_key: FxHashMap<FlowKey, (usize, bool)>,
     /// Packets that were not TCP.
     pub other_packets: u64,
 }
@@ -346,7 +348,7 @@ impl Analyzer {
         Analyzer {
             opts,
             conns: Vec::new(),
-            by_key: HashMap::new(),
+            by_key: FxHashMap::default(),
             other_packets: 0,
         }
     }
@@ -361,12 +363,7 @@ impl Analyzer {
 
     fn find(&mut self, seg: &TcpSeg) -> (usize, bool) {
         let fwd = seg.flow;
-        let rev = fwd.reversed();
-        let found = if let Some(&i) = self.by_key.get(&fwd) {
-            Some((i, true))
-        } else {
-            self.by_key.get(&rev).map(|&i| (i, false))
-        };
+        let found = self.by_key.get(&fwd).copied();
         if let Some((i, from_client)) = found {
             let c = &self.conns[i];
             // A new SYN with another ISN on the same 4-tuple starts a new connection.
@@ -379,11 +376,8 @@ impl Analyzer {
         // A new connection. The client is the SYN sender; the receiver of a SYN-ACK; or else the
         // sender of this first packet.
         let from_client = !(seg.has(SYN) && seg.has(ACK));
+        let rev = fwd.reversed();
         let key = if from_client { fwd } else { rev };
-        if found.is_some() {
-            self.by_key.remove(&fwd);
-            self.by_key.remove(&rev);
-        }
         let id = self.conns.len() + 1;
         let sock = |ip, port| SocketAddr::new(ip, port);
         self.conns.push(Conn {
@@ -406,7 +400,9 @@ impl Analyzer {
             c2s: DirState::default(),
             s2c: DirState::default(),
         });
-        self.by_key.insert(key, id - 1);
+        // Both directions point at the new connection (replacing any older one on the 4-tuple).
+        self.by_key.insert(key, (id - 1, true));
+        self.by_key.insert(key.reversed(), (id - 1, false));
         (id - 1, from_client)
     }
 

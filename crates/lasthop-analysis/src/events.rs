@@ -8,7 +8,7 @@
 
 use crate::conn::{ConnStats, Drops};
 use crate::Error;
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
@@ -107,7 +107,7 @@ impl EventLog {
         // Arrivals of TCP segments with payload: (flow id, seq, len, order, packet, time).
         let mut arrivals: Vec<(u32, u32, u32, u64, u64, u64)> = Vec::new();
         // flow strings interned: arrivals are keyed by a small id
-        let mut flow_ids: HashMap<String, u32> = HashMap::new();
+        let mut flow_ids: HashMap<String, u32> = HashMap::default();
         let mut flow_names: Vec<String> = Vec::new();
         let mut released: Vec<u64> = Vec::new();
         let mut saw_arrive = false;
@@ -221,7 +221,7 @@ impl EventLog {
     /// Adds drops, marks and spurious retransmissions to the connections.
     pub fn join(&self, conns: &mut [ConnStats]) {
         // flow string → connection indices (client→server, and server→client direction).
-        let mut by_flow: HashMap<String, Vec<(usize, bool)>> = HashMap::new();
+        let mut by_flow: HashMap<String, Vec<(usize, bool)>> = HashMap::default();
         for (i, c) in conns.iter().enumerate() {
             let f = c.flow();
             by_flow.entry(f.to_string()).or_default().push((i, true));
