@@ -55,6 +55,14 @@ pub fn run(args: EmuArgs) -> Result<()> {
         out.stop.name()
     );
     println!("{}", out.lateness);
+    if out.lateness.max > 10_000_000 {
+        // Seawind's threshold: past 10 ms the link's timing is no longer what the spec says.
+        eprintln!(
+            "warning: {} releases were later than 1 ms, the latest by {:.1} ms: the machine did not keep the link's timing (see docs/emulator.md, Lateness)",
+            out.lateness.over_1ms,
+            out.lateness.max as f64 / 1e6
+        );
+    }
     write_connections(&out)?;
     println!("results in {}", out.out_dir.display());
     for f in &out.app_failures {
