@@ -728,18 +728,6 @@ impl<'a> Emu<'a> {
         Ok(())
     }
 
-    fn in_flight(&self) -> u64 {
-        Dir::BOTH
-            .iter()
-            .map(|&d| {
-                let s = self.link.stats(d);
-                s.arrived.saturating_sub(
-                    s.released + s.drops_queue + s.drops_red + s.drops_error + s.drops_mtu,
-                )
-            })
-            .sum()
-    }
-
     fn run_loop(&mut self) -> Result<Stop> {
         let end = Time::ZERO + self.sc.duration;
         let spin = self.opts.spin_ns;
@@ -820,7 +808,7 @@ impl<'a> Emu<'a> {
                 apps_done_at = Some(now);
             }
             if let Some(t) = apps_done_at {
-                let idle = self.in_flight() == 0;
+                let idle = self.link.is_empty();
                 if (idle && now >= t + lasthop_core::Dur::from_millis(100))
                     || now >= t + lasthop_core::Dur::from_secs(5)
                 {

@@ -66,11 +66,41 @@ fn main() {
     let pass = "[both]\nrate = \"unlimited\"\n";
     let n = 1_000_000;
     let scenarios: [(&str, &str, Dur, LogLevel, bool); 5] = [
-        ("pass-through, no log", pass, Dur::from_micros(1), LogLevel::None, false),
-        ("pass-through, log all to CSV", pass, Dur::from_micros(1), LogLevel::All, true),
-        ("seed002-high ARQ, no log", &high, Dur::from_millis(72), LogLevel::None, false),
-        ("seed002-high ARQ, log drops", &high, Dur::from_millis(72), LogLevel::Drops, true),
-        ("seed002-high ARQ, log all to CSV", &high, Dur::from_millis(72), LogLevel::All, true),
+        (
+            "pass-through, no log",
+            pass,
+            Dur::from_micros(1),
+            LogLevel::None,
+            false,
+        ),
+        (
+            "pass-through, log all to CSV",
+            pass,
+            Dur::from_micros(1),
+            LogLevel::All,
+            true,
+        ),
+        (
+            "seed002-high ARQ, no log",
+            &high,
+            Dur::from_millis(72),
+            LogLevel::None,
+            false,
+        ),
+        (
+            "seed002-high ARQ, log drops",
+            &high,
+            Dur::from_millis(72),
+            LogLevel::Drops,
+            true,
+        ),
+        (
+            "seed002-high ARQ, log all to CSV",
+            &high,
+            Dur::from_millis(72),
+            LogLevel::All,
+            true,
+        ),
     ];
     println!("{:<36} {:>14}", "scenario", "packets/s");
     for (name, spec, gap, level, csv) in scenarios {

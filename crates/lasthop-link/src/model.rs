@@ -289,6 +289,14 @@ impl Link {
         self.dirs[dir.index()].stats
     }
 
+    /// Whether no packet is anywhere in the link (queues, buffers, on the wire, in recovery).
+    /// `poll_timeout` cannot tell: a link with states always has a next state change.
+    pub fn is_empty(&self) -> bool {
+        self.dirs
+            .iter()
+            .all(|d| d.queue.is_empty() && d.lsb_wait.is_empty() && d.slots.is_empty())
+    }
+
     /// Router queue length of `dir` in packets and bytes.
     pub fn queue_len(&self, dir: Dir) -> (usize, u64) {
         let d = &self.dirs[dir.index()];

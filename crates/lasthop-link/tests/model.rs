@@ -553,3 +553,16 @@ fn events_csv_rows() {
         "372000000,release,down,0,udp:198.18.0.1:1>198.19.0.1:9,0,,,,576,0,0,0,0,,,,,372000123"
     );
 }
+
+#[test]
+fn is_empty_tells_when_nothing_is_in_the_link() {
+    let mut l = link(&arq_link("retries = 1"));
+    assert!(l.is_empty());
+    push(&mut l, ms(0), Dir::Down, udp(576, 1, 0));
+    assert!(!l.is_empty());
+    // In recovery from 372 ms to its drop at 1072 ms: still in the link.
+    let _ = run(&mut l, ms(800));
+    assert!(!l.is_empty());
+    let _ = run(&mut l, ms(1100));
+    assert!(l.is_empty());
+}

@@ -91,22 +91,13 @@ fn write_connections(out: &RunOutputs) -> Result<()> {
 
 fn analyse(out: &RunOutputs) -> Result<()> {
     use lasthop_analysis as la;
-    let (mut client_side, mut server_side) = (vec![], vec![]);
-    for (host, addr, pcap) in &out.pcaps {
-        let conns =
-            la::analyze_pcap(pcap).with_context(|| format!("analysing {host}'s capture"))?;
-        for c in conns {
-            if c.client.ip() == std::net::IpAddr::V4(*addr) {
-                client_side.push(c);
-            } else if c.server.ip() == std::net::IpAddr::V4(*addr) {
-                server_side.push(c);
-            }
-        }
-    }
-    let mut conns = la::merge_sides(&client_side, &server_side);
-    if out.events.exists() {
-        la::EventLog::load(&out.events)?.join(&mut conns);
-    }
+    let captures: Vec<_> = out
+        .pcaps
+        .iter()
+        .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
+        .collect();
+    let events = out.events.exists().then_some(out.events.as_path());
+    let conns = la::run_connections(&captures, events).context("analysing the captures")?;
     la::write_connections_csv(out.out_dir.join("connections.csv"), &conns)
         .context("writing connections.csv")?;
     print!("{}", la::format_table(&conns));
