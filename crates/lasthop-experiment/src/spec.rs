@@ -24,7 +24,7 @@
 //! `link` (a path) is relative to the experiment file, like `scenario`.
 
 use indexmap::IndexMap;
-use lasthop_link::spec::from_toml;
+use lasthop_link::spec::{err, from_toml};
 use lasthop_link::SpecError;
 use lasthop_scenario::{Scenario, ScenarioSpec};
 use serde::Deserialize;
@@ -299,14 +299,6 @@ pub struct Experiment {
 pub struct RunId {
     pub point: usize,
     pub replication: u64,
-}
-
-fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
-    SpecError {
-        file: None,
-        key: key.into(),
-        message: message.into(),
-    }
 }
 
 fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {

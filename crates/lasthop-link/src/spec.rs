@@ -348,7 +348,9 @@ impl fmt::Display for SpecError {
 
 impl std::error::Error for SpecError {}
 
-fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
+/// A spec error at `key` (a dotted path; empty for the whole document). Every spec crate builds
+/// its errors with this.
+pub fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
     SpecError {
         file: None,
         key: key.into(),

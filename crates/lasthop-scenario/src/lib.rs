@@ -44,7 +44,7 @@
 use indexmap::IndexMap;
 use lasthop_core::units::parse_bytes;
 use lasthop_core::{Bytes, Dur, Rate};
-use lasthop_link::spec::from_toml;
+use lasthop_link::spec::{err, from_toml};
 use lasthop_link::{Dir, LinkConfig, LinkSpec, LogLevel, SpecError};
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
@@ -334,14 +334,6 @@ pub const NET: (Ipv4Addr, u8) = (Ipv4Addr::new(198, 18, 0, 0), 15);
 
 pub fn in_bench_range(a: Ipv4Addr) -> bool {
     u32::from(a) >> (32 - NET.1) == u32::from(NET.0) >> (32 - NET.1)
-}
-
-fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
-    SpecError {
-        file: None,
-        key: key.into(),
-        message: message.into(),
-    }
 }
 
 fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {

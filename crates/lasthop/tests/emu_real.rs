@@ -257,7 +257,10 @@ fn emu_seed000_e0_spaces_full_segments_72ms_apart() {
         "only {near} of {} gaps within 72 ms +- 3 ms",
         gaps.len()
     );
-    println!("{near} of {} gaps within 72 ms +- 3 ms, median {median} ns", gaps.len());
+    println!(
+        "{near} of {} gaps within 72 ms +- 3 ms, median {median} ns",
+        gaps.len()
+    );
     // connections.csv (from the analyser) has the one connection, complete, all bytes.
     let conns = read_csv(&out.join("connections.csv"));
     assert_eq!(conns.len(), 1, "{conns:?}");
