@@ -351,6 +351,15 @@ def main():
             spec = variant(tmp, scen, f"s000-{mode}-head-jitter", tcp=head, link=jitter,
                            merge=True)
             cases.append(("ours, head-only + jitter", runs(spec, f"s000-{mode}-head-jitter")))
+            # Linux 2.4 tcp_cwnd_down's cap, cwnd <= in_flight + 1 in Recovery: set in the 5 s
+            # scenario, shown here switched on (2tcp) or off (5s).
+            cap = "false" if mode == "5s" else "true"
+            fc = {"hosts.server.tcp": {"flight_cap": cap}}
+            spec = variant(tmp, scen, f"s000-{mode}-cap", tcp=fc, merge=True)
+            cases.append((f"ours, flight_cap = {cap}", runs(spec, f"s000-{mode}-cap")))
+            spec = variant(tmp, scen, f"s000-{mode}-cap-jitter", tcp=fc, link=jitter, merge=True)
+            cases.append((f"ours, flight_cap = {cap} + jitter",
+                          runs(spec, f"s000-{mode}-cap-jitter")))
         res[mode] = cases
         seed000_table(mode, mode, cases)
     print("\n### seed 000, e0, 2tcp0udp: outcome categories (gap between the two elapsed times)\n")

@@ -174,3 +174,26 @@ fn seed000_e0_two_transfers() {
         .fold(0.0, f64::max);
     assert!(last > 2.0 * 352.0 * 0.072, "{last}");
 }
+
+/// Seed 000, e0, two transfers 5 s apart, Eifel baseline with Linux 2.4's in_flight + 1 cap in
+/// Recovery (`flight_cap`). Published (Table 8, appendix Table 34): first 31.99-32.03 s with 18
+/// drops, second 51.31-51.39 s with 2, no RTOs. Without the cap the first takes 31.53 s.
+#[test]
+fn seed000_e0_two_transfers_5s_apart() {
+    let s = scenario("seed000-e0-2tcp-5s.toml");
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_into(&s, dir.path());
+    assert_eq!(r.connections.len(), 2);
+    let mut c: Vec<_> = r.connections.iter().collect();
+    c.sort_by(|a, b| a.elapsed().partial_cmp(&b.elapsed()).unwrap());
+    for x in &c {
+        assert!(x.complete());
+        assert_eq!(x.data().rtos, 0);
+        assert_eq!(x.data().rexmt_pkts, x.drops().queue);
+    }
+    let (first, second) = (c[0].elapsed().as_secs_f64(), c[1].elapsed().as_secs_f64());
+    assert!((first - 32.0).abs() < 0.005 * 32.0, "{first}");
+    assert!((second - 51.3).abs() < 0.01 * 51.3, "{second}");
+    assert!((18..=22).contains(&c[0].drops().queue));
+    assert!((1..=3).contains(&c[1].drops().queue));
+}

@@ -132,6 +132,10 @@ pub struct TcpConfig {
     /// Linux 2.4 rate halving (`tcp_cwnd_down`) in Recovery and CWR; off in the seeds, where cwnd
     /// drops to ssthresh at once.
     pub rate_halving: bool,
+    /// With `rate_halving` off: still cap cwnd at in_flight + 1 on every ACK in Recovery and
+    /// CWR, the last line of Linux 2.4 `tcp_cwnd_down` (seed 000 §5.1.1: "the `cwnd` was only
+    /// one packet greater than the number of packets in flight"). Rate halving always caps.
+    pub flight_cap: bool,
     /// Initial congestion window.
     pub initial_window: InitialWindow,
     /// Initial window 1 when the SYN or SYN-ACK was retransmitted (RFC 3390 §2).
@@ -217,6 +221,7 @@ impl Default for TcpConfig {
             window_scaling: false,
             limited_transmit: true,
             rate_halving: false,
+            flight_cap: false,
             initial_window: InitialWindow::Segments(2),
             iw_after_syn_loss_1: true,
             ssthresh_from: SsthreshFrom::Flight,

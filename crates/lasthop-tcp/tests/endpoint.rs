@@ -963,3 +963,38 @@ fn delayed_ack_echoes_the_earliest_unacknowledged_tsval() {
     let a = Segment::decode(&c.poll_transmit(t(1050)).unwrap()).unwrap();
     assert_eq!(a.ts.unwrap().1, 10);
 }
+
+#[test]
+fn flight_cap_keeps_cwnd_at_in_flight_plus_one_in_recovery() {
+    // As in `sack_loss_marking_head_repairs_one_hole_per_round_trip`: cwnd 8, segments 5-12 out,
+    // then one ACK of 4 SACKs 6 and 8-12. Holes 5 and 7 are lost (RFC 3517), ssthresh = cwnd =
+    // 8/2 = 4 and in_flight = 8 - 6 SACKed - 2 lost = 0.
+    // Without the cap: 5, 7 and new 13, 14 go (in_flight 0 -> 4). The ACK of 6 (5 repaired)
+    // leaves 7-14 out, 8-12 SACKed, 7 lost and retransmitted: in_flight = 8 - 5 - 1 + 1 = 3 < 4,
+    // so new 15 goes.
+    // With the cap (Linux 2.4 `tcp_cwnd_down`'s last line, run at entry too): cwnd = min(4, 0 +
+    // 1) = 1, so only 5 goes. At the ACK of 6: 7-12 out, 5 SACKed, 7 lost: in_flight = 0, cwnd
+    // = 1, so only 7 goes: one hole per round trip, seed 000 §5.1.1's category 2.
+    let run = |cap: bool| -> (Vec<u32>, u32, Vec<u32>, u32) {
+        let cfg = TcpConfig {
+            flight_cap: cap,
+            ..TcpConfig::default()
+        };
+        let (mut c, peer, _) = sender(cfg, 4, 4);
+        for k in 1..=4 {
+            c.handle_packet(t(1200 + k), &peer.ack(k as u32, 536, &[]));
+            while c.poll_transmit(t(1200 + k)).is_some() {}
+        }
+        assert_eq!(c.cwnd(), 8);
+        c.handle_packet(t(1900), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
+        assert_eq!((c.ca_state(), c.ssthresh()), (CaState::Recovery, 4));
+        let first = drain(&mut c, t(1900), 536);
+        let cwnd1 = c.cwnd();
+        c.handle_packet(t(2600), &peer.ack(6, 536, &[(8, 12)]));
+        (first, cwnd1, drain(&mut c, t(2600), 536), c.cwnd())
+    };
+    assert_eq!(run(false), (vec![5, 7, 13, 14], 4, vec![15], 4));
+    assert_eq!(run(true), (vec![5], 1, vec![7], 1));
+    let cfg = TcpConfig::from_toml("flight_cap = true").unwrap();
+    assert!(cfg.flight_cap);
+}

@@ -411,6 +411,11 @@ impl Connection {
     /// less per two ACKs, down to ssthresh/2, and never more than in_flight + 1.
     pub(super) fn cwnd_down(&mut self) {
         if !self.cfg.rate_halving {
+            // The IIP patch's "no rate halving" (seed 000): cwnd fell to ssthresh at entry, and
+            // with `flight_cap` the last line of `tcp_cwnd_down` still applies.
+            if self.cfg.flight_cap {
+                self.cwnd = self.cwnd.min(self.in_flight() + 1).max(1);
+            }
             return;
         }
         let decr = self.cwnd_cnt + 1;
