@@ -155,13 +155,13 @@ fn bad_input_is_refused_by_key() {
         ),
         ("bytes = 188640", "bytes = 0", &["bytes", "0"]),
         (
-            "[hosts.server.route]",
-            "[hosts.server.tcp]\nmss = \"2000B\"\n[hosts.server.route]",
+            "[hosts.server.tcp]",
+            "[hosts.server.tcp]\nmss = \"2000B\"",
             &["hosts.server.tcp.mss", "2000"],
         ),
         (
-            "[hosts.server.route]",
-            "[hosts.server.tcp]\nsacks = true\n[hosts.server.route]",
+            "[hosts.server.tcp]",
+            "[hosts.server.tcp]\nsacks = true",
             &["hosts.server.tcp", "sacks"],
         ),
         (
