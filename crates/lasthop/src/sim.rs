@@ -39,9 +39,25 @@ fn embedded() -> Result<Scenario> {
     )?)
 }
 
+/// A link spec given where a scenario belongs gets a hint rather than only "unknown field".
+fn with_hint(path: &Path, e: lasthop_link::SpecError) -> anyhow::Error {
+    let link_keys = ["both", "down", "up", "states", "initial_state", "mtu"];
+    let looks_like_link = std::fs::read_to_string(path)
+        .ok()
+        .and_then(|t| toml::from_str::<toml::Table>(&t).ok())
+        .is_some_and(|t| !t.contains_key("hosts") && link_keys.iter().any(|k| t.contains_key(*k)));
+    if looks_like_link {
+        anyhow::anyhow!(
+            "{e}\n(this looks like a link spec: `lasthop sim` takes a scenario, which names its link with `link = \"...\"`; see examples/scenarios/)"
+        )
+    } else {
+        e.into()
+    }
+}
+
 pub fn run(args: SimArgs) -> Result<()> {
     let mut scenario = match &args.spec {
-        Some(p) => Scenario::load(p)?,
+        Some(p) => Scenario::load(p).map_err(|e| with_hint(p, e))?,
         None => embedded()?,
     };
     if let Some(s) = args.seed {
