@@ -781,6 +781,8 @@ impl<'a> Emu<'a> {
                 spinning_since = Some(now.as_nanos());
                 0
             };
+            // What the last iteration captured and logged goes to the writer in one message.
+            self.writer().send_batch();
             let n = self.epoll.wait(&mut evs, timeout)?;
             let mut stop = None;
             for ev in evs.iter().take(n) {

@@ -1,11 +1,14 @@
 //! The output writer: captures and the event log are written on their own thread, so the
 //! real-time loop never waits for the disk (page-cache write-back can stall a `write` for
-//! milliseconds). The loop sends records through a channel; [`Writer::finish`] drains it and
-//! commits every file atomically.
+//! milliseconds). The loop queues records and hands them over in batches (once per loop
+//! iteration, [`Writer::send_batch`], or every [`BATCH`] records): one channel message and one
+//! wake-up of the writer per packet cost more than the packet's own processing at Gbit/s.
+//! [`Writer::finish`] drains everything and commits every file atomically.
 
 use lasthop_core::output::{AtomicFile, PcapSink};
 use lasthop_core::{Packet, Time};
 use lasthop_link::{Event, EventCsv};
+use std::cell::RefCell;
 use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Sender};
@@ -21,8 +24,13 @@ struct Sinks {
     events: Option<(EventCsv<AtomicFile>, PathBuf)>,
 }
 
+/// Records queued before a batch is handed over regardless of the loop.
+pub const BATCH: usize = 256;
+
 pub struct Writer {
-    tx: Option<Sender<Msg>>,
+    tx: Option<Sender<Vec<Msg>>>,
+    /// Records not yet handed over (the loop is single-threaded; `RefCell` keeps `&self`).
+    batch: RefCell<Vec<Msg>>,
     handle: Option<JoinHandle<io::Result<Sinks>>>,
 }
 
@@ -42,12 +50,12 @@ impl Writer {
         if let Some(p) = events {
             sinks.events = Some((EventCsv::new(AtomicFile::create(&p)?)?, p));
         }
-        let (tx, rx) = channel::<Msg>();
+        let (tx, rx) = channel::<Vec<Msg>>();
         let handle = std::thread::Builder::new()
             .name("lasthop-writer".into())
             .spawn(move || {
                 let mut err: Option<io::Error> = None;
-                for m in rx {
+                for m in rx.into_iter().flatten() {
                     if err.is_some() {
                         continue;
                     }
@@ -69,25 +77,42 @@ impl Writer {
             })?;
         Ok(Writer {
             tx: Some(tx),
+            batch: RefCell::new(Vec::with_capacity(BATCH)),
             handle: Some(handle),
         })
     }
 
     /// Records `p` in host `host`'s capture at `t`.
     pub fn pcap(&self, host: usize, t: Time, p: Packet) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(Msg::Pcap(host, t, p));
-        }
+        self.queue(Msg::Pcap(host, t, p));
     }
 
     pub fn event(&self, e: Event, actual: Option<Time>) {
-        if let Some(tx) = &self.tx {
-            let _ = tx.send(Msg::Event(e, actual));
+        self.queue(Msg::Event(e, actual));
+    }
+
+    fn queue(&self, m: Msg) {
+        let full = {
+            let mut b = self.batch.borrow_mut();
+            b.push(m);
+            b.len() >= BATCH
+        };
+        if full {
+            self.send_batch();
+        }
+    }
+
+    /// Hands the queued records to the writer thread.
+    pub fn send_batch(&self) {
+        let batch = std::mem::replace(&mut *self.batch.borrow_mut(), Vec::with_capacity(BATCH));
+        if let (false, Some(tx)) = (batch.is_empty(), &self.tx) {
+            let _ = tx.send(batch);
         }
     }
 
     /// Writes everything still queued and commits the files.
     pub fn finish(mut self) -> io::Result<()> {
+        self.send_batch();
         drop(self.tx.take());
         let sinks = self
             .handle
