@@ -351,9 +351,18 @@ def main():
             spec = variant(tmp, scen, f"s000-{mode}-head-jitter", tcp=head, link=jitter,
                            merge=True)
             cases.append(("ours, head-only + jitter", runs(spec, f"s000-{mode}-head-jitter")))
-            # Linux 2.4 tcp_cwnd_down's cap, cwnd <= in_flight + 1 in Recovery: set in the 5 s
-            # scenario, shown here switched on (2tcp) or off (5s).
-            cap = "false" if mode == "5s" else "true"
+            # Linux 2.4.20 without FACK in full: head-only marking plus tcp_head_timedout
+            # (every segment sent more than one RTO ago is lost; seed 000 §5.2.1).
+            ht = {"hosts.server.tcp": {"sack_loss_marking": '"head"', "head_timedout": "true"}}
+            spec = variant(tmp, scen, f"s000-{mode}-head-to", tcp=ht, merge=True)
+            cases.append(("ours, head-only + head_timedout", runs(spec, f"s000-{mode}-head-to")))
+            spec = variant(tmp, scen, f"s000-{mode}-head-to-jitter", tcp=ht, link=jitter,
+                           merge=True)
+            cases.append(("ours, head-only + head_timedout + jitter",
+                          runs(spec, f"s000-{mode}-head-to-jitter")))
+            # Linux 2.4 tcp_cwnd_down's cap, cwnd <= in_flight + 1 in Recovery: both scenarios
+            # set it, so the variant shows it switched off (the previous scenarios).
+            cap = "false"
             fc = {"hosts.server.tcp": {"flight_cap": cap}}
             spec = variant(tmp, scen, f"s000-{mode}-cap", tcp=fc, merge=True)
             cases.append((f"ours, flight_cap = {cap}", runs(spec, f"s000-{mode}-cap")))

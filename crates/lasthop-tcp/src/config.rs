@@ -136,6 +136,12 @@ pub struct TcpConfig {
     /// CWR, the last line of Linux 2.4 `tcp_cwnd_down` (seed 000 §5.1.1: "the `cwnd` was only
     /// one packet greater than the number of packets in flight"). Rate halving always caps.
     pub flight_cap: bool,
+    /// Linux 2.4 `tcp_head_timedout`: on a dubious ACK, if the first unacknowledged segment was
+    /// last sent more than one RTO ago, enter Recovery (`tcp_time_to_recover`, "Trick#3"), and
+    /// in Recovery mark every segment not SACKed that was last sent more than one RTO ago as
+    /// lost (`tcp_update_scoreboard`). Seed 000 §5.2.1 describes it: in fast recovery "Linux TCP
+    /// marked the packet that triggered RTO only as lost and did not start the RTO algorithm".
+    pub head_timedout: bool,
     /// Initial congestion window.
     pub initial_window: InitialWindow,
     /// Initial window 1 when the SYN or SYN-ACK was retransmitted (RFC 3390 §2).
@@ -222,6 +228,7 @@ impl Default for TcpConfig {
             limited_transmit: true,
             rate_halving: false,
             flight_cap: false,
+            head_timedout: false,
             initial_window: InitialWindow::Segments(2),
             iw_after_syn_loss_1: true,
             ssthresh_from: SsthreshFrom::Flight,

@@ -998,3 +998,54 @@ fn flight_cap_keeps_cwnd_at_in_flight_plus_one_in_recovery() {
     let cfg = TcpConfig::from_toml("flight_cap = true").unwrap();
     assert!(cfg.flight_cap);
 }
+
+#[test]
+fn head_timedout_marks_segments_older_than_one_rto_lost() {
+    // As in `sack_loss_marking_head_repairs_one_hole_per_round_trip` (head-only marking): cwnd
+    // 8, segments 5-12 out (5 sent at 1201 ms, 7 at 1202 ms), then one ACK of 4 SACKs 6 and
+    // 8-12: 5 is retransmitted at 1900 ms, 7 waits. A further duplicate ACK with nothing new
+    // marks nothing by the head rule. With `head_timedout` (Linux 2.4 `tcp_head_timedout`), once
+    // the head (5, last sent at 1900 ms) is older than one RTO, every segment not SACKed, not
+    // lost and not retransmitted that was last sent more than one RTO ago (7) is lost and goes.
+    // One millisecond earlier the head is not yet timed out and nothing happens.
+    let run = |timedout: bool, late: bool| -> Vec<u32> {
+        let cfg = TcpConfig {
+            sack_loss_marking: lasthop_tcp::SackLossMarking::Head,
+            head_timedout: timedout,
+            ..TcpConfig::default()
+        };
+        let (mut c, peer, _) = sender(cfg, 4, 4);
+        for k in 1..=4 {
+            c.handle_packet(t(1200 + k), &peer.ack(k as u32, 536, &[]));
+            while c.poll_transmit(t(1200 + k)).is_some() {}
+        }
+        let rtx = |c: &mut Connection, now| {
+            let mut v = Vec::new();
+            while let Some(p) = c.poll_transmit(now) {
+                let s = Segment::decode(&p).unwrap();
+                let k = (s.seq - ISS - 1) / 536 + 1;
+                if k <= 12 {
+                    v.push(k);
+                }
+            }
+            v
+        };
+        c.handle_packet(t(1900), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
+        assert_eq!(c.ca_state(), CaState::Recovery);
+        assert_eq!(rtx(&mut c, t(1900)), vec![5]);
+        let rto_ms = c.rto().0 / 1_000_000;
+        let at = if late {
+            1900 + rto_ms + 1
+        } else {
+            1900 + rto_ms
+        };
+        c.handle_packet(t(at), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
+        assert_eq!(c.ca_state(), CaState::Recovery);
+        rtx(&mut c, t(at))
+    };
+    assert_eq!(run(false, true), Vec::<u32>::new());
+    assert_eq!(run(true, false), Vec::<u32>::new());
+    assert_eq!(run(true, true), vec![7]);
+    let cfg = TcpConfig::from_toml("head_timedout = true").unwrap();
+    assert!(cfg.head_timedout);
+}

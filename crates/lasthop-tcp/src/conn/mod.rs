@@ -166,6 +166,10 @@ struct AckFlags {
     /// Linux `tcp_ack_is_dubious`: no data, no window update, nothing acknowledged; or SACK
     /// or ECE information; or not in the Open state.
     dubious: bool,
+    /// `head_timedout` is on and the first unacknowledged segment was last sent more than one
+    /// RTO ago (Linux `tcp_head_timedout`).
+    head_timedout: bool,
+    now: Time,
 }
 
 impl AckFlags {

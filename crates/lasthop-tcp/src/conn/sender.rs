@@ -101,6 +101,12 @@ impl Connection {
                 || !seg.sacks.is_empty()
                 || ece
                 || self.ca != CaState::Open,
+            head_timedout: self.cfg.head_timedout
+                && self
+                    .rtx
+                    .front()
+                    .is_some_and(|h| now.saturating_since(h.sent_at) > self.rtt.rto()),
+            now,
         };
         if ece {
             self.stats.ece_rcvd += 1;
@@ -360,6 +366,9 @@ impl Connection {
                     if self.sack_ok {
                         self.mark_lost_by_sack();
                     }
+                    if f.head_timedout {
+                        self.mark_timed_out_lost(f.now);
+                    }
                     self.cwnd_down();
                     return;
                 }
@@ -379,8 +388,11 @@ impl Connection {
         if is_dupack {
             self.dupacks += 1;
         }
-        if self.time_to_recover() {
+        if self.time_to_recover() || (f.head_timedout && f.dubious) {
             self.enter_recovery();
+            if f.head_timedout {
+                self.mark_timed_out_lost(f.now);
+            }
             self.cwnd_down();
         } else if ece && self.ca != CaState::Cwr {
             self.enter_cwr();
@@ -610,6 +622,17 @@ impl Connection {
                 if lost {
                     s.lost = true;
                 }
+            }
+        }
+    }
+
+    /// Linux 2.4 `tcp_update_scoreboard`'s timeout rule (`head_timedout`): every segment not
+    /// SACKed and last sent more than one RTO ago is lost.
+    pub(super) fn mark_timed_out_lost(&mut self, now: Time) {
+        let rto = self.rtt.rto();
+        for s in self.rtx.iter_mut() {
+            if !s.sacked && !s.lost && !s.retrans && now.saturating_since(s.sent_at) > rto {
+                s.lost = true;
             }
         }
     }
