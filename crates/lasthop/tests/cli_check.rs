@@ -63,5 +63,8 @@ fn sim_given_a_link_spec_says_what_it_wants() {
     let link = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/links/seed000-e0.toml");
     let (ok, out) = lasthop(&["sim", link.to_str().unwrap(), "--out", "/nonexistent/never"]);
     assert!(!ok);
-    assert!(out.contains("this looks like a link spec") && out.contains("link = "), "{out}");
+    assert!(
+        out.contains("this looks like a link spec") && out.contains("link = "),
+        "{out}"
+    );
 }
