@@ -344,31 +344,25 @@ def main():
         if not a.quick:
             spec = variant(tmp, scen, f"s000-{mode}-jitter", link=jitter)
             cases.append(("ours + 0–10 ms jitter", runs(spec, f"s000-{mode}-jitter")))
-            # Linux 2.4.20 without FACK marks only the head lost (tcp_update_scoreboard).
+            # The scenarios run Linux 2.4.20's own scoreboard ("linux24" marking with
+            # head_timedout, ssthresh from cwnd, the in_flight + 1 cap). Each variant below
+            # takes one piece of that back.
+            prev = {"hosts.server.tcp": {"sack_loss_marking": '"rfc3517"',
+                                         "head_timedout": "false",
+                                         "ssthresh_from": '"flight"'}}
             head = {"hosts.server.tcp": {"sack_loss_marking": '"head"'}}
-            spec = variant(tmp, scen, f"s000-{mode}-head", tcp=head, merge=True)
-            cases.append(("ours, head-only loss marking", runs(spec, f"s000-{mode}-head")))
-            spec = variant(tmp, scen, f"s000-{mode}-head-jitter", tcp=head, link=jitter,
-                           merge=True)
-            cases.append(("ours, head-only + jitter", runs(spec, f"s000-{mode}-head-jitter")))
-            # Linux 2.4.20 without FACK in full: head-only marking plus tcp_head_timedout
-            # (every segment sent more than one RTO ago is lost; seed 000 §5.2.1).
-            ht = {"hosts.server.tcp": {"sack_loss_marking": '"head"', "head_timedout": "true"}}
-            spec = variant(tmp, scen, f"s000-{mode}-head-to", tcp=ht, merge=True)
-            cases.append(("ours, head-only + head_timedout", runs(spec, f"s000-{mode}-head-to")))
-            spec = variant(tmp, scen, f"s000-{mode}-head-to-jitter", tcp=ht, link=jitter,
-                           merge=True)
-            cases.append(("ours, head-only + head_timedout + jitter",
-                          runs(spec, f"s000-{mode}-head-to-jitter")))
-            # Linux 2.4 tcp_cwnd_down's cap, cwnd <= in_flight + 1 in Recovery: both scenarios
-            # set it, so the variant shows it switched off (the previous scenarios).
-            cap = "false"
-            fc = {"hosts.server.tcp": {"flight_cap": cap}}
-            spec = variant(tmp, scen, f"s000-{mode}-cap", tcp=fc, merge=True)
-            cases.append((f"ours, flight_cap = {cap}", runs(spec, f"s000-{mode}-cap")))
-            spec = variant(tmp, scen, f"s000-{mode}-cap-jitter", tcp=fc, link=jitter, merge=True)
-            cases.append((f"ours, flight_cap = {cap} + jitter",
-                          runs(spec, f"s000-{mode}-cap-jitter")))
+            noto = {"hosts.server.tcp": {"head_timedout": "false"}}
+            nocap = {"hosts.server.tcp": {"flight_cap": "false"}}
+            for tag, label, tcp in (
+                    ("prev", "RFC 3517 marking (previous scenario)", prev),
+                    ("head", "head-only marking (no Event B, no forward retransmission)", head),
+                    ("noto", "head_timedout = false", noto),
+                    ("nocap", "flight_cap = false", nocap)):
+                spec = variant(tmp, scen, f"s000-{mode}-{tag}", tcp=tcp, merge=True)
+                cases.append((f"ours, {label}", runs(spec, f"s000-{mode}-{tag}")))
+                spec = variant(tmp, scen, f"s000-{mode}-{tag}-jitter", tcp=tcp, link=jitter,
+                               merge=True)
+                cases.append((f"ours, {label} + jitter", runs(spec, f"s000-{mode}-{tag}-jitter")))
         res[mode] = cases
         seed000_table(mode, mode, cases)
     print("\n### seed 000, e0, 2tcp0udp: outcome categories (gap between the two elapsed times)\n")

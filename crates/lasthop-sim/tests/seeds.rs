@@ -173,11 +173,23 @@ fn seed000_e0_two_transfers() {
         .map(|c| c.elapsed().as_secs_f64())
         .fold(0.0, f64::max);
     assert!(last > 2.0 * 352.0 * 0.072, "{last}");
+    // The seed's "category 1", which most replications fell into (5.1.1): both connections
+    // recover from the overshoot alike and end together (published medians 55.4 and 55.8 s).
+    // Linux 2.4.20's own scoreboard (`sack_loss_marking = "linux24"`) gives it; RFC 3517
+    // marking split them by 4.9 s (47.82 / 52.71 s), like the seed's rarer category 2.
+    let first = r
+        .connections
+        .iter()
+        .map(|c| c.elapsed().as_secs_f64())
+        .fold(f64::MAX, f64::min);
+    assert!(last - first < 1.0, "{first} {last}");
 }
 
-/// Seed 000, e0, two transfers 5 s apart, Eifel baseline with Linux 2.4's in_flight + 1 cap in
-/// Recovery (`flight_cap`). Published (Table 8, appendix Table 34): first 31.99-32.03 s with 18
-/// drops, second 51.31-51.39 s with 2, no RTOs. Without the cap the first takes 31.53 s.
+/// Seed 000, e0, two transfers 5 s apart, Eifel baseline with Linux 2.4.20's loss recovery
+/// (its non-FACK SACK scoreboard and the in_flight + 1 cap in Recovery). Published (Table 8,
+/// appendix Table 34): first 31.99-32.03 s with 18 drops, second 51.31-51.39 s with 2, no RTOs.
+/// Ours: 32.75 / 50.68 s (otime 41.7, as published); docs/seed-comparison.md explains the
+/// 0.75 s.
 #[test]
 fn seed000_e0_two_transfers_5s_apart() {
     let s = scenario("seed000-e0-2tcp-5s.toml");
@@ -192,8 +204,13 @@ fn seed000_e0_two_transfers_5s_apart() {
         assert_eq!(x.data().rexmt_pkts, x.drops().queue);
     }
     let (first, second) = (c[0].elapsed().as_secs_f64(), c[1].elapsed().as_secs_f64());
-    assert!((first - 32.0).abs() < 0.005 * 32.0, "{first}");
-    assert!((second - 51.3).abs() < 0.01 * 51.3, "{second}");
+    assert!((first - 32.0).abs() < 0.03 * 32.0, "{first}");
+    assert!((second - 51.3).abs() < 0.015 * 51.3, "{second}");
+    // otime, the median over both: 41.7 s published.
+    assert!(
+        ((first + second) / 2.0 - 41.7).abs() < 0.2,
+        "{first} {second}"
+    );
     assert!((18..=22).contains(&c[0].drops().queue));
     assert!((1..=3).contains(&c[1].drops().queue));
 }

@@ -79,6 +79,19 @@ pub enum SackLossMarking {
     /// marks only the first unacknowledged segment; the next hole is marked once the cumulative
     /// ACK has reached it, so at most one hole is repaired per round trip.
     Head,
+    /// The whole of Linux 2.4's SACK scoreboard without FACK (`tcp_input.c`,
+    /// `tcp_sacktag_write_queue` and `tcp_fastretrans_alert`): Recovery starts when the highest
+    /// SACKed segment is more than `dupthresh` segments above the head (`fackets_out`, kept
+    /// with FACK off too); the head is marked lost on a duplicate ACK, or on a partial ACK
+    /// while `fackets_out > dupthresh`; once a SACK reaches above the data outstanding when
+    /// Recovery began ("Event B"), every untagged hole below it is marked at once; a
+    /// retransmission counts in flight until it is cumulatively ACKed, SACKed or not, unless
+    /// it was marked lost ("S|R"); a retransmission is lost again when data sent
+    /// `dupthresh` segments after it is SACKed ("Event C"); and when no new data may go (window,
+    /// Nagle, nothing written) Recovery retransmits the untagged holes below the highest SACK
+    /// ("forward retransmission", `tcp_xmit_retransmit_queue`). Combine with `head_timedout`
+    /// for 2.4.20's timed-out marking.
+    Linux24,
 }
 
 /// When an ACK of new data rearms the retransmission timer.
@@ -327,10 +340,10 @@ impl TcpConfig {
         if self.fack && !self.sack {
             return Err(err("fack", "FACK needs `sack = true`"));
         }
-        if self.fack && self.sack_loss_marking == SackLossMarking::Head {
+        if self.fack && self.sack_loss_marking != SackLossMarking::Rfc3517 {
             return Err(err(
                 "sack_loss_marking",
-                "\"head\" is Linux 2.4's marking without FACK; it cannot be combined with `fack = true`",
+                "\"head\" and \"linux24\" are Linux 2.4's marking without FACK; they cannot be combined with `fack = true`",
             ));
         }
         if self.dsack && !self.sack {

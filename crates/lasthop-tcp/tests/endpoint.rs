@@ -281,6 +281,61 @@ fn sack_loss_marking_head_repairs_one_hole_per_round_trip() {
 }
 
 #[test]
+fn linux24_marking_counts_unmarked_holes_in_flight_until_sacks_pass_high_seq() {
+    // As above: cwnd 8, segments 5-12 out, one ACK of 4 SACKs 6 and 8-12 (holes 5 and 7).
+    // fackets_out = 8 > 3: Recovery, ssthresh = cwnd = 4. Linux 2.4 without FACK marks only the
+    // head, so hole 7 still counts in flight: in_flight = 8 - 6 SACKed - 1 lost = 1. Segment 5
+    // goes (2), then new data 13 and 14 (4). RFC 3517 marks 7 as well (in_flight 0): 5, 7, 13,
+    // 14. Next, a duplicate ACK SACKs 13, data sent after Recovery began ("Event B"): Linux marks
+    // every untagged hole among the first fackets_out - 3 = 6 segments, so 7 is lost:
+    // in_flight = 10 - 7 - 2 + 1 = 2, and 7 and new 15 go. "head" never marks 7 before the
+    // cumulative ACK reaches it: in_flight = 10 - 7 - 1 + 1 = 3, and only 15 goes.
+    let run = |marking: lasthop_tcp::SackLossMarking, bytes: u64| -> (Vec<u32>, Vec<u32>) {
+        let cfg = TcpConfig {
+            sack_loss_marking: marking,
+            ssthresh_from: lasthop_tcp::SsthreshFrom::Cwnd,
+            initial_window: lasthop_tcp::InitialWindow::Segments(4),
+            ..TcpConfig::default()
+        };
+        let (mut c, peer) = client(cfg);
+        c.send(bytes);
+        while c.poll_transmit(t(600)).is_some() {}
+        for k in 1..=4 {
+            c.handle_packet(t(1200 + k), &peer.ack(k as u32, 536, &[]));
+            while c.poll_transmit(t(1200 + k)).is_some() {}
+        }
+        assert_eq!(c.cwnd(), 8);
+        let sent = |c: &mut Connection, now| {
+            let mut v = Vec::new();
+            while let Some(p) = c.poll_transmit(now) {
+                let s = Segment::decode(&p).unwrap();
+                v.push((s.seq - ISS - 1) / 536 + 1);
+            }
+            v
+        };
+        c.handle_packet(t(1900), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
+        assert_eq!(c.ca_state(), CaState::Recovery);
+        assert_eq!((c.ssthresh(), c.cwnd()), (4, 4));
+        let first = sent(&mut c, t(1900));
+        c.handle_packet(t(2000), &peer.ack(4, 536, &[(13, 13), (8, 12), (6, 6)]));
+        (first, sent(&mut c, t(2000)))
+    };
+    use lasthop_tcp::SackLossMarking::{Head, Linux24, Rfc3517};
+    let bulk = 100 * 536;
+    assert_eq!(run(Linux24, bulk), (vec![5, 13, 14], vec![7, 15]));
+    assert_eq!(run(Head, bulk), (vec![5, 13, 14], vec![15]));
+    assert_eq!(run(Rfc3517, bulk), (vec![5, 7, 13, 14], vec![15]));
+    // Only 12 segments written: no new data may go, so Linux retransmits the untagged hole
+    // below the highest SACK ("forward retransmission"): 5 (in_flight 2), then 7, which
+    // counts twice while its original is not known lost (in_flight 3 < 4; nothing else is
+    // untagged). "head" sends 5 alone.
+    assert_eq!(run(Linux24, 12 * 536).0, vec![5, 7]);
+    assert_eq!(run(Head, 12 * 536).0, vec![5]);
+    let e = TcpConfig::from_toml("fack = true\nsack_loss_marking = \"linux24\"").unwrap_err();
+    assert_eq!(e.key, "sack_loss_marking");
+}
+
+#[test]
 fn rto_timer_from_the_oldest_segment_sent() {
     // Four segments sent at 600 ms; the ACK of the first comes at 1300 ms. Linux 2.4 rearms the
     // timer to 1300 ms + RTO; Linux 2.2/2.3 (seed 001's stack) to the send time of the oldest

@@ -121,6 +121,7 @@ proptest! {
         dsack in any::<bool>(), fack in any::<bool>(), delack in 0u8..3, nagle in any::<bool>(),
         careful in any::<bool>(), iw in 1u32..5, segs in 1u64..120, tail in 0u64..536,
         ecn in any::<bool>(), rh in any::<bool>(), thin in any::<bool>(), marks in proptest::collection::vec(0usize..300, 0..20),
+        marking in 0u8..3, linux24_extras in any::<bool>(),
     ) {
         let cfg = TcpConfig {
             sack,
@@ -137,6 +138,15 @@ proptest! {
             thin_linear_timeouts: thin,
             thin_dupack: thin,
             initial_window: lasthop_tcp::InitialWindow::Segments(iw),
+            // Linux 2.4's non-FACK scoreboards need FACK off.
+            sack_loss_marking: if fack {
+                lasthop_tcp::SackLossMarking::Rfc3517
+            } else {
+                [lasthop_tcp::SackLossMarking::Rfc3517, lasthop_tcp::SackLossMarking::Head,
+                    lasthop_tcp::SackLossMarking::Linux24][marking as usize]
+            },
+            head_timedout: linux24_extras,
+            flight_cap: linux24_extras,
             ..TcpConfig::default()
         };
         cfg.validate().unwrap();

@@ -166,6 +166,8 @@ struct AckFlags {
     /// Linux `tcp_ack_is_dubious`: no data, no window update, nothing acknowledged; or SACK
     /// or ECE information; or not in the Open state.
     dubious: bool,
+    /// A SACK block reaches above `high_seq` (Linux `FLAG_DATA_LOST`).
+    data_lost: bool,
     /// `head_timedout` is on and the first unacknowledged segment was last sent more than one
     /// RTO ago (Linux `tcp_head_timedout`).
     head_timedout: bool,
@@ -192,6 +194,8 @@ struct SentSeg {
     retrans: bool,
     /// Retransmitted at least once (Karn).
     ever_retrans: bool,
+    /// snd_nxt when it was last retransmitted (Linux keeps it in `ack_seq`; "Event C").
+    rtx_nxt: u64,
 }
 
 impl SentSeg {

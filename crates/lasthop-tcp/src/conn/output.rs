@@ -60,26 +60,56 @@ impl Connection {
             if !forced && self.in_flight() >= self.cwnd {
                 return None;
             }
-            let (start, payload, fin) = {
-                let s = &mut self.rtx[i];
-                s.retrans = true;
-                s.ever_retrans = true;
-                s.sent_at = now;
-                (s.start, s.payload(), s.fin)
-            };
-            self.stats.retransmits += 1;
-            if self.retrans_stamp.is_none() {
-                self.retrans_stamp = Some(ms_stamp(now));
-            }
-            self.undo_retrans += 1;
-            if i == 0 {
-                self.rto_deadline = Some(now + self.rtt.rto());
-            }
-            let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
-            // Retransmissions are never ECT (RFC 3168 §6.1.5).
-            return Some(self.build(now, flags, start, payload, false));
+            return Some(self.retransmit(now, i));
         }
-        self.send_new(now)
+        if let Some(p) = self.send_new(now) {
+            return Some(p);
+        }
+        self.forward_retransmit(now)
+    }
+
+    /// Linux 2.4 `tcp_xmit_retransmit_queue`'s second pass (`linux24` marking): in Recovery,
+    /// when no new segment may go, the first hole below the highest SACK that has no tag is
+    /// retransmitted, while in_flight < cwnd.
+    fn forward_retransmit(&mut self, now: Time) -> Option<Packet> {
+        if self.ca != CaState::Recovery
+            || !self.sack_ok
+            || self.cfg.sack_loss_marking != SackLossMarking::Linux24
+            || self.in_flight() >= self.cwnd
+        {
+            return None;
+        }
+        let fackets = self.fackets_out() as usize;
+        let i = self
+            .rtx
+            .iter()
+            .take(fackets)
+            .position(|s| !s.sacked && !s.lost && !s.retrans)?;
+        Some(self.retransmit(now, i))
+    }
+
+    /// Sends segment `i` of the retransmission queue again.
+    fn retransmit(&mut self, now: Time, i: usize) -> Packet {
+        let snd_nxt = self.snd_nxt;
+        let (start, payload, fin) = {
+            let s = &mut self.rtx[i];
+            s.retrans = true;
+            s.ever_retrans = true;
+            s.sent_at = now;
+            s.rtx_nxt = snd_nxt;
+            (s.start, s.payload(), s.fin)
+        };
+        self.stats.retransmits += 1;
+        if self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(ms_stamp(now));
+        }
+        self.undo_retrans += 1;
+        if i == 0 {
+            self.rto_deadline = Some(now + self.rtt.rto());
+        }
+        let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
+        // Retransmissions are never ECT (RFC 3168 §6.1.5).
+        self.build(now, flags, start, payload, false)
     }
 
     pub(super) fn send_new(&mut self, now: Time) -> Option<Packet> {
@@ -130,6 +160,7 @@ impl Connection {
             lost: false,
             retrans: false,
             ever_retrans: false,
+            rtx_nxt: 0,
         });
         self.snd_nxt = end;
         if fin {

@@ -22,13 +22,18 @@ impl Connection {
         }
         self.ack_ecr = seg.ts.filter(|_| self.ts_ok).map(|(_, ecr)| ecr);
         let prior_una = self.snd_una;
-        let prior_in_flight = self.in_flight();
+        let mut prior_in_flight = self.in_flight();
         let prior_packets = self.packets_out();
         let wnd = u32::from(seg.window) << self.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
         self.snd_wnd = wnd;
+        let mut data_lost = false;
         if self.sack_ok {
-            self.tag_sacks(seg, ack);
+            data_lost = self.tag_sacks(seg, ack);
+            if self.linux24() {
+                // Linux `tcp_ack` takes prior_in_flight after `tcp_sacktag_write_queue`.
+                prior_in_flight = self.in_flight();
+            }
         }
 
         let mut acked_pkts = 0u32;
@@ -101,6 +106,7 @@ impl Connection {
                 || !seg.sacks.is_empty()
                 || ece
                 || self.ca != CaState::Open,
+            data_lost,
             head_timedout: self.cfg.head_timedout
                 && self
                     .rtx
@@ -138,9 +144,14 @@ impl Connection {
     }
 
     /// Marks SACKed segments. The first block is a D-SACK when it lies below the cumulative
-    /// ACK or inside the second block (RFC 2883); it marks nothing.
-    pub(super) fn tag_sacks(&mut self, seg: &Segment, ack: u64) {
+    /// ACK or inside the second block (RFC 2883); it marks nothing. Returns whether a block
+    /// reaches above `high_seq` (Linux `FLAG_DATA_LOST`, "Event B").
+    pub(super) fn tag_sacks(&mut self, seg: &Segment, ack: u64) -> bool {
         let base = self.iss.wrapping_add(self.snd_una as u32);
+        let linux24 = self.linux24();
+        let mut data_lost = false;
+        // Linux `lost_retrans`: the highest SACK end beyond the snd_nxt of a retransmission.
+        let mut lost_retrans = 0u64;
         for (i, &(l, r)) in seg.sacks.iter().enumerate() {
             let (Some(l), Some(r)) = (unwrap(base, self.snd_una, l), unwrap(base, self.snd_una, r))
             else {
@@ -149,6 +160,7 @@ impl Connection {
             if r <= l || r > self.snd_nxt {
                 continue;
             }
+            data_lost |= r > self.high_seq;
             if i == 0 {
                 let inside_next = seg.sacks.get(1).is_some_and(|&(l2, r2)| {
                     let l2 = unwrap(base, self.snd_una, l2);
@@ -162,11 +174,64 @@ impl Connection {
                 }
             }
             for s in self.rtx.iter_mut() {
+                if s.start >= r {
+                    break;
+                }
+                if linux24 && s.retrans && r > s.rtx_nxt {
+                    lost_retrans = lost_retrans.max(r);
+                }
                 if !s.sacked && s.start >= l && s.end <= r {
                     s.sacked = true;
+                    // Linux: a SACKed retransmission stays in flight ("S|R") unless the
+                    // original was marked lost.
+                    if s.lost || !linux24 {
+                        s.retrans = false;
+                    }
                     s.lost = false;
-                    s.retrans = false;
                 }
+            }
+        }
+        // Linux "Event C": a retransmission is lost when data sent `dupthresh` segments after
+        // it has been SACKed.
+        if lost_retrans > 0 && self.ca == CaState::Recovery {
+            let beyond = u64::from(self.cfg.dupthresh) * u64::from(self.mss);
+            for s in self.rtx.iter_mut() {
+                if s.start > lost_retrans {
+                    break;
+                }
+                if s.retrans && lost_retrans > s.rtx_nxt && lost_retrans >= s.rtx_nxt + beyond {
+                    s.retrans = false;
+                    if !s.sacked {
+                        s.lost = true;
+                    }
+                }
+            }
+        }
+        data_lost
+    }
+
+    fn linux24(&self) -> bool {
+        self.cfg.sack_loss_marking == SackLossMarking::Linux24 && self.sack_ok
+    }
+
+    /// Linux `fackets_out`: segments from the head up to the highest SACKed one.
+    pub(super) fn fackets_out(&self) -> u32 {
+        self.rtx
+            .iter()
+            .rposition(|s| s.sacked)
+            .map_or(0, |i| i as u32 + 1)
+    }
+
+    /// Linux `tcp_mark_head_lost(sk, tp, packets, high_seq)`: of the first `packets` segments,
+    /// up to `high_seq`, those with no tag (not SACKed, lost or retransmitted) are lost.
+    fn mark_head_untagged_lost(&mut self, packets: u32) {
+        let high = self.high_seq;
+        for s in self.rtx.iter_mut().take(packets as usize) {
+            if s.end > high {
+                break;
+            }
+            if !s.sacked && !s.lost && !s.retrans {
+                s.lost = true;
             }
         }
     }
@@ -326,6 +391,17 @@ impl Connection {
         if ece {
             self.prior_ssthresh = 0; // a reduction the network asked for is never undone
         }
+        let th = self.cfg.dupthresh;
+        if self.linux24()
+            && f.data_lost
+            && self.snd_una < self.high_seq
+            && self.ca != CaState::Open
+            && self.fackets_out() > th
+        {
+            // "Event B": data sent after this episode began is SACKed, so every hole below
+            // the highest SACK but `dupthresh` is lost.
+            self.mark_head_untagged_lost(self.fackets_out() - th);
+        }
         match self.ca {
             CaState::Loss => {
                 if self.snd_una >= self.high_seq {
@@ -348,8 +424,10 @@ impl Connection {
                     self.ca = CaState::Open;
                     self.reno_sacked = 0;
                 } else {
+                    let mut undone_partial = false;
                     if data_acked {
                         let undone = self.try_undo_partial();
+                        undone_partial = undone;
                         // Partial ACK (RFC 2582): without SACK the next hole is the head.
                         if !self.sack_ok {
                             self.reno_sacked = self
@@ -363,7 +441,18 @@ impl Connection {
                         self.reno_sacked =
                             (self.reno_sacked + 1).min(self.packets_out().saturating_sub(1));
                     }
-                    if self.sack_ok {
+                    if self.linux24() {
+                        // `tcp_update_scoreboard` runs on a duplicate ACK, or on a partial ACK
+                        // that `tcp_try_undo_partial` calls "failed" (fackets_out > dupthresh).
+                        let dup = if data_acked {
+                            !undone_partial && self.fackets_out() > th
+                        } else {
+                            is_dupack
+                        };
+                        if dup || f.head_timedout {
+                            self.mark_head_untagged_lost(1);
+                        }
+                    } else if self.sack_ok {
                         self.mark_lost_by_sack();
                     }
                     if f.head_timedout {
@@ -389,7 +478,7 @@ impl Connection {
             self.dupacks += 1;
         }
         if self.time_to_recover() || (f.head_timedout && f.dubious) {
-            self.enter_recovery();
+            self.enter_recovery(is_dupack || f.head_timedout);
             if f.head_timedout {
                 self.mark_timed_out_lost(f.now);
             }
@@ -673,10 +762,16 @@ impl Connection {
                 return true;
             }
         }
+        if self.linux24() {
+            // Trick#1 and the classic rule on fackets_out (Trick#3 is `head_timedout`).
+            return self.lost_out() > 0 || self.fackets_out() > self.cfg.dupthresh;
+        }
         self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.is_lost(0))
     }
 
-    pub(super) fn enter_recovery(&mut self) {
+    /// `dupack`: the ACK that starts it is a duplicate (or the head timed out); Linux marks the
+    /// head lost only then (`tcp_update_scoreboard`), which matters with `linux24` marking.
+    pub(super) fn enter_recovery(&mut self, dupack: bool) {
         self.stats.fast_retransmits += 1;
         self.high_seq = self.snd_nxt;
         self.undo_marker = Some(self.snd_una);
@@ -696,6 +791,14 @@ impl Connection {
         self.ca = CaState::Recovery;
         if !self.sack_ok {
             self.reno_sacked = self.dupacks.min(self.packets_out().saturating_sub(1));
+        }
+        if self.linux24() {
+            // Linux 2.4 marks the head on a duplicate ACK, and retransmits it only once
+            // in_flight < cwnd (`tcp_xmit_retransmit_queue`); nothing forces it.
+            if dupack {
+                self.mark_head_untagged_lost(1);
+            }
+            return;
         }
         // RFC 3517 (4.3) and Linux: the first unacknowledged segment is retransmitted.
         self.mark_head_lost();
