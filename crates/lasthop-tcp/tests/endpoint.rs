@@ -280,45 +280,54 @@ fn sack_loss_marking_head_repairs_one_hole_per_round_trip() {
     assert_eq!(e.key, "sack_loss_marking");
 }
 
+/// cwnd 8 with segments 5-12 out (1-4 each ACKed alone, two new segments per ACK), then one
+/// ACK of 4 SACKing 6 and 8-12: holes at 5 and 7. Returns the connection after that ACK and
+/// what it sent on it.
+fn two_holes(marking: lasthop_tcp::SackLossMarking, bytes: u64) -> (Connection, Peer, Vec<u32>) {
+    let cfg = TcpConfig {
+        sack_loss_marking: marking,
+        ssthresh_from: lasthop_tcp::SsthreshFrom::Cwnd,
+        initial_window: lasthop_tcp::InitialWindow::Segments(4),
+        ..TcpConfig::default()
+    };
+    let (mut c, peer) = client(cfg);
+    c.send(bytes);
+    while c.poll_transmit(t(600)).is_some() {}
+    for k in 1..=4 {
+        c.handle_packet(t(1200 + k), &peer.ack(k as u32, 536, &[]));
+        while c.poll_transmit(t(1200 + k)).is_some() {}
+    }
+    assert_eq!(c.cwnd(), 8);
+    c.handle_packet(t(1900), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!((c.ssthresh(), c.cwnd()), (4, 4));
+    let first = sent_segments(&mut c, t(1900));
+    (c, peer, first)
+}
+
+/// Segment numbers (1 = the first data segment) of everything `c` sends now.
+fn sent_segments(c: &mut Connection, now: Time) -> Vec<u32> {
+    let mut v = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        let s = Segment::decode(&p).unwrap();
+        v.push((s.seq - ISS - 1) / 536 + 1);
+    }
+    v
+}
+
 #[test]
 fn linux24_marking_counts_unmarked_holes_in_flight_until_sacks_pass_high_seq() {
-    // As above: cwnd 8, segments 5-12 out, one ACK of 4 SACKs 6 and 8-12 (holes 5 and 7).
-    // fackets_out = 8 > 3: Recovery, ssthresh = cwnd = 4. Linux 2.4 without FACK marks only the
-    // head, so hole 7 still counts in flight: in_flight = 8 - 6 SACKed - 1 lost = 1. Segment 5
-    // goes (2), then new data 13 and 14 (4). RFC 3517 marks 7 as well (in_flight 0): 5, 7, 13,
-    // 14. Next, a duplicate ACK SACKs 13, data sent after Recovery began ("Event B"): Linux marks
-    // every untagged hole among the first fackets_out - 3 = 6 segments, so 7 is lost:
-    // in_flight = 10 - 7 - 2 + 1 = 2, and 7 and new 15 go. "head" never marks 7 before the
-    // cumulative ACK reaches it: in_flight = 10 - 7 - 1 + 1 = 3, and only 15 goes.
-    let run = |marking: lasthop_tcp::SackLossMarking, bytes: u64| -> (Vec<u32>, Vec<u32>) {
-        let cfg = TcpConfig {
-            sack_loss_marking: marking,
-            ssthresh_from: lasthop_tcp::SsthreshFrom::Cwnd,
-            initial_window: lasthop_tcp::InitialWindow::Segments(4),
-            ..TcpConfig::default()
-        };
-        let (mut c, peer) = client(cfg);
-        c.send(bytes);
-        while c.poll_transmit(t(600)).is_some() {}
-        for k in 1..=4 {
-            c.handle_packet(t(1200 + k), &peer.ack(k as u32, 536, &[]));
-            while c.poll_transmit(t(1200 + k)).is_some() {}
-        }
-        assert_eq!(c.cwnd(), 8);
-        let sent = |c: &mut Connection, now| {
-            let mut v = Vec::new();
-            while let Some(p) = c.poll_transmit(now) {
-                let s = Segment::decode(&p).unwrap();
-                v.push((s.seq - ISS - 1) / 536 + 1);
-            }
-            v
-        };
-        c.handle_packet(t(1900), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
-        assert_eq!(c.ca_state(), CaState::Recovery);
-        assert_eq!((c.ssthresh(), c.cwnd()), (4, 4));
-        let first = sent(&mut c, t(1900));
+    // After `two_holes`: fackets_out = 8 > 3, Recovery, ssthresh = cwnd = 4. Linux 2.4 without
+    // FACK marks only the head, so hole 7 still counts in flight: in_flight = 8 - 6 SACKed - 1
+    // lost = 1. Segment 5 goes (2), then new data 13 and 14 (4). RFC 3517 marks 7 as well
+    // (in_flight 0): 5, 7, 13, 14. Next, a duplicate ACK SACKs 13, data sent after Recovery
+    // began ("Event B"): Linux marks every untagged hole among the first fackets_out - 3 = 6
+    // segments, so 7 is lost: in_flight = 10 - 7 - 2 + 1 = 2, and 7 and new 15 go. "head" never
+    // marks 7 before the cumulative ACK reaches it: in_flight = 10 - 7 - 1 + 1 = 3, only 15.
+    let run = |marking, bytes| {
+        let (mut c, peer, first) = two_holes(marking, bytes);
         c.handle_packet(t(2000), &peer.ack(4, 536, &[(13, 13), (8, 12), (6, 6)]));
-        (first, sent(&mut c, t(2000)))
+        (first, sent_segments(&mut c, t(2000)))
     };
     use lasthop_tcp::SackLossMarking::{Head, Linux24, Rfc3517};
     let bulk = 100 * 536;
@@ -329,10 +338,35 @@ fn linux24_marking_counts_unmarked_holes_in_flight_until_sacks_pass_high_seq() {
     // below the highest SACK ("forward retransmission"): 5 (in_flight 2), then 7, which
     // counts twice while its original is not known lost (in_flight 3 < 4; nothing else is
     // untagged). "head" sends 5 alone.
-    assert_eq!(run(Linux24, 12 * 536).0, vec![5, 7]);
-    assert_eq!(run(Head, 12 * 536).0, vec![5]);
+    assert_eq!(two_holes(Linux24, 12 * 536).2, vec![5, 7]);
+    assert_eq!(two_holes(Head, 12 * 536).2, vec![5]);
     let e = TcpConfig::from_toml("fack = true\nsack_loss_marking = \"linux24\"").unwrap_err();
     assert_eq!(e.key, "sack_loss_marking");
+}
+
+#[test]
+fn linux24_marking_resends_a_retransmission_lost_again() {
+    // Continuing the test above (Linux 2.4 marking): 5 was retransmitted when snd_nxt was the
+    // end of 12, 7 when it was the end of 14. Neither retransmission arrives; the receiver
+    // SACKs 13, 14, 15, 16, 17 one by one. Linux's "Event C": a retransmission is lost once a
+    // SACK reaches 3 segments beyond the snd_nxt it was sent at.
+    //   SACK 14: in_flight = 11 - 8 - 2 + 2 = 3: new 16.
+    //   SACK 15 (end of 12 + 3 segments): 5's retransmission is lost, L again:
+    //            in_flight = 12 - 9 - 2 + 1 = 2: 5 again, then new 17.
+    //   SACK 16: in_flight = 13 - 10 - 2 + 2 = 3: new 18.
+    //   SACK 17 (end of 14 + 3 segments): 7's retransmission is lost: 7 again, then new 19.
+    let (mut c, peer, first) = two_holes(lasthop_tcp::SackLossMarking::Linux24, 100 * 536);
+    assert_eq!(first, vec![5, 13, 14]);
+    c.handle_packet(t(2000), &peer.ack(4, 536, &[(13, 13), (8, 12), (6, 6)]));
+    assert_eq!(sent_segments(&mut c, t(2000)), vec![7, 15]);
+    let mut sent = Vec::new();
+    for (k, hi) in (14..=17).enumerate() {
+        let now = t(2100 + 100 * k as u64);
+        c.handle_packet(now, &peer.ack(4, 536, &[(13, hi), (8, 12), (6, 6)]));
+        sent.push(sent_segments(&mut c, now));
+    }
+    assert_eq!(sent, vec![vec![16], vec![5, 17], vec![18], vec![7, 19]]);
+    assert_eq!(c.stats().retransmits, 4);
 }
 
 #[test]
