@@ -130,6 +130,18 @@ impl Packet {
         }
     }
 
+    /// [`Packet::with_wire_len`] for headers whose flow key the caller knows because it just
+    /// wrote them (the TCP model), so that they are not parsed again. `flow` must be the key
+    /// parsing `data` would give.
+    pub fn with_flow(data: Vec<u8>, wire_len: u32, flow: FlowKey) -> Packet {
+        debug_assert_eq!(flow, parse_flow(&data));
+        Packet {
+            wire_len: wire_len.max(data.len() as u32),
+            data,
+            flow,
+        }
+    }
+
     fn ipv4(&self) -> Option<Ipv4HeaderSlice<'_>> {
         Ipv4HeaderSlice::from_slice(&self.data).ok()
     }

@@ -55,17 +55,36 @@ pub struct DirStats {
 }
 
 pub struct Link {
-    /// Shared so that a method can hold its direction's config while it mutates the state.
-    cfg: Arc<LinkConfig>,
-    level: LogLevel,
+    cfg: LinkConfig,
     dirs: [DirState; 2],
     chain: Chain,
-    timers: BinaryHeap<Reverse<(Time, u64, Timer)>>,
-    timer_seq: u64,
+    timers: Timers,
     next_id: u64,
     /// The model's time: the latest scheduled time it has processed or the latest push.
     now: Time,
     out: VecDeque<Output>,
+    log: Log,
+}
+
+/// The timer queue, ordered by (time, insertion).
+#[derive(Default)]
+struct Timers {
+    heap: BinaryHeap<Reverse<(Time, u64, Timer)>>,
+    seq: u64,
+}
+
+impl Timers {
+    fn schedule(&mut self, at: Time, t: Timer) {
+        self.seq += 1;
+        self.heap.push(Reverse((at, self.seq, t)));
+    }
+}
+
+/// The event log being recorded. Kept apart from the rest of the state so that the model can
+/// log while it holds its config and a direction's state; a packet's fields are read only for
+/// events the level records.
+struct Log {
+    level: LogLevel,
     events: Vec<Event>,
     state_names: Vec<Arc<str>>,
 }
@@ -85,7 +104,6 @@ enum Timer {
 struct Queued {
     id: u64,
     pkt: Packet,
-    fields: Option<PacketFields>,
     since: Time,
 }
 
@@ -102,7 +120,6 @@ enum Status {
 struct Slot {
     id: u64,
     pkt: Option<Packet>,
-    fields: Option<PacketFields>,
     len: u64,
     status: Status,
     /// Transmission attempts so far (1 = the first).
@@ -226,21 +243,22 @@ impl Link {
             .map(|s| Arc::from(s.name.as_str()))
             .collect();
         let mut link = Link {
-            cfg: Arc::new(cfg),
-            level,
+            cfg,
             dirs,
             chain,
-            timers: BinaryHeap::new(),
-            timer_seq: 0,
+            timers: Timers::default(),
             next_id: 0,
             now: Time::ZERO,
             out: VecDeque::new(),
-            events: Vec::new(),
-            state_names,
+            log: Log {
+                level,
+                events: Vec::new(),
+                state_names,
+            },
         };
-        link.log_state(Time::ZERO, link.chain.current);
+        link.log.state(Time::ZERO, link.chain.current);
         if let Some(at) = link.chain.next_change {
-            link.schedule(at, Timer::StateChange);
+            link.timers.schedule(at, Timer::StateChange);
         }
         link
     }
@@ -262,7 +280,7 @@ impl Link {
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timers.peek().map(|Reverse((t, _, _))| *t)
+        self.timers.heap.peek().map(|Reverse((t, _, _))| *t)
     }
 
     /// Does all work scheduled at or before `now`.
@@ -277,12 +295,12 @@ impl Link {
 
     /// Moves the events recorded since the last call into `into`, in time order.
     pub fn drain_events(&mut self, into: &mut Vec<Event>) {
-        into.append(&mut self.events);
+        into.append(&mut self.log.events);
     }
 
     /// The name of the state in force (after the last processed time).
     pub fn state(&self) -> &str {
-        &self.state_names[self.chain.current]
+        &self.log.state_names[self.chain.current]
     }
 
     pub fn stats(&self, dir: Dir) -> DirStats {
@@ -305,28 +323,23 @@ impl Link {
 
     // -----------------------------------------------------------------------------------------
 
-    fn schedule(&mut self, at: Time, t: Timer) {
-        self.timer_seq += 1;
-        self.timers.push(Reverse((at, self.timer_seq, t)));
-    }
-
     fn process(&mut self, now: Time) {
         debug_assert!(
             now >= self.now,
             "time went backwards: {now:?} < {:?}",
             self.now
         );
-        while let Some(&Reverse((t, _, timer))) = self.timers.peek() {
+        while let Some(&Reverse((t, _, timer))) = self.timers.heap.peek() {
             if t > now {
                 break;
             }
-            self.timers.pop();
+            self.timers.heap.pop();
             self.now = self.now.max(t);
             self.advance_chain(t);
             match timer {
                 Timer::StateChange => {
                     if let Some(at) = self.chain.next_change {
-                        self.schedule(at, Timer::StateChange);
+                        self.timers.schedule(at, Timer::StateChange);
                     }
                 }
                 Timer::TxEnd(d) => self.tx_end(t, d),
@@ -340,79 +353,45 @@ impl Link {
     }
 
     fn advance_chain(&mut self, t: Time) {
-        let mut changes = vec![];
+        let log = &mut self.log;
         self.chain
-            .advance_to(&self.cfg, t, |at, s| changes.push((at, s)));
-        for (at, s) in changes {
-            self.log_state(at, s);
-        }
-    }
-
-    fn params(&self, d: Dir) -> &Params {
-        &self.cfg.dirs[d.index()].per_state[self.chain.current]
-    }
-
-    fn rate(&mut self, t: Time, d: Dir) -> Rate {
-        let p = self.params(d);
-        if let Some(r) = p.rate_override {
-            return r;
-        }
-        let base = p.base_rate;
-        let cfg = self.cfg.clone();
-        let sched = &cfg.dirs[d.index()].schedule;
-        let ds = &mut self.dirs[d.index()];
-        while ds.sched_pos < sched.len() && sched[ds.sched_pos].0 <= t {
-            ds.sched_pos += 1;
-        }
-        match ds.sched_pos {
-            0 => base,
-            n => sched[n - 1].1,
-        }
+            .advance_to(&self.cfg, t, |at, s| log.state(at, s));
     }
 
     // ---- router queue ---------------------------------------------------------------------
 
     fn arrive(&mut self, now: Time, d: Dir, id: u64, mut pkt: Packet) {
-        let fields = (self.level > LogLevel::None).then(|| PacketFields::of(id, &pkt));
         let len = u64::from(pkt.wire_len);
-        self.dirs[d.index()].stats.arrived += 1;
-        self.log(now, d, EventKind::Arrive, fields, None);
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        ds.stats.arrived += 1;
+        self.log
+            .event(now, d, EventKind::Arrive, ds, Some((id, &pkt)), None);
         // Larger than the MTU, or than a link buffer could ever hold (it would block the queue
         // head forever): dropped with cause `mtu`.
-        let dc = &self.cfg.dirs[d.index()];
         if self.cfg.mtu.is_some_and(|m| pkt.wire_len > m)
             || dc.lsb.is_some_and(|b| len > b)
             || dc.lrb.is_some_and(|b| len > b)
         {
-            return self.drop_queued(now, d, fields, Cause::Mtu);
+            return self.drop_queued(now, d, id, &pkt, Cause::Mtu);
         }
-        let cfg = self.cfg.clone();
-        let dc = &cfg.dirs[d.index()];
-        if self.dirs[d.index()].red.is_some() {
-            let s = self.rate(now, d).tx_time(
-                self.dirs[d.index()]
-                    .red
-                    .as_ref()
-                    .map_or(0, Red::mean_packet)
-                    + u64::from(dc.overhead),
-            );
-            let ds = &mut self.dirs[d.index()];
+        if let Some(mean) = ds.red.as_ref().map(Red::mean_packet) {
+            let s = rate(&self.cfg, self.chain.current, ds, now, d)
+                .tx_time(mean + u64::from(dc.overhead));
             let u = unit(&mut ds.red_rng);
             let (qp, qb) = (ds.queue.len() as u64, ds.q_bytes);
             let red = ds.red.as_mut().expect("checked above");
             if let Verdict::Congested { forced } = red.on_arrival(now, qp, qb, pkt.wire_len, s, u) {
                 let mark = red.spec.ecn && pkt.ecn().is_ect() && !(forced && red.spec.harddrop);
                 if !mark {
-                    return self.drop_queued(now, d, fields, Cause::Red);
+                    return self.drop_queued(now, d, id, &pkt, Cause::Red);
                 }
                 pkt.set_ce();
-                self.dirs[d.index()].stats.marks += 1;
-                self.log(now, d, EventKind::Mark, fields, None);
+                ds.stats.marks += 1;
+                self.log
+                    .event(now, d, EventKind::Mark, ds, Some((id, &pkt)), None);
             }
         }
-        let cfg = self.cfg.clone();
-        let dc = &cfg.dirs[d.index()];
-        let ds = &self.dirs[d.index()];
         // A packet that finds the queue empty and room in the LSB passes straight through, so
         // even a zero-length router queue forwards while the link keeps up.
         let passes = ds.queue.is_empty() && lsb_fits(dc, ds, len);
@@ -422,39 +401,33 @@ impl Link {
             .is_some_and(|n| ds.queue.len() as u64 + 1 > n)
             || dc.queue.bytes.is_some_and(|b| ds.q_bytes + len > b);
         if full && !passes {
-            return self.drop_queued(now, d, fields, Cause::Queue);
+            return self.drop_queued(now, d, id, &pkt, Cause::Queue);
         }
-        let ds = &mut self.dirs[d.index()];
         ds.q_bytes += len;
         ds.queue.push_back(Queued {
             id,
             pkt,
-            fields,
             since: now,
         });
-        self.log(now, d, EventKind::Enqueue, fields, None);
+        let q = ds.queue.back().expect("just pushed");
+        self.log
+            .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
         self.pump(now, d);
     }
 
-    fn drop_queued(&mut self, now: Time, d: Dir, fields: Option<PacketFields>, cause: Cause) {
-        let st = &mut self.dirs[d.index()].stats;
-        match cause {
-            Cause::Queue => st.drops_queue += 1,
-            Cause::Red => st.drops_red += 1,
-            Cause::Error => st.drops_error += 1,
-            Cause::Mtu => st.drops_mtu += 1,
-        }
-        self.log(now, d, EventKind::Drop(cause), fields, None);
+    fn drop_queued(&mut self, now: Time, d: Dir, id: u64, pkt: &Packet, cause: Cause) {
+        let ds = &mut self.dirs[d.index()];
+        count_drop(&mut ds.stats, cause);
+        self.log
+            .event(now, d, EventKind::Drop(cause), ds, Some((id, pkt)), None);
     }
 
     /// Moves packets from the head of the router queue into the LSB while they fit, then starts
     /// a transmission if the serializer is idle.
     fn pump(&mut self, now: Time, d: Dir) {
-        let cfg = self.cfg.clone();
-        let dc = &cfg.dirs[d.index()];
-        loop {
-            let ds = &mut self.dirs[d.index()];
-            let Some(head) = ds.queue.front() else { break };
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        while let Some(head) = ds.queue.front() {
             let len = u64::from(head.pkt.wire_len);
             if dc
                 .queue
@@ -463,7 +436,9 @@ impl Link {
             {
                 let q = ds.queue.pop_front().expect("head exists");
                 ds.q_bytes -= len;
-                self.drop_queued(now, d, q.fields, Cause::Queue);
+                count_drop(&mut ds.stats, Cause::Queue);
+                self.log
+                    .event(now, d, EventKind::Drop(Cause::Queue), ds, q.packet(), None);
                 continue;
             }
             if !lsb_fits(dc, ds, len) {
@@ -472,11 +447,10 @@ impl Link {
             let q = ds.queue.pop_front().expect("head exists");
             ds.q_bytes -= len;
             ds.lsb_bytes += len;
-            let fields = q.fields;
             ds.lsb_wait.push_back(q);
-            self.log(now, d, EventKind::Lsb, fields, None);
+            let q = ds.lsb_wait.back().expect("just pushed");
+            self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
         }
-        let ds = &mut self.dirs[d.index()];
         if ds.queue.is_empty() {
             if let Some(red) = ds.red.as_mut() {
                 red.went_idle(now);
@@ -488,9 +462,8 @@ impl Link {
     // ---- serializer and propagation -------------------------------------------------------
 
     fn start_tx(&mut self, now: Time, d: Dir) {
-        let cfg = self.cfg.clone();
-        let dc = &cfg.dirs[d.index()];
-        let ds = &self.dirs[d.index()];
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
         let Some(head) = ds.lsb_wait.front() else {
             return;
         };
@@ -499,8 +472,7 @@ impl Link {
             return;
         }
         let overhead = u64::from(dc.overhead);
-        let tx = self.rate(now, d).tx_time(len + overhead);
-        let ds = &mut self.dirs[d.index()];
+        let tx = rate(&self.cfg, self.chain.current, ds, now, d).tx_time(len + overhead);
         let q = ds.lsb_wait.pop_front().expect("head exists");
         ds.sent += 1;
         ds.lrb_reserved += len;
@@ -509,32 +481,33 @@ impl Link {
         ds.slots.push_back(Slot {
             id: q.id,
             pkt: Some(q.pkt),
-            fields: q.fields,
             len,
             status: Status::OnLink,
             attempts: 0,
             error_delay: Dur::ZERO,
             nth: ds.sent,
         });
-        self.log(now, d, EventKind::TxStart, q.fields, None);
-        self.schedule(now + tx, Timer::TxEnd(d));
+        let slot = ds.slots.back().expect("just pushed");
+        self.log
+            .event(now, d, EventKind::TxStart, ds, slot.packet(), None);
+        self.timers.schedule(now + tx, Timer::TxEnd(d));
     }
 
     fn tx_end(&mut self, now: Time, d: Dir) {
+        let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
         let seq = ds.transmitting.take().expect("a transmission was running");
-        let slot = &ds.slots[(seq - ds.base) as usize];
-        let (fields, len, nth) = (slot.fields, slot.len, slot.nth);
-        let cfg = self.cfg.clone();
-        let dc = &cfg.dirs[d.index()];
+        let idx = (seq - ds.base) as usize;
+        let (len, nth) = (ds.slots[idx].len, ds.slots[idx].nth);
         if !dc.link_ack {
             ds.lsb_bytes -= len;
         }
-        self.log(now, d, EventKind::TxEnd, fields, None);
+        self.log
+            .event(now, d, EventKind::TxEnd, ds, ds.slots[idx].packet(), None);
         // Propagation, plus the state's jitter and any scripted delay for this packet.
-        let p = &cfg.dirs[d.index()].per_state[self.chain.current];
+        let p = &dc.per_state[self.chain.current];
         let mut extra = Dur::ZERO;
-        let rng = &mut self.dirs[d.index()].delays_rng;
+        let rng = &mut ds.delays_rng;
         if let Some(x) = &p.extra_delay {
             extra += x.sample(rng);
         }
@@ -550,10 +523,17 @@ impl Link {
         }
         let arrive = now + p.delay + extra;
         if extra > Dur::ZERO {
-            self.log(now, d, EventKind::Delay, fields, Some(extra.0));
+            self.log.event(
+                now,
+                d,
+                EventKind::Delay,
+                ds,
+                ds.slots[idx].packet(),
+                Some(extra.0),
+            );
         }
-        self.schedule(arrive, Timer::Arrive(d, seq));
-        if !self.cfg.dirs[d.index()].link_ack {
+        self.timers.schedule(arrive, Timer::Arrive(d, seq));
+        if !dc.link_ack {
             self.pump(now, d);
         } else {
             self.start_tx(now, d);
@@ -564,53 +544,54 @@ impl Link {
 
     /// Attempt number `attempts + 1` of packet `seq` reaches the far end at `now`.
     fn attempt(&mut self, now: Time, d: Dir, seq: u64) {
-        let di = d.index();
-        let cfg = self.cfg.clone();
-        let p = &cfg.dirs[di].per_state[self.chain.current];
-        let ds = &mut self.dirs[di];
+        let p = &self.cfg.dirs[d.index()].per_state[self.chain.current];
+        let ds = &mut self.dirs[d.index()];
         let idx = (seq - ds.base) as usize;
         ds.slots[idx].attempts += 1;
         if !fails(p, &mut ds.errors_rng) {
             return self.at_far_end(now, d, seq);
         }
         ds.stats.errors += 1;
-        let slot = &ds.slots[idx];
-        let (attempt, fields, acc) = (slot.attempts, slot.fields, slot.error_delay);
+        let (attempt, acc) = (ds.slots[idx].attempts, ds.slots[idx].error_delay);
         let delay = p.error_delay.as_ref().map(|x| x.sample(&mut ds.errors_rng));
+        let kind = EventKind::Error(attempt);
         match (p.handling, delay) {
             (Handling::Delay, Some(delay)) => {
-                self.log(now, d, EventKind::Error(attempt), fields, Some(delay.0));
-                self.schedule(now + delay, Timer::Recovered(d, seq));
+                self.log
+                    .event(now, d, kind, ds, ds.slots[idx].packet(), Some(delay.0));
+                self.timers.schedule(now + delay, Timer::Recovered(d, seq));
             }
             (Handling::Arq, Some(delay))
                 if p.retries.is_none_or(|n| attempt <= n)
                     && p.drop_threshold.is_none_or(|t| acc + delay <= t) =>
             {
-                self.dirs[di].slots[idx].error_delay = acc + delay;
-                self.log(now, d, EventKind::Error(attempt), fields, Some(delay.0));
-                self.schedule(now + delay, Timer::Retry(d, seq));
+                ds.slots[idx].error_delay = acc + delay;
+                self.log
+                    .event(now, d, kind, ds, ds.slots[idx].packet(), Some(delay.0));
+                self.timers.schedule(now + delay, Timer::Retry(d, seq));
             }
             _ => {
-                self.log(now, d, EventKind::Error(attempt), fields, Some(0));
+                self.log
+                    .event(now, d, kind, ds, ds.slots[idx].packet(), Some(0));
                 self.drop_on_link(now, d, seq);
             }
         }
     }
 
     fn drop_on_link(&mut self, now: Time, d: Dir, seq: u64) {
-        let cfg = self.cfg.clone();
-        let dc = &cfg.dirs[d.index()];
+        let link_ack = self.cfg.dirs[d.index()].link_ack;
         let ds = &mut self.dirs[d.index()];
         let slot = &mut ds.slots[(seq - ds.base) as usize];
         slot.status = Status::Gone;
-        slot.pkt = None;
-        let (fields, len) = (slot.fields, slot.len);
+        let (id, pkt, len) = (slot.id, slot.pkt.take(), slot.len);
         ds.lrb_reserved -= len;
-        if dc.link_ack {
+        if link_ack {
             ds.lsb_bytes -= len;
         }
         ds.stats.drops_error += 1;
-        self.log(now, d, EventKind::Drop(Cause::Error), fields, None);
+        let packet = pkt.as_ref().map(|p| (id, p));
+        self.log
+            .event(now, d, EventKind::Drop(Cause::Error), ds, packet, None);
         self.release_in_order(now, d);
         self.pump(now, d);
     }
@@ -629,8 +610,8 @@ impl Link {
             let slot = &mut ds.slots[idx];
             slot.status = Status::Held;
             ds.lrb_bytes += slot.len;
-            let fields = slot.fields;
-            self.log(now, d, EventKind::Hold, fields, None);
+            self.log
+                .event(now, d, EventKind::Hold, ds, ds.slots[idx].packet(), None);
         }
         self.pump(now, d);
     }
@@ -662,13 +643,14 @@ impl Link {
             .pkt
             .take()
             .expect("a released packet is still on the link");
-        let (id, fields, len) = (slot.id, slot.fields, slot.len);
+        let (id, len) = (slot.id, slot.len);
         ds.lrb_reserved -= len;
         if link_ack {
             ds.lsb_bytes -= len;
         }
         ds.stats.released += 1;
-        self.log(now, d, EventKind::Release, fields, None);
+        self.log
+            .event(now, d, EventKind::Release, ds, Some((id, &pkt)), None);
         self.out.push_back(Output {
             dir: d,
             id,
@@ -676,26 +658,40 @@ impl Link {
             at: now,
         });
     }
+}
 
-    // ---- event log --------------------------------------------------------------------------
+impl Queued {
+    fn packet(&self) -> Option<(u64, &Packet)> {
+        Some((self.id, &self.pkt))
+    }
+}
 
-    fn log(
+impl Slot {
+    /// The packet and its id, while it is on the link or held.
+    fn packet(&self) -> Option<(u64, &Packet)> {
+        self.pkt.as_ref().map(|p| (self.id, p))
+    }
+}
+
+impl Log {
+    /// Records an event of direction `d` with the buffer occupancy after it (`ds`).
+    fn event(
         &mut self,
         t: Time,
         d: Dir,
         kind: EventKind,
-        packet: Option<PacketFields>,
+        ds: &DirState,
+        packet: Option<(u64, &Packet)>,
         delay_ns: Option<u64>,
     ) {
         if kind.level() > self.level {
             return;
         }
-        let ds = &self.dirs[d.index()];
         self.events.push(Event {
             time: t,
             kind,
             dir: Some(d),
-            packet,
+            packet: packet.map(|(id, p)| PacketFields::of(id, p)),
             queue_pkts: ds.queue.len() as u32,
             queue_bytes: ds.q_bytes,
             lsb_bytes: ds.lsb_bytes,
@@ -705,7 +701,7 @@ impl Link {
         });
     }
 
-    fn log_state(&mut self, t: Time, state: usize) {
+    fn state(&mut self, t: Time, state: usize) {
         if EventKind::State.level() > self.level {
             return;
         }
@@ -721,6 +717,32 @@ impl Link {
             state: Some(self.state_names[state].clone()),
             delay_ns: None,
         });
+    }
+}
+
+fn count_drop(st: &mut DirStats, cause: Cause) {
+    match cause {
+        Cause::Queue => st.drops_queue += 1,
+        Cause::Red => st.drops_red += 1,
+        Cause::Error => st.drops_error += 1,
+        Cause::Mtu => st.drops_mtu += 1,
+    }
+}
+
+/// The rate in force for direction `d` at `t`: the state's override, else the base rate or the
+/// scheduled rate (advancing the direction's place in its schedule).
+fn rate(cfg: &LinkConfig, current: usize, ds: &mut DirState, t: Time, d: Dir) -> Rate {
+    let p = &cfg.dirs[d.index()].per_state[current];
+    if let Some(r) = p.rate_override {
+        return r;
+    }
+    let sched = &cfg.dirs[d.index()].schedule;
+    while ds.sched_pos < sched.len() && sched[ds.sched_pos].0 <= t {
+        ds.sched_pos += 1;
+    }
+    match ds.sched_pos {
+        0 => p.base_rate,
+        n => sched[n - 1].1,
     }
 }
 

@@ -18,8 +18,9 @@ use lasthop_core::{Dur, Packet, Rate, Seeds, Stream, Time};
 use lasthop_link::{Event as LinkEvent, Link};
 use lasthop_scenario::{Scenario, Side};
 use lasthop_tcp::{Event as AppEvent, Host as TcpHost, TcpConfig};
-use std::cmp::Ordering;
-use std::collections::{BinaryHeap, HashMap, VecDeque};
+use rustc_hash::FxHashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 /// First local port of client connections (Linux 2.4's `ip_local_port_range` is 1024..4999;
@@ -29,7 +30,7 @@ const FIRST_CLIENT_PORT: u16 = 1024;
 /// An event. Packets on access links wait in their link's FIFO (a FIFO serializer with a
 /// constant delay never reorders), so the heap holds at most one entry per access link: heap
 /// operations stay cheap however many packets are in flight.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Ev {
     /// A host's TCP timers may be due.
     Wake(u32),
@@ -41,26 +42,47 @@ enum Ev {
     FlowStart(u32),
 }
 
+/// Bits of an [`Entry`] key that hold the event: 2 for its kind, 22 for the host or flow.
+const EV_BITS: u32 = 24;
+const EV_INDEX_BITS: u32 = EV_BITS - 2;
+/// Hosts and flows a run may have, so that an index fits its event.
+const MAX_INDEX: usize = 1 << EV_INDEX_BITS;
+
+impl Ev {
+    fn pack(self) -> u64 {
+        let (kind, i) = match self {
+            Ev::Wake(i) => (0, i),
+            Ev::UpHead(i) => (1, i),
+            Ev::DownHead(i) => (2, i),
+            Ev::FlowStart(i) => (3, i),
+        };
+        debug_assert!((i as usize) < MAX_INDEX);
+        (kind << EV_INDEX_BITS) | u64::from(i)
+    }
+
+    fn unpack(bits: u64) -> Ev {
+        let i = (bits & ((1 << EV_INDEX_BITS) - 1)) as u32;
+        match (bits >> EV_INDEX_BITS) & 3 {
+            0 => Ev::Wake(i),
+            1 => Ev::UpHead(i),
+            2 => Ev::DownHead(i),
+            _ => Ev::FlowStart(i),
+        }
+    }
+}
+
+/// A queued event in 16 bytes (the heap's sifting moves and compares these): the time, then the
+/// insertion number with the event in its low [`EV_BITS`] bits. Insertion numbers are unique, so
+/// the derived order is (time, then insertion), and the event never decides.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 struct Entry {
     at: Time,
-    seq: u64,
-    ev: Ev,
+    key: u64,
 }
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        (self.at, self.seq) == (o.at, o.seq)
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for Entry {
-    /// Reversed: the heap pops the earliest time, then the earliest insertion.
-    fn cmp(&self, o: &Self) -> Ordering {
-        (o.at, o.seq).cmp(&(self.at, self.seq))
+
+impl Entry {
+    fn ev(self) -> Ev {
+        Ev::unpack(self.key & ((1 << EV_BITS) - 1))
     }
 }
 
@@ -125,20 +147,20 @@ struct FlowState {
 pub struct Sim<'a> {
     scenario: &'a Scenario,
     now: Time,
-    queue: BinaryHeap<Entry>,
+    queue: BinaryHeap<Reverse<Entry>>,
     seq: u64,
     /// Flows whose both ends have closed.
     finished: usize,
     /// Flows by (sender host, connection key).
-    flow_at_sender: HashMap<(usize, (SocketAddrV4, SocketAddrV4)), usize>,
+    flow_at_sender: FxHashMap<(usize, (SocketAddrV4, SocketAddrV4)), usize>,
     /// Reused buffer of application events.
     app_buf: Vec<((SocketAddrV4, SocketAddrV4), AppEvent)>,
     link: Link,
     hosts: Vec<SimHost>,
-    by_addr: HashMap<Ipv4Addr, usize>,
+    by_addr: FxHashMap<Ipv4Addr, usize>,
     flows: Vec<FlowState>,
     /// Flows by (receiver host, receiver port): where a delivery or FIN is counted.
-    flow_at_receiver: HashMap<(usize, u16), usize>,
+    flow_at_receiver: FxHashMap<(usize, u16), usize>,
     out: Outputs,
     link_events: Vec<LinkEvent>,
     /// Initial sequence numbers of client connections.
@@ -148,10 +170,21 @@ pub struct Sim<'a> {
 
 impl<'a> Sim<'a> {
     pub fn new(scenario: &'a Scenario, out: Outputs) -> Result<Sim<'a>, Error> {
+        for (what, n) in [
+            ("hosts", scenario.hosts.len()),
+            ("flows", scenario.flows.len()),
+        ] {
+            if n >= MAX_INDEX {
+                return Err(Error::Spec {
+                    key: what.into(),
+                    message: format!("at most {} {what} per run", MAX_INDEX - 1),
+                });
+            }
+        }
         let seeds = Seeds::new(scenario.seed, scenario.replication);
         let link = Link::new(scenario.link.clone(), seeds, scenario.log);
         let mut hosts = Vec::new();
-        let mut by_addr = HashMap::new();
+        let mut by_addr = FxHashMap::default();
         for (i, h) in scenario.hosts.iter().enumerate() {
             let cfg = tcp_config(&h.name, &h.tcp, h.mtu)?;
             let (rate, delay) = (
@@ -173,13 +206,13 @@ impl<'a> Sim<'a> {
             queue: BinaryHeap::new(),
             seq: 0,
             finished: 0,
-            flow_at_sender: HashMap::new(),
+            flow_at_sender: FxHashMap::default(),
             app_buf: Vec::new(),
             link,
             hosts,
             by_addr,
             flows: Vec::new(),
-            flow_at_receiver: HashMap::new(),
+            flow_at_receiver: FxHashMap::default(),
             out,
             link_events: Vec::new(),
             iss: seeds.stream("tcp.iss"),
@@ -214,11 +247,11 @@ impl<'a> Sim<'a> {
 
     fn schedule(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
-        self.queue.push(Entry {
+        debug_assert!(self.seq < 1 << (64 - EV_BITS));
+        self.queue.push(Reverse(Entry {
             at,
-            seq: self.seq,
-            ev,
-        });
+            key: (self.seq << EV_BITS) | ev.pack(),
+        }));
     }
 
     /// Runs until every flow has finished (both ends closed) or the scenario's duration.
@@ -229,7 +262,7 @@ impl<'a> Sim<'a> {
     pub fn run(&mut self) -> Result<Time, Error> {
         let end = Time::ZERO + self.scenario.duration;
         loop {
-            let next = self.queue.peek().map(|e| e.at);
+            let next = self.queue.peek().map(|e| e.0.at);
             if let Some(t) = self
                 .link
                 .poll_timeout()
@@ -244,13 +277,15 @@ impl<'a> Sim<'a> {
                 self.after_link()?;
                 continue;
             }
-            let Some(e) = self.queue.pop() else { break };
+            let Some(Reverse(e)) = self.queue.pop() else {
+                break;
+            };
             if e.at > end {
                 break;
             }
             self.now = e.at;
             self.events_processed += 1;
-            match e.ev {
+            match e.ev() {
                 Ev::Wake(h) => {
                     let h = h as usize;
                     if self.hosts[h].wake == Some(e.at) {

@@ -155,7 +155,7 @@ impl Host {
         let key = (seg.dst?, seg.src?);
         if let Some(c) = self.conns.get_mut(&key) {
             if !c.is_closed() {
-                c.handle_packet(now, pkt);
+                c.handle_segment(now, &seg);
                 self.save_metrics(key);
                 return Some(key);
             }

@@ -5,7 +5,7 @@
 //! `tcp_build_and_update_options`), so captures look like the seeds' traces. Parsing is
 //! defensive: any malformed input gives `None`, never a panic.
 
-use lasthop_core::Packet;
+use lasthop_core::{FlowKey, Packet};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 pub const FIN: u8 = 0x01;
@@ -51,45 +51,45 @@ impl Segment {
         self.payload + u32::from(self.has(SYN)) + u32::from(self.has(FIN))
     }
 
-    /// Options in Linux 2.4's layout, padded to 4 bytes.
-    fn options(&self) -> Vec<u8> {
-        let mut o = Vec::with_capacity(40);
+    /// Options in Linux 2.4's layout, padded to 4 bytes, handed to `o` piece by piece (so that
+    /// `encode` writes them straight into the packet).
+    fn options(&self, mut o: impl FnMut(&[u8])) {
         if self.has(SYN) {
             if let Some(m) = self.mss {
-                o.extend_from_slice(&[2, 4]);
-                o.extend_from_slice(&m.to_be_bytes());
+                o(&[2, 4]);
+                o(&m.to_be_bytes());
             }
             match (self.ts, self.sack_permitted) {
-                (Some(_), true) => o.extend_from_slice(&[4, 2]),
-                (Some(_), false) => o.extend_from_slice(&[1, 1]),
-                (None, true) => o.extend_from_slice(&[1, 1, 4, 2]),
+                (Some(_), true) => o(&[4, 2]),
+                (Some(_), false) => o(&[1, 1]),
+                (None, true) => o(&[1, 1, 4, 2]),
                 (None, false) => {}
             }
         } else if self.ts.is_some() {
-            o.extend_from_slice(&[1, 1]);
+            o(&[1, 1]);
         }
         if let Some((val, ecr)) = self.ts {
-            o.extend_from_slice(&[8, 10]);
-            o.extend_from_slice(&val.to_be_bytes());
-            o.extend_from_slice(&ecr.to_be_bytes());
+            o(&[8, 10]);
+            o(&val.to_be_bytes());
+            o(&ecr.to_be_bytes());
         }
         if let (true, Some(ws)) = (self.has(SYN), self.wscale) {
-            o.extend_from_slice(&[1, 3, 3, ws]);
+            o(&[1, 3, 3, ws]);
         }
         if !self.sacks.is_empty() {
-            o.extend_from_slice(&[1, 1, 5, 2 + 8 * self.sacks.len() as u8]);
+            o(&[1, 1, 5, 2 + 8 * self.sacks.len() as u8]);
             for (l, r) in &self.sacks {
-                o.extend_from_slice(&l.to_be_bytes());
-                o.extend_from_slice(&r.to_be_bytes());
+                o(&l.to_be_bytes());
+                o(&r.to_be_bytes());
             }
         }
-        debug_assert!(o.len() % 4 == 0 && o.len() <= 40);
-        o
     }
 
     /// Bytes of TCP options this segment would carry.
     pub fn options_len(&self) -> u32 {
-        self.options().len() as u32
+        let mut n = 0;
+        self.options(|b| n += b.len() as u32);
+        n
     }
 
     /// IPv4 + TCP headers; the IP total length counts the virtual payload.
@@ -100,28 +100,38 @@ impl Segment {
         let dst = self
             .dst
             .unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
-        let opts = self.options();
-        let tcp_len = 20 + opts.len();
-        let total = 20 + tcp_len as u32 + self.payload;
-        let mut b = Vec::with_capacity(20 + tcp_len);
-        b.extend_from_slice(&[0x45, self.ecn & 3]);
-        b.extend_from_slice(&(total.min(65535) as u16).to_be_bytes());
+        // Headers first with the lengths left 0, then the options, then the lengths and the
+        // IP checksum, which depend on the options.
+        let mut b = Vec::with_capacity(80);
+        b.extend_from_slice(&[0x45, self.ecn & 3, 0, 0]);
         b.extend_from_slice(&self.ip_id.to_be_bytes());
         b.extend_from_slice(&[0x40, 0, 64, 6, 0, 0]); // DF (path MTU discovery on), TTL 64, TCP
         b.extend_from_slice(&src.ip().octets());
         b.extend_from_slice(&dst.ip().octets());
-        let sum = checksum(&b);
-        b[10..12].copy_from_slice(&sum.to_be_bytes());
         b.extend_from_slice(&src.port().to_be_bytes());
         b.extend_from_slice(&dst.port().to_be_bytes());
         b.extend_from_slice(&self.seq.to_be_bytes());
         b.extend_from_slice(&self.ack.to_be_bytes());
-        b.push(((tcp_len / 4) as u8) << 4);
-        b.push(self.flags);
+        b.extend_from_slice(&[0, self.flags]);
         b.extend_from_slice(&self.window.to_be_bytes());
         b.extend_from_slice(&[0, 0, 0, 0]); // checksum left 0 (virtual payload), urgent pointer
-        b.extend_from_slice(&opts);
-        Packet::with_wire_len(b, total)
+        self.options(|o| b.extend_from_slice(o));
+        debug_assert!(b.len() % 4 == 0 && b.len() <= 80);
+        let tcp_len = b.len() - 20;
+        let total = 20 + tcp_len as u32 + self.payload;
+        b[2..4].copy_from_slice(&(total.min(65535) as u16).to_be_bytes());
+        b[32] = ((tcp_len / 4) as u8) << 4;
+        let sum = checksum(&b[..20]);
+        b[10..12].copy_from_slice(&sum.to_be_bytes());
+        // The flow is known: no need to parse the headers just written.
+        let flow = FlowKey {
+            proto: 6,
+            src: (*src.ip()).into(),
+            dst: (*dst.ip()).into(),
+            sport: src.port(),
+            dport: dst.port(),
+        };
+        Packet::with_flow(b, total, flow)
     }
 
     /// Parses an IPv4 TCP packet; `None` for anything else or anything malformed.

@@ -596,6 +596,11 @@ impl Connection {
         std::mem::take(&mut self.trace)
     }
 
+    /// Forgets the trace recorded so far, keeping its buffer (for a driver that writes none).
+    pub fn clear_trace(&mut self) {
+        self.trace.clear();
+    }
+
     pub(super) fn record_trace(&mut self, now: Time) {
         let r = TraceRecord {
             time: now,
@@ -686,18 +691,23 @@ impl Connection {
     // Incoming packets.
 
     pub fn handle_packet(&mut self, now: Time, pkt: &Packet) {
-        let Some(seg) = Segment::decode(pkt) else {
-            return;
-        };
+        if let Some(seg) = Segment::decode(pkt) {
+            self.handle_segment(now, &seg);
+        }
+    }
+
+    /// [`Connection::handle_packet`] for a segment already decoded (the host decodes it to find
+    /// the connection).
+    pub(crate) fn handle_segment(&mut self, now: Time, seg: &Segment) {
         if seg.src != Some(self.remote) || seg.dst != Some(self.local) {
             return;
         }
         self.stats.pkts_rcvd += 1;
         match self.state {
             State::Closed => {}
-            State::SynSent => self.on_syn_sent(now, &seg),
-            State::SynRcvd => self.on_syn_rcvd(now, &seg),
-            _ => self.on_synchronized(now, &seg),
+            State::SynSent => self.on_syn_sent(now, seg),
+            State::SynRcvd => self.on_syn_rcvd(now, seg),
+            _ => self.on_synchronized(now, seg),
         }
         self.record_trace(now);
     }

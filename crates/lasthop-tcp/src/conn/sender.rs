@@ -662,16 +662,23 @@ impl Connection {
             self.reno_sacked
         }
     }
-    pub(super) fn lost_out(&self) -> u32 {
-        self.rtx.iter().filter(|s| s.lost).count() as u32
-    }
     pub(super) fn retrans_out(&self) -> u32 {
         self.rtx.iter().filter(|s| s.retrans).count() as u32
     }
     /// Linux `tcp_packets_in_flight`.
     pub(super) fn in_flight(&self) -> u32 {
-        (self.packets_out() + self.retrans_out())
-            .saturating_sub(self.sacked_out() + self.lost_out())
+        // packets_out + retrans_out - sacked_out - lost_out, in one pass over the queue (this
+        // runs on every send test).
+        let (mut retrans, mut sacked, mut lost) = (0, 0, 0);
+        for s in &self.rtx {
+            retrans += u32::from(s.retrans);
+            sacked += u32::from(s.sacked);
+            lost += u32::from(s.lost);
+        }
+        if !self.sack_ok {
+            sacked = self.reno_sacked;
+        }
+        (self.packets_out() + retrans).saturating_sub(sacked + lost)
     }
 
     /// RFC 3517 IsLost for segment `i`: `dupthresh` SACKed segments above it; with FACK, the
