@@ -771,7 +771,7 @@ impl Connection {
         }
         if self.linux24() {
             // Trick#1 and the classic rule on fackets_out (Trick#3 is `head_timedout`).
-            return self.lost_out() > 0 || self.fackets_out() > self.cfg.dupthresh;
+            return self.rtx.iter().any(|s| s.lost) || self.fackets_out() > self.cfg.dupthresh;
         }
         self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.is_lost(0))
     }
