@@ -23,10 +23,11 @@
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::red::{Red, Verdict};
 use crate::spec::{Dir, DirConfig, Handling, LinkConfig, Params};
+use dary_heap::QuaternaryHeap;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A packet leaving the link towards a host.
@@ -69,14 +70,50 @@ pub struct Link {
 /// The timer queue, ordered by (time, insertion).
 #[derive(Default)]
 struct Timers {
-    heap: BinaryHeap<Reverse<(Time, u64, Timer)>>,
+    heap: QuaternaryHeap<Reverse<TimerEntry>>,
     seq: u64,
 }
 
 impl Timers {
-    fn schedule(&mut self, at: Time, t: Timer) {
+    fn schedule(&mut self, at: Time, timer: Timer) {
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, t)));
+        self.heap.push(Reverse(TimerEntry {
+            at,
+            seq: self.seq,
+            timer,
+        }));
+    }
+}
+
+/// Compared by (time, insertion) only: insertion numbers are unique, so the timer never decides
+/// and need not be compared.
+#[derive(Clone, Copy)]
+struct TimerEntry {
+    at: Time,
+    seq: u64,
+    timer: Timer,
+}
+
+impl TimerEntry {
+    /// (time, insertion) as one integer, which compares fastest.
+    fn order(&self) -> u128 {
+        (u128::from(self.at.0) << 64) | u128::from(self.seq)
+    }
+}
+impl PartialEq for TimerEntry {
+    fn eq(&self, o: &Self) -> bool {
+        self.order() == o.order()
+    }
+}
+impl Eq for TimerEntry {}
+impl PartialOrd for TimerEntry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TimerEntry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&o.order())
     }
 }
 
@@ -89,7 +126,7 @@ struct Log {
     state_names: Vec<Arc<str>>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Timer {
     StateChange,
     TxEnd(Dir),
@@ -280,7 +317,7 @@ impl Link {
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timers.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.timers.heap.peek().map(|e| e.0.at)
     }
 
     /// Does all work scheduled at or before `now`.
@@ -329,7 +366,7 @@ impl Link {
             "time went backwards: {now:?} < {:?}",
             self.now
         );
-        while let Some(&Reverse((t, _, timer))) = self.timers.heap.peek() {
+        while let Some(&Reverse(TimerEntry { at: t, timer, .. })) = self.timers.heap.peek() {
             if t > now {
                 break;
             }
