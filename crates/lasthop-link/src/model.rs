@@ -390,6 +390,9 @@ impl Link {
     }
 
     fn advance_chain(&mut self, t: Time) {
+        if self.chain.next_change.is_none_or(|at| at > t) {
+            return; // the common case: no state change due
+        }
         let log = &mut self.log;
         self.chain
             .advance_to(&self.cfg, t, |at, s| log.state(at, s));

@@ -193,8 +193,18 @@ impl<'a> Sim<'a> {
         let link = Link::new(scenario.link.clone(), seeds, scenario.log);
         let mut hosts = Vec::new();
         let mut by_addr = FxHashMap::default();
+        // Hosts usually share a few TCP tables (a dumbbell's hundred senders one): each distinct
+        // table is parsed once, for the first host that has it.
+        let mut parsed: Vec<(&toml::Table, u32, TcpConfig)> = Vec::new();
         for (i, h) in scenario.hosts.iter().enumerate() {
-            let cfg = tcp_config(&h.name, &h.tcp, h.mtu)?;
+            let cfg = match parsed.iter().find(|(t, m, _)| **t == h.tcp && *m == h.mtu) {
+                Some((_, _, cfg)) => cfg.clone(),
+                None => {
+                    let cfg = tcp_config(&h.name, &h.tcp, h.mtu)?;
+                    parsed.push((&h.tcp, h.mtu, cfg.clone()));
+                    cfg
+                }
+            };
             let (rate, delay) = (
                 h.access_rate.unwrap_or(Rate::UNLIMITED),
                 h.access_delay.unwrap_or(Dur::ZERO),

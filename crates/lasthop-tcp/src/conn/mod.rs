@@ -652,14 +652,16 @@ impl Connection {
 
     /// The earliest time at which [`Connection::handle_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            self.rto_deadline,
-            self.delack_deadline,
+        // Written out: the host asks every connection after every packet.
+        let min = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        min(
+            min(self.rto_deadline, self.delack_deadline),
             self.time_wait_deadline,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
