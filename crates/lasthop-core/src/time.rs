@@ -59,6 +59,7 @@ impl Dur {
     }
     /// Time to send `bits` at `bits_per_sec`, rounded up to the next nanosecond (a transmission
     /// never ends early). `bits_per_sec` must be non-zero.
+    #[inline]
     pub fn for_bits(bits: u64, bits_per_sec: u64) -> Dur {
         // The product nearly always fits 64 bits, where division is several times faster.
         if let Some(b) = bits.checked_mul(1_000_000_000) {
