@@ -209,9 +209,11 @@ impl<'a> Sim<'a> {
                 h.access_rate.unwrap_or(Rate::UNLIMITED),
                 h.access_delay.unwrap_or(Dur::ZERO),
             );
+            let mut tcp = TcpHost::new(h.address, cfg);
+            tcp.set_tracing(out.traces());
             hosts.push(SimHost {
                 side: h.side,
-                tcp: TcpHost::new(h.address, cfg),
+                tcp,
                 up: Access::new(rate, delay),
                 down: Access::new(rate, delay),
                 wake: None,
@@ -383,7 +385,9 @@ impl<'a> Sim<'a> {
                 self.schedule(at, Ev::UpHead(h as u32));
             }
         }
-        self.out.trace(h, &mut self.hosts[h].tcp)?;
+        if self.out.traces() {
+            self.out.trace(h, &mut self.hosts[h].tcp)?;
+        }
         if let Some(t) = self.hosts[h].tcp.poll_timeout() {
             let t = t.max(self.now);
             if self.hosts[h].wake.is_none_or(|w| t < w) {

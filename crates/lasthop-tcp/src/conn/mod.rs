@@ -307,6 +307,8 @@ pub struct Connection {
     stats: Stats,
     trace: Vec<TraceRecord>,
     last_trace: Option<TraceRecord>,
+    /// Whether the trace is recorded at all (a driver that writes none turns it off).
+    tracing: bool,
 }
 
 /// `wire` as an offset near `base_rel` (whose wire value is `base_wire`); `None` below zero.
@@ -401,6 +403,7 @@ impl Connection {
             stats: Stats::default(),
             trace: Vec::new(),
             last_trace: None,
+            tracing: true,
             cfg,
         }
     }
@@ -597,7 +600,19 @@ impl Connection {
         self.trace.clear();
     }
 
+    /// Turns the congestion-state trace on or off (on by default); off forgets what it held.
+    pub fn set_tracing(&mut self, on: bool) {
+        self.tracing = on;
+        if !on {
+            self.trace = Vec::new();
+            self.last_trace = None;
+        }
+    }
+
     pub(super) fn record_trace(&mut self, now: Time) {
+        if !self.tracing {
+            return;
+        }
         let r = TraceRecord {
             time: now,
             cwnd: self.cwnd,
