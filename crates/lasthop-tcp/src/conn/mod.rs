@@ -595,11 +595,6 @@ impl Connection {
         std::mem::take(&mut self.trace)
     }
 
-    /// Forgets the trace recorded so far, keeping its buffer (for a driver that writes none).
-    pub fn clear_trace(&mut self) {
-        self.trace.clear();
-    }
-
     /// Turns the congestion-state trace on or off (on by default); off forgets what it held.
     pub fn set_tracing(&mut self, on: bool) {
         self.tracing = on;
