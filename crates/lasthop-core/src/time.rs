@@ -59,7 +59,12 @@ impl Dur {
     }
     /// Time to send `bits` at `bits_per_sec`, rounded up to the next nanosecond (a transmission
     /// never ends early). `bits_per_sec` must be non-zero.
+    #[inline]
     pub fn for_bits(bits: u64, bits_per_sec: u64) -> Dur {
+        // The product nearly always fits 64 bits, where division is several times faster.
+        if let Some(b) = bits.checked_mul(1_000_000_000) {
+            return Dur(b.div_ceil(bits_per_sec));
+        }
         let n = (bits as u128 * 1_000_000_000).div_ceil(bits_per_sec as u128);
         Dur(n.min(u64::MAX as u128) as u64)
     }

@@ -27,6 +27,7 @@ impl Rate {
         self.0 == u64::MAX
     }
     /// Serialization time of `bytes` bytes; zero for an unlimited rate.
+    #[inline] // several times per packet, from other crates
     pub fn tx_time(self, bytes: u64) -> Dur {
         if self.is_unlimited() {
             Dur::ZERO

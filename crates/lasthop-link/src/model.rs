@@ -23,10 +23,11 @@
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::red::{Red, Verdict};
 use crate::spec::{Dir, DirConfig, Handling, LinkConfig, Params};
+use dary_heap::QuaternaryHeap;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 /// A packet leaving the link towards a host.
@@ -66,17 +67,94 @@ pub struct Link {
     log: Log,
 }
 
-/// The timer queue, ordered by (time, insertion).
+/// The timer queue, ordered by (time, insertion). Each direction's end of transmission (at most
+/// one at a time, and one per packet) waits in its own slot rather than in the heap, which then
+/// holds mostly the packets propagating; the slots and the heap share the (time, insertion) key,
+/// so the order is the same as with one heap.
 #[derive(Default)]
 struct Timers {
-    heap: BinaryHeap<Reverse<(Time, u64, Timer)>>,
+    heap: QuaternaryHeap<Reverse<TimerEntry>>,
+    tx_end: [Option<TimerEntry>; 2],
     seq: u64,
 }
 
+/// Where the next timer is.
+enum Next {
+    Heap,
+    TxEnd(usize),
+}
+
 impl Timers {
-    fn schedule(&mut self, at: Time, t: Timer) {
+    fn schedule(&mut self, at: Time, timer: Timer) {
         self.seq += 1;
-        self.heap.push(Reverse((at, self.seq, t)));
+        let e = TimerEntry {
+            at,
+            seq: self.seq,
+            timer,
+        };
+        match timer {
+            Timer::TxEnd(d) => {
+                debug_assert!(self.tx_end[d.index()].is_none());
+                self.tx_end[d.index()] = Some(e);
+            }
+            _ => self.heap.push(Reverse(e)),
+        }
+    }
+
+    fn next(&self) -> Option<(TimerEntry, Next)> {
+        let mut best = self.heap.peek().map(|e| (e.0, Next::Heap));
+        for (i, slot) in self.tx_end.iter().enumerate() {
+            if let Some(e) = *slot {
+                if best.as_ref().is_none_or(|(b, _)| e < *b) {
+                    best = Some((e, Next::TxEnd(i)));
+                }
+            }
+        }
+        best
+    }
+
+    /// Removes and returns the next timer if it is due at `now`.
+    fn pop_due(&mut self, now: Time) -> Option<TimerEntry> {
+        let (e, from) = self.next().filter(|(e, _)| e.at <= now)?;
+        match from {
+            Next::Heap => {
+                self.heap.pop();
+            }
+            Next::TxEnd(i) => self.tx_end[i] = None,
+        }
+        Some(e)
+    }
+}
+
+/// Compared by (time, insertion) only: insertion numbers are unique, so the timer never decides
+/// and need not be compared.
+#[derive(Clone, Copy)]
+struct TimerEntry {
+    at: Time,
+    seq: u64,
+    timer: Timer,
+}
+
+impl TimerEntry {
+    /// (time, insertion) as one integer, which compares fastest.
+    fn order(&self) -> u128 {
+        (u128::from(self.at.0) << 64) | u128::from(self.seq)
+    }
+}
+impl PartialEq for TimerEntry {
+    fn eq(&self, o: &Self) -> bool {
+        self.order() == o.order()
+    }
+}
+impl Eq for TimerEntry {}
+impl PartialOrd for TimerEntry {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for TimerEntry {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.order().cmp(&o.order())
     }
 }
 
@@ -89,7 +167,7 @@ struct Log {
     state_names: Vec<Arc<str>>,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Timer {
     StateChange,
     TxEnd(Dir),
@@ -280,7 +358,7 @@ impl Link {
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timers.heap.peek().map(|Reverse((t, _, _))| *t)
+        self.timers.next().map(|(e, _)| e.at)
     }
 
     /// Does all work scheduled at or before `now`.
@@ -329,11 +407,7 @@ impl Link {
             "time went backwards: {now:?} < {:?}",
             self.now
         );
-        while let Some(&Reverse((t, _, timer))) = self.timers.heap.peek() {
-            if t > now {
-                break;
-            }
-            self.timers.heap.pop();
+        while let Some(TimerEntry { at: t, timer, .. }) = self.timers.pop_due(now) {
             self.now = self.now.max(t);
             self.advance_chain(t);
             match timer {
@@ -352,7 +426,11 @@ impl Link {
         self.advance_chain(now);
     }
 
+    #[inline] // twice per timer; almost always returns at once
     fn advance_chain(&mut self, t: Time) {
+        if self.chain.next_change.is_none_or(|at| at > t) {
+            return; // the common case: no state change due
+        }
         let log = &mut self.log;
         self.chain
             .advance_to(&self.cfg, t, |at, s| log.state(at, s));

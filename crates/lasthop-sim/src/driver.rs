@@ -13,6 +13,7 @@
 
 use crate::outputs::Outputs;
 use crate::{Error, FlowReport};
+use dary_heap::QuaternaryHeap;
 use lasthop_core::rng::Rng;
 use lasthop_core::{Dur, Packet, Rate, Seeds, Stream, Time};
 use lasthop_link::{Event as LinkEvent, Link};
@@ -20,7 +21,7 @@ use lasthop_scenario::{Scenario, Side};
 use lasthop_tcp::{Event as AppEvent, Host as TcpHost, TcpConfig};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::VecDeque;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
 /// First local port of client connections (Linux 2.4's `ip_local_port_range` is 1024..4999;
@@ -71,18 +72,24 @@ impl Ev {
     }
 }
 
-/// A queued event in 16 bytes (the heap's sifting moves and compares these): the time, then the
-/// insertion number with the event in its low [`EV_BITS`] bits. Insertion numbers are unique, so
-/// the derived order is (time, then insertion), and the event never decides.
+/// A queued event in one 128-bit word (the heap's sifting moves and compares these, and a
+/// single integer compares fastest): the time in the high half, then the insertion number, then
+/// the event in the low [`EV_BITS`] bits. Insertion numbers are unique, so the order is (time,
+/// then insertion), and the event never decides.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Entry {
-    at: Time,
-    key: u64,
-}
+struct Entry(u128);
 
 impl Entry {
+    fn new(at: Time, seq: u64, ev: Ev) -> Entry {
+        Entry((u128::from(at.0) << 64) | u128::from((seq << EV_BITS) | ev.pack()))
+    }
+
+    fn at(self) -> Time {
+        Time((self.0 >> 64) as u64)
+    }
+
     fn ev(self) -> Ev {
-        Ev::unpack(self.key & ((1 << EV_BITS) - 1))
+        Ev::unpack(self.0 as u64 & ((1 << EV_BITS) - 1))
     }
 }
 
@@ -147,7 +154,8 @@ struct FlowState {
 pub struct Sim<'a> {
     scenario: &'a Scenario,
     now: Time,
-    queue: BinaryHeap<Reverse<Entry>>,
+    /// A 4-ary heap: shallower than a binary one, so a pop compares and moves less.
+    queue: QuaternaryHeap<Reverse<Entry>>,
     seq: u64,
     /// Flows whose both ends have closed.
     finished: usize,
@@ -185,15 +193,27 @@ impl<'a> Sim<'a> {
         let link = Link::new(scenario.link.clone(), seeds, scenario.log);
         let mut hosts = Vec::new();
         let mut by_addr = FxHashMap::default();
+        // Hosts usually share a few TCP tables (a dumbbell's hundred senders one): each distinct
+        // table is parsed once, for the first host that has it.
+        let mut parsed: Vec<(&toml::Table, u32, TcpConfig)> = Vec::new();
         for (i, h) in scenario.hosts.iter().enumerate() {
-            let cfg = tcp_config(&h.name, &h.tcp, h.mtu)?;
+            let cfg = match parsed.iter().find(|(t, m, _)| **t == h.tcp && *m == h.mtu) {
+                Some((_, _, cfg)) => cfg.clone(),
+                None => {
+                    let cfg = tcp_config(&h.name, &h.tcp, h.mtu)?;
+                    parsed.push((&h.tcp, h.mtu, cfg.clone()));
+                    cfg
+                }
+            };
             let (rate, delay) = (
                 h.access_rate.unwrap_or(Rate::UNLIMITED),
                 h.access_delay.unwrap_or(Dur::ZERO),
             );
+            let mut tcp = TcpHost::new(h.address, cfg);
+            tcp.set_tracing(out.traces());
             hosts.push(SimHost {
                 side: h.side,
-                tcp: TcpHost::new(h.address, cfg),
+                tcp,
                 up: Access::new(rate, delay),
                 down: Access::new(rate, delay),
                 wake: None,
@@ -203,7 +223,7 @@ impl<'a> Sim<'a> {
         let mut sim = Sim {
             scenario,
             now: Time::ZERO,
-            queue: BinaryHeap::new(),
+            queue: QuaternaryHeap::new(),
             seq: 0,
             finished: 0,
             flow_at_sender: FxHashMap::default(),
@@ -248,10 +268,7 @@ impl<'a> Sim<'a> {
     fn schedule(&mut self, at: Time, ev: Ev) {
         self.seq += 1;
         debug_assert!(self.seq < 1 << (64 - EV_BITS));
-        self.queue.push(Reverse(Entry {
-            at,
-            key: (self.seq << EV_BITS) | ev.pack(),
-        }));
+        self.queue.push(Reverse(Entry::new(at, self.seq, ev)));
     }
 
     /// Runs until every flow has finished (both ends closed) or the scenario's duration.
@@ -262,7 +279,7 @@ impl<'a> Sim<'a> {
     pub fn run(&mut self) -> Result<Time, Error> {
         let end = Time::ZERO + self.scenario.duration;
         loop {
-            let next = self.queue.peek().map(|e| e.0.at);
+            let next = self.queue.peek().map(|e| e.0.at());
             if let Some(t) = self
                 .link
                 .poll_timeout()
@@ -280,18 +297,19 @@ impl<'a> Sim<'a> {
             let Some(Reverse(e)) = self.queue.pop() else {
                 break;
             };
-            if e.at > end {
+            let at = e.at();
+            if at > end {
                 break;
             }
-            self.now = e.at;
+            self.now = at;
             self.events_processed += 1;
             match e.ev() {
                 Ev::Wake(h) => {
                     let h = h as usize;
-                    if self.hosts[h].wake == Some(e.at) {
+                    if self.hosts[h].wake == Some(at) {
                         self.hosts[h].wake = None;
                     }
-                    self.hosts[h].tcp.handle_timeout(e.at);
+                    self.hosts[h].tcp.handle_timeout(at);
                     self.after_host(h)?;
                 }
                 Ev::UpHead(h) => {
@@ -300,7 +318,7 @@ impl<'a> Sim<'a> {
                         self.schedule(t, Ev::UpHead(h));
                     }
                     let dir = self.hosts[h as usize].side.dir();
-                    self.link.push(e.at, dir, p);
+                    self.link.push(at, dir, p);
                     self.after_link()?;
                 }
                 Ev::DownHead(h) => {
@@ -309,8 +327,8 @@ impl<'a> Sim<'a> {
                         self.schedule(t, Ev::DownHead(h));
                     }
                     let h = h as usize;
-                    self.out.capture(h, e.at, &p)?;
-                    self.hosts[h].tcp.handle_packet(e.at, &p);
+                    self.out.capture(h, at, &p)?;
+                    self.hosts[h].tcp.handle_packet(at, &p);
                     self.after_host(h)?;
                 }
                 Ev::FlowStart(f) => {
@@ -367,7 +385,9 @@ impl<'a> Sim<'a> {
                 self.schedule(at, Ev::UpHead(h as u32));
             }
         }
-        self.out.trace(h, &mut self.hosts[h].tcp)?;
+        if self.out.traces() {
+            self.out.trace(h, &mut self.hosts[h].tcp)?;
+        }
         if let Some(t) = self.hosts[h].tcp.poll_timeout() {
             let t = t.max(self.now);
             if self.hosts[h].wake.is_none_or(|w| t < w) {

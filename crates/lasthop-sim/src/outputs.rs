@@ -125,13 +125,14 @@ impl Outputs {
         Ok(())
     }
 
+    /// Whether `tcp_trace.csv` is written.
+    pub fn traces(&self) -> bool {
+        self.trace.is_some()
+    }
+
     /// Appends the congestion-state changes of host `h`'s connections to `tcp_trace.csv`.
     pub fn trace(&mut self, h: usize, tcp: &mut TcpHost) -> Result<(), Error> {
         let Some(f) = &mut self.trace else {
-            // Nothing is written, but the records must not pile up for the whole run.
-            for (_, conn) in tcp.conns_mut() {
-                conn.clear_trace();
-            }
             return Ok(());
         };
         let name = &self.host_names[h];

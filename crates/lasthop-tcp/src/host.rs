@@ -23,6 +23,8 @@ pub struct Host {
     saved: BTreeSet<ConnKey>,
     /// Seed 001's shared advertised window: connections from this peer share this many bytes.
     shared_window: Option<(Ipv4Addr, u64)>,
+    /// Whether connections record their congestion-state trace.
+    tracing: bool,
 }
 
 /// A deterministic initial sequence number for an accepted connection (FNV-1a of the 4-tuple):
@@ -53,6 +55,7 @@ impl Host {
             metrics: BTreeMap::new(),
             saved: BTreeSet::new(),
             shared_window: None,
+            tracing: true,
         }
     }
 
@@ -93,7 +96,20 @@ impl Host {
         self.metrics.insert(dst, m);
     }
 
-    fn with_metrics(&self, mut c: Connection) -> Connection {
+    /// Whether this host's connections record their congestion-state trace (on by default; a
+    /// driver that writes no trace saves the work).
+    pub fn set_tracing(&mut self, on: bool) {
+        self.tracing = on;
+        for c in self.conns.values_mut() {
+            c.set_tracing(on);
+        }
+    }
+
+    /// A new connection, given the host's tracing setting and cached metrics (CBI).
+    fn adopt(&self, mut c: Connection) -> Connection {
+        if !self.tracing {
+            c.set_tracing(false);
+        }
         if self.cfg.cbi {
             if let Some(m) = self.metrics.get(c.remote().ip()) {
                 c.set_cached_metrics(*m);
@@ -136,7 +152,7 @@ impl Host {
         iss: u32,
     ) -> ConnKey {
         let local = SocketAddrV4::new(self.addr, local_port);
-        let c = self.with_metrics(Connection::connect(
+        let c = self.adopt(Connection::connect(
             now,
             local,
             remote,
@@ -163,7 +179,7 @@ impl Host {
         let is_syn = seg.has(SYN) && !seg.has(ACK) && !seg.has(RST);
         if is_syn && *key.0.ip() == self.addr && self.listening.contains(&key.0.port()) {
             let c = Connection::accept(now, pkt, self.cfg.clone(), iss_for(&key))?;
-            let c = self.with_metrics(c);
+            let c = self.adopt(c);
             self.saved.remove(&key);
             self.conns.insert(key, c);
             return Some(key);

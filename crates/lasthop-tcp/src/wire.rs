@@ -198,10 +198,12 @@ impl Segment {
 
 /// RFC 791 header checksum.
 fn checksum(h: &[u8]) -> u16 {
-    let mut s: u32 = h
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
+    let words = h.chunks_exact(2);
+    let odd = words.remainder().first().map_or(0, |&b| u32::from(b) << 8);
+    let mut s: u32 = words
+        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum::<u32>()
+        + odd;
     while s > 0xffff {
         s = (s & 0xffff) + (s >> 16);
     }

@@ -311,6 +311,8 @@ pub struct Connection {
     stats: Stats,
     trace: Vec<TraceRecord>,
     last_trace: Option<TraceRecord>,
+    /// Whether the trace is recorded at all (a driver that writes none turns it off).
+    tracing: bool,
 }
 
 /// `wire` as an offset near `base_rel` (whose wire value is `base_wire`); `None` below zero.
@@ -405,6 +407,7 @@ impl Connection {
             stats: Stats::default(),
             trace: Vec::new(),
             last_trace: None,
+            tracing: true,
             cfg,
         }
     }
@@ -596,12 +599,19 @@ impl Connection {
         std::mem::take(&mut self.trace)
     }
 
-    /// Forgets the trace recorded so far, keeping its buffer (for a driver that writes none).
-    pub fn clear_trace(&mut self) {
-        self.trace.clear();
+    /// Turns the congestion-state trace on or off (on by default); off forgets what it held.
+    pub fn set_tracing(&mut self, on: bool) {
+        self.tracing = on;
+        if !on {
+            self.trace = Vec::new();
+            self.last_trace = None;
+        }
     }
 
     pub(super) fn record_trace(&mut self, now: Time) {
+        if !self.tracing {
+            return;
+        }
         let r = TraceRecord {
             time: now,
             cwnd: self.cwnd,
@@ -656,14 +666,16 @@ impl Connection {
 
     /// The earliest time at which [`Connection::handle_timeout`] has work to do.
     pub fn poll_timeout(&self) -> Option<Time> {
-        [
-            self.rto_deadline,
-            self.delack_deadline,
+        // Written out: the host asks every connection after every packet.
+        let min = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        min(
+            min(self.rto_deadline, self.delack_deadline),
             self.time_wait_deadline,
-        ]
-        .into_iter()
-        .flatten()
-        .min()
+        )
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
