@@ -69,7 +69,7 @@ impl Outputs {
             let path = dir.join("tcp_trace.csv");
             let mut f = AtomicFile::create(&path).map_err(io_err(&path))?;
             f.write_all(
-                b"time_ns,host,local,remote,cwnd,ssthresh,srtt_ns,rttvar_ns,rto_ns,ca_state\n",
+                b"time_ns,host,local,remote,cwnd,ssthresh,srtt_ns,rttvar_ns,rto_ns,ca_state,packets_out,sacked_out,lost_out,retrans_out,in_flight\n",
             )
             .map_err(io_err(&path))?;
             trace = Some(f);
@@ -140,7 +140,7 @@ impl Outputs {
             for r in conn.drain_trace() {
                 writeln!(
                     f,
-                    "{},{name},{},{},{},{},{},{},{},{:?}",
+                    "{},{name},{},{},{},{},{},{},{},{:?},{},{},{},{},{}",
                     r.time.as_nanos(),
                     key.0,
                     key.1,
@@ -149,7 +149,12 @@ impl Outputs {
                     r.srtt.map(|d| d.as_nanos().to_string()).unwrap_or_default(),
                     r.rttvar.as_nanos(),
                     r.rto.as_nanos(),
-                    r.ca_state
+                    r.ca_state,
+                    r.packets_out,
+                    r.sacked_out,
+                    r.lost_out,
+                    r.retrans_out,
+                    (r.packets_out + r.retrans_out).saturating_sub(r.sacked_out + r.lost_out)
                 )
                 .map_err(|e| Error::Io {
                     path: "tcp_trace.csv".into(),

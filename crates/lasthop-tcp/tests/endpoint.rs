@@ -329,6 +329,27 @@ fn linux24_marking_counts_unmarked_holes_in_flight_until_sacks_pass_high_seq() {
     assert_eq!(run(Linux24, bulk), (vec![5, 13, 14], vec![7, 15]));
     assert_eq!(run(Head, bulk), (vec![5, 13, 14], vec![15]));
     assert_eq!(run(Rfc3517, bulk), (vec![5, 7, 13, 14], vec![15]));
+    // The trace shows that scoreboard (Linux's packets_out, sacked_out, lost_out, retrans_out):
+    // at the SACK of 13, before sending, 10 out, 7 SACKed, 5 and 7 lost, 5 retransmitted (in
+    // flight 2); after 7 and 15 have gone, 11 out and both retransmitted (in flight 4 = cwnd).
+    let (mut c, peer, _) = two_holes(marking_cfg(Linux24), bulk);
+    c.drain_trace();
+    c.handle_packet(t(2000), &peer.ack(4, 536, &[(13, 13), (8, 12), (6, 6)]));
+    sent_segments(&mut c, t(2000));
+    let board: Vec<_> = c
+        .drain_trace()
+        .iter()
+        .map(|r| {
+            (
+                r.packets_out,
+                r.sacked_out,
+                r.lost_out,
+                r.retrans_out,
+                r.cwnd,
+            )
+        })
+        .collect();
+    assert_eq!(board, vec![(10, 7, 2, 1, 4), (11, 7, 2, 2, 4)]);
     // Only 12 segments written: no new data may go, so Linux retransmits the untagged hole
     // below the highest SACK ("forward retransmission"): 5 (in_flight 2), then 7, which
     // counts twice while its original is not known lost (in_flight 3 < 4; nothing else is

@@ -148,6 +148,13 @@ pub struct TraceRecord {
     pub rttvar: Dur,
     pub rto: Dur,
     pub ca_state: CaState,
+    /// The scoreboard, in segments (Linux `packets_out`, `sacked_out`, `lost_out`,
+    /// `retrans_out`); in flight = packets_out + retrans_out - sacked_out - lost_out
+    /// (`tcp_packets_in_flight`), which is what cwnd is compared with.
+    pub packets_out: u32,
+    pub sacked_out: u32,
+    pub lost_out: u32,
+    pub retrans_out: u32,
 }
 
 /// Linux's "infinite" initial ssthresh (0x7fffffff).
@@ -620,6 +627,10 @@ impl Connection {
             rttvar: self.rtt.rttvar(),
             rto: self.rtt.rto(),
             ca_state: self.ca,
+            packets_out: self.packets_out(),
+            sacked_out: self.sacked_out(),
+            lost_out: self.lost_out(),
+            retrans_out: self.retrans_out(),
         };
         let same = self
             .last_trace

@@ -6,6 +6,15 @@ use super::*;
 impl Connection {
     /// The next packet to send now, if any. Call until it returns `None`.
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
+        let p = self.next_transmit(now);
+        if p.is_none() {
+            // The trace's scoreboard after the segments sent in response.
+            self.record_trace(now);
+        }
+        p
+    }
+
+    fn next_transmit(&mut self, now: Time) -> Option<Packet> {
         match self.state {
             State::Closed => return None,
             State::SynSent | State::SynRcvd => {

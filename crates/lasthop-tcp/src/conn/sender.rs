@@ -662,6 +662,9 @@ impl Connection {
             self.reno_sacked
         }
     }
+    pub(super) fn lost_out(&self) -> u32 {
+        self.rtx.iter().filter(|s| s.lost).count() as u32
+    }
     pub(super) fn retrans_out(&self) -> u32 {
         self.rtx.iter().filter(|s| s.retrans).count() as u32
     }
