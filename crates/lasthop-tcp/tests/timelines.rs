@@ -320,11 +320,13 @@ fn rto_doubles_and_ssthresh_is_kept() {
     assert_eq!(s.unacked_bytes(), 0);
     assert_eq!(s.ca_state(), CaState::Open);
     let trace = sim.server.as_mut().unwrap().drain_trace();
-    let loss: Vec<_> = trace
+    // The trace also records scoreboard changes; keep the changes of cwnd and RTO.
+    let mut loss: Vec<_> = trace
         .iter()
         .filter(|r| r.ca_state == CaState::Loss)
         .map(|r| (r.time, r.cwnd, r.rto))
         .collect();
+    loss.dedup_by_key(|r| (r.1, r.2));
     assert_eq!(
         loss[..2],
         [
@@ -483,11 +485,12 @@ fn rate_halving_spreads_the_reduction() {
     );
     check(&sim, sim.sent(14) == ms(4042.5), "after the full ACK");
     let trace = sim.server.as_mut().unwrap().drain_trace();
-    let cw: Vec<_> = trace
+    let mut cw: Vec<_> = trace
         .iter()
         .filter(|r| r.ca_state == CaState::Recovery)
         .map(|r| (r.time, r.cwnd))
         .collect();
+    cw.dedup_by_key(|r| r.1);
     assert_eq!(cw, [(ms(3365.5), 4), (ms(3437.5), 3), (ms(3916.0), 2)]);
 }
 
