@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 000 (Kulve 2003) e0 and seed 001 (Sarolahti 2000) baseline runs beside the published tables.
+"""Seed 000 (Kulve 2003) e0 and r1 and seed 001 (Sarolahti 2000) baseline runs beside the published tables.
 
 Usage:
     scripts/seed-comparison.py PATH/TO/lasthop [--out DIR] [--reps N] [--quick]
@@ -9,7 +9,10 @@ Builds nothing: give it the `lasthop` binary. It runs
 * seed 000, link e0, two 188640-byte transfers started together (`seed000-e0-2tcp.toml`, the
   baseline "BL" of Table 7) and 5 s apart (`seed000-e0-2tcp-5s.toml`, the Eifel baseline of
   Table 8), 20 replications each (`--replication 0..19`), plus the same with a small random extra
-  delay (uniform 0-10 ms on every packet, both directions) to show the seed's outcome categories;
+  delay (uniform 0-10 ms on every packet, both directions) to show the seed's outcome categories,
+  and variants that switch single pieces of the TCP model (without `--quick`);
+* seed 000, link r1, the same two workloads (`seed000-r1-2tcp.toml`, Table 12, and the 5 s case
+  on r1, Table 13), 20 replications each;
 * seed 001, one 100 KB transfer over 9600 bit/s with router buffers 3, 7 and 20 and no additional
   delays (`seed001-buf{3,7,20}.toml`), 20 replications as in the seed, plus an ablation that
   switches the seed-001 settings on one by one, and the variant "link holds one more packet"
@@ -62,6 +65,34 @@ SEED000 = {
             "second": {"pct": (51.3, 51.3, 51.4), "drops": "2", "rexmt": 2},
         },
         "otime": 41.7,
+        "reps": "20",
+    },
+    # r1 (low ARQ persistency). Drops: the appendix values (the summary tables contradict the
+    # appendix and the text, research extract A.6.4).
+    "r1-2tcp": {
+        "title": "seed 000, r1, 2tcp0udp, baseline BL (Table 12; appendix Table 44)",
+        "sets": ("faster", "slower"),
+        "pub": {
+            "faster": {"pct": (43.7, 50.7, 57.4), "drops": "13 (app.)", "err": "4 (app.)",
+                       "rexmt": 15},
+            "slower": {"pct": (58.8, 60.2, 64.0), "drops": "11 (app.)", "err": "5 (app.)",
+                       "rexmt": 16},
+        },
+        "rtos": "16 in all (text)",
+        "otime": 58.7,
+        "reps": "20",
+    },
+    "r1-5s": {
+        "title": "seed 000, r1, 2tcp0udp5s, Eifel baseline (Table 13; appendix Table 51)",
+        "sets": ("first", "second"),
+        "pub": {
+            "first": {"pct": (34.3, 48.2, 56.6), "drops": "16 (app.)", "err": "2 (app.)",
+                      "rexmt": 18},
+            "second": {"pct": (51.8, 53.4, 58.0), "drops": "2 (app.)", "err": "2 (app.)",
+                       "rexmt": 7},
+        },
+        "rtos": "4 in all (text)",
+        "otime": 53.3,
         "reps": "20",
     },
 }
@@ -183,7 +214,7 @@ def seed000_sets(rows_by_rep, mode):
     for rows in rows_by_rep:
         if len(rows) != 2:
             sys.exit(f"expected two connections, got {len(rows)}")
-        if mode == "5s":
+        if mode.endswith("5s"):
             a, b = sorted(rows, key=lambda r: float(r["start_s"]))
         else:
             a, b = sorted(rows, key=lambda r: float(r["elapsed_s"]))
@@ -198,26 +229,29 @@ def seed000_table(label, mode, runs):
     s1, s2 = spec["sets"]
     print(f"\n### {spec['title']}\n")
     print(f"| run | set | elapsed 25 % | 50 % | 75 % | min–max | queue drops (median) "
-          f"| rexmt (median) | RTOs (total) | otime |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          f"| error drops (median) | rexmt (median) | RTOs (total) | otime |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     pub = spec["pub"]
     for i, s in enumerate((s1, s2)):
         p = pub[s]
         ot = f"{spec['otime']:.1f}" if i == 0 else ""
+        rtos = spec.get("rtos", "0 (text)") if i == 0 else ""
         print(f"| published ({spec['reps']} reps) | {s} | {p['pct'][0]} | {p['pct'][1]} | "
-              f"{p['pct'][2]} | | {p['drops']} | {p['rexmt']} | 0 (text) | {ot} |")
+              f"{p['pct'][2]} | | {p['drops']} | {p.get('err', 0)} | {p['rexmt']} | {rtos} "
+              f"| {ot} |")
     for vlabel, rows_by_rep in runs:
         sets = seed000_sets(rows_by_rep, mode)
         allt = [float(r["elapsed_s"]) for st in sets for r in st]
         for i, (s, st) in enumerate(zip((s1, s2), sets)):
             t = [float(r["elapsed_s"]) for r in st]
             dq = med([int(r["drops_queue"]) for r in st])
+            de = med([int(r["drops_error"]) for r in st])
             rx = med([int(r["rexmt_pkts"]) for r in st])
             rto = sum(int(r["rtos"]) for r in st)
             ot = fmt(med(allt)) if i == 0 else ""
             print(f"| {vlabel} ({len(rows_by_rep)} reps) | {s} | {fmt(pct(t, 25))} | "
                   f"{fmt(pct(t, 50))} | {fmt(pct(t, 75))} | {fmt(min(t))}–{fmt(max(t))} | "
-                  f"{fmt(dq, 1)} | {fmt(rx, 1)} | {rto} | {ot} |")
+                  f"{fmt(dq, 1)} | {fmt(de, 1)} | {fmt(rx, 1)} | {rto} | {ot} |")
 
 
 def seed000_categories(label, rows_by_rep):
@@ -363,8 +397,30 @@ def main():
                 spec = variant(tmp, scen, f"s000-{mode}-{tag}-jitter", tcp=tcp, link=jitter,
                                merge=True)
                 cases.append((f"ours, {label} + jitter", runs(spec, f"s000-{mode}-{tag}-jitter")))
+            # Switches that could have made the seed's senders pause longer (difference 2);
+            # none is in the seed's baseline as we read it.
+            for tag, label, tcp in (
+                    ("rh", "rate_halving = true (vanilla 2.4 tcp_cwnd_down)", "rate_halving"),
+                    ("nolt", "limited_transmit = false", "limited_transmit"),
+                    ("mb0", "max_burst = 0", "max_burst")):
+                val = "0" if tcp == "max_burst" else ("true" if tcp == "rate_halving" else "false")
+                spec = variant(tmp, scen, f"s000-{mode}-{tag}",
+                               tcp={"hosts.server.tcp": {tcp: val}}, merge=True)
+                cases.append((f"ours, {label}", runs(spec, f"s000-{mode}-{tag}")))
         res[mode] = cases
         seed000_table(mode, mode, cases)
+    # r1: the same workloads over the low-ARQ-persistency link; its states and error draws
+    # differ per replication.
+    for mode, scen, link in (("r1-2tcp", "seed000-r1-2tcp.toml", None),
+                             ("r1-5s", "seed000-e0-2tcp-5s.toml", "seed000-r1.toml")):
+        spec = os.path.join(SCEN, scen)
+        if link:
+            text = open(spec).read()
+            text = re.sub(r'^link\s*=\s*"[^"]+"',
+                          f'link = "{os.path.join(SCEN, "..", "links", link)}"', text, flags=re.M)
+            spec = os.path.join(tmp, f"s000-{mode}.toml")
+            open(spec, "w").write(text)
+        seed000_table(mode, mode, [("ours", runs(spec, f"s000-{mode}"))])
     print("\n### seed 000, e0, 2tcp0udp: outcome categories (gap between the two elapsed times)\n")
     print("| run | gap < 1 s (category 1) | 1–5 s | ≥ 5 s (category 2) | gaps (s) |")
     print("|---|---|---|---|---|")
