@@ -6,7 +6,11 @@
 //! Each is timed without outputs (the model alone) and writing every output (pcaps, events.csv
 //! at the scenario's log level, tcp_trace.csv, connections.csv). Reported: the median of 5 runs,
 //! and bottleneck packets (released by the link, downstream) per wall-clock second.
+//! (c) the cost of simulated time in which nothing happens: (b), and the same over the r1 link
+//!     (whose state chain keeps changing), with both transfers started one simulated hour later.
+//!     The difference to the same run started at 0 s is what the idle hour cost.
 
+use lasthop_core::Dur;
 use lasthop_scenario::Scenario;
 use lasthop_sim::OutputOptions;
 use std::path::Path;
@@ -58,5 +62,44 @@ fn main() {
                 r.events
             );
         }
+    }
+    println!();
+    println!(
+        "{:<28} {:>14} {:>14} {:>12} {:>16}",
+        "idle hour", "start 0 s (s)", "start 1 h (s)", "sim end (s)", "extra wall (ms)"
+    );
+    let none = OutputOptions {
+        dir: None,
+        capture: false,
+    };
+    let median = |s: &Scenario| {
+        let mut end = lasthop_core::Time::ZERO;
+        let mut walls: Vec<f64> = (0..5)
+            .map(|_| {
+                let t = Instant::now();
+                end = lasthop_sim::run(s, &none).unwrap().end;
+                t.elapsed().as_secs_f64()
+            })
+            .collect();
+        walls.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        (walls[walls.len() / 2], end)
+    };
+    for name in ["seed000-e0-2tcp.toml", "seed000-r1-2tcp.toml"] {
+        let s = Scenario::load(root.join(name)).unwrap();
+        let mut late = s.clone();
+        let hour = Dur::from_secs(3600);
+        late.duration = s.duration + hour;
+        for f in &mut late.flows {
+            f.start = f.start + hour;
+        }
+        let ((w0, _), (w1, end)) = (median(&s), median(&late));
+        println!(
+            "{:<28} {:>14.4} {:>14.4} {:>12.3} {:>16.3}",
+            s.name,
+            w0,
+            w1,
+            end.as_secs_f64(),
+            (w1 - w0) * 1e3
+        );
     }
 }
