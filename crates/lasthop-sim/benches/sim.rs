@@ -90,7 +90,7 @@ fn main() {
         let hour = Dur::from_secs(3600);
         late.duration = s.duration + hour;
         for f in &mut late.flows {
-            f.start = f.start + hour;
+            f.start += hour;
         }
         let ((w0, _), (w1, end)) = (median(&s), median(&late));
         println!(
