@@ -15,8 +15,8 @@ Builds nothing: give it the `lasthop` binary. It runs
   on r1, Table 13), 20 replications each;
 * seed 001, one 100 KB transfer over 9600 bit/s with router buffers 3, 7 and 20 and no additional
   delays (`seed001-buf{3,7,20}.toml`), 20 replications as in the seed, plus an ablation that
-  switches the seed-001 settings on one by one, and the variant "link holds one more packet"
-  (router queue + 1) that the doc discusses;
+  switches the seed-001 settings on one by one, and the variant with the link model's strict
+  LSB admission (`lsb_admit = "fits"`, one packet less than Seawind) that the doc discusses;
 
 reads every run's connections.csv (and, for seed 001, events.csv, tcp_trace.csv and the sender's
 pcap for Table 3 and Table 4), and prints markdown tables with the published numbers beside ours.
@@ -338,14 +338,17 @@ BEFORE = (
     {"sack": "false", "quickacks": "2", "rcvbuf": '"32KiB"'},
 )
 ABLATION = [
-    ("before (previous scenario)", BEFORE[0], BEFORE[1]),
+    ("before (first scenario)", BEFORE[0], BEFORE[1]),
     ("+ no limited transmit", {**BEFORE[0], "limited_transmit": "false"}, BEFORE[1]),
     ("+ exit cwnd = flight + 1", {**BEFORE[0], "limited_transmit": "false",
                                   "recovery_exit": '"flight_plus_one"'}, BEFORE[1]),
     ("+ every segment ACKed at once", {**BEFORE[0], "limited_transmit": "false",
                                        "recovery_exit": '"flight_plus_one"'},
      {**BEFORE[1], "delayed_ack": '"off"'}),
-    ("+ 64 KB buffer, half offered (= scenario now)", None, None),
+    ("+ 64 KB buffer, half offered", {**BEFORE[0], "limited_transmit": "false",
+                                      "recovery_exit": '"flight_plus_one"'},
+     {"sack": "false", "delayed_ack": '"off"', "rcvbuf": '"65535B"', "adv_win_scale": "-1"}),
+    ("+ Linux 2.2/2.3 RTO timer (= scenario now)", None, None),
 ]
 
 
@@ -387,6 +390,10 @@ def main():
             head = {"hosts.server.tcp": {"sack_loss_marking": '"head"'}}
             noto = {"hosts.server.tcp": {"head_timedout": "false"}}
             nocap = {"hosts.server.tcp": {"flight_cap": "false"}}
+            spec = variant(tmp, scen, f"s000-{mode}-strict",
+                           link={"both": {"lsb_admit": '"fits"'}})
+            cases.append(("ours, strict LSB admission (16 packets, not Seawind's 17)",
+                          runs(spec, f"s000-{mode}-strict")))
             for tag, label, tcp in (
                     ("prev", "RFC 3517 marking (previous scenario)", prev),
                     ("head", "head-only marking (no Event B, no forward retransmission)", head),
@@ -478,10 +485,9 @@ def main():
         for buf in (3, 7, 20):
             scen = f"seed001-buf{buf}.toml"
             cases = list(ABLATION)
-            cases.append(("scenario now, link holds one more packet (queue + 1)", None, "q+1"))
-            cases.append(("scenario now + Linux 2.2/2.3 RTO timer (not set in the scenario)",
-                          None, "timer"))
-            cases.append(("link + 1 and Linux 2.2/2.3 RTO timer", None, "q+1 timer"))
+            cases.append(("scenario now, strict LSB admission (one packet less)", None, "strict"))
+            cases.append(("strict LSB admission, without the 2.2/2.3 timer (the previous "
+                          "scenario)", None, "strict notimer"))
             for label, srv, mob in cases:
                 name = f"s001-buf{buf}-" + re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-")
                 if srv is None and mob is None:
@@ -492,10 +498,10 @@ def main():
                     link, merge = None, False
                     if isinstance(mob, str):
                         tcp, merge = {}, True
-                        if "q+1" in mob:
-                            link = {"down.queue": {"packets": str(buf + 1)}}
-                        if "timer" in mob:
-                            tcp = {"hosts.server.tcp": {"rto_timer": '"oldest_sent"'}}
+                        if "strict" in mob:
+                            link = {"both": {"lsb_admit": '"fits"'}}
+                        if "notimer" in mob:
+                            tcp = {"hosts.server.tcp": {"rto_timer": '"ack"'}}
                     spec = variant(tmp, scen, name, tcp=tcp, link=link, merge=merge)
                     out = os.path.join(out_root, name)
                     rows = run(binary, spec, out, 0)

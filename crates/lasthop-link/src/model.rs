@@ -22,7 +22,7 @@
 
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::red::{Red, Verdict};
-use crate::spec::{Dir, DirConfig, Handling, LinkConfig, Params};
+use crate::spec::{Dir, DirConfig, Handling, LinkConfig, LsbAdmit, Params};
 use dary_heap::QuaternaryHeap;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
@@ -825,5 +825,8 @@ fn rate(cfg: &LinkConfig, current: usize, ds: &mut DirState, t: Time, d: Dir) ->
 }
 
 fn lsb_fits(dc: &DirConfig, ds: &DirState, len: u64) -> bool {
-    dc.lsb.is_none_or(|cap| ds.lsb_bytes + len <= cap)
+    dc.lsb.is_none_or(|cap| match dc.lsb_admit {
+        LsbAdmit::Fits => ds.lsb_bytes + len <= cap,
+        LsbAdmit::Below => ds.lsb_bytes < cap,
+    })
 }

@@ -75,6 +75,10 @@ pub struct DirSpec {
     /// Link-layer ACK emulation: a packet holds its LSB space until it leaves the LRB (default
     /// true, as in the seeds); false frees it when its transmission ends.
     pub link_ack: Option<bool>,
+    /// When a packet may enter the LSB: `fits` (default) when it fits whole; `below` while the
+    /// LSB holds less than its size, so it may overflow by part of one packet (what Seawind did
+    /// by seeds 000 and 001's numbers; docs/link-model.md).
+    pub lsb_admit: Option<LsbAdmit>,
     /// Release packets in link order from the LRB (default true); false releases each packet
     /// when it arrives (Seawind's `reordering = TRUE`).
     pub in_order: Option<bool>,
@@ -109,6 +113,17 @@ pub struct ErrSpec {
     /// `arq`: the packet is dropped when its next retry would take its accumulated error delay
     /// past this (Seawind's `delay_drop_threshold`: 701 ms allows one 700 ms retry).
     pub drop_threshold: Option<Dur>,
+}
+
+/// When a packet may move from the router queue into the link send buffer.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum LsbAdmit {
+    /// When the whole packet fits in the free space.
+    #[default]
+    Fits,
+    /// While the buffer holds less than its size: the last packet in may overflow it.
+    Below,
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq)]
@@ -281,6 +296,7 @@ pub struct DirConfig {
     pub lsb: Option<u64>,
     pub lrb: Option<u64>,
     pub link_ack: bool,
+    pub lsb_admit: LsbAdmit,
     pub in_order: bool,
     pub queue: QueueConfig,
     pub delays: Vec<ScriptedDelay>,
@@ -659,6 +675,7 @@ impl LinkSpec {
             lsb,
             lrb,
             link_ack: own.link_ack.or(b.link_ack).unwrap_or(true),
+            lsb_admit: own.lsb_admit.or(b.lsb_admit).unwrap_or_default(),
             in_order: own.in_order.or(b.in_order).unwrap_or(true),
             queue,
             delays,
@@ -900,8 +917,12 @@ impl LinkConfig {
             }
             let _ = writeln!(
                 s,
-                "  link send buffer {}, link receive buffer {}; {}; {}",
+                "  link send buffer {}{}, link receive buffer {}; {}; {}",
                 lim(c.lsb, "B"),
+                match (c.lsb, c.lsb_admit) {
+                    (Some(_), LsbAdmit::Below) => " (a packet enters while it holds less)",
+                    _ => "",
+                },
                 lim(c.lrb, "B"),
                 if c.link_ack {
                     "LSB space held until release (link-layer ACK emulation)"

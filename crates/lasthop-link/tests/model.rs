@@ -115,6 +115,41 @@ fn burst_of_40_drops_exactly_what_does_not_fit() {
     }
 }
 
+#[test]
+fn lsb_admit_below_lets_one_more_packet_into_the_link_send_buffer() {
+    // Seawind's rule (lsb_admit = "below"): a packet enters while the LSB holds less than its
+    // size. 16 · 576 = 9216 < 9600, so a 17th packet enters (9792 bytes) and no 18th: of the
+    // 40-packet burst 17 go to the LSB, 20 wait in the router queue, 3 are dropped.
+    let mut l = link(&E0.replace("lrb = \"9600B\"", "lrb = \"9600B\"\nlsb_admit = \"below\""));
+    let ids: Vec<u64> = (0..40)
+        .map(|i| push(&mut l, ms(0), Dir::Down, udp(576, i, 0)))
+        .collect();
+    let (out, ev) = run(&mut l, Time::MAX);
+    let dropped: Vec<u64> = ev
+        .iter()
+        .filter(|e| e.kind == EventKind::Drop(Cause::Queue))
+        .map(|e| e.packet.unwrap().id)
+        .collect();
+    assert_eq!(dropped, ids[37..]);
+    assert_eq!(ev.iter().map(|e| e.lsb_bytes).max(), Some(17 * 576));
+    assert_eq!(out.len(), 37);
+    // Seed 001's buffer: 1220 bytes hold four 303-byte packets whole (1212), and a fifth
+    // enters under "below" (1212 < 1220). At 9600 bit/s nothing leaves the LSB during the burst.
+    let gsm = |admit: &str| {
+        let spec = format!(
+            "[down]\nrate = \"9600bit\"\ndelay = \"200ms\"\nlsb = \"1220B\"\nlsb_admit = \"{admit}\"\n[down.queue]\npackets = 7\n"
+        );
+        let mut l = link(&spec);
+        for i in 0..20 {
+            push(&mut l, ms(0), Dir::Down, udp(303, i, 0));
+        }
+        let (out, ev) = run(&mut l, Time::MAX);
+        (ev.iter().map(|e| e.lsb_bytes).max().unwrap(), out.len())
+    };
+    assert_eq!(gsm("fits"), (4 * 303, 4 + 7));
+    assert_eq!(gsm("below"), (5 * 303, 5 + 7));
+}
+
 /// States: bad for 400 ms, good for 600 ms, then bad for good. In the bad states every packet
 /// fails (error = 1), so outcomes are exact.
 fn arq_link(limit: &str) -> String {

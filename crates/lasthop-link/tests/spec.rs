@@ -129,6 +129,10 @@ fn bad_specs_name_the_key_the_value_and_what_is_allowed() {
         "[down.queue]\npolicy = \"fifo\"\n",
         &["down.queue.policy", "fifo", "droptail", "red"],
     );
+    assert_mentions(
+        "[down]\nlsb_admit = \"always\"\n",
+        &["down.lsb_admit", "always", "fits", "below"],
+    );
     // States that do not exist, probabilities that do not add up, missing pieces.
     let two = "[states.good]\nduration = \"1s\"\nnext = \"bad\"\n[states.bad]\nduration = \"1s\"\nnext = \"good\"\n";
     assert_mentions(
