@@ -89,19 +89,26 @@ fn one_packet_leaves_372ms_after_it_arrives() {
     assert_eq!(out[0].at, ms(2305));
 }
 
-#[test]
-fn burst_of_40_drops_exactly_what_does_not_fit() {
-    let mut l = link(E0);
-    let ids: Vec<u64> = (0..40)
-        .map(|i| push(&mut l, ms(0), Dir::Down, udp(576, i, 0)))
+/// Pushes `n` packets of `size` bytes down at once; returns their ids, what left the link, the
+/// events, and the ids of the packets the router queue dropped.
+fn burst(l: &mut Link, n: u16, size: usize) -> (Vec<u64>, Vec<Output>, Vec<Event>, Vec<u64>) {
+    let ids: Vec<u64> = (0..n)
+        .map(|i| push(l, ms(0), Dir::Down, udp(size, i, 0)))
         .collect();
-    let (out, ev) = run(&mut l, Time::MAX);
-    // 16 packets fit the 9600-byte LSB, 20 wait in the router queue, the last 4 are dropped.
-    let dropped: Vec<u64> = ev
+    let (out, ev) = run(l, Time::MAX);
+    let dropped = ev
         .iter()
         .filter(|e| e.kind == EventKind::Drop(Cause::Queue))
         .map(|e| e.packet.unwrap().id)
         .collect();
+    (ids, out, ev, dropped)
+}
+
+#[test]
+fn burst_of_40_drops_exactly_what_does_not_fit() {
+    let mut l = link(E0);
+    let (ids, out, ev, dropped) = burst(&mut l, 40, 576);
+    // 16 packets fit the 9600-byte LSB, 20 wait in the router queue, the last 4 are dropped.
     assert_eq!(dropped, ids[36..]);
     assert_eq!(l.stats(Dir::Down).drops_queue, 4);
     // The queue peaked at 20 packets, the LSB at 16 · 576 bytes.
@@ -121,15 +128,7 @@ fn lsb_admit_below_lets_one_more_packet_into_the_link_send_buffer() {
     // size. 16 · 576 = 9216 < 9600, so a 17th packet enters (9792 bytes) and no 18th: of the
     // 40-packet burst 17 go to the LSB, 20 wait in the router queue, 3 are dropped.
     let mut l = link(&E0.replace("lrb = \"9600B\"", "lrb = \"9600B\"\nlsb_admit = \"below\""));
-    let ids: Vec<u64> = (0..40)
-        .map(|i| push(&mut l, ms(0), Dir::Down, udp(576, i, 0)))
-        .collect();
-    let (out, ev) = run(&mut l, Time::MAX);
-    let dropped: Vec<u64> = ev
-        .iter()
-        .filter(|e| e.kind == EventKind::Drop(Cause::Queue))
-        .map(|e| e.packet.unwrap().id)
-        .collect();
+    let (ids, out, ev, dropped) = burst(&mut l, 40, 576);
     assert_eq!(dropped, ids[37..]);
     assert_eq!(ev.iter().map(|e| e.lsb_bytes).max(), Some(17 * 576));
     assert_eq!(out.len(), 37);
@@ -139,11 +138,7 @@ fn lsb_admit_below_lets_one_more_packet_into_the_link_send_buffer() {
         let spec = format!(
             "[down]\nrate = \"9600bit\"\ndelay = \"200ms\"\nlsb = \"1220B\"\nlsb_admit = \"{admit}\"\n[down.queue]\npackets = 7\n"
         );
-        let mut l = link(&spec);
-        for i in 0..20 {
-            push(&mut l, ms(0), Dir::Down, udp(303, i, 0));
-        }
-        let (out, ev) = run(&mut l, Time::MAX);
+        let (_, out, ev, _) = burst(&mut link(&spec), 20, 303);
         (ev.iter().map(|e| e.lsb_bytes).max().unwrap(), out.len())
     };
     assert_eq!(gsm("fits"), (4 * 303, 4 + 7));
