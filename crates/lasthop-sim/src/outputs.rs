@@ -154,7 +154,7 @@ impl Outputs {
                     r.sacked_out,
                     r.lost_out,
                     r.retrans_out,
-                    (r.packets_out + r.retrans_out).saturating_sub(r.sacked_out + r.lost_out)
+                    r.in_flight()
                 )
                 .map_err(|e| Error::Io {
                     path: "tcp_trace.csv".into(),

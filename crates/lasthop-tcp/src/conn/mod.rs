@@ -157,6 +157,13 @@ pub struct TraceRecord {
     pub retrans_out: u32,
 }
 
+impl TraceRecord {
+    /// Linux `tcp_packets_in_flight` for this scoreboard.
+    pub fn in_flight(&self) -> u32 {
+        (self.packets_out + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+}
+
 /// Linux's "infinite" initial ssthresh (0x7fffffff).
 pub const SSTHRESH_INFINITE: u32 = u32::MAX >> 1;
 /// Linux TCP_ATO_MIN (HZ/25) for the adaptive delayed-ACK timer.
