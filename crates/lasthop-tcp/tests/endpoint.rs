@@ -340,16 +340,11 @@ fn linux24_marking_counts_unmarked_holes_in_flight_until_sacks_pass_high_seq() {
         .drain_trace()
         .iter()
         .map(|r| {
-            (
-                r.packets_out,
-                r.sacked_out,
-                r.lost_out,
-                r.retrans_out,
-                r.cwnd,
-            )
+            let board = (r.packets_out, r.sacked_out, r.lost_out, r.retrans_out);
+            (board, r.in_flight(), r.cwnd)
         })
         .collect();
-    assert_eq!(board, vec![(10, 7, 2, 1, 4), (11, 7, 2, 2, 4)]);
+    assert_eq!(board, vec![((10, 7, 2, 1), 2, 4), ((11, 7, 2, 2), 4, 4)]);
     // Only 12 segments written: no new data may go, so Linux retransmits the untagged hole
     // below the highest SACK ("forward retransmission"): 5 (in_flight 2), then 7, which
     // counts twice while its original is not known lost (in_flight 3 < 4; nothing else is
