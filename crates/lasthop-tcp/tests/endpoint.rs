@@ -73,12 +73,17 @@ fn drain(c: &mut Connection, now: Time, mss: u32) -> Vec<u32> {
 }
 
 /// A client connected at 0 by a SYN-ACK arriving at 600 ms.
+/// The next segment `c` sends at `now`, decoded (there must be one).
+fn next_segment(c: &mut Connection, now: Time) -> Segment {
+    Segment::decode(&c.poll_transmit(now).unwrap()).unwrap()
+}
+
 fn client(cfg: TcpConfig) -> (Connection, Peer) {
     let (c, s) = addrs();
     let ts = cfg.timestamps;
     let ecn = cfg.ecn;
     let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
-    let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    let syn = next_segment(&mut conn, Time::ZERO);
     assert_eq!(syn.flags, if ecn { SYN | ECE | CWR } else { SYN });
     let peer = Peer { mss: 536, ts };
     let mut sa = peer.seg(SYN | ACK, 0, 1, 0);
@@ -89,7 +94,7 @@ fn client(cfg: TcpConfig) -> (Connection, Peer) {
     }
     conn.handle_packet(t(600), &sa.encode());
     assert_eq!(conn.poll_event(), Some(Event::Connected));
-    let ack = Segment::decode(&conn.poll_transmit(t(600)).unwrap()).unwrap();
+    let ack = next_segment(&mut conn, t(600));
     assert_eq!(ack.flags, ACK);
     assert!(conn.poll_transmit(t(600)).is_none());
     let mss = conn.mss();
@@ -221,7 +226,7 @@ fn fack_enters_recovery_on_one_sack_far_above_the_hole() {
     let (mut c, peer, _) = sender(TcpConfig::default(), 4, 4);
     c.handle_packet(t(1300), &peer.ack(0, 536, &[(4, 4)]));
     assert_eq!(c.ca_state(), CaState::Disorder);
-    let s = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    let s = next_segment(&mut c, t(1300));
     assert_eq!(s.seq, ISS + 1 + 4 * 536, "limited transmit: new segment 5");
 
     let fack = TcpConfig {
@@ -231,7 +236,7 @@ fn fack_enters_recovery_on_one_sack_far_above_the_hole() {
     let (mut c, peer, _) = sender(fack, 4, 4);
     c.handle_packet(t(1300), &peer.ack(0, 536, &[(4, 4)]));
     assert_eq!(c.ca_state(), CaState::Recovery);
-    let s = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    let s = next_segment(&mut c, t(1300));
     assert_eq!(s.seq, ISS + 1, "fast retransmit of segment 1");
     assert_eq!(c.stats().retransmits, 1);
     assert_eq!((c.ssthresh(), c.cwnd()), (2, 2));
@@ -421,7 +426,7 @@ fn careful_case(careful: bool) -> Connection {
     );
     c.handle_timeout(deadline);
     assert_eq!(c.ca_state(), CaState::Loss);
-    let rtx = Segment::decode(&c.poll_transmit(deadline).unwrap()).unwrap();
+    let rtx = next_segment(&mut c, deadline);
     assert_eq!(rtx.seq, ISS + 1);
     assert!(c.poll_transmit(deadline).is_none(), "cwnd 1");
     // The original segments were only delayed: their ACK covers all four (send_high).
@@ -483,7 +488,7 @@ fn window_clamp_limits_whole_segments() {
     let (mut c, peer) = client(cfg);
     c.handle_packet(t(700), &peer.data(0));
     c.handle_packet(t(700), &peer.data(1));
-    let a = Segment::decode(&c.poll_transmit(t(700)).unwrap()).unwrap();
+    let a = next_segment(&mut c, t(700));
     assert_eq!(a.window, 2048);
 }
 
@@ -500,23 +505,22 @@ fn adv_win_scale_offers_half_the_free_buffer() {
     };
     let (c_addr, s_addr) = addrs();
     let mut c = Connection::connect(Time::ZERO, c_addr, s_addr, cfg.clone(), ISS);
-    let syn = Segment::decode(&c.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    let syn = next_segment(&mut c, Time::ZERO);
     assert_eq!(syn.window, 32767, "65535 / 2, rounded down");
     let (mut c, peer) = client(cfg);
-    let win = |c: &mut Connection, now| Segment::decode(&c.poll_transmit(now).unwrap()).unwrap();
     // Segment 0 in order: nothing held, 32767; the right edge is now 537 + 32767 = 33304.
     c.handle_packet(t(700), &peer.data(0));
-    assert_eq!(win(&mut c, t(700)).window, 32767);
+    assert_eq!(next_segment(&mut c, t(700)).window, 32767);
     // Segments 2 and 4 out of order (1072 bytes held): (65535 - 1072) / 2 = 32231 would pull
     // the edge back, so the window stays at 33304 - 537 = 32767.
     c.handle_packet(t(800), &peer.data(2));
-    assert_eq!(win(&mut c, t(800)).window, 32767);
+    assert_eq!(next_segment(&mut c, t(800)).window, 32767);
     c.handle_packet(t(900), &peer.data(4));
-    assert_eq!(win(&mut c, t(900)).window, 32767);
+    assert_eq!(next_segment(&mut c, t(900)).window, 32767);
     // Segment 1 fills the first hole: rcv_nxt = 1 + 3 * 536 = 1609, segment 4 (536 bytes) is
     // still held: (65535 - 536) / 2 = 32499, edge 1609 + 32499 = 34108 > 33304.
     c.handle_packet(t(1000), &peer.data(1));
-    assert_eq!(win(&mut c, t(1000)).window, 32499);
+    assert_eq!(next_segment(&mut c, t(1000)).window, 32499);
     // Without adv_win_scale a 32767-byte buffer would offer 32767 - 536 = 32231 here.
     let cfg = TcpConfig {
         rcvbuf: lasthop_core::Bytes(32767),
@@ -526,7 +530,7 @@ fn adv_win_scale_offers_half_the_free_buffer() {
     let (mut c, peer) = client(cfg);
     for (k, now) in [(0, 700), (2, 800), (4, 900), (1, 1000)] {
         c.handle_packet(t(now), &peer.data(k));
-        let w = win(&mut c, t(now)).window;
+        let w = next_segment(&mut c, t(now)).window;
         if k == 1 {
             assert_eq!(w, 32231);
         }
@@ -580,7 +584,7 @@ fn peer_fin_and_close() {
     assert_eq!(c.poll_event(), Some(Event::Delivered(100)));
     assert_eq!(c.poll_event(), Some(Event::PeerFin));
     c.close();
-    let f = Segment::decode(&c.poll_transmit(t(1000)).unwrap()).unwrap();
+    let f = next_segment(&mut c, t(1000));
     assert_eq!(f.flags & (FIN | ACK), FIN | ACK);
     assert_eq!(f.ack, PEER_ISS + 1 + 100 + 1);
     assert!(
@@ -766,13 +770,13 @@ fn ecn_receiver_echoes_ce_until_cwr() {
         "an ordinary segment is delayed"
     );
     c.handle_timeout(t(1300));
-    let a = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    let a = next_segment(&mut c, t(1300));
     assert_eq!(a.flags & ECE, ECE, "still echoing");
     let mut d = Segment::decode(&peer.data(2)).unwrap();
     d.flags |= CWR;
     c.handle_packet(t(1200), &d.encode());
     c.handle_packet(t(1210), &peer.data(3));
-    let a = Segment::decode(&c.poll_transmit(t(1210)).unwrap()).unwrap();
+    let a = next_segment(&mut c, t(1210));
     assert_eq!(a.flags & ECE, 0, "CWR stops the echo");
     assert_eq!(c.stats().ce_rcvd, 1);
     // Without ECN negotiated, CE is ignored.
@@ -902,7 +906,7 @@ fn window_scaling_negotiated_and_applied() {
     };
     let (c_addr, s_addr) = addrs();
     let mut c = Connection::connect(Time::ZERO, c_addr, s_addr, cfg.clone(), ISS);
-    let syn = Segment::decode(&c.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    let syn = next_segment(&mut c, Time::ZERO);
     assert_eq!((syn.wscale, syn.window), (Some(3), 65535));
     // A server that answers with shift 2 and a 1000-unit window field: 4000 bytes usable once
     // scaling applies (not to the SYN-ACK itself: 1000 bytes there).
@@ -930,7 +934,7 @@ fn window_scaling_negotiated_and_applied() {
     // Our advertisement is scaled down by 3: 256 KiB -> 32768.
     c.handle_packet(t(1300), &peer.data(0));
     c.handle_packet(t(1300), &peer.data(1));
-    let ack = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    let ack = next_segment(&mut c, t(1300));
     assert_eq!(ack.window, 32768);
     // A server that does not answer the offer: no scaling either way.
     let mut c = Connection::connect(Time::ZERO, c_addr, s_addr, cfg, ISS);
@@ -941,7 +945,7 @@ fn window_scaling_negotiated_and_applied() {
     let _ = c.poll_transmit(t(600));
     c.handle_packet(t(1300), &peer.data(0));
     c.handle_packet(t(1300), &peer.data(1));
-    let ack = Segment::decode(&c.poll_transmit(t(1300)).unwrap()).unwrap();
+    let ack = next_segment(&mut c, t(1300));
     assert_eq!(ack.window, 65535);
 }
 
@@ -1063,7 +1067,7 @@ fn delayed_ack_echoes_the_earliest_unacknowledged_tsval() {
     d1.ts = Some((20, 1));
     c.handle_packet(t(1000), &d0.encode());
     c.handle_packet(t(1050), &d1.encode());
-    let a = Segment::decode(&c.poll_transmit(t(1050)).unwrap()).unwrap();
+    let a = next_segment(&mut c, t(1050));
     assert_eq!(a.ts.unwrap().1, 10);
 }
 
