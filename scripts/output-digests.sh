@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Prints a sha256 digest of every output file that the shipped scenarios and the quick-start
+# experiment produce in simulation, one line per file. Run it before and after a refactoring:
+# the two listings must be identical (`diff <(scripts/output-digests.sh) saved.txt`).
+#   scripts/output-digests.sh [LASTHOP_BINARY]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bin=${1:-target/release/lasthop}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for s in examples/scenarios/*.toml; do
+  n=$(basename "$s" .toml)
+  case "$n" in bench-*) continue ;; esac
+  grep -q "^\[hosts\." "$s" || continue # a link spec kept beside the scenarios
+  "$bin" sim "$s" --out "$tmp/sim/$n" >/dev/null
+done
+"$bin" run experiments/quickstart.toml --out "$tmp/run" --quiet >/dev/null
+(cd "$tmp" && find . -type f | LC_ALL=C sort | xargs sha256sum)
