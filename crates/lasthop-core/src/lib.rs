@@ -1,13 +1,16 @@
 //! The vocabulary every lasthop crate shares: integer-nanosecond time, seeded random streams,
-//! quantities with units, IP packets, and output files (atomic files, pcap captures).
+//! quantities with units, IP packets, output files (atomic files, pcap captures), and spec loading
+//! (the error that names the key, TOML parsing with key paths).
 
 pub mod output;
 pub mod packet;
 pub mod rng;
+pub mod spec;
 pub mod time;
 pub mod units;
 
 pub use packet::{Ecn, FlowKey, Packet, TcpInfo};
 pub use rng::{Seeds, Stream};
+pub use spec::SpecError;
 pub use time::{Dur, Time};
-pub use units::{Bytes, Rate};
+pub use units::{ByteCount, Bytes, Rate};

@@ -247,7 +247,7 @@ fn parse_flow(data: &[u8]) -> FlowKey {
 }
 
 /// The RFC 791 header checksum (one's complement sum of 16-bit words).
-fn ipv4_checksum(header: &[u8]) -> u16 {
+pub fn ipv4_checksum(header: &[u8]) -> u16 {
     let mut sum: u32 = header
         .chunks(2)
         .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))

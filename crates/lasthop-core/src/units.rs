@@ -205,6 +205,34 @@ string_quantity!(Dur, parse_dur, "duration", DUR_ALLOWED);
 string_quantity!(Rate, parse_rate, "rate", RATE_ALLOWED);
 string_quantity!(Bytes, parse_bytes, "size", BYTE_ALLOWED);
 
+/// A byte count: a bare integer (`188640`) or a size with its unit (`"64KiB"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ByteCount(pub u64);
+
+impl<'de> Deserialize<'de> for ByteCount {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = ByteCount;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a number of bytes: an integer (188640) or a size string (\"64KiB\")")
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteCount, E> {
+                u64::try_from(v)
+                    .map(ByteCount)
+                    .map_err(|_| E::custom(format!("invalid byte count {v}: must not be negative")))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteCount, E> {
+                Ok(ByteCount(v))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<ByteCount, E> {
+                parse_bytes(v).map(|b| ByteCount(b.0)).map_err(E::custom)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -228,7 +228,10 @@ pub fn preflight(sc: &Scenario) -> Result<()> {
         }
     }
     for f in &sc.flows {
-        if let Some(cc) = &f.socket.congestion_control {
+        let lasthop_apps::AppParams::Bulk(b) = &f.app else {
+            continue;
+        };
+        if let Some(cc) = &b.socket.congestion_control {
             check_cc(&format!("flows[{}].congestion_control", f.index), cc)?;
         }
     }
@@ -553,46 +556,21 @@ impl<'a> Emu<'a> {
     fn start_apps(&mut self) -> Result<()> {
         self.t0 = sys::monotonic_ns();
         let sc = self.sc;
-        // Receivers first; each says `ready` once it listens.
+        // Server ends first; each says `ready` once it listens. Each application gives its
+        // two programs' arguments (lasthop-apps); the logs are flow<i>-recv.csv / -send.csv.
+        let mut clients = vec![];
         for f in &sc.flows {
-            let to = &sc.hosts[f.to];
-            let log = self.opts.out_dir.join(format!("flow{}-recv.csv", f.index));
-            let common = app::AppCommon {
-                socket: f.socket.clone(),
-                log: Some(log.clone()),
-                epoch: Some(self.t0),
-            };
-            let mut args = vec![
-                "bulk-recv".to_string(),
-                "--listen".into(),
-                format!("{}:{}", to.address, f.port),
-                "--expect".into(),
-                f.bytes.to_string(),
-            ];
-            args.extend(common.to_args());
-            let idx = self.spawn_app(f.to, &format!("flow{}-recv", f.index), args, log)?;
+            let logs = ["recv", "send"]
+                .map(|end| self.opts.out_dir.join(format!("flow{}-{end}.csv", f.index)));
+            let [server, client] = f.app.programs(&f.ctx(sc), self.t0, [&logs[0], &logs[1]]);
+            let [recv_log, send_log] = logs;
+            let idx = self.spawn_app(f.to, &format!("flow{}-recv", f.index), server, recv_log)?;
             self.wait_ready(idx)?;
             check_signal(self.sigfd)?;
+            clients.push((f.from, format!("flow{}-send", f.index), client, send_log));
         }
-        for f in &sc.flows {
-            let to = &sc.hosts[f.to];
-            let log = self.opts.out_dir.join(format!("flow{}-send.csv", f.index));
-            let common = app::AppCommon {
-                socket: f.socket.clone(),
-                log: Some(log.clone()),
-                epoch: Some(self.t0),
-            };
-            let mut args = vec![
-                "bulk-send".to_string(),
-                "--to".into(),
-                format!("{}:{}", to.address, f.port),
-                "--bytes".into(),
-                f.bytes.to_string(),
-                "--start-at".into(),
-                f.start.as_nanos().to_string(),
-            ];
-            args.extend(common.to_args());
-            self.spawn_app(f.from, &format!("flow{}-send", f.index), args, log)?;
+        for (host, name, args, log) in clients {
+            self.spawn_app(host, &name, args, log)?;
         }
         Ok(())
     }

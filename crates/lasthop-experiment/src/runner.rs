@@ -131,15 +131,7 @@ impl ExperimentInfo {
                         .scenario
                         .flows
                         .iter()
-                        .map(|f| {
-                            format!(
-                                "{} -> {}, {} B, start {}",
-                                p.scenario.hosts[f.from].name,
-                                p.scenario.hosts[f.to].name,
-                                f.bytes,
-                                f.start
-                            )
-                        })
+                        .map(|f| f.describe(&p.scenario))
                         .collect(),
                     link: p.scenario.link.name.clone(),
                 })

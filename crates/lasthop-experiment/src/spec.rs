@@ -445,27 +445,6 @@ pub fn apply_overrides(
     Ok(())
 }
 
-/// Validates the TCP model switches of every host (the scenario keeps them opaque).
-fn check_tcp(sc: &Scenario) -> Result<(), SpecError> {
-    for h in &sc.hosts {
-        let mut t = h.tcp.clone();
-        if !t.contains_key("mtu") {
-            t.insert("mtu".into(), toml::Value::String(format!("{}B", h.mtu)));
-        }
-        let text =
-            toml::to_string(&t).map_err(|e| err(format!("hosts.{}.tcp", h.name), e.to_string()))?;
-        if let Err(e) = lasthop_tcp::TcpConfig::from_toml(&text) {
-            let key = if e.key.is_empty() {
-                format!("hosts.{}.tcp", h.name)
-            } else {
-                format!("hosts.{}.tcp.{}", h.name, e.key)
-            };
-            return Err(err(key, e.message));
-        }
-    }
-    Ok(())
-}
-
 impl ExperimentSpec {
     pub fn parse(text: &str) -> Result<ExperimentSpec, SpecError> {
         from_toml(text)
@@ -611,8 +590,6 @@ impl Experiment {
             let scenario_toml = toml::to_string(&doc).map_err(|e| err(&where_, e.to_string()))?;
             let mut scenario = Scenario::from_str_in(&scenario_toml, &scenario_dir)
                 .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message.clone()))?;
-            check_tcp(&scenario)
-                .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message))?;
             if scenario.flows.is_empty() {
                 return Err(err(
                     format!("{where_} -> scenario.flows"),

@@ -339,55 +339,8 @@ pub struct StateConfig {
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
-/// A spec that cannot be used: where, what, and what is allowed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SpecError {
-    /// The file, when the spec came from one.
-    pub file: Option<String>,
-    /// Dotted key path, e.g. `down.queue.red.min_th` (empty for whole-document errors).
-    pub key: String,
-    pub message: String,
-}
-
-impl fmt::Display for SpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(file) = &self.file {
-            write!(f, "{file}: ")?;
-        }
-        if self.key.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "key `{}`: {}", self.key, self.message)
-        }
-    }
-}
-
-impl std::error::Error for SpecError {}
-
-/// A spec error at `key` (a dotted path; empty for the whole document). Every spec crate builds
-/// its errors with this.
-pub fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
-    SpecError {
-        file: None,
-        key: key.into(),
-        message: message.into(),
-    }
-}
-
-/// Deserializes any spec type from TOML text, naming the key path of the first error.
-pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, SpecError> {
-    let de = toml::Deserializer::new(text);
-    serde_path_to_error::deserialize(de).map_err(|e| {
-        let key = e.path().to_string();
-        let inner = e.into_inner();
-        let mut message = inner.message().to_string();
-        if let Some(span) = inner.span() {
-            let line = text[..span.start].matches('\n').count() + 1;
-            message = format!("{message} (line {line})");
-        }
-        err(if key == "." { String::new() } else { key }, message)
-    })
-}
+// Spec loading is shared by every spec (lasthop-core::spec); re-exported for the link's users.
+pub use lasthop_core::spec::{err, from_toml, SpecError};
 
 // ---------------------------------------------------------------------------------------------
 // Validation.

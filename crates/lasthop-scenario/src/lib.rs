@@ -27,25 +27,26 @@
 //! [hosts.mobile]
 //! side = "mobile"
 //!
-//! [[flows]]
-//! kind = "bulk"
-//! from = "server"
-//! to = "mobile"
-//! bytes = 188640
+//! [[flows]]                            # one application: a client end and a server end
+//! kind = "bulk"                        # the application (lasthop-apps: bulk, cbr)
+//! from = "server"                      # the client end's host (it starts the flow)
+//! to = "mobile"                        # the server end's host (it listens from time 0)
 //! start = "0s"
-//! port = 5001                          # default 5000 + index
-//! congestion_control = "reno"          # socket options: congestion_control, window_clamp,
-//!                                      # sndbuf, rcvbuf, nodelay
+//! port = 5001                          # the server end's port, default 5000 + index
+//! bytes = 188640                       # then the application's own parameters
+//! congestion_control = "reno"          # bulk's socket options: congestion_control,
+//!                                      # window_clamp, sndbuf, rcvbuf, nodelay
 //! ```
 //!
 //! Loading never panics: every problem is a [`SpecError`] naming the key, the value and what is
 //! allowed.
 
 use indexmap::IndexMap;
-use lasthop_core::units::parse_bytes;
+use lasthop_apps::{AppParams, FlowCtx, SpecCtx};
+use lasthop_core::spec::{check_name, err, from_table, from_toml, load_file, SpecError};
 use lasthop_core::{Bytes, Dur, Rate};
-use lasthop_link::spec::{err, from_toml};
-use lasthop_link::{Dir, LinkConfig, LinkSpec, LogLevel, SpecError};
+use lasthop_link::{Dir, LinkConfig, LinkSpec, LogLevel};
+use lasthop_tcp::TcpConfig;
 use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
 use std::fmt;
@@ -90,7 +91,7 @@ pub struct HostSpec {
     /// Emulation: options of the routes from this host across the link.
     #[serde(default)]
     pub route: RouteOptions,
-    /// Simulation: switches of the TCP model (validated by the TCP model, opaque here).
+    /// Simulation: switches of the TCP model (validated into a [`TcpConfig`]).
     #[serde(default)]
     pub tcp: toml::Table,
 }
@@ -212,65 +213,21 @@ impl RouteOptions {
     }
 }
 
-/// A byte count: a bare integer (`188640`) or a size with its unit (`"64KiB"`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct ByteCount(pub u64);
-
-impl<'de> Deserialize<'de> for ByteCount {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = ByteCount;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a number of bytes: an integer (188640) or a size string (\"64KiB\")")
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<ByteCount, E> {
-                u64::try_from(v)
-                    .map(ByteCount)
-                    .map_err(|_| E::custom(format!("invalid byte count {v}: must not be negative")))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<ByteCount, E> {
-                Ok(ByteCount(v))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ByteCount, E> {
-                parse_bytes(v).map(|b| ByteCount(b.0)).map_err(E::custom)
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
-pub enum FlowKind {
-    /// Send `bytes` bytes over one TCP connection, then close.
-    Bulk,
-}
-
-impl FlowKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            FlowKind::Bulk => "bulk",
-        }
-    }
-}
-
+/// A flow as written: where its two ends run, and its application's parameters (validated by
+/// the application's own module in `lasthop-apps`).
 #[derive(Deserialize, Debug, Clone)]
-#[serde(deny_unknown_fields)]
 pub struct FlowSpec {
-    pub kind: FlowKind,
-    /// The sending host.
+    /// The application (`bulk`, `cbr`, ...).
+    pub kind: String,
+    /// The client end's host.
     pub from: String,
-    /// The receiving host.
+    /// The server end's host.
     pub to: String,
-    pub bytes: ByteCount,
     pub start: Option<Dur>,
     pub port: Option<u16>,
-    pub congestion_control: Option<String>,
-    pub window_clamp: Option<ByteCount>,
-    pub sndbuf: Option<ByteCount>,
-    pub rcvbuf: Option<ByteCount>,
-    pub nodelay: Option<bool>,
+    /// The application's parameters: every other key.
+    #[serde(flatten)]
+    pub params: toml::Table,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,30 +260,55 @@ pub struct Host {
     /// `(key, value)` with keys relative to `net.ipv4.` (`tcp_sack`, `conf.all.rp_filter`).
     pub sysctl: Vec<(String, SysctlValue)>,
     pub route: RouteOptions,
-    pub tcp: toml::Table,
+    /// The `[hosts.NAME.tcp]` table as written (emulation reads `sysctl` and `route` instead).
+    pub tcp_table: toml::Table,
+    /// The TCP model's configuration (simulation): the table over the seeds' baseline, with the
+    /// host's MTU unless the table sets one.
+    pub tcp: TcpConfig,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SocketOptions {
-    pub congestion_control: Option<String>,
-    pub window_clamp: Option<u64>,
-    pub sndbuf: Option<u64>,
-    pub rcvbuf: Option<u64>,
-    pub nodelay: Option<bool>,
-}
+pub use lasthop_apps::SocketOptions;
 
 #[derive(Debug, Clone)]
 pub struct Flow {
     /// Position in `[[flows]]`, from 0.
     pub index: usize,
-    pub kind: FlowKind,
-    /// Index into [`Scenario::hosts`].
+    /// Index into [`Scenario::hosts`]: the client end's host.
     pub from: usize,
+    /// The server end's host.
     pub to: usize,
-    pub bytes: u64,
     pub start: Dur,
+    /// The server end's port.
     pub port: u16,
-    pub socket: SocketOptions,
+    pub app: AppParams,
+}
+
+impl Flow {
+    pub fn kind(&self) -> &'static str {
+        self.app.kind()
+    }
+
+    /// Where the flow's ends run, for building them.
+    pub fn ctx(&self, sc: &Scenario) -> FlowCtx {
+        FlowCtx {
+            index: self.index,
+            client: sc.hosts[self.from].address,
+            server: sc.hosts[self.to].address,
+            port: self.port,
+            start: self.start,
+        }
+    }
+
+    /// `from -> to:port, <application>, start T`.
+    pub fn describe(&self, sc: &Scenario) -> String {
+        format!(
+            "{} -> {}, {}, start {}",
+            sc.hosts[self.from].name,
+            sc.hosts[self.to].name,
+            self.app.describe(),
+            self.start
+        )
+    }
 }
 
 /// The range every host address must lie in (RFC 2544's benchmarking range).
@@ -336,34 +318,17 @@ pub fn in_bench_range(a: Ipv4Addr) -> bool {
     u32::from(a) >> (32 - NET.1) == u32::from(NET.0) >> (32 - NET.1)
 }
 
-fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
-    let ok = !name.is_empty()
-        && name.len() <= 32
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(err(
-            key,
-            format!("invalid {what} {name:?}: allowed 1 to 32 of a-z, A-Z, 0-9, '_' and '-'"),
-        ))
-    }
-}
-
-fn check_sock_size(key: String, v: Option<ByteCount>) -> Result<Option<u64>, SpecError> {
-    match v {
-        Some(ByteCount(n)) if n == 0 || n > i32::MAX as u64 => Err(err(
-            key,
-            format!(
-                "{n} bytes is not a valid socket size: allowed 1..{}",
-                i32::MAX
-            ),
-        )),
-        Some(ByteCount(n)) => Ok(Some(n)),
-        None => Ok(None),
-    }
+/// The host's TCP model configuration: its `tcp` table over the seeds' baseline, with the
+/// host's MTU unless the table sets one.
+fn tcp_config(host: &str, table: &toml::Table, mtu: u32) -> Result<TcpConfig, SpecError> {
+    let key = format!("hosts.{host}.tcp");
+    let mut t = table.clone();
+    t.entry("mtu")
+        .or_insert_with(|| toml::Value::String(format!("{mtu}B")));
+    let cfg: TcpConfig = from_table(t, &key)?;
+    cfg.validate()
+        .map_err(|e| err(lasthop_core::spec::join_key(&key, &e.key), e.message))?;
+    Ok(cfg)
 }
 
 impl ScenarioSpec {
@@ -478,7 +443,12 @@ impl ScenarioSpec {
                 access_delay: h.access_delay,
                 sysctl,
                 route: h.route.clone(),
-                tcp: h.tcp.clone(),
+                tcp: match hosts.iter().find(|o| o.tcp_table == h.tcp && o.mtu == mtu) {
+                    // Hosts usually share a few tables (a dumbbell's hundred senders one).
+                    Some(o) => o.tcp.clone(),
+                    None => tcp_config(name, &h.tcp, mtu)?,
+                },
+                tcp_table: h.tcp.clone(),
             });
         }
         let names = || {
@@ -510,9 +480,6 @@ impl ScenarioSpec {
                     ),
                 ));
             }
-            if f.bytes.0 == 0 {
-                return Err(err(format!("{key}.bytes"), "0: allowed 1 or more"));
-            }
             let start = f.start.unwrap_or(Dur::ZERO);
             if start >= self.duration {
                 return Err(err(
@@ -538,33 +505,20 @@ impl ScenarioSpec {
                     ),
                 ));
             }
-            if let Some(cc) = &f.congestion_control {
-                if cc.is_empty()
-                    || cc.len() > 15
-                    || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                {
-                    return Err(err(
-                        format!("{key}.congestion_control"),
-                        format!("invalid name {cc:?}: a Linux congestion control module such as \"reno\" or \"cubic\""),
-                    ));
-                }
-            }
-            let socket = SocketOptions {
-                congestion_control: f.congestion_control.clone(),
-                window_clamp: check_sock_size(format!("{key}.window_clamp"), f.window_clamp)?,
-                sndbuf: check_sock_size(format!("{key}.sndbuf"), f.sndbuf)?,
-                rcvbuf: check_sock_size(format!("{key}.rcvbuf"), f.rcvbuf)?,
-                nodelay: f.nodelay,
+            let ctx = SpecCtx {
+                key: key.clone(),
+                client_mtu: hosts[from].mtu,
+                start,
+                run: self.duration,
             };
+            let app = AppParams::parse(&f.kind, f.params.clone(), &ctx)?;
             flows.push(Flow {
                 index: i,
-                kind: f.kind,
                 from,
                 to,
-                bytes: f.bytes.0,
                 start,
                 port,
-                socket,
+                app,
             });
         }
         Ok(Scenario {
@@ -586,14 +540,8 @@ impl Scenario {
     /// Reads and validates a scenario file (and the link spec it names).
     pub fn load(path: impl AsRef<Path>) -> Result<Scenario, SpecError> {
         let path = path.as_ref();
-        let with_file = |mut e: SpecError| {
-            e.file = Some(path.display().to_string());
-            e
-        };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Scenario::from_str_in(&text, base).map_err(with_file)
+        load_file(path, |text| Scenario::from_str_in(text, base))
     }
 
     /// Parses and validates TOML text; the link path is relative to `base_dir`.
@@ -629,10 +577,9 @@ impl Scenario {
         for f in &self.flows {
             let _ = writeln!(
                 s,
-                "flow {}: {} {} bytes {} -> {}:{} at {}",
+                "flow {}: {} {} -> {}:{} at {}",
                 f.index,
-                f.kind.name(),
-                f.bytes,
+                f.app.describe(),
                 self.hosts[f.from].name,
                 self.hosts[f.to].address,
                 f.port,
@@ -690,8 +637,11 @@ rcvbuf = "64KiB"
         assert_eq!(s.hosts[0].mtu, 576);
         assert_eq!(s.hosts[0].sysctl[2].1.to_proc(), "0");
         assert_eq!(s.flows[0].port, 5000);
-        assert_eq!(s.flows[0].socket.rcvbuf, Some(65536));
-        assert_eq!(s.flows[0].bytes, 188640);
+        let lasthop_apps::AppParams::Bulk(b) = &s.flows[0].app else {
+            panic!("a bulk flow")
+        };
+        assert_eq!(b.socket.rcvbuf, Some(65536));
+        assert_eq!(b.bytes, 188640);
         assert_eq!(s.hosts[0].route.rto_min, Some(Dur::from_millis(200)));
     }
 

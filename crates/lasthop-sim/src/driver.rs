@@ -12,21 +12,18 @@
 //! link's state changes.
 
 use crate::outputs::Outputs;
-use crate::{Error, FlowReport};
+use crate::stack::Stack;
+use crate::Error;
 use dary_heap::QuaternaryHeap;
-use lasthop_core::rng::Rng;
+use lasthop_apps::{Endpoint, FlowReport, SockEvent, Status};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Stream, Time};
 use lasthop_link::{Event as LinkEvent, Link};
 use lasthop_scenario::{Scenario, Side};
-use lasthop_tcp::{Event as AppEvent, Host as TcpHost, TcpConfig};
+use lasthop_tcp::Host as TcpHost;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::VecDeque;
-use std::net::{Ipv4Addr, SocketAddrV4};
-
-/// First local port of client connections (Linux 2.4's `ip_local_port_range` is 1024..4999;
-/// seed 000 lists it).
-const FIRST_CLIENT_PORT: u16 = 1024;
+use std::net::Ipv4Addr;
 
 /// An event. Packets on access links wait in their link's FIFO (a FIFO serializer with a
 /// constant delay never reorders), so the heap holds at most one entry per access link: heap
@@ -39,14 +36,14 @@ enum Ev {
     UpHead(u32),
     /// The head of a host's downlink access queue reaches the host.
     DownHead(u32),
-    /// A flow's sender opens its connection.
-    FlowStart(u32),
+    /// An application end starts, or its timer may be due.
+    App(u32),
 }
 
-/// Bits of an [`Entry`] key that hold the event: 2 for its kind, 22 for the host or flow.
+/// Bits of an [`Entry`] key that hold the event: 2 for its kind, 22 for the host or application end.
 const EV_BITS: u32 = 24;
 const EV_INDEX_BITS: u32 = EV_BITS - 2;
-/// Hosts and flows a run may have, so that an index fits its event.
+/// Hosts and application ends a run may have, so that an index fits its event.
 const MAX_INDEX: usize = 1 << EV_INDEX_BITS;
 
 impl Ev {
@@ -55,7 +52,7 @@ impl Ev {
             Ev::Wake(i) => (0, i),
             Ev::UpHead(i) => (1, i),
             Ev::DownHead(i) => (2, i),
-            Ev::FlowStart(i) => (3, i),
+            Ev::App(i) => (3, i),
         };
         debug_assert!((i as usize) < MAX_INDEX);
         (kind << EV_INDEX_BITS) | u64::from(i)
@@ -67,7 +64,7 @@ impl Ev {
             0 => Ev::Wake(i),
             1 => Ev::UpHead(i),
             2 => Ev::DownHead(i),
-            _ => Ev::FlowStart(i),
+            _ => Ev::App(i),
         }
     }
 }
@@ -131,24 +128,21 @@ impl Access {
 
 struct SimHost {
     side: Side,
-    tcp: TcpHost,
+    stack: Stack,
     up: Access,
     down: Access,
     /// The earliest wake-up already in the event queue.
     wake: Option<Time>,
 }
 
-/// A flow's progress, as its application sees it.
-struct FlowState {
-    from: usize,
-    to: usize,
-    bytes: u64,
-    /// The sender's connection key, once opened.
-    key: Option<(SocketAddrV4, SocketAddrV4)>,
-    delivered: u64,
-    sender_closed: bool,
-    receiver_closed: bool,
-    report: FlowReport,
+/// One end of a flow's application, on its host.
+struct End {
+    app: Box<dyn Endpoint>,
+    host: usize,
+    flow: usize,
+    started: bool,
+    /// The earliest timer already in the event queue.
+    wake: Option<Time>,
 }
 
 pub struct Sim<'a> {
@@ -157,18 +151,16 @@ pub struct Sim<'a> {
     /// A 4-ary heap: shallower than a binary one, so a pop compares and moves less.
     queue: QuaternaryHeap<Reverse<Entry>>,
     seq: u64,
-    /// Flows whose both ends have closed.
+    /// Application ends: flow `f` has its server end at `2f` and its client end at `2f + 1`.
+    ends: Vec<End>,
+    /// Flows that are over (both ends done, or one aborted), and how many.
+    flow_over: Vec<bool>,
     finished: usize,
-    /// Flows by (sender host, connection key).
-    flow_at_sender: FxHashMap<(usize, (SocketAddrV4, SocketAddrV4)), usize>,
-    /// Reused buffer of application events.
-    app_buf: Vec<((SocketAddrV4, SocketAddrV4), AppEvent)>,
+    /// Reused buffer of socket events.
+    sock_events: Vec<(usize, SockEvent)>,
     link: Link,
     hosts: Vec<SimHost>,
     by_addr: FxHashMap<Ipv4Addr, usize>,
-    flows: Vec<FlowState>,
-    /// Flows by (receiver host, receiver port): where a delivery or FIN is counted.
-    flow_at_receiver: FxHashMap<(usize, u16), usize>,
     out: Outputs,
     link_events: Vec<LinkEvent>,
     /// Initial sequence numbers of client connections.
@@ -180,12 +172,12 @@ impl<'a> Sim<'a> {
     pub fn new(scenario: &'a Scenario, out: Outputs) -> Result<Sim<'a>, Error> {
         for (what, n) in [
             ("hosts", scenario.hosts.len()),
-            ("flows", scenario.flows.len()),
+            ("flows", 2 * scenario.flows.len()),
         ] {
             if n >= MAX_INDEX {
                 return Err(Error::Spec {
                     key: what.into(),
-                    message: format!("at most {} {what} per run", MAX_INDEX - 1),
+                    message: format!("at most {} {what} per run", MAX_INDEX / 2 - 1),
                 });
             }
         }
@@ -193,27 +185,16 @@ impl<'a> Sim<'a> {
         let link = Link::new(scenario.link.clone(), seeds, scenario.log);
         let mut hosts = Vec::new();
         let mut by_addr = FxHashMap::default();
-        // Hosts usually share a few TCP tables (a dumbbell's hundred senders one): each distinct
-        // table is parsed once, for the first host that has it.
-        let mut parsed: Vec<(&toml::Table, u32, TcpConfig)> = Vec::new();
         for (i, h) in scenario.hosts.iter().enumerate() {
-            let cfg = match parsed.iter().find(|(t, m, _)| **t == h.tcp && *m == h.mtu) {
-                Some((_, _, cfg)) => cfg.clone(),
-                None => {
-                    let cfg = tcp_config(&h.name, &h.tcp, h.mtu)?;
-                    parsed.push((&h.tcp, h.mtu, cfg.clone()));
-                    cfg
-                }
-            };
             let (rate, delay) = (
                 h.access_rate.unwrap_or(Rate::UNLIMITED),
                 h.access_delay.unwrap_or(Dur::ZERO),
             );
-            let mut tcp = TcpHost::new(h.address, cfg);
+            let mut tcp = TcpHost::new(h.address, h.tcp.clone());
             tcp.set_tracing(out.traces());
             hosts.push(SimHost {
                 side: h.side,
-                tcp,
+                stack: Stack::new(tcp),
                 up: Access::new(rate, delay),
                 down: Access::new(rate, delay),
                 wake: None,
@@ -225,42 +206,34 @@ impl<'a> Sim<'a> {
             now: Time::ZERO,
             queue: QuaternaryHeap::new(),
             seq: 0,
+            ends: Vec::new(),
+            flow_over: vec![false; scenario.flows.len()],
             finished: 0,
-            flow_at_sender: FxHashMap::default(),
-            app_buf: Vec::new(),
+            sock_events: Vec::new(),
             link,
             hosts,
             by_addr,
-            flows: Vec::new(),
-            flow_at_receiver: FxHashMap::default(),
             out,
             link_events: Vec::new(),
             iss: seeds.stream("tcp.iss"),
             events_processed: 0,
         };
-        for f in &scenario.flows {
-            sim.hosts[f.to].tcp.listen(f.port);
-            sim.flow_at_receiver.insert((f.to, f.port), sim.flows.len());
-            sim.flows.push(FlowState {
-                from: f.from,
-                to: f.to,
-                bytes: f.bytes,
-                key: None,
-                delivered: 0,
-                sender_closed: false,
-                receiver_closed: false,
-                report: FlowReport {
-                    flow: f.index,
-                    from: scenario.hosts[f.from].name.clone(),
-                    to: scenario.hosts[f.to].name.clone(),
-                    bytes: f.bytes,
-                    ..FlowReport::default()
-                },
-            });
-            sim.schedule(
-                Time::ZERO + f.start,
-                Ev::FlowStart((sim.flows.len() - 1) as u32),
-            );
+        // Server ends start at once (they listen before anything happens); client ends at the
+        // flow's start.
+        for (fi, f) in scenario.flows.iter().enumerate() {
+            let [server, client] = f.app.endpoints(&f.ctx(scenario));
+            for (app, host) in [(server, f.to), (client, f.from)] {
+                sim.ends.push(End {
+                    app,
+                    host,
+                    flow: fi,
+                    started: false,
+                    wake: None,
+                });
+            }
+            let s = sim.ends.len() - 2;
+            sim.start_end(s);
+            sim.schedule(Time::ZERO + f.start, Ev::App(s as u32 + 1));
         }
         Ok(sim)
     }
@@ -271,7 +244,7 @@ impl<'a> Sim<'a> {
         self.queue.push(Reverse(Entry::new(at, self.seq, ev)));
     }
 
-    /// Runs until every flow has finished (both ends closed) or the scenario's duration.
+    /// Runs until every flow has finished or the scenario's duration.
     ///
     /// The link's own deadline is compared with the head of the event queue on every step
     /// rather than queued (its deadline moves earlier with nearly every packet, and each move
@@ -309,7 +282,7 @@ impl<'a> Sim<'a> {
                     if self.hosts[h].wake == Some(at) {
                         self.hosts[h].wake = None;
                     }
-                    self.hosts[h].tcp.handle_timeout(at);
+                    self.hosts[h].stack.tcp.handle_timeout(at);
                     self.after_host(h)?;
                 }
                 Ev::UpHead(h) => {
@@ -328,16 +301,28 @@ impl<'a> Sim<'a> {
                     }
                     let h = h as usize;
                     self.out.capture(h, at, &p)?;
-                    self.hosts[h].tcp.handle_packet(at, &p);
+                    if let Some((owner, ev)) = self.hosts[h].stack.receive(at, &p) {
+                        self.dispatch(owner, ev);
+                    }
                     self.after_host(h)?;
                 }
-                Ev::FlowStart(f) => {
-                    let f = f as usize;
-                    self.start_flow(f);
-                    self.after_host(self.flows[f].from)?;
+                Ev::App(i) => {
+                    let i = i as usize;
+                    if self.ends[i].wake == Some(at) {
+                        self.ends[i].wake = None;
+                    }
+                    if !self.ends[i].started {
+                        self.start_end(i);
+                    } else if self.ends[i].app.poll_timeout().is_some_and(|t| t <= at) {
+                        let h = self.ends[i].host;
+                        let mut net = self.hosts[h].stack.net(i, &mut self.iss);
+                        self.ends[i].app.handle_timeout(at, &mut net);
+                        self.after_end(i);
+                    }
+                    self.after_host(self.ends[i].host)?;
                 }
             }
-            if self.finished == self.flows.len() {
+            if self.finished == self.flow_over.len() {
                 break;
             }
         }
@@ -348,8 +333,25 @@ impl<'a> Sim<'a> {
         Ok(self.now)
     }
 
+    /// What the applications of every flow saw.
     pub fn flow_reports(&self) -> Vec<FlowReport> {
-        self.flows.iter().map(|f| f.report.clone()).collect()
+        let sc = self.scenario;
+        sc.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let mut r = FlowReport {
+                    flow: f.index,
+                    kind: f.kind(),
+                    from: sc.hosts[f.from].name.clone(),
+                    to: sc.hosts[f.to].name.clone(),
+                    ..FlowReport::default()
+                };
+                self.ends[2 * i].app.report(&mut r);
+                self.ends[2 * i + 1].app.report(&mut r);
+                r
+            })
+            .collect()
     }
 
     pub fn link(&self) -> &Link {
@@ -360,24 +362,54 @@ impl<'a> Sim<'a> {
         self.out
     }
 
-    fn start_flow(&mut self, f: usize) {
-        let (from, to) = (self.flows[f].from, self.flows[f].to);
-        let spec = &self.scenario.flows[f];
-        let remote = SocketAddrV4::new(self.scenario.hosts[to].address, spec.port);
-        let port = FIRST_CLIENT_PORT + f as u16;
-        let iss = self.iss.random();
-        let key = self.hosts[from].tcp.connect(self.now, port, remote, iss);
-        self.flows[f].key = Some(key);
-        self.flow_at_sender.insert((from, key), f);
-        self.flows[f].report.start = Some(self.now);
+    fn start_end(&mut self, i: usize) {
+        let h = self.ends[i].host;
+        self.ends[i].started = true;
+        let mut net = self.hosts[h].stack.net(i, &mut self.iss);
+        self.ends[i].app.start(self.now, &mut net);
+        self.after_end(i);
     }
 
-    /// After a host's TCP ran: send what it wants to send, run the applications, and schedule
-    /// its next timer.
+    /// Gives application end `i` a socket event.
+    fn dispatch(&mut self, i: usize, ev: SockEvent) {
+        let h = self.ends[i].host;
+        let mut net = self.hosts[h].stack.net(i, &mut self.iss);
+        self.ends[i].app.on_event(self.now, ev, &mut net);
+        self.after_end(i);
+    }
+
+    /// After application end `i` ran: arm its timer, and count its flow as over when it is.
+    fn after_end(&mut self, i: usize) {
+        if let Some(t) = self.ends[i].app.poll_timeout() {
+            let t = t.max(self.now);
+            if self.ends[i].wake.is_none_or(|w| t < w) {
+                self.ends[i].wake = Some(t);
+                self.schedule(t, Ev::App(i as u32));
+            }
+        }
+        let f = self.ends[i].flow;
+        let status = |e: &End| e.app.status();
+        let (a, b) = (status(&self.ends[2 * f]), status(&self.ends[2 * f + 1]));
+        let over = (a == Status::Done && b == Status::Done)
+            || a == Status::Aborted
+            || b == Status::Aborted;
+        if over && !self.flow_over[f] {
+            self.flow_over[f] = true;
+            self.finished += 1;
+        }
+    }
+
+    /// After a host's sockets ran: give the applications their events, send what the host
+    /// wants to send, and schedule its next timer.
     fn after_host(&mut self, h: usize) -> Result<(), Error> {
         loop {
-            self.app_events(h);
-            let Some(p) = self.hosts[h].tcp.poll_transmit(self.now) else {
+            let mut evs = std::mem::take(&mut self.sock_events);
+            self.hosts[h].stack.poll_events(&mut evs);
+            for (owner, ev) in evs.drain(..) {
+                self.dispatch(owner, ev);
+            }
+            self.sock_events = evs;
+            let Some(p) = self.hosts[h].stack.poll_transmit(self.now) else {
                 break;
             };
             self.out.capture(h, self.now, &p)?;
@@ -386,9 +418,9 @@ impl<'a> Sim<'a> {
             }
         }
         if self.out.traces() {
-            self.out.trace(h, &mut self.hosts[h].tcp)?;
+            self.out.trace(h, &mut self.hosts[h].stack.tcp)?;
         }
-        if let Some(t) = self.hosts[h].tcp.poll_timeout() {
+        if let Some(t) = self.hosts[h].stack.tcp.poll_timeout() {
             let t = t.max(self.now);
             if self.hosts[h].wake.is_none_or(|w| t < w) {
                 self.hosts[h].wake = Some(t);
@@ -396,71 +428,6 @@ impl<'a> Sim<'a> {
             }
         }
         Ok(())
-    }
-
-    /// The bulk applications: the sender writes everything once connected and closes; the
-    /// receiver reads as data arrives and closes when the sender's FIN arrives (HTTP/1.0 style).
-    fn app_events(&mut self, h: usize) {
-        let now = self.now;
-        let mut events = std::mem::take(&mut self.app_buf);
-        for (key, conn) in self.hosts[h].tcp.conns_mut() {
-            while let Some(ev) = conn.poll_event() {
-                events.push((*key, ev));
-            }
-        }
-        for (key, ev) in events.drain(..) {
-            let sender = self.flow_at_sender.get(&(h, key)).copied();
-            let receiver = self.flow_at_receiver.get(&(h, key.0.port())).copied();
-            let conn = self.hosts[h]
-                .tcp
-                .conn_mut(&key)
-                .expect("the connection exists");
-            match (ev, sender, receiver) {
-                (AppEvent::Connected, Some(f), _) => {
-                    self.flows[f].report.connected = Some(now);
-                    conn.send(self.flows[f].bytes);
-                    conn.close();
-                }
-                (AppEvent::Delivered(n), _, Some(f)) => {
-                    let fl = &mut self.flows[f];
-                    fl.report.first_byte.get_or_insert(now);
-                    fl.delivered += n;
-                    fl.report.delivered = fl.delivered;
-                    if fl.delivered >= fl.bytes {
-                        fl.report.last_byte = Some(now);
-                    }
-                }
-                (AppEvent::PeerFin, _, Some(_)) => conn.close(),
-                (AppEvent::Closed, Some(f), _) => self.close_end(f, true),
-                (AppEvent::Closed, _, Some(f)) => {
-                    self.flows[f].report.end = Some(now);
-                    self.close_end(f, false);
-                }
-                (AppEvent::Aborted(why), s, r) => {
-                    if let Some(f) = s.or(r) {
-                        self.flows[f].report.aborted = Some(format!("{why:?}"));
-                        self.close_end(f, true);
-                        self.close_end(f, false);
-                    }
-                }
-                _ => {}
-            }
-        }
-        self.app_buf = events;
-    }
-
-    /// One end of flow `f` has closed; the flow is finished when both have.
-    fn close_end(&mut self, f: usize, sender: bool) {
-        let fl = &mut self.flows[f];
-        let was = fl.sender_closed && fl.receiver_closed;
-        if sender {
-            fl.sender_closed = true;
-        } else {
-            fl.receiver_closed = true;
-        }
-        if !was && fl.sender_closed && fl.receiver_closed {
-            self.finished += 1;
-        }
     }
 
     /// After the link ran: deliver its outputs and log its events.
@@ -488,29 +455,4 @@ impl<'a> Sim<'a> {
         }
         Ok(())
     }
-}
-
-/// The host's TCP configuration: its `[hosts.NAME.tcp]` table over the seeds' baseline, with
-/// the host's MTU unless the table sets one.
-fn tcp_config(host: &str, table: &toml::Table, mtu: u32) -> Result<TcpConfig, Error> {
-    let mut t = table.clone();
-    t.entry("mtu")
-        .or_insert_with(|| toml::Value::String(format!("{mtu}B")));
-    let text = toml::to_string(&t).expect("a TOML table serializes");
-    let key = |k: &str| {
-        if k.is_empty() {
-            format!("hosts.{host}.tcp")
-        } else {
-            format!("hosts.{host}.tcp.{k}")
-        }
-    };
-    let cfg: TcpConfig = lasthop_link::spec::from_toml(&text).map_err(|e| Error::Spec {
-        key: key(&e.key),
-        message: e.message,
-    })?;
-    cfg.validate().map_err(|e| Error::Spec {
-        key: key(&e.key),
-        message: e.message,
-    })?;
-    Ok(cfg)
 }

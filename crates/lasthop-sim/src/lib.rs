@@ -1,13 +1,14 @@
 //! `lasthop-sim`: one replication of a scenario in virtual time.
 //!
-//! The driver ([`driver`]) wires the TCP model (`lasthop-tcp`) of every host, each behind its
-//! access link, to the link model (`lasthop-link`) between the fixed and the mobile side, and runs
-//! the bulk workloads. [`run`] produces per-host captures, the link's event log, the TCP trace
+//! The driver ([`driver`]) wires every host's sockets ([`stack`]: the TCP model of `lasthop-tcp`
+//! and UDP), each host behind its access link, to the link model (`lasthop-link`) between the
+//! fixed and the mobile side, and runs the applications of `lasthop-apps` on them. [`run`] produces per-host captures, the link's event log, the TCP trace
 //! and `connections.csv` (computed from the captures and the event log by `lasthop-analysis`, the
 //! same code that analyses emulator runs). Same scenario and seed: identical files, byte for byte.
 
 pub mod driver;
 pub mod outputs;
+pub mod stack;
 
 use lasthop_analysis::ConnStats;
 use lasthop_core::output::AtomicFile;
@@ -32,24 +33,7 @@ pub enum Error {
     Analysis(#[from] lasthop_analysis::Error),
 }
 
-/// What the applications of one flow saw.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct FlowReport {
-    pub flow: usize,
-    pub from: String,
-    pub to: String,
-    pub bytes: u64,
-    /// The sender called connect.
-    pub start: Option<Time>,
-    pub connected: Option<Time>,
-    pub first_byte: Option<Time>,
-    /// The receiver had every byte.
-    pub last_byte: Option<Time>,
-    /// The receiver's connection closed.
-    pub end: Option<Time>,
-    pub delivered: u64,
-    pub aborted: Option<String>,
-}
+pub use lasthop_apps::FlowReport;
 
 #[derive(Debug)]
 pub struct SimResult {

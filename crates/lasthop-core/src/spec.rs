@@ -1,0 +1,160 @@
+//! Spec loading, written once for every kind of spec (link, TCP, scenario, application,
+//! experiment): the error type that names the key, the value and what is allowed; TOML parsing
+//! that keeps the key path of the first error; reading a file with its path in the message; and
+//! the check of user-given names.
+
+use std::fmt;
+use std::path::Path;
+
+/// A spec that cannot be used: where, what, and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecError {
+    /// The file, when the spec came from one.
+    pub file: Option<String>,
+    /// Dotted key path, e.g. `down.queue.red.min_th` (empty for whole-document errors).
+    pub key: String,
+    pub message: String,
+}
+
+impl fmt::Display for SpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{file}: ")?;
+        }
+        if self.key.is_empty() {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "key `{}`: {}", self.key, self.message)
+        }
+    }
+}
+
+impl std::error::Error for SpecError {}
+
+impl SpecError {
+    /// The same error seen from a table at `prefix` (`hosts.a.tcp` + `sack` → `hosts.a.tcp.sack`).
+    pub fn under(mut self, prefix: &str) -> SpecError {
+        self.key = join_key(prefix, &self.key);
+        self
+    }
+}
+
+/// `prefix.key`, or whichever of the two is not empty.
+pub fn join_key(prefix: &str, key: &str) -> String {
+    match (prefix.is_empty(), key.is_empty()) {
+        (true, _) => key.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}.{key}"),
+    }
+}
+
+/// A spec error at `key` (a dotted path; empty for the whole document). Every spec builds its
+/// errors with this.
+pub fn err(key: impl Into<String>, message: impl Into<String>) -> SpecError {
+    SpecError {
+        file: None,
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
+/// Deserializes any spec type from TOML text, naming the key path of the first error (and its
+/// line).
+pub fn from_toml<T: serde::de::DeserializeOwned>(text: &str) -> Result<T, SpecError> {
+    let de = toml::Deserializer::new(text);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let key = e.path().to_string();
+        let inner = e.into_inner();
+        let mut message = inner.message().to_string();
+        if let Some(span) = inner.span() {
+            let line = text[..span.start].matches('\n').count() + 1;
+            message = format!("{message} (line {line})");
+        }
+        err(if key == "." { String::new() } else { key }, message)
+    })
+}
+
+/// Deserializes a spec type from a table already parsed (a part of a larger spec, such as an
+/// application's parameters); errors name their key under `prefix`.
+pub fn from_table<T: serde::de::DeserializeOwned>(
+    table: toml::Table,
+    prefix: &str,
+) -> Result<T, SpecError> {
+    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+        let key = e.path().to_string();
+        let key = if key == "." { String::new() } else { key };
+        err(join_key(prefix, &key), e.into_inner().message().to_string())
+    })
+}
+
+/// Reads a spec file and hands its text to `parse`; every error, including one reading the
+/// file, names the file.
+pub fn load_file<T>(
+    path: &Path,
+    parse: impl FnOnce(&str) -> Result<T, SpecError>,
+) -> Result<T, SpecError> {
+    let with_file = |mut e: SpecError| {
+        e.file = Some(path.display().to_string());
+        e
+    };
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
+    parse(&text).map_err(with_file)
+}
+
+/// Checks a user-given name (a host, an experiment point, ...): it becomes part of file and
+/// namespace names, so 1 to 32 of a-z, A-Z, 0-9, '_' and '-'.
+pub fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(err(
+            key,
+            format!("invalid {what} {name:?}: allowed 1 to 32 of a-z, A-Z, 0-9, '_' and '-'"),
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(serde::Deserialize, Debug)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct P {
+        a: u32,
+    }
+
+    #[test]
+    fn keys_are_named_with_their_path() {
+        let e = from_toml::<P>("a = 1\nb = 2\n").unwrap_err();
+        assert_eq!(e.key, "b");
+        assert!(e.message.contains("line 2"), "{e}");
+        let t: toml::Table = toml::from_str("a = \"x\"").unwrap();
+        let e = from_table::<P>(t, "flows[0]").unwrap_err();
+        assert_eq!(e.key, "flows[0].a", "{e}");
+        assert_eq!(err("", "m").under("x").key, "x");
+        assert_eq!(err("k", "m").under("").key, "k");
+    }
+
+    #[test]
+    fn a_missing_file_is_named() {
+        let e = load_file(Path::new("/nonexistent/x.toml"), |_| Ok(())).unwrap_err();
+        assert_eq!(e.file.as_deref(), Some("/nonexistent/x.toml"));
+        assert!(e.to_string().contains("cannot read the file"), "{e}");
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("hosts.a", "host name", "mobile-1").is_ok());
+        let e = check_name("hosts.a", "host name", "a b").unwrap_err();
+        assert!(e.message.contains("a-z"), "{e}");
+        assert!(check_name("k", "n", &"x".repeat(33)).is_err());
+    }
+}
