@@ -88,7 +88,7 @@ pub fn in_netns<T: Send + 'static>(
     std::thread::scope(|s| {
         s.spawn(move || {
             let fd = sys::open_netns(&path).with_context(|| format!("{}", path.display()))?;
-            sys::setns_net(std::os::fd::AsRawFd::as_raw_fd(&fd))
+            sys::setns_net(std::os::fd::AsFd::as_fd(&fd))
                 .with_context(|| format!("setns into {ns}"))?;
             f()
         })
@@ -182,7 +182,7 @@ pub fn delete_namespace(ns: &str) -> Result<()> {
         for pid in String::from_utf8_lossy(&out.stdout).split_whitespace() {
             if let Ok(pid) = pid.parse::<u32>() {
                 if pid != std::process::id() {
-                    let _ = sys::kill(pid, libc::SIGKILL);
+                    let _ = sys::kill(pid, rustix::process::Signal::KILL);
                 }
             }
         }

@@ -1,6 +1,7 @@
 //! The lateness distribution of releases: how much later than the model scheduled it the
 //! emulator really handed each packet to its host.
 
+use serde::Serialize;
 use std::fmt;
 
 pub const LATE_THRESHOLD_NS: u64 = 1_000_000;
@@ -10,13 +11,18 @@ pub struct Lateness {
     samples: Vec<u64>,
 }
 
-/// Summary of a lateness distribution, in nanoseconds.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Summary of a lateness distribution, in nanoseconds (the `[lateness]` table of
+/// `summary.toml`, keys with their unit).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct LatenessSummary {
     pub releases: u64,
+    #[serde(rename = "p50_ns")]
     pub p50: u64,
+    #[serde(rename = "p99_ns")]
     pub p99: u64,
+    #[serde(rename = "p999_ns")]
     pub p999: u64,
+    #[serde(rename = "max_ns")]
     pub max: u64,
     /// Releases later than 1 ms.
     pub over_1ms: u64,

@@ -104,8 +104,14 @@ impl Writer {
 
     /// Hands the queued records to the writer thread.
     pub fn send_batch(&self) {
-        let batch = std::mem::replace(&mut *self.batch.borrow_mut(), Vec::with_capacity(BATCH));
-        if let (false, Some(tx)) = (batch.is_empty(), &self.tx) {
+        let mut b = self.batch.borrow_mut();
+        // Called every round of the loop, also while it spins before a deadline: an empty batch
+        // must cost nothing (no fresh buffer of BATCH records each time).
+        if b.is_empty() {
+            return;
+        }
+        let batch = std::mem::replace(&mut *b, Vec::with_capacity(BATCH));
+        if let Some(tx) = &self.tx {
             let _ = tx.send(batch);
         }
     }

@@ -46,6 +46,45 @@ impl Backend for SimBackend {
     }
 }
 
+/// The emulator: real Linux hosts in network namespaces (needs root, see `docs/emulator.md`);
+/// captures, `events.csv`, `hosts.csv`, `summary.toml`, and `connections.csv` from the captures.
+/// One run at a time: runs at once would share the CPUs the real-time loop needs.
+pub struct EmuBackend {
+    /// The `lasthop` binary, started inside the namespaces as `EXE app ...`.
+    pub exe: PathBuf,
+}
+
+impl Backend for EmuBackend {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String> {
+        use lasthop_analysis as la;
+        let opts = lasthop_emu::EmuOptions::new(dir, self.exe.clone());
+        let out = lasthop_emu::run(scenario, &opts).map_err(|e| format!("{e:#}"))?;
+        match out.stop {
+            lasthop_emu::Stop::Signal(s) => return Err(format!("interrupted by signal {s}")),
+            lasthop_emu::Stop::AppFailed => {
+                return Err(format!(
+                    "a workload program failed: {}",
+                    out.app_failures.join("; ")
+                ))
+            }
+            lasthop_emu::Stop::FlowsDone | lasthop_emu::Stop::Duration => {}
+        }
+        let captures: Vec<_> = out
+            .pcaps
+            .iter()
+            .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
+            .collect();
+        let events = out.events.exists().then_some(out.events.as_path());
+        let conns = la::run_connections(&captures, events)
+            .map_err(|e| format!("analysing the captures: {e}"))?;
+        la::write_connections_csv(out.out_dir.join("connections.csv"), &conns)
+            .map_err(|e| format!("writing connections.csv: {e}"))
+    }
+    fn max_jobs(&self) -> Option<usize> {
+        Some(1)
+    }
+}
+
 /// A backend that refuses, for a mode this build cannot run.
 pub struct Unavailable(pub String);
 

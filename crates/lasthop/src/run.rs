@@ -3,8 +3,8 @@
 //! `summary.csv`, `summary.json` and `report.html`. See `docs/experiments.md`.
 
 use anyhow::{anyhow, bail, Context, Result};
+use lasthop_experiment::runner::EmuBackend;
 use lasthop_experiment::{run_experiment, Backend, Experiment, Mode, RunOptions, SimBackend};
-use lasthop_scenario::Scenario;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -25,43 +25,6 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
-}
-
-/// The emulator as a backend: one run at a time, `connections.csv` from the captures.
-struct EmuBackend {
-    exe: PathBuf,
-}
-
-impl Backend for EmuBackend {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> std::result::Result<(), String> {
-        emu_run(&self.exe, scenario, dir).map_err(|e| format!("{e:#}"))
-    }
-    fn max_jobs(&self) -> Option<usize> {
-        Some(1)
-    }
-}
-
-fn emu_run(exe: &Path, scenario: &Scenario, dir: &Path) -> Result<()> {
-    use lasthop_analysis as la;
-    let opts = lasthop_emu::EmuOptions::new(dir, exe.to_path_buf());
-    let out = lasthop_emu::run(scenario, &opts)?;
-    match out.stop {
-        lasthop_emu::Stop::Signal(s) => bail!("interrupted by signal {s}"),
-        lasthop_emu::Stop::AppFailed => {
-            bail!("a workload program failed: {}", out.app_failures.join("; "))
-        }
-        _ => {}
-    }
-    let captures: Vec<_> = out
-        .pcaps
-        .iter()
-        .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
-        .collect();
-    let events = out.events.exists().then_some(out.events.as_path());
-    let conns = la::run_connections(&captures, events).context("analysing the captures")?;
-    la::write_connections_csv(out.out_dir.join("connections.csv"), &conns)
-        .context("writing connections.csv")?;
-    Ok(())
 }
 
 /// The quick start and the files it names, embedded so that `lasthop run` works anywhere.

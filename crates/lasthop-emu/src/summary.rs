@@ -1,0 +1,222 @@
+//! What a run reports when it ends: the captures and the event log committed, `hosts.csv`,
+//! `summary.toml` (serialized from [`Summary`]), and the [`RunOutputs`] for the caller.
+
+use crate::realtime::{Counters, Realtime};
+use crate::stats::LatenessSummary;
+use crate::{EmuOptions, RunOutputs, Stop};
+use anyhow::{Context, Result};
+use lasthop_core::output::AtomicFile;
+use lasthop_link::{Dir, DirStats};
+use lasthop_scenario::Scenario;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::io::Write;
+
+/// `summary.toml`: the run, how it ended, the loop's counters, the lateness of the releases and
+/// the link's counters per direction (`[link.down]`, `[link.up]`).
+#[derive(Debug, Serialize)]
+pub struct Summary<'a> {
+    pub scenario: &'a str,
+    pub run_id: &'a str,
+    pub seed: u64,
+    pub replication: u64,
+    /// [`Stop::name`].
+    pub stop: String,
+    pub end_ns: u64,
+    pub spin_ns: u64,
+    pub rt_priority: i32,
+    pub snaplen: u32,
+    pub unroutable: u64,
+    pub write_errors: u64,
+    pub same_side: u64,
+    pub sleeps: u64,
+    pub spins: u64,
+    pub spin_capped: u64,
+    pub app_failures: &'a [String],
+    pub lateness: LatenessSummary,
+    pub link: BTreeMap<String, LinkCounters>,
+}
+
+/// [`DirStats`] as `summary.toml` names them.
+#[derive(Debug, Serialize)]
+pub struct LinkCounters {
+    pub arrived: u64,
+    pub released: u64,
+    pub drops_queue: u64,
+    pub drops_red: u64,
+    pub drops_error: u64,
+    pub drops_mtu: u64,
+    pub marks: u64,
+    pub errors: u64,
+}
+
+impl From<DirStats> for LinkCounters {
+    fn from(s: DirStats) -> LinkCounters {
+        LinkCounters {
+            arrived: s.arrived,
+            released: s.released,
+            drops_queue: s.drops_queue,
+            drops_red: s.drops_red,
+            drops_error: s.drops_error,
+            drops_mtu: s.drops_mtu,
+            marks: s.marks,
+            errors: s.errors,
+        }
+    }
+}
+
+/// Stops the programs, commits every output and says what the run produced. The namespaces
+/// and devices go when `rt` (its `Resources`) is dropped, after this.
+pub fn finish(
+    sc: &Scenario,
+    opts: &EmuOptions,
+    run_id: String,
+    mut rt: Realtime<'_>,
+    stop: Stop,
+) -> Result<RunOutputs> {
+    let end = rt.now();
+    rt.res.stop_children();
+    let mut failures = vec![];
+    let mut app_logs = vec![];
+    for c in &rt.res.children {
+        match c.status {
+            Some(s) if s.success() => {}
+            Some(s) => failures.push(format!("{}: {s}", c.name)),
+            None => failures.push(format!("{}: did not finish", c.name)),
+        }
+        if c.log.exists() {
+            app_logs.push(c.log.clone());
+        }
+    }
+    let out = &opts.out_dir;
+    let mut hosts_csv =
+        String::from("host,side,address,namespace,pcap,packets_sent,packets_received\n");
+    for ((h, t), ns) in rt.hosts.iter().zip(&rt.traffic).zip(&rt.res.namespaces) {
+        hosts_csv += &format!(
+            "{},{},{},{ns},{}.pcap,{},{}\n",
+            h.name, h.side, h.address, h.name, t.sent, t.received
+        );
+    }
+    AtomicFile::write_all_to(out.join("hosts.csv"), hosts_csv.as_bytes())?;
+    if let Some(w) = rt.writer.take() {
+        w.finish()
+            .context("writing the captures and the event log")?;
+    }
+    let lateness = rt.lateness.summary();
+    let Counters {
+        unroutable,
+        write_errors,
+        same_side,
+        sleeps,
+        spins,
+        spin_capped,
+    } = rt.counters;
+    let summary = Summary {
+        scenario: &sc.name,
+        run_id: &run_id,
+        seed: opts.seed.unwrap_or(sc.seed),
+        replication: opts.replication.unwrap_or(sc.replication),
+        stop: stop.name(),
+        end_ns: end.as_nanos(),
+        spin_ns: opts.spin_ns,
+        rt_priority: opts.rt_priority,
+        snaplen: opts.snaplen,
+        unroutable,
+        write_errors,
+        same_side,
+        sleeps,
+        spins,
+        spin_capped,
+        app_failures: &failures,
+        lateness,
+        link: Dir::BOTH
+            .into_iter()
+            .map(|d| (d.to_string(), rt.link.stats(d).into()))
+            .collect(),
+    };
+    let text = toml::to_string(&summary).context("serializing summary.toml")?;
+    AtomicFile::write_all_to(out.join("summary.toml"), text.as_bytes())?;
+    let _ = std::io::stderr().flush();
+    Ok(RunOutputs {
+        run_id,
+        out_dir: out.clone(),
+        pcaps: rt
+            .hosts
+            .iter()
+            .map(|h| (h.name.clone(), h.address, h.pcap_path.clone()))
+            .collect(),
+        events: out.join("events.csv"),
+        app_logs,
+        lateness,
+        stop,
+        app_failures: failures,
+        end,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn summary_toml_keeps_its_keys_and_tables() {
+        let failures = vec!["flow0-send: exit status: 1 \"quoted\"".to_string()];
+        let s = Summary {
+            scenario: "seed000-e0",
+            run_id: "0a1b2c",
+            seed: 1,
+            replication: 0,
+            stop: Stop::Signal(15).name(),
+            end_ns: 28_496_433_777,
+            spin_ns: 100_000,
+            rt_priority: 10,
+            snaplen: 65_535,
+            unroutable: 0,
+            write_errors: 0,
+            same_side: 0,
+            sleeps: 5,
+            spins: 6,
+            spin_capped: 0,
+            app_failures: &failures,
+            lateness: LatenessSummary {
+                releases: 676,
+                p50: 4_100,
+                p99: 947_500,
+                p999: 24_913_600,
+                max: 24_913_600,
+                over_1ms: 5,
+            },
+            link: Dir::BOTH
+                .into_iter()
+                .map(|d| (d.to_string(), DirStats::default().into()))
+                .collect(),
+        };
+        let text = toml::to_string(&s).unwrap();
+        let v: toml::Table = text.parse().unwrap();
+        assert_eq!(v["run_id"].as_str(), Some("0a1b2c"));
+        assert_eq!(v["stop"].as_str(), Some("signal_15"));
+        assert_eq!(v["end_ns"].as_integer(), Some(28_496_433_777));
+        assert_eq!(v["app_failures"][0].as_str(), Some(failures[0].as_str()));
+        let lat = &v["lateness"];
+        for (k, n) in [
+            ("releases", 676),
+            ("p50_ns", 4_100),
+            ("p99_ns", 947_500),
+            ("p999_ns", 24_913_600),
+            ("max_ns", 24_913_600),
+            ("over_1ms", 5),
+        ] {
+            assert_eq!(lat[k].as_integer(), Some(n), "{k}");
+        }
+        for d in ["down", "up"] {
+            assert_eq!(v["link"][d]["drops_queue"].as_integer(), Some(0), "{text}");
+        }
+        // Plain keys first, then the tables, as before.
+        assert!(
+            text.starts_with("scenario = \"seed000-e0\"\nrun_id = \"0a1b2c\"\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n[lateness]\nreleases = 676\n"), "{text}");
+        assert!(text.contains("\n[link.down]\narrived = 0\n"), "{text}");
+    }
+}
