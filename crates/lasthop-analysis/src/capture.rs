@@ -7,13 +7,12 @@
 //! original length is the full datagram), and that is normal, not an error.
 
 use crate::Error;
-use lasthop_core::{FlowKey, Time};
+use lasthop_core::{wire, FlowKey, Time};
 use pcap_file::pcap::{PcapParser, PcapReader};
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::{PcapError, TsResolution};
 use std::io::Read;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Link types this reader understands (pcap `network` field).
 pub const LINKTYPE_NULL: u32 = 0;
@@ -25,11 +24,8 @@ pub const LINKTYPE_IPV4: u32 = 228;
 pub const LINKTYPE_IPV6: u32 = 229;
 pub const LINKTYPE_LINUX_SLL2: u32 = 276;
 
-/// TCP flag bits.
-pub const FIN: u8 = 0x01;
-pub const SYN: u8 = 0x02;
-pub const RST: u8 = 0x04;
-pub const ACK: u8 = 0x10;
+/// TCP flag bits (`lasthop_core::wire`'s).
+pub use lasthop_core::wire::{ACK, FIN, RST, SYN};
 
 /// One TCP segment as the analyser sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,98 +61,39 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
 }
 
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes([
-        *b.get(at)?,
-        *b.get(at + 1)?,
-        *b.get(at + 2)?,
-        *b.get(at + 3)?,
-    ]))
-}
-
 /// Parses an IP datagram (IPv4, or IPv6 whose next header is TCP) holding a TCP segment.
 /// `ip` may be truncated after the TCP header. `wire_len` is the datagram's length on the wire
 /// when known (used only when the IP length field is zero, as with segmentation offload).
 /// Returns `None` for anything else: other protocols, later fragments, headers cut short.
 pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
-    let version = ip.first()? >> 4;
-    let (src, dst, ip_id, tcp_off, ip_payload_len): (IpAddr, IpAddr, u16, usize, u32) =
-        match version {
-            4 => {
-                let ihl = usize::from(ip[0] & 0x0f) * 4;
-                if ihl < 20 || ip.len() < ihl {
-                    return None;
-                }
-                if ip[9] != 6 {
-                    return None;
-                }
-                let frag = be16(ip, 6)?;
-                // A later fragment, or a first fragment whose TCP payload is split: skip.
-                if frag & 0x1fff != 0 || frag & 0x2000 != 0 {
-                    return None;
-                }
-                let total = u32::from(be16(ip, 2)?);
-                let total = if total == 0 {
-                    wire_len.unwrap_or(ip.len() as u32)
-                } else {
-                    total
-                };
-                let src = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
-                let dst = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
-                (
-                    src.into(),
-                    dst.into(),
-                    be16(ip, 4)?,
-                    ihl,
-                    total.saturating_sub(ihl as u32),
-                )
-            }
-            6 => {
-                if ip.len() < 40 || ip[6] != 6 {
-                    return None;
-                }
-                let plen = u32::from(be16(ip, 4)?);
-                let plen = if plen == 0 {
-                    wire_len.unwrap_or(ip.len() as u32).saturating_sub(40)
-                } else {
-                    plen
-                };
-                let mut s = [0u8; 16];
-                let mut d = [0u8; 16];
-                s.copy_from_slice(&ip[8..24]);
-                d.copy_from_slice(&ip[24..40]);
-                (
-                    Ipv6Addr::from(s).into(),
-                    Ipv6Addr::from(d).into(),
-                    0,
-                    40,
-                    plen,
-                )
-            }
-            _ => return None,
-        };
-    let tcp = ip.get(tcp_off..)?;
-    if tcp.len() < 20 {
+    let v = wire::parse_ip(ip)?;
+    if v.proto != wire::PROTO_TCP {
         return None;
     }
-    let doff = usize::from(tcp[12] >> 4) * 4;
-    if doff < 20 {
+    // A later fragment, or a first fragment whose TCP payload is split: skip.
+    if v.is_fragment() {
         return None;
     }
+    // IPv6: the length field is the payload's; IPv4: the total, whose header is subtracted.
+    let ip_payload_len = v
+        .datagram_len(wire_len, ip.len())
+        .saturating_sub(v.header_len as u32);
+    let tcp = wire::parse_tcp(v.transport(ip)?, false)?;
+    let doff = tcp.header_len;
     let mut seg = TcpSeg {
         time,
         flow: FlowKey {
             proto: 6,
-            src,
-            dst,
-            sport: be16(tcp, 0)?,
-            dport: be16(tcp, 2)?,
+            src: v.src,
+            dst: v.dst,
+            sport: tcp.sport,
+            dport: tcp.dport,
         },
-        ip_id,
-        seq: be32(tcp, 4)?,
-        ack: be32(tcp, 8)?,
-        flags: tcp[13],
-        window: be16(tcp, 14)?,
+        ip_id: v.ip_id,
+        seq: tcp.seq,
+        ack: tcp.ack,
+        flags: tcp.flags,
+        window: tcp.window,
         payload_len: ip_payload_len.saturating_sub(doff as u32),
         sack: [(0, 0); 4],
         sack_count: 0,
@@ -164,7 +101,7 @@ pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg>
         wscale: None,
     };
     // Options: whatever of them was captured.
-    let opts = &tcp[20..doff.min(tcp.len())];
+    let opts = tcp.options;
     let mut i = 0;
     while i < opts.len() {
         match opts[i] {
