@@ -204,9 +204,32 @@ pub struct ReadSummary {
 /// analyses one small capture per host, so captures under that size are parsed from memory
 /// instead, and only larger ones are streamed.
 pub fn read_pcap<R: Read>(
+    reader: R,
+    source: &str,
+    mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    read_pcap_ip(reader, source, tcp_only(&mut f))
+}
+
+/// Hands `f` the TCP segment of each IP record, and counts the others as not TCP.
+fn tcp_only(f: &mut impl FnMut(TcpSeg)) -> impl FnMut(Time, &[u8], u32) -> bool + '_ {
+    move |t, ip, wire| match parse_tcp(t, ip, Some(wire)) {
+        Some(s) => {
+            f(s);
+            true
+        }
+        None => false,
+    }
+}
+
+/// [`read_pcap`] for any IP record: `f(time, ip_bytes, wire_len)` gets each record's IP
+/// datagram (as captured, maybe only its head) and its length on the wire, and says whether it
+/// used it (records it did not use, and records holding no IP, count in
+/// [`ReadSummary::other`]).
+pub fn read_pcap_ip<R: Read>(
     mut reader: R,
     source: &str,
-    f: impl FnMut(TcpSeg),
+    f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     const STREAM_ABOVE: u64 = 8_000_000;
     let mut head = Vec::new();
@@ -257,24 +280,23 @@ fn start_summary(
     Ok((sum, nanos))
 }
 
-/// One record: its time, and the TCP segment in it if any.
+/// One record: its time, and the IP datagram in it if any.
 fn record(
     rec: &pcap_file::pcap::RawPcapPacket<'_>,
     nanos: bool,
     sum: &mut ReadSummary,
-    f: &mut impl FnMut(TcpSeg),
+    f: &mut impl FnMut(Time, &[u8], u32) -> bool,
 ) {
     sum.records += 1;
     let frac = u64::from(rec.ts_frac);
     let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
     let data: &[u8] = &rec.data;
-    let seg = ip_offset(sum.linktype, data).and_then(|off| {
+    let used = ip_offset(sum.linktype, data).is_some_and(|off| {
         let wire = rec.orig_len.saturating_sub(off as u32);
-        parse_tcp(Time(ns), &data[off..], Some(wire))
+        f(Time(ns), &data[off..], wire)
     });
-    match seg {
-        Some(s) => f(s),
-        None => sum.other += 1,
+    if !used {
+        sum.other += 1;
     }
 }
 
@@ -288,7 +310,7 @@ fn truncated(source: &str, sum: &ReadSummary) -> String {
 fn read_pcap_slice(
     bytes: &[u8],
     source: &str,
-    mut f: impl FnMut(TcpSeg),
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     let (mut rest, parser) = PcapParser::new(bytes).map_err(|e| match e {
         PcapError::IncompleteBuffer => Error::NotPcap {
@@ -323,7 +345,7 @@ fn read_pcap_slice(
 fn read_pcap_stream<R: Read>(
     reader: R,
     source: &str,
-    mut f: impl FnMut(TcpSeg),
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     let mut r = PcapReader::new(reader).map_err(|e| not_pcap(source, e))?;
     let (mut sum, nanos) = start_summary(&r.header(), source)?;
@@ -374,6 +396,15 @@ pub fn read_pcapng<R: Read>(
     reader: R,
     source: &str,
     mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    read_pcapng_ip(reader, source, tcp_only(&mut f))
+}
+
+/// [`read_pcapng`] for any IP record (see [`read_pcap_ip`]).
+pub fn read_pcapng_ip<R: Read>(
+    reader: R,
+    source: &str,
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     let mut r = PcapNgReader::new(reader).map_err(|e| match e {
         PcapError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => Error::Io {
@@ -464,13 +495,12 @@ pub fn read_pcapng<R: Read>(
             continue;
         }
         let t = Time(ifc.ns(ticks));
-        let seg = ip_offset(ifc.linktype, data).and_then(|off| {
+        let used = ip_offset(ifc.linktype, data).is_some_and(|off| {
             let wire = orig_len.saturating_sub(off as u32);
-            parse_tcp(t, &data[off..], Some(wire))
+            f(t, &data[off..], wire)
         });
-        match seg {
-            Some(s) => f(s),
-            None => sum.other += 1,
+        if !used {
+            sum.other += 1;
         }
     }
     Ok(sum)

@@ -19,7 +19,7 @@ pub mod spec;
 pub mod stats;
 pub mod summary;
 
-pub use metrics::{ConnMetrics, RunMetrics};
+pub use metrics::{ConnMetrics, RunMetrics, UdpMetrics};
 pub use runner::{
     load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentInfo,
     RunOptions, RunReport, SimBackend, Unavailable, MARKER,

@@ -3,7 +3,7 @@
 //! fairness, utilisation, queue length) likewise. Written as `summary.csv` (long format, one row
 //! per point, class and metric) and `summary.json`.
 
-use crate::metrics::{ConnMetrics, RunMetrics};
+use crate::metrics::{ConnMetrics, RunMetrics, UdpMetrics};
 use crate::spec::ClassScheme;
 use crate::stats::FiveNum;
 use indexmap::IndexMap;
@@ -42,6 +42,86 @@ pub const RUN_METRICS: [(&str, &str); 13] = [
     ("link_drops_red_down", "link drops (r), down"),
     ("link_drops_error_down", "link drops (e), down"),
 ];
+
+/// The per-UDP-flow metrics summarised (scheme `udp`, one class per flow), in table order:
+/// (key, label). Seed 000 lists min / 50 % / max of throughput and of each drop cause, and for
+/// the spacing max the lowest and the highest per-replication maximum (min and max here).
+pub const UDP_METRICS: [(&str, &str); 15] = [
+    (
+        "throughput_Bps",
+        "UDP throughput (bytes/s, UDP header included)",
+    ),
+    ("loss_rate", "loss rate"),
+    ("lost", "packets lost"),
+    ("drops_queue", "pkts dropped (q)"),
+    ("drops_red", "pkts dropped (r)"),
+    ("drops_error", "pkts dropped (e)"),
+    ("spacing_p50_ms", "spacing 50% (ms)"),
+    ("spacing_p75_ms", "spacing 75% (ms)"),
+    ("spacing_p90_ms", "spacing 90% (ms)"),
+    ("spacing_max_ms", "spacing max (ms)"),
+    ("delay_p50_ms", "one-way delay 50% (ms)"),
+    ("delay_p75_ms", "one-way delay 75% (ms)"),
+    ("delay_p90_ms", "one-way delay 90% (ms)"),
+    ("delay_p99_ms", "one-way delay 99% (ms)"),
+    ("delay_max_ms", "one-way delay max (ms)"),
+];
+
+fn udp_value(u: &UdpMetrics, key: &str) -> f64 {
+    let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+    match key {
+        "throughput_Bps" => o(u.throughput_bps),
+        "loss_rate" => o(u.loss_rate),
+        "lost" => n(u.lost),
+        "drops_queue" => n(u.drops_queue),
+        "drops_red" => n(u.drops_red),
+        "drops_error" => n(u.drops_error),
+        "spacing_p50_ms" => o(u.spacing_ms[0]),
+        "spacing_p75_ms" => o(u.spacing_ms[1]),
+        "spacing_p90_ms" => o(u.spacing_ms[2]),
+        "spacing_max_ms" => o(u.spacing_ms[3]),
+        "delay_p50_ms" => o(u.delay_ms[0]),
+        "delay_p75_ms" => o(u.delay_ms[1]),
+        "delay_p90_ms" => o(u.delay_ms[2]),
+        "delay_p99_ms" => o(u.delay_ms[3]),
+        "delay_max_ms" => o(u.delay_ms[4]),
+        _ => f64::NAN,
+    }
+}
+
+/// The UDP flows of a point's runs, one class per flow: `flow<i>` for the scenario's flow `i`,
+/// `udp<n>` for a flow of `udp_flows.csv` that matches none.
+pub fn summarise_udp(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let mut groups: IndexMap<String, Vec<&UdpMetrics>> = IndexMap::new();
+    for r in runs {
+        for u in &r.udp {
+            let name = u
+                .flow
+                .map_or_else(|| format!("udp{}", u.udp_flow), |f| format!("flow{f}"));
+            groups.entry(name).or_default().push(u);
+        }
+    }
+    groups.sort_by(|a, _, b, _| class_order(a).cmp(&class_order(b)));
+    groups
+        .into_iter()
+        .map(|(class, v)| {
+            let mut metrics = IndexMap::new();
+            for (k, _) in UDP_METRICS {
+                let vals: Vec<f64> = v.iter().map(|u| udp_value(u, k)).collect();
+                if let Some(f) = FiveNum::of(&vals) {
+                    metrics.insert(k.to_string(), f);
+                }
+            }
+            ClassSummary {
+                scheme: "udp".to_string(),
+                class,
+                n: v.len(),
+                metrics,
+            }
+        })
+        .collect()
+}
 
 fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
     match key {
@@ -167,6 +247,10 @@ pub struct PointSummary {
     /// Elapsed time over all connections of all runs (seed 000's "otime" is its median).
     pub all_connections: ClassSummary,
     pub run_metrics: IndexMap<String, FiveNum>,
+    /// UDP flows (scheme `udp`, see [`summarise_udp`]); left out of `summary.json` when the
+    /// point has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub udp: Vec<ClassSummary>,
 }
 
 /// The summary of an experiment.
@@ -233,6 +317,7 @@ pub fn summarise_point(
         classes,
         all_connections: summarise_conns("all", "all", &all),
         run_metrics,
+        udp: summarise_udp(runs),
     }
 }
 
@@ -286,7 +371,8 @@ impl Summary {
                     fmt_num(f.mean)
                 );
             };
-            for c in p.classes.iter().chain(std::iter::once(&p.all_connections)) {
+            let udp = p.udp.iter();
+            for c in p.classes.iter().chain([&p.all_connections]).chain(udp) {
                 for (m, f) in &c.metrics {
                     row(&c.scheme, &c.class, m, f);
                 }
@@ -415,5 +501,64 @@ mod tests {
             csv.contains("p,faster-slower,faster,elapsed_s,4,10,17.5,25,32.5,40,25\n"),
             "{csv}"
         );
+    }
+
+    #[test]
+    fn udp_summary_by_hand() {
+        // Three runs of one UDP flow (scenario flow 2): throughput 4000, 4062.5, 3900;
+        // spacing max 228, 300, 130 (seed 000's "max": lowest 130, highest 300).
+        let udp = |tput: f64, smax: f64, q: u64| UdpMetrics {
+            flow: Some(2),
+            udp_flow: 1,
+            throughput_bps: Some(tput),
+            drops_queue: Some(q),
+            drops_red: Some(0),
+            drops_error: None,
+            spacing_ms: [Some(128.0), Some(128.0), Some(168.0), Some(smax)],
+            ..Default::default()
+        };
+        let runs: Vec<RunMetrics> = [(4000.0, 228.0, 1), (4062.5, 300.0, 5), (3900.0, 130.0, 0)]
+            .iter()
+            .map(|&(t, m, q)| RunMetrics {
+                conns: vec![conn(0, 0.0, 10.0, 100.0)],
+                udp: vec![udp(t, m, q)],
+                ..Default::default()
+            })
+            .collect();
+        let s = summarise_point("p", &[], &runs, &[ClassScheme::Flow]);
+        assert_eq!(s.udp.len(), 1);
+        let c = &s.udp[0];
+        assert_eq!(
+            (c.scheme.as_str(), c.class.as_str(), c.n),
+            ("udp", "flow2", 3)
+        );
+        let t = c.metrics["throughput_Bps"];
+        assert_eq!((t.min, t.median, t.max), (3900.0, 4000.0, 4062.5));
+        let m = c.metrics["spacing_max_ms"];
+        assert_eq!((m.min, m.max), (130.0, 300.0));
+        assert_eq!(c.metrics["drops_queue"].median, 1.0);
+        // unknown values (no event log) are left out, not 0
+        assert!(!c.metrics.contains_key("drops_error"));
+        let sum = Summary {
+            experiment: "x".into(),
+            quantiles: QUANTILE_METHOD.into(),
+            points: vec![s.clone()],
+        };
+        let csv = sum.to_csv(&[]);
+        assert!(
+            csv.contains("p,udp,flow2,throughput_Bps,3,3900,3950,4000,4031.25,4062.5,3987.5\n"),
+            "{csv}"
+        );
+        assert!(sum.to_json().contains("\"udp\""));
+        // A point without UDP flows: no `udp` key in summary.json, no udp rows.
+        let plain = summarise_point("p", &[], &runs[..0], &[ClassScheme::Flow]);
+        let sum = Summary {
+            experiment: "x".into(),
+            quantiles: QUANTILE_METHOD.into(),
+            points: vec![plain],
+        };
+        assert!(!sum.to_json().contains("udp") && !sum.to_csv(&[]).contains("udp"));
+        let r = serde_json::to_string(&RunMetrics::default()).unwrap();
+        assert!(!r.contains("udp"), "{r}");
     }
 }

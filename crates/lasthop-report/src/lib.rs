@@ -7,10 +7,11 @@
 //! the chosen run's `events.csv` and `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
 
 pub mod plots;
+pub mod series;
 
 use lasthop_core::output::AtomicFile;
-use lasthop_experiment::files::{read_events, read_trace, Ev, EventRow};
-use lasthop_experiment::summary::{class_order, CONN_METRICS, RUN_METRICS};
+use lasthop_experiment::files::{read_events, read_trace, read_udp_packets, Ev, EventRow};
+use lasthop_experiment::summary::{class_order, CONN_METRICS, RUN_METRICS, UDP_METRICS};
 use lasthop_experiment::{
     load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, RunMetrics, Summary, MARKER,
 };
@@ -980,6 +981,52 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
             );
         }
     }
+    udp_plots(h, run_dir)
+}
+
+/// The UDP flows of one run (only when it has any): the spacing CDF and the one-way delay over
+/// time, from `udp_packets.csv`.
+fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), String> {
+    let path = run_dir.join("udp_packets.csv");
+    if !path.exists() {
+        return Ok(());
+    }
+    let rows = read_udp_packets(&path).map_err(|e| e.to_string())?;
+    let flows = series::udp_series(&rows);
+    if flows.is_empty() {
+        return Ok(());
+    }
+    let cdfs: Vec<(String, Vec<f64>)> = flows
+        .iter()
+        .filter(|f| !f.spacing_ms.is_empty())
+        .map(|f| (format!("UDP flow {}", f.flow), f.spacing_ms.clone()))
+        .collect();
+    if !cdfs.is_empty() {
+        figure(
+            h,
+            cdf_chart("UDP spacing (jitter)", "spacing between consecutively received packets (ms)", &cdfs),
+            "From udp_packets.csv: the receiver's inter-arrival gaps of consecutively numbered datagrams (a pair with a loss between them is left out, as in seed 000).",
+        );
+    }
+    let lines: Vec<Line> = flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.delay.is_empty())
+        .map(|(i, f)| Line {
+            label: format!("UDP flow {}", f.flow),
+            color: color(i),
+            points: f.delay.clone(),
+            step: false,
+            dashed: false,
+        })
+        .collect();
+    if !lines.is_empty() {
+        figure(
+            h,
+            xy_chart("UDP one-way delay", "receive time (s)", "one-way delay (ms)", &lines, &[], &[], None, None),
+            "From udp_packets.csv: receiver capture time minus sender capture time of the same sequence number, at each datagram's arrival.",
+        );
+    }
     Ok(())
 }
 
@@ -1040,5 +1087,17 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
     for (k, label) in RUN_METRICS {
         five_row(h, label, p.run_metrics.get(k));
     }
-    h.push_str("</table></div>\n</div></details>\n");
+    h.push_str("</table></div>\n");
+    for c in &p.udp {
+        let _ = write!(
+            h,
+            "<div class=\"block\"><h4>UDP {}</h4><table>{FIVE_HEAD}",
+            esc(&c.class)
+        );
+        for (k, label) in UDP_METRICS {
+            five_row(h, label, c.metrics.get(k));
+        }
+        h.push_str("</table></div>\n");
+    }
+    h.push_str("</div></details>\n");
 }
