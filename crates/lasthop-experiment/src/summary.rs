@@ -3,8 +3,9 @@
 //! fairness, utilisation, queue length) likewise. Written as `summary.csv` (long format, one row
 //! per point, class and metric) and `summary.json`.
 
+pub use crate::classes::class_order;
+use crate::classes::{Class, ClassScheme};
 use crate::metrics::{ConnMetrics, RunMetrics, UdpMetrics};
-use crate::spec::ClassScheme;
 use crate::stats::FiveNum;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -93,16 +94,16 @@ fn udp_value(u: &UdpMetrics, key: &str) -> f64 {
 /// The UDP flows of a point's runs, one class per flow: `flow<i>` for the scenario's flow `i`,
 /// `udp<n>` for a flow of `udp_flows.csv` that matches none.
 pub fn summarise_udp(runs: &[RunMetrics]) -> Vec<ClassSummary> {
-    let mut groups: IndexMap<String, Vec<&UdpMetrics>> = IndexMap::new();
+    let mut groups: IndexMap<Class, Vec<&UdpMetrics>> = IndexMap::new();
     for r in runs {
         for u in &r.udp {
-            let name = u
+            let class = u
                 .flow
-                .map_or_else(|| format!("udp{}", u.udp_flow), |f| format!("flow{f}"));
-            groups.entry(name).or_default().push(u);
+                .map_or(Class::Udp(u.udp_flow as u64), |f| Class::Flow(f as u64));
+            groups.entry(class).or_default().push(u);
         }
     }
-    groups.sort_by(|a, _, b, _| class_order(a).cmp(&class_order(b)));
+    groups.sort_keys();
     groups
         .into_iter()
         .map(|(class, v)| {
@@ -159,17 +160,17 @@ fn run_value(r: &RunMetrics, key: &str) -> f64 {
     }
 }
 
-fn ordinal(prefix: &str, k: usize, n: usize, two: [&str; 2]) -> String {
+/// The k-th (from 0) of n ranks: one of `two` when there are two, else `many(k + 1)`.
+fn ordinal(many: fn(u64) -> Class, k: usize, n: usize, two: [Class; 2]) -> Class {
     if n == 2 {
-        two[k].to_string()
+        two[k].clone()
     } else {
-        format!("{prefix}{}", k + 1)
+        many(k as u64 + 1)
     }
 }
 
-/// Puts the connections of one run into the classes of `scheme`: (class name, connection).
-/// Class names sort in table order when their position is kept (see [`class_order`]).
-pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, ConnMetrics)> {
+/// Puts the connections of one run into the classes of `scheme`: (class, connection).
+pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnMetrics)> {
     let mut v: Vec<&ConnMetrics> = conns.iter().collect();
     let n = v.len();
     let key = |x: f64| if x.is_finite() { x } else { f64::INFINITY };
@@ -182,7 +183,10 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
             });
             v.iter()
                 .enumerate()
-                .map(|(k, c)| (ordinal("rank", k, n, ["faster", "slower"]), (*c).clone()))
+                .map(|(k, c)| {
+                    let two = [Class::Faster, Class::Slower];
+                    (ordinal(Class::Rank, k, n, two), (*c).clone())
+                })
                 .collect()
         }
         ClassScheme::StartOrder => {
@@ -193,16 +197,17 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
             });
             v.iter()
                 .enumerate()
-                .map(|(k, c)| (ordinal("start", k, n, ["first", "second"]), (*c).clone()))
+                .map(|(k, c)| {
+                    let two = [Class::First, Class::Second];
+                    (ordinal(Class::Start, k, n, two), (*c).clone())
+                })
                 .collect()
         }
         ClassScheme::Flow => v
             .iter()
             .map(|c| {
-                let name = c
-                    .flow
-                    .map_or_else(|| "other".to_string(), |f| format!("flow{f}"));
-                (name, (*c).clone())
+                let class = c.flow.map_or(Class::Other, |f| Class::Flow(f as u64));
+                (class, (*c).clone())
             })
             .collect(),
         ClassScheme::MainInline => {
@@ -215,11 +220,11 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
                     .then(a.flow.cmp(&b.flow))
             });
             main.into_iter()
-                .map(|c| ("main".to_string(), c.clone()))
+                .map(|c| (Class::Main, c.clone()))
                 .chain(
                     rest.into_iter()
                         .enumerate()
-                        .map(|(k, c)| (format!("inline{}", k + 1), c.clone())),
+                        .map(|(k, c)| (Class::Inline(k as u64 + 1), c.clone())),
                 )
                 .collect()
         }
@@ -230,7 +235,7 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassSummary {
     pub scheme: String,
-    pub class: String,
+    pub class: Class,
     /// Connections summarised (one per run, normally).
     pub n: usize,
     pub metrics: IndexMap<String, FiveNum>,
@@ -265,7 +270,7 @@ pub struct Summary {
 pub const QUANTILE_METHOD: &str =
     "linear interpolation between order statistics, h = (n-1)p (Hyndman-Fan type 7, numpy/pandas default); median of an even count = mean of the two middle values";
 
-fn summarise_conns(scheme: &str, class: &str, conns: &[ConnMetrics]) -> ClassSummary {
+fn summarise_conns(scheme: &str, class: Class, conns: &[ConnMetrics]) -> ClassSummary {
     let mut metrics = IndexMap::new();
     for (k, _) in CONN_METRICS {
         let vals: Vec<f64> = conns.iter().map(|c| conn_value(c, k)).collect();
@@ -275,7 +280,7 @@ fn summarise_conns(scheme: &str, class: &str, conns: &[ConnMetrics]) -> ClassSum
     }
     ClassSummary {
         scheme: scheme.to_string(),
-        class: class.to_string(),
+        class,
         n: conns.len(),
         metrics,
     }
@@ -291,15 +296,15 @@ pub fn summarise_point(
     let mut classes = vec![];
     for &s in schemes {
         // Class order: first seen in the first runs' order (ranks are ordered already).
-        let mut groups: IndexMap<String, Vec<ConnMetrics>> = IndexMap::new();
+        let mut groups: IndexMap<Class, Vec<ConnMetrics>> = IndexMap::new();
         for r in runs {
             for (c, m) in classify(s, &r.conns) {
                 groups.entry(c).or_default().push(m);
             }
         }
-        groups.sort_by(|a, _, b, _| class_order(a).cmp(&class_order(b)));
+        groups.sort_keys();
         for (c, v) in groups {
-            classes.push(summarise_conns(s.name(), &c, &v));
+            classes.push(summarise_conns(s.name(), c, &v));
         }
     }
     let all: Vec<ConnMetrics> = runs.iter().flat_map(|r| r.conns.clone()).collect();
@@ -315,23 +320,9 @@ pub fn summarise_point(
         coords: coords.iter().cloned().collect(),
         runs: runs.len(),
         classes,
-        all_connections: summarise_conns("all", "all", &all),
+        all_connections: summarise_conns("all", Class::All, &all),
         run_metrics,
         udp: summarise_udp(runs),
-    }
-}
-
-/// Sort key of class names: named ranks first in their natural order, then by number.
-pub fn class_order(name: &str) -> (u32, u64, String) {
-    let fixed = ["faster", "slower", "first", "second", "main"];
-    if let Some(i) = fixed.iter().position(|f| *f == name) {
-        return (0, i as u64, String::new());
-    }
-    let digits: String = name.chars().skip_while(|c| !c.is_ascii_digit()).collect();
-    let prefix: String = name.chars().take_while(|c| !c.is_ascii_digit()).collect();
-    match digits.parse::<u64>() {
-        Ok(n) => (1, n, prefix),
-        Err(_) => (2, 0, name.to_string()),
     }
 }
 
@@ -354,7 +345,7 @@ impl Summary {
         }
         s.push_str(",scheme,class,metric,n,min,p25,median,p75,max,mean\n");
         for p in &self.points {
-            let mut row = |scheme: &str, class: &str, metric: &str, f: &FiveNum| {
+            let mut row = |scheme: &str, class: &Class, metric: &str, f: &FiveNum| {
                 s.push_str(&p.point);
                 for d in dims {
                     let _ = write!(s, ",{}", p.coords.get(d).map(String::as_str).unwrap_or(""));
@@ -378,7 +369,7 @@ impl Summary {
                 }
             }
             for (m, f) in &p.run_metrics {
-                row("run", "all", m, f);
+                row("run", &Class::All, m, f);
             }
         }
         s
@@ -415,7 +406,7 @@ mod tests {
         let names = |s| {
             classify(s, &cs)
                 .into_iter()
-                .map(|(n, c)| (n, c.flow.unwrap()))
+                .map(|(n, c)| (n.to_string(), c.flow.unwrap()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(
@@ -445,7 +436,7 @@ mod tests {
         let two = &cs[..2];
         let n: Vec<String> = classify(ClassScheme::FasterSlower, two)
             .into_iter()
-            .map(|x| x.0)
+            .map(|x| x.0.to_string())
             .collect();
         assert_eq!(n, ["faster", "slower"]);
     }
@@ -473,17 +464,17 @@ mod tests {
             &[ClassScheme::FasterSlower, ClassScheme::Flow],
         );
         let faster = &s.classes[0];
-        assert_eq!((faster.class.as_str(), faster.n), ("faster", 4));
+        assert_eq!((&faster.class, faster.n), (&Class::Faster, 4));
         let e = faster.metrics["elapsed_s"];
         assert_eq!(
             (e.min, e.p25, e.median, e.p75, e.max),
             (10.0, 17.5, 25.0, 32.5, 40.0)
         );
         let slower = &s.classes[1];
-        assert_eq!(slower.class, "slower");
+        assert_eq!(slower.class, Class::Slower);
         assert_eq!(slower.metrics["elapsed_s"].median, 65.0);
         let flow1 = &s.classes[3];
-        assert_eq!(flow1.class, "flow1");
+        assert_eq!(flow1.class, Class::Flow(1));
         // flow 1: 50, 20, 70, 40 -> sorted 20 40 50 70: median 45
         assert_eq!(flow1.metrics["elapsed_s"].median, 45.0);
         assert_eq!(flow1.metrics["drops_queue"].median, 2.0);
@@ -529,8 +520,8 @@ mod tests {
         assert_eq!(s.udp.len(), 1);
         let c = &s.udp[0];
         assert_eq!(
-            (c.scheme.as_str(), c.class.as_str(), c.n),
-            ("udp", "flow2", 3)
+            (c.scheme.as_str(), &c.class, c.n),
+            ("udp", &Class::Flow(2), 3)
         );
         let t = c.metrics["throughput_Bps"];
         assert_eq!((t.min, t.median, t.max), (3900.0, 4000.0, 4062.5));

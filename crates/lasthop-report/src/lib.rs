@@ -229,8 +229,9 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     let mut classes: Vec<String> = vec![];
     for p in &s.points {
         for c in p.classes.iter().filter(|c| c.scheme == scheme) {
-            if !classes.contains(&c.class) {
-                classes.push(c.class.clone());
+            let name = c.class.to_string();
+            if !classes.contains(&name) {
+                classes.push(name);
             }
         }
     }
@@ -274,7 +275,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             match p
                 .classes
                 .iter()
-                .find(|x| x.scheme == scheme && &x.class == c)
+                .find(|x| x.scheme == scheme && x.class.to_string() == *c)
             {
                 Some(cs) => {
                     let e = cs.metrics.get("elapsed_s");
@@ -328,7 +329,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         } else {
             p.classes
                 .iter()
-                .find(|c| c.class == class)
+                .find(|c| c.class.to_string() == class)
                 .and_then(|c| c.metrics.get(metric))
                 .copied()
         }
@@ -418,7 +419,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             } else {
                 p.classes
                     .iter()
-                    .find(|c| &c.class == class)
+                    .find(|c| c.class.to_string() == *class)
                     .and_then(|c| c.metrics.get(metric))
             };
             let _ = write!(
@@ -573,8 +574,9 @@ fn across(
         let mut classes: Vec<String> = vec![];
         for p in &s.points {
             for c in p.classes.iter().filter(|c| c.scheme == scheme) {
-                if !classes.contains(&c.class) {
-                    classes.push(c.class.clone());
+                let name = c.class.to_string();
+                if !classes.contains(&name) {
+                    classes.push(name);
                 }
             }
         }
@@ -583,7 +585,7 @@ fn across(
         for (g, p) in s.points.iter().enumerate() {
             for c in p.classes.iter().filter(|c| c.scheme == scheme) {
                 if let (Some(ci), Some(f)) = (
-                    classes.iter().position(|x| x == &c.class),
+                    classes.iter().position(|x| *x == c.class.to_string()),
                     c.metrics.get(key),
                 ) {
                     boxes.push((g, ci, *f));
@@ -1092,7 +1094,7 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
         let _ = write!(
             h,
             "<div class=\"block\"><h4>UDP {}</h4><table>{FIVE_HEAD}",
-            esc(&c.class)
+            esc(&c.class.to_string())
         );
         for (k, label) in UDP_METRICS {
             five_row(h, label, c.metrics.get(k));
