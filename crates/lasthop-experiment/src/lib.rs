@@ -14,6 +14,7 @@
 
 pub mod classes;
 pub mod files;
+pub mod layout;
 pub mod metrics;
 pub mod runner;
 pub mod spec;
@@ -21,10 +22,11 @@ pub mod stats;
 pub mod summary;
 
 pub use classes::{Class, ClassScheme, UnknownClass};
+pub use layout::{ResultsDir, RunDir};
 pub use metrics::{ConnMetrics, RunMetrics, UdpMetrics};
 pub use runner::{
-    load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentInfo,
-    RunOptions, RunReport, SimBackend, Unavailable, MARKER,
+    load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentError,
+    ExperimentInfo, RunOptions, RunReport, SimBackend, Unavailable, MARKER,
 };
 pub use spec::{Experiment, Mode, Point, PointRef, RefValue, RunId};
 pub use stats::{cov, jain, quantile, FiveNum};

@@ -113,7 +113,8 @@ impl RunMetrics {
         point: &str,
         replication: u64,
     ) -> Result<RunMetrics, FileError> {
-        let rows = read_connections(&dir.join("connections.csv"))?;
+        let rd = crate::layout::RunDir::new(dir);
+        let rows = read_connections(&rd.connections_csv())?;
         let mut conns = vec![];
         for r in &rows {
             let flow = scenario.flows.iter().position(|f| {
@@ -164,14 +165,14 @@ impl RunMetrics {
             link: Default::default(),
             udp: vec![],
         };
-        let udp = dir.join("udp_flows.csv");
+        let udp = rd.udp_flows_csv();
         if udp.exists() {
             m.udp = read_udp_flows(&udp)?
                 .iter()
                 .map(|r| udp_metrics(r, scenario))
                 .collect();
         }
-        let events = dir.join("events.csv");
+        let events = rd.events_csv();
         if events.exists() && total_time_s.is_finite() {
             let (a, b) = ((t0 * 1e9).round() as u64, (t1 * 1e9).round() as u64);
             m.link = link_metrics(&events, a, b)?;
@@ -179,9 +180,16 @@ impl RunMetrics {
         Ok(m)
     }
 
-    pub fn load(path: &Path) -> Result<RunMetrics, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<RunMetrics, crate::runner::ExperimentError> {
+        use crate::runner::ExperimentError;
+        let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
+            path: path.display().to_string(),
+            source,
+        })
     }
 }
 

@@ -671,9 +671,12 @@ impl Experiment {
 
     /// `runs/<point>/<replication>` under a results directory.
     pub fn run_dir(&self, out: &Path, run: RunId) -> PathBuf {
-        out.join("runs")
-            .join(&self.points[run.point].name)
-            .join(run.replication.to_string())
+        self.run_layout(out, run).path().to_path_buf()
+    }
+
+    /// The run's directory and its files under a results directory.
+    pub fn run_layout(&self, out: &Path, run: RunId) -> crate::layout::RunDir {
+        crate::layout::ResultsDir::new(out).run(&self.points[run.point].name, run.replication)
     }
 }
 

@@ -13,27 +13,58 @@ use lasthop_core::output::AtomicFile;
 use lasthop_experiment::files::{read_events, read_trace, read_udp_packets, Ev, EventRow};
 use lasthop_experiment::summary::{class_order, CONN_METRICS, RUN_METRICS, UDP_METRICS};
 use lasthop_experiment::{
-    load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, RunMetrics, Summary, MARKER,
+    load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summary,
 };
 use plots::{box_chart, cdf_chart, color, xy_chart, Bars, Line, Marks, Shape};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// What can go wrong building the report. Messages name the file or the bad argument.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The results directory: `experiment.json`, a run's `metrics.json`, ...
+    #[error(transparent)]
+    Results(#[from] lasthop_experiment::ExperimentError),
+    /// A run file the plots read (`events.csv`, `tcp_trace.csv`, `udp_packets.csv`).
+    #[error(transparent)]
+    File(#[from] lasthop_experiment::files::FileError),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    /// `--run` names no finished run.
+    #[error("--run {given:?}: allowed POINT/REPLICATION of a finished run, POINT one of {points}")]
+    UnknownRun { given: String, points: String },
+    /// Drawing a plot failed (plotters' message).
+    #[error("{0}")]
+    Render(String),
+}
+
+impl From<String> for ReportError {
+    /// The rendering code's own messages.
+    fn from(msg: String) -> ReportError {
+        ReportError::Render(msg)
+    }
+}
+
 /// Builds `DIR/report.html` (time plots of the spec's `report_run`, else the first finished run).
-pub fn build(dir: &Path) -> Result<PathBuf, String> {
+pub fn build(dir: &Path) -> Result<PathBuf, ReportError> {
     build_with(dir, None)
 }
 
 /// Builds `DIR/report.html`; `run` (`POINT/REPLICATION`) chooses the run of the time plots.
-pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, String> {
+pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, ReportError> {
     let (info, summary) = summarise(dir)?;
     let metrics = load_metrics(dir, &info)?;
     let chosen = choose_run(dir, &info, run)?;
     let html = render(dir, &info, &summary, &metrics, chosen.as_ref())?;
-    let path = dir.join("report.html");
-    AtomicFile::write_all_to(&path, html.as_bytes())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = ResultsDir::new(dir).report_html();
+    AtomicFile::write_all_to(&path, html.as_bytes()).map_err(|source| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
     Ok(path)
 }
 
@@ -41,18 +72,17 @@ fn choose_run(
     dir: &Path,
     info: &ExperimentInfo,
     run: Option<&str>,
-) -> Result<Option<(String, u64)>, String> {
-    let done = |p: &str, r: u64| info.run_dir(dir, p, r).join(MARKER).exists();
+) -> Result<Option<(String, u64)>, ReportError> {
+    let done = |p: &str, r: u64| info.run_layout(dir, p, r).has_marker();
     if let Some(s) = run {
-        let bad = || {
-            format!(
-                "--run {s:?}: allowed POINT/REPLICATION of a finished run, POINT one of {}",
-                info.points
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        let bad = || ReportError::UnknownRun {
+            given: s.to_string(),
+            points: info
+                .points
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         let (p, r) = s.rsplit_once('/').ok_or_else(bad)?;
         let r: u64 = r.parse().map_err(|_| bad())?;

@@ -95,7 +95,9 @@ bytes = 30000
     assert!(std::fs::read_to_string(other)
         .unwrap()
         .contains("One run: frto / replication 1"));
-    let e = lasthop_report::build_with(&out, Some("nope/0")).unwrap_err();
+    let e = lasthop_report::build_with(&out, Some("nope/0"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("bl, frto"), "{e}");
 }
 
