@@ -862,22 +862,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     }
     // Queue length, one chart per direction.
     for (d, name) in [(0u8, "down (fixed → mobile)"), (1, "up (mobile → fixed)")] {
-        // The state after all the events of one instant: a packet that passes straight
-        // through (enqueue and lsb at the same time) never shows as queued.
-        let mut pts: Vec<(f64, f64)> = vec![];
-        let mut last_t = None;
-        for e in events.iter().filter(|e| e.dir == d) {
-            let Some(q) = e.queue_pkts else { continue };
-            let p = (secs(e.time_ns), f64::from(q));
-            if last_t == Some(e.time_ns) {
-                if let Some(l) = pts.last_mut() {
-                    *l = p;
-                }
-            } else {
-                pts.push(p);
-            }
-            last_t = Some(e.time_ns);
-        }
+        let pts = series::queue_length(&events, d);
         if pts.is_empty() {
             continue;
         }
@@ -915,28 +900,13 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     // Throughput over time per connection.
     let t_end = events.iter().map(|e| e.time_ns).max().unwrap_or(0);
     if !flows.is_empty() && t_end > 0 {
-        let bin = ((t_end as f64 / 1e9) / 50.0).max(2.0);
-        let nb = ((t_end as f64 / 1e9) / bin).ceil() as usize + 1;
+        let bin = series::throughput_bin(t_end);
         let mut tl = vec![];
         for (fi, flow) in flows.iter().enumerate().take(8) {
-            let mut b = vec![0f64; nb];
-            for e in events
-                .iter()
-                .filter(|e| &e.flow == flow && e.event == Ev::Release)
-            {
-                let i = ((e.time_ns as f64 / 1e9) / bin) as usize;
-                if i < nb {
-                    b[i] += f64::from(e.tcp_len.unwrap_or(0));
-                }
-            }
             tl.push(Line {
                 label: format!("connection {} ({flow})", fi + 1),
                 color: color(fi),
-                points: b
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| ((i as f64 + 0.5) * bin, v / bin))
-                    .collect(),
+                points: series::released_throughput(&events, flow, t_end, bin),
                 step: false,
                 dashed: false,
             });
