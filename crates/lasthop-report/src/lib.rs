@@ -37,16 +37,6 @@ pub enum ReportError {
     /// `--run` names no finished run.
     #[error("--run {given:?}: allowed POINT/REPLICATION of a finished run, POINT one of {points}")]
     UnknownRun { given: String, points: String },
-    /// Drawing a plot failed (plotters' message).
-    #[error("{0}")]
-    Render(String),
-}
-
-impl From<String> for ReportError {
-    /// The rendering code's own messages.
-    fn from(msg: String) -> ReportError {
-        ReportError::Render(msg)
-    }
 }
 
 /// Builds `DIR/report.html` (time plots of the spec's `report_run`, else the first finished run).
@@ -162,7 +152,7 @@ fn render(
     summary: &Summary,
     metrics: &[Vec<RunMetrics>],
     chosen: Option<&(String, u64)>,
-) -> Result<String, String> {
+) -> Result<String, ReportError> {
     let mut h = String::new();
     let title = format!("lasthop experiment: {}", info.name);
     let _ = write!(
@@ -498,7 +488,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     h.push_str("</table></details>\n");
 }
 
-fn figure(h: &mut String, svg: Result<String, String>, caption: &str) {
+fn figure(h: &mut String, svg: Result<String, plots::PlotError>, caption: &str) {
     match svg {
         Ok(svg) => {
             let _ = writeln!(
@@ -508,7 +498,12 @@ fn figure(h: &mut String, svg: Result<String, String>, caption: &str) {
             );
         }
         Err(e) => {
-            let _ = writeln!(h, "<p class=\"note\">({}: {})</p>", esc(caption), esc(&e));
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">({}: {})</p>",
+                esc(caption),
+                esc(&e.to_string())
+            );
         }
     }
 }
@@ -519,7 +514,7 @@ fn across(
     info: &ExperimentInfo,
     s: &Summary,
     metrics: &[Vec<RunMetrics>],
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     h.push_str("<h2>Across replications</h2>\n");
     let names: Vec<String> = info.points.iter().map(|p| p.name.clone()).collect();
     let series = |f: &dyn Fn(&lasthop_experiment::ConnMetrics) -> f64| -> Vec<(String, Vec<f64>)> {
@@ -671,7 +666,7 @@ fn flow_reverse(f: &str) -> Option<String> {
 }
 
 /// Time plots of one run.
-fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), String> {
+fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), ReportError> {
     let _ = writeln!(
         h,
         "<h2>One run: {} / replication {rep}</h2>\n<p class=\"note\">Files in <code>runs/{}/{rep}/</code>. Choose another with <code>lasthop report DIR --run POINT/REPLICATION</code> or <code>report_run</code> in the spec.</p>",
@@ -680,7 +675,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     );
     let events_path = run_dir.join("events.csv");
     let events: Vec<EventRow> = if events_path.exists() {
-        read_events(&events_path).map_err(|e| e.to_string())?
+        read_events(&events_path)?
     } else {
         vec![]
     };
@@ -920,7 +915,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     // cwnd and ssthresh.
     let trace_path = run_dir.join("tcp_trace.csv");
     if trace_path.exists() {
-        let trace = read_trace(&trace_path).map_err(|e| e.to_string())?;
+        let trace = read_trace(&trace_path)?;
         let mut conns: Vec<(String, String)> = vec![];
         for t in &trace {
             let k = (t.host.clone(), format!("{}>{}", t.local, t.remote));
@@ -988,12 +983,12 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
 
 /// The UDP flows of one run (only when it has any): the spacing CDF and the one-way delay over
 /// time, from `udp_packets.csv`.
-fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), String> {
+fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), ReportError> {
     let path = run_dir.join("udp_packets.csv");
     if !path.exists() {
         return Ok(());
     }
-    let rows = read_udp_packets(&path).map_err(|e| e.to_string())?;
+    let rows = read_udp_packets(&path)?;
     let flows = series::udp_series(&rows);
     if flows.is_empty() {
         return Ok(());
