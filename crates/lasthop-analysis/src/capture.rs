@@ -7,13 +7,12 @@
 //! original length is the full datagram), and that is normal, not an error.
 
 use crate::Error;
-use lasthop_core::{FlowKey, Time};
+use lasthop_core::{wire, FlowKey, Time};
 use pcap_file::pcap::{PcapParser, PcapReader};
 use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionOption;
 use pcap_file::pcapng::{Block, PcapNgReader};
 use pcap_file::{PcapError, TsResolution};
 use std::io::Read;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 /// Link types this reader understands (pcap `network` field).
 pub const LINKTYPE_NULL: u32 = 0;
@@ -25,11 +24,8 @@ pub const LINKTYPE_IPV4: u32 = 228;
 pub const LINKTYPE_IPV6: u32 = 229;
 pub const LINKTYPE_LINUX_SLL2: u32 = 276;
 
-/// TCP flag bits.
-pub const FIN: u8 = 0x01;
-pub const SYN: u8 = 0x02;
-pub const RST: u8 = 0x04;
-pub const ACK: u8 = 0x10;
+/// TCP flag bits (`lasthop_core::wire`'s).
+pub use lasthop_core::wire::{ACK, FIN, RST, SYN};
 
 /// One TCP segment as the analyser sees it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,98 +61,39 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
 }
 
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes([
-        *b.get(at)?,
-        *b.get(at + 1)?,
-        *b.get(at + 2)?,
-        *b.get(at + 3)?,
-    ]))
-}
-
 /// Parses an IP datagram (IPv4, or IPv6 whose next header is TCP) holding a TCP segment.
 /// `ip` may be truncated after the TCP header. `wire_len` is the datagram's length on the wire
 /// when known (used only when the IP length field is zero, as with segmentation offload).
 /// Returns `None` for anything else: other protocols, later fragments, headers cut short.
 pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
-    let version = ip.first()? >> 4;
-    let (src, dst, ip_id, tcp_off, ip_payload_len): (IpAddr, IpAddr, u16, usize, u32) =
-        match version {
-            4 => {
-                let ihl = usize::from(ip[0] & 0x0f) * 4;
-                if ihl < 20 || ip.len() < ihl {
-                    return None;
-                }
-                if ip[9] != 6 {
-                    return None;
-                }
-                let frag = be16(ip, 6)?;
-                // A later fragment, or a first fragment whose TCP payload is split: skip.
-                if frag & 0x1fff != 0 || frag & 0x2000 != 0 {
-                    return None;
-                }
-                let total = u32::from(be16(ip, 2)?);
-                let total = if total == 0 {
-                    wire_len.unwrap_or(ip.len() as u32)
-                } else {
-                    total
-                };
-                let src = Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]);
-                let dst = Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]);
-                (
-                    src.into(),
-                    dst.into(),
-                    be16(ip, 4)?,
-                    ihl,
-                    total.saturating_sub(ihl as u32),
-                )
-            }
-            6 => {
-                if ip.len() < 40 || ip[6] != 6 {
-                    return None;
-                }
-                let plen = u32::from(be16(ip, 4)?);
-                let plen = if plen == 0 {
-                    wire_len.unwrap_or(ip.len() as u32).saturating_sub(40)
-                } else {
-                    plen
-                };
-                let mut s = [0u8; 16];
-                let mut d = [0u8; 16];
-                s.copy_from_slice(&ip[8..24]);
-                d.copy_from_slice(&ip[24..40]);
-                (
-                    Ipv6Addr::from(s).into(),
-                    Ipv6Addr::from(d).into(),
-                    0,
-                    40,
-                    plen,
-                )
-            }
-            _ => return None,
-        };
-    let tcp = ip.get(tcp_off..)?;
-    if tcp.len() < 20 {
+    let v = wire::parse_ip(ip)?;
+    if v.proto != wire::PROTO_TCP {
         return None;
     }
-    let doff = usize::from(tcp[12] >> 4) * 4;
-    if doff < 20 {
+    // A later fragment, or a first fragment whose TCP payload is split: skip.
+    if v.is_fragment() {
         return None;
     }
+    // IPv6: the length field is the payload's; IPv4: the total, whose header is subtracted.
+    let ip_payload_len = v
+        .datagram_len(wire_len, ip.len())
+        .saturating_sub(v.header_len as u32);
+    let tcp = wire::parse_tcp(v.transport(ip)?, false)?;
+    let doff = tcp.header_len;
     let mut seg = TcpSeg {
         time,
         flow: FlowKey {
             proto: 6,
-            src,
-            dst,
-            sport: be16(tcp, 0)?,
-            dport: be16(tcp, 2)?,
+            src: v.src,
+            dst: v.dst,
+            sport: tcp.sport,
+            dport: tcp.dport,
         },
-        ip_id,
-        seq: be32(tcp, 4)?,
-        ack: be32(tcp, 8)?,
-        flags: tcp[13],
-        window: be16(tcp, 14)?,
+        ip_id: v.ip_id,
+        seq: tcp.seq,
+        ack: tcp.ack,
+        flags: tcp.flags,
+        window: tcp.window,
         payload_len: ip_payload_len.saturating_sub(doff as u32),
         sack: [(0, 0); 4],
         sack_count: 0,
@@ -164,7 +101,7 @@ pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg>
         wscale: None,
     };
     // Options: whatever of them was captured.
-    let opts = &tcp[20..doff.min(tcp.len())];
+    let opts = tcp.options;
     let mut i = 0;
     while i < opts.len() {
         match opts[i] {
@@ -267,9 +204,32 @@ pub struct ReadSummary {
 /// analyses one small capture per host, so captures under that size are parsed from memory
 /// instead, and only larger ones are streamed.
 pub fn read_pcap<R: Read>(
+    reader: R,
+    source: &str,
+    mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    read_pcap_ip(reader, source, tcp_only(&mut f))
+}
+
+/// Hands `f` the TCP segment of each IP record, and counts the others as not TCP.
+fn tcp_only(f: &mut impl FnMut(TcpSeg)) -> impl FnMut(Time, &[u8], u32) -> bool + '_ {
+    move |t, ip, wire| match parse_tcp(t, ip, Some(wire)) {
+        Some(s) => {
+            f(s);
+            true
+        }
+        None => false,
+    }
+}
+
+/// [`read_pcap`] for any IP record: `f(time, ip_bytes, wire_len)` gets each record's IP
+/// datagram (as captured, maybe only its head) and its length on the wire, and says whether it
+/// used it (records it did not use, and records holding no IP, count in
+/// [`ReadSummary::other`]).
+pub fn read_pcap_ip<R: Read>(
     mut reader: R,
     source: &str,
-    f: impl FnMut(TcpSeg),
+    f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     const STREAM_ABOVE: u64 = 8_000_000;
     let mut head = Vec::new();
@@ -320,24 +280,23 @@ fn start_summary(
     Ok((sum, nanos))
 }
 
-/// One record: its time, and the TCP segment in it if any.
+/// One record: its time, and the IP datagram in it if any.
 fn record(
     rec: &pcap_file::pcap::RawPcapPacket<'_>,
     nanos: bool,
     sum: &mut ReadSummary,
-    f: &mut impl FnMut(TcpSeg),
+    f: &mut impl FnMut(Time, &[u8], u32) -> bool,
 ) {
     sum.records += 1;
     let frac = u64::from(rec.ts_frac);
     let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
     let data: &[u8] = &rec.data;
-    let seg = ip_offset(sum.linktype, data).and_then(|off| {
+    let used = ip_offset(sum.linktype, data).is_some_and(|off| {
         let wire = rec.orig_len.saturating_sub(off as u32);
-        parse_tcp(Time(ns), &data[off..], Some(wire))
+        f(Time(ns), &data[off..], wire)
     });
-    match seg {
-        Some(s) => f(s),
-        None => sum.other += 1,
+    if !used {
+        sum.other += 1;
     }
 }
 
@@ -351,7 +310,7 @@ fn truncated(source: &str, sum: &ReadSummary) -> String {
 fn read_pcap_slice(
     bytes: &[u8],
     source: &str,
-    mut f: impl FnMut(TcpSeg),
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     let (mut rest, parser) = PcapParser::new(bytes).map_err(|e| match e {
         PcapError::IncompleteBuffer => Error::NotPcap {
@@ -386,7 +345,7 @@ fn read_pcap_slice(
 fn read_pcap_stream<R: Read>(
     reader: R,
     source: &str,
-    mut f: impl FnMut(TcpSeg),
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     let mut r = PcapReader::new(reader).map_err(|e| not_pcap(source, e))?;
     let (mut sum, nanos) = start_summary(&r.header(), source)?;
@@ -437,6 +396,15 @@ pub fn read_pcapng<R: Read>(
     reader: R,
     source: &str,
     mut f: impl FnMut(TcpSeg),
+) -> Result<ReadSummary, Error> {
+    read_pcapng_ip(reader, source, tcp_only(&mut f))
+}
+
+/// [`read_pcapng`] for any IP record (see [`read_pcap_ip`]).
+pub fn read_pcapng_ip<R: Read>(
+    reader: R,
+    source: &str,
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
     let mut r = PcapNgReader::new(reader).map_err(|e| match e {
         PcapError::IoError(io) if io.kind() != std::io::ErrorKind::UnexpectedEof => Error::Io {
@@ -527,13 +495,12 @@ pub fn read_pcapng<R: Read>(
             continue;
         }
         let t = Time(ifc.ns(ticks));
-        let seg = ip_offset(ifc.linktype, data).and_then(|off| {
+        let used = ip_offset(ifc.linktype, data).is_some_and(|off| {
             let wire = orig_len.saturating_sub(off as u32);
-            parse_tcp(t, &data[off..], Some(wire))
+            f(t, &data[off..], wire)
         });
-        match seg {
-            Some(s) => f(s),
-            None => sum.other += 1,
+        if !used {
+            sum.other += 1;
         }
     }
     Ok(sum)

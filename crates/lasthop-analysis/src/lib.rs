@@ -15,15 +15,22 @@ pub mod conn;
 pub mod events;
 pub mod report;
 pub mod seqspace;
+pub mod stats;
+pub mod udp;
 
-pub use capture::{parse_tcp, read_pcap, read_pcapng, write_usec_copy, ReadSummary, TcpSeg};
+pub use capture::{
+    parse_tcp, read_pcap, read_pcap_ip, read_pcapng, read_pcapng_ip, write_usec_copy, ReadSummary,
+    TcpSeg,
+};
 pub use conn::{Analyzer, ConnStats, DataDir, DirStats, Drops, Options, RttStats};
 pub use events::EventLog;
 pub use report::{
     csv_row, format_long, format_table, merge_sides, write_connections_csv, write_csv_to,
     CSV_COLUMNS, CSV_LEADING,
 };
+pub use udp::{UdpFlowStats, UDP_CSV_COLUMNS};
 
+use lasthop_core::Time;
 use std::io::Read;
 use std::path::Path;
 
@@ -49,6 +56,9 @@ pub enum Error {
 pub struct Analysis {
     pub conns: Vec<ConnStats>,
     pub summary: ReadSummary,
+    /// Datagrams of UDP flows (those carrying our record, see [`udp`]), in capture order; they
+    /// count in `summary.other` (records that are not TCP).
+    pub udp: Vec<udp::Datagram>,
 }
 
 /// Analyses a pcap file with default [`Options`].
@@ -101,12 +111,25 @@ pub fn analyze_reader_with<R: Read>(
         });
     }
     let mut an = Analyzer::new(opts);
+    let mut dgs = vec![];
     let chained = std::io::Cursor::new(magic).chain(reader);
+    // TCP segments to the analyser, datagrams of UDP flows kept (records that are not TCP).
+    let mut each = |t: Time, ip: &[u8], wire: u32| match parse_tcp(t, ip, Some(wire)) {
+        Some(seg) => {
+            an.segment(&seg);
+            true
+        }
+        None => {
+            dgs.extend(udp::parse_datagram(t, ip, Some(wire)));
+            false
+        }
+    };
     if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
-        let summary = read_pcapng(chained, source, |seg| an.segment(&seg))?;
+        let summary = read_pcapng_ip(chained, source, &mut each)?;
         return Ok(Analysis {
             conns: an.finish(),
             summary,
+            udp: dgs,
         });
     }
     let known = [0xa1b2_c3d4u32, 0xa1b2_3c4d];
@@ -117,10 +140,11 @@ pub fn analyze_reader_with<R: Read>(
             detail: format!("unknown magic number {m:#010x}"),
         });
     }
-    let summary = read_pcap(chained, source, |seg| an.segment(&seg))?;
+    let summary = read_pcap_ip(chained, source, &mut each)?;
     Ok(Analysis {
         conns: an.finish(),
         summary,
+        udp: dgs,
     })
 }
 
@@ -130,32 +154,88 @@ pub enum Capture<'a> {
     Bytes(&'a [u8]),
 }
 
-/// One row per connection of a run that captured at every host (the simulator and the
-/// emulator both do): each capture is analysed, a connection seen at its client host (which
-/// gives the elapsed time, as seed 002 defines it) is merged with its view at the server host
-/// (counts come from the data sender's side, see [`merge_sides`]), and the event log, when
-/// given, is joined for drops by cause and spurious retransmissions.
-pub fn run_connections(
+/// What a run's captures say: one row per TCP connection and one per UDP flow.
+#[derive(Clone, Debug, Default)]
+pub struct RunAnalysis {
+    pub conns: Vec<ConnStats>,
+    pub udp: Vec<UdpFlowStats>,
+}
+
+/// Analyses a run that captured at every host (the simulator and the emulator both do): `hosts`
+/// pairs each host's address with its capture.
+///
+/// TCP: each capture is analysed, a connection seen at its client host (which gives the elapsed
+/// time, as seed 002 defines it) is merged with its view at the server host (counts come from
+/// the data sender's side, see [`merge_sides`]), and the event log, when given, is joined for
+/// drops by cause and spurious retransmissions. UDP: each flow's sender capture (the host with
+/// its source address) and receiver capture (its destination's) give loss, throughput, spacing
+/// and one-way delay ([`udp::udp_flows`]); the event log gives drops by cause.
+pub fn analyze_run(
     hosts: &[(std::net::IpAddr, Capture<'_>)],
     events: Option<&Path>,
-) -> Result<Vec<ConnStats>, Error> {
+) -> Result<RunAnalysis, Error> {
     let (mut client_side, mut server_side) = (vec![], vec![]);
+    let mut datagrams = vec![];
     for (addr, capture) in hosts {
-        let conns = match capture {
-            Capture::File(p) => analyze_pcap(p)?,
-            Capture::Bytes(b) => analyze_reader_with(*b, "<capture>", Options::default())?.conns,
+        let a = match capture {
+            Capture::File(p) => {
+                let name = p.display().to_string();
+                let f = std::fs::File::open(p).map_err(|e| Error::Io {
+                    path: name.clone(),
+                    error: e,
+                })?;
+                analyze_reader_with(f, &name, Options::default())?
+            }
+            Capture::Bytes(b) => analyze_reader_with(*b, "<capture>", Options::default())?,
         };
-        for c in conns {
+        for c in a.conns {
             if c.client.ip() == *addr {
                 client_side.push(c);
             } else if c.server.ip() == *addr {
                 server_side.push(c);
             }
         }
+        datagrams.push((*addr, a.udp));
     }
     let mut conns = merge_sides(&client_side, &server_side);
+    let mut udp = udp::udp_flows(&datagrams);
     if let Some(ev) = events {
         EventLog::load(ev)?.join(&mut conns);
+        if !udp.is_empty() {
+            udp::join_events(ev, &mut udp)?;
+        }
     }
-    Ok(conns)
+    Ok(RunAnalysis { conns, udp })
+}
+
+/// One row per connection of a run (the TCP half of [`analyze_run`]).
+pub fn run_connections(
+    hosts: &[(std::net::IpAddr, Capture<'_>)],
+    events: Option<&Path>,
+) -> Result<Vec<ConnStats>, Error> {
+    Ok(analyze_run(hosts, events)?.conns)
+}
+
+/// The one place where a run's captures become its analysis files: analyses the run
+/// ([`analyze_run`]) and writes `connections.csv` into `dir`, and `udp_flows.csv` and
+/// `udp_packets.csv` when the run has UDP flows (nothing UDP otherwise). Every file is written
+/// atomically.
+pub fn write_run_analysis(
+    dir: &Path,
+    hosts: &[(std::net::IpAddr, Capture<'_>)],
+    events: Option<&Path>,
+) -> Result<RunAnalysis, Error> {
+    let run = analyze_run(hosts, events)?;
+    write_run_files(dir, &run)?;
+    Ok(run)
+}
+
+/// Writes the files of an analysed run into `dir` (see [`write_run_analysis`]).
+pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
+    let path = dir.join("connections.csv");
+    write_connections_csv(&path, &run.conns).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        error: e,
+    })?;
+    udp::write_udp_files(dir, &run.udp)
 }

@@ -142,4 +142,41 @@ proptest! {
             log.join(&mut conns);
         }
     }
+
+    #[test]
+    fn random_udp_datagrams_never_panic(
+        datagrams in proptest::collection::vec(
+            (0u64..5_000_000_000, any::<bool>(), 0u32..64, proptest::collection::vec(any::<u8>(), 0..40), 0u32..2000),
+            0..80,
+        ),
+        corrupt in proptest::collection::vec((0usize..60, any::<u8>()), 0..4),
+    ) {
+        use lasthop_analysis::udp;
+        use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
+        let (a, b) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 19, 0, 1));
+        let mut hosts = vec![(IpAddr::V4(a), vec![]), (IpAddr::V4(b), vec![])];
+        for (t, at_receiver, seq, tail, wire) in &datagrams {
+            let mut head = udp::Record { seq: *seq, send_ns: *t }.encode().to_vec();
+            head.extend_from_slice(tail);
+            let p = lasthop_core::wire::build_ipv4_udp(
+                SocketAddrV4::new(a, 7000), SocketAddrV4::new(b, 7001), 0, 0, &head, *wire);
+            let mut bytes = p.data.clone();
+            for (i, v) in &corrupt {
+                if let Some(x) = bytes.get_mut(*i) {
+                    *x = *v;
+                }
+            }
+            if let Some(d) = udp::parse_datagram(Time(*t), &bytes, Some(p.wire_len)) {
+                hosts[usize::from(*at_receiver)].1.push(d);
+            }
+        }
+        for h in &mut hosts {
+            h.1.sort_by_key(|d| d.time);
+        }
+        for f in udp::udp_flows(&hosts) {
+            prop_assert!(f.received + f.duplicates >= f.packets.len() as u64);
+            let _ = (f.spacing_ms(), f.delay_ms(), f.throughput_bps(), f.loss_rate());
+            let _ = udp::udp_csv(std::slice::from_ref(&f));
+        }
+    }
 }

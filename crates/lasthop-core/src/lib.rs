@@ -1,6 +1,6 @@
 //! The vocabulary every lasthop crate shares: integer-nanosecond time, seeded random streams,
-//! quantities with units, IP packets, output files (atomic files, pcap captures), and spec loading
-//! (the error that names the key, TOML parsing with key paths).
+//! quantities with units, IP packets and their header bytes (`wire`), output files (atomic files,
+//! pcap captures), and spec loading (the error that names the key, TOML parsing with key paths).
 
 pub mod output;
 pub mod packet;
@@ -8,6 +8,7 @@ pub mod rng;
 pub mod spec;
 pub mod time;
 pub mod units;
+pub mod wire;
 
 pub use packet::{Ecn, FlowKey, Packet, TcpInfo};
 pub use rng::{Seeds, Stream};

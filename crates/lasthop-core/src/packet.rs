@@ -8,7 +8,7 @@
 //! Anything that is not IPv4 TCP or UDP (ICMP, IPv6, even bytes that are no IP at all) still
 //! passes through untouched; its flow key only says less.
 
-use etherparse::{IpNumber, Ipv4HeaderSlice, Ipv6HeaderSlice, TcpHeaderSlice, UdpHeaderSlice};
+use crate::wire;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -142,17 +142,9 @@ impl Packet {
         }
     }
 
-    fn ipv4(&self) -> Option<Ipv4HeaderSlice<'_>> {
-        Ipv4HeaderSlice::from_slice(&self.data).ok()
-    }
-
     /// Length of the IP header, if this is IPv4 or IPv6 (fixed header only).
     fn ip_header_len(&self) -> Option<usize> {
-        match self.data.first()? >> 4 {
-            4 => self.ipv4().map(|h| h.slice().len()),
-            6 if self.data.len() >= 40 => Some(40),
-            _ => None,
-        }
+        wire::parse_ip(&self.data).map(|ip| ip.header_len)
     }
 
     pub fn ecn(&self) -> Ecn {
@@ -173,7 +165,7 @@ impl Packet {
                 self.data[1] |= 0b11;
                 self.data[10] = 0;
                 self.data[11] = 0;
-                let sum = ipv4_checksum(&self.data[..ihl]);
+                let sum = wire::checksum(&self.data[..ihl]);
                 self.data[10..12].copy_from_slice(&sum.to_be_bytes());
             }
             Some(6) if self.flow != FlowKey::UNKNOWN => self.data[1] |= 0b0011_0000,
@@ -184,7 +176,7 @@ impl Packet {
     /// IPv4 identification field (0 for anything else): with the flow key it names a packet in a
     /// capture, which is how the analyser joins captures with the event log.
     pub fn ip_id(&self) -> u16 {
-        self.ipv4().map(|h| h.identification()).unwrap_or(0)
+        wire::parse_ip(&self.data).map_or(0, |ip| ip.ip_id)
     }
 
     /// The TCP header fields, when this is a TCP segment with a whole header.
@@ -193,69 +185,20 @@ impl Packet {
             return None;
         }
         let ihl = self.ip_header_len()?;
-        let tcp = TcpHeaderSlice::from_slice(self.data.get(ihl..)?).ok()?;
-        let hdr = ihl + tcp.slice().len();
+        let tcp = wire::parse_tcp(self.data.get(ihl..)?, true)?;
+        let hdr = ihl + tcp.header_len;
         Some(TcpInfo {
-            seq: tcp.sequence_number(),
-            ack: tcp.acknowledgment_number(),
-            flags: tcp.slice()[13],
-            window: tcp.window_size(),
+            seq: tcp.seq,
+            ack: tcp.ack,
+            flags: tcp.flags,
+            window: tcp.window,
             payload_len: self.wire_len.saturating_sub(hdr as u32),
         })
     }
 }
 
 fn parse_flow(data: &[u8]) -> FlowKey {
-    let (proto, src, dst, rest): (u8, IpAddr, IpAddr, &[u8]) = match data.first().map(|b| b >> 4) {
-        Some(4) => match Ipv4HeaderSlice::from_slice(data) {
-            Ok(h) => (
-                h.protocol().0,
-                h.source_addr().into(),
-                h.destination_addr().into(),
-                &data[h.slice().len()..],
-            ),
-            Err(_) => return FlowKey::UNKNOWN,
-        },
-        Some(6) => match Ipv6HeaderSlice::from_slice(data) {
-            Ok(h) => (
-                h.next_header().0,
-                h.source_addr().into(),
-                h.destination_addr().into(),
-                &data[40..],
-            ),
-            Err(_) => return FlowKey::UNKNOWN,
-        },
-        _ => return FlowKey::UNKNOWN,
-    };
-    let ports = match IpNumber(proto) {
-        IpNumber::TCP => TcpHeaderSlice::from_slice(rest)
-            .ok()
-            .map(|t| (t.source_port(), t.destination_port())),
-        IpNumber::UDP => UdpHeaderSlice::from_slice(rest)
-            .ok()
-            .map(|u| (u.source_port(), u.destination_port())),
-        _ => None,
-    };
-    let (sport, dport) = ports.unwrap_or((0, 0));
-    FlowKey {
-        proto,
-        src,
-        dst,
-        sport,
-        dport,
-    }
-}
-
-/// The RFC 791 header checksum (one's complement sum of 16-bit words).
-pub fn ipv4_checksum(header: &[u8]) -> u16 {
-    let mut sum: u32 = header
-        .chunks(2)
-        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
-        .sum();
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    !(sum as u16)
+    wire::flow_key(data)
 }
 
 #[cfg(test)]
@@ -273,7 +216,7 @@ mod tests {
         // Fix the checksum after touching the TOS byte.
         out[10] = 0;
         out[11] = 0;
-        let s = ipv4_checksum(&out[..20]);
+        let s = wire::checksum(&out[..20]);
         out[10..12].copy_from_slice(&s.to_be_bytes());
         out
     }

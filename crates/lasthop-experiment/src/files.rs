@@ -307,3 +307,112 @@ pub fn read_trace(path: &Path) -> Result<Vec<TraceRow>, FileError> {
     }
     Ok(out)
 }
+
+/// One row of `udp_flows.csv` (written by `lasthop-analysis` only for runs with UDP flows).
+/// Empty cells (unknown: no sender capture, no event log, too few packets) are `None`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct UdpRow {
+    pub flow: usize,
+    pub src: String,
+    pub dst: String,
+    pub sent: Option<u64>,
+    pub received: u64,
+    pub lost: Option<u64>,
+    pub loss_rate: Option<f64>,
+    pub throughput_bps: Option<f64>,
+    pub drops_queue: Option<u64>,
+    pub drops_red: Option<u64>,
+    pub drops_error: Option<u64>,
+    /// Spacing 50/75/90 % and max, ms.
+    pub spacing_ms: [Option<f64>; 4],
+    /// One-way delay 50/75/90/99 % and max, ms.
+    pub delay_ms: [Option<f64>; 5],
+}
+
+/// Reads `udp_flows.csv`.
+pub fn read_udp_flows(path: &Path) -> Result<Vec<UdpRow>, FileError> {
+    let csv = Csv::load(path)?;
+    let names = [
+        "flow",
+        "src",
+        "dst",
+        "sent",
+        "received",
+        "lost",
+        "loss_rate",
+        "throughput_Bps",
+        "drops_queue",
+        "drops_red",
+        "drops_error",
+        "spacing_p50_ms",
+        "spacing_p75_ms",
+        "spacing_p90_ms",
+        "spacing_max_ms",
+        "delay_p50_ms",
+        "delay_p75_ms",
+        "delay_p90_ms",
+        "delay_p99_ms",
+        "delay_max_ms",
+    ];
+    let mut cols = [0usize; 20];
+    for (c, n) in cols.iter_mut().zip(names) {
+        *c = csv.col(n)?;
+    }
+    let mut out = vec![];
+    for (line, f) in csv.rows() {
+        let u = |k: usize| num::<u64>(&csv, line, &f, cols[k], names[k]);
+        let x = |k: usize| num::<f64>(&csv, line, &f, cols[k], names[k]);
+        let g = |k: usize| f.get(cols[k]).copied().unwrap_or("").to_string();
+        out.push(UdpRow {
+            flow: u(0)?.ok_or_else(|| csv.err(line, "flow: empty"))? as usize,
+            src: g(1),
+            dst: g(2),
+            sent: u(3)?,
+            received: u(4)?.unwrap_or(0),
+            lost: u(5)?,
+            loss_rate: x(6)?,
+            throughput_bps: x(7)?,
+            drops_queue: u(8)?,
+            drops_red: u(9)?,
+            drops_error: u(10)?,
+            spacing_ms: [x(11)?, x(12)?, x(13)?, x(14)?],
+            delay_ms: [x(15)?, x(16)?, x(17)?, x(18)?, x(19)?],
+        });
+    }
+    Ok(out)
+}
+
+/// One row of `udp_packets.csv`: a received datagram of a UDP flow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UdpPacketRow {
+    pub flow: usize,
+    pub seq: u32,
+    pub sent_s: Option<f64>,
+    pub received_s: f64,
+    pub delay_ms: Option<f64>,
+}
+
+/// Reads `udp_packets.csv`.
+pub fn read_udp_packets(path: &Path) -> Result<Vec<UdpPacketRow>, FileError> {
+    let csv = Csv::load(path)?;
+    let c = |n: &str| csv.col(n);
+    let (fi, si, ti, ri, di) = (
+        c("flow")?,
+        c("seq")?,
+        c("sent_s")?,
+        c("received_s")?,
+        c("delay_ms")?,
+    );
+    let mut out = vec![];
+    for (line, f) in csv.rows() {
+        out.push(UdpPacketRow {
+            flow: num(&csv, line, &f, fi, "flow")?.ok_or_else(|| csv.err(line, "flow: empty"))?,
+            seq: num(&csv, line, &f, si, "seq")?.ok_or_else(|| csv.err(line, "seq: empty"))?,
+            sent_s: num(&csv, line, &f, ti, "sent_s")?,
+            received_s: num(&csv, line, &f, ri, "received_s")?
+                .ok_or_else(|| csv.err(line, "received_s: empty"))?,
+            delay_ms: num(&csv, line, &f, di, "delay_ms")?,
+        });
+    }
+    Ok(out)
+}

@@ -12,18 +12,22 @@
 //! The spec format, the results directory and the summary definitions are in
 //! `docs/experiments.md`.
 
+pub mod classes;
 pub mod files;
+pub mod layout;
 pub mod metrics;
 pub mod runner;
 pub mod spec;
 pub mod stats;
 pub mod summary;
 
-pub use metrics::{ConnMetrics, RunMetrics};
+pub use classes::{Class, ClassScheme, UnknownClass};
+pub use layout::{ResultsDir, RunDir};
+pub use metrics::{ConnMetrics, RunMetrics, UdpMetrics};
 pub use runner::{
-    load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentInfo,
-    RunOptions, RunReport, SimBackend, Unavailable, MARKER,
+    load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentError,
+    ExperimentInfo, RunOptions, RunReport, SimBackend, Unavailable, MARKER,
 };
-pub use spec::{ClassScheme, Experiment, Mode, Point, PointRef, RefValue, RunId};
+pub use spec::{Experiment, Mode, Point, PointRef, RefValue, RunId};
 pub use stats::{cov, jain, quantile, FiveNum};
 pub use summary::{PointSummary, Summary};

@@ -1,7 +1,7 @@
-//! The metrics of one run, computed from its files (`connections.csv`, `events.csv`) and kept in
-//! `metrics.json` beside them.
+//! The metrics of one run, computed from its files (`connections.csv`, `udp_flows.csv` when the
+//! run has UDP flows, `events.csv`) and kept in `metrics.json` beside them.
 
-use crate::files::{read_connections, read_events, Ev, FileError};
+use crate::files::{read_connections, read_events, read_udp_flows, Ev, FileError, UdpRow};
 use crate::stats::{cov, jain, quantile, time_weighted_mean};
 use lasthop_scenario::Scenario;
 use serde::{Deserialize, Serialize};
@@ -33,6 +33,30 @@ pub struct ConnMetrics {
     /// Acknowledging-direction drops, all causes.
     pub ack_drops: u64,
     pub complete: bool,
+}
+
+/// One UDP flow of a run (a row of `udp_flows.csv`); `None` where that row is empty.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct UdpMetrics {
+    /// The scenario's flow index (matched by addresses and destination port), `None` for a
+    /// flow that matches none.
+    pub flow: Option<usize>,
+    /// `flow` in `udp_flows.csv`.
+    pub udp_flow: usize,
+    pub sent: Option<u64>,
+    pub received: u64,
+    pub lost: Option<u64>,
+    pub loss_rate: Option<f64>,
+    /// Received bytes including the UDP header / first-to-last received packet, bytes/s.
+    pub throughput_bps: Option<f64>,
+    pub drops_queue: Option<u64>,
+    /// RED drops and ECN marks.
+    pub drops_red: Option<u64>,
+    pub drops_error: Option<u64>,
+    /// Spacing of consecutively received packets, ms: 50 %, 75 %, 90 %, max.
+    pub spacing_ms: [Option<f64>; 4],
+    /// One-way delay, ms: 50 %, 75 %, 90 %, 99 %, max.
+    pub delay_ms: [Option<f64>; 5],
 }
 
 /// Router queue length of one direction (from `events.csv`, which needs log level `all`).
@@ -71,6 +95,9 @@ pub struct RunMetrics {
     pub throughput_cov: Option<f64>,
     /// `[down, up]`.
     pub link: [DirMetrics; 2],
+    /// UDP flows (runs without any leave it out of `metrics.json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub udp: Vec<UdpMetrics>,
 }
 
 fn ip_port(s: &str) -> Option<(&str, u16)> {
@@ -86,7 +113,8 @@ impl RunMetrics {
         point: &str,
         replication: u64,
     ) -> Result<RunMetrics, FileError> {
-        let rows = read_connections(&dir.join("connections.csv"))?;
+        let rd = crate::layout::RunDir::new(dir);
+        let rows = read_connections(&rd.connections_csv())?;
         let mut conns = vec![];
         for r in &rows {
             let flow = scenario.flows.iter().position(|f| {
@@ -135,8 +163,16 @@ impl RunMetrics {
             conns,
             total_time_s,
             link: Default::default(),
+            udp: vec![],
         };
-        let events = dir.join("events.csv");
+        let udp = rd.udp_flows_csv();
+        if udp.exists() {
+            m.udp = read_udp_flows(&udp)?
+                .iter()
+                .map(|r| udp_metrics(r, scenario))
+                .collect();
+        }
+        let events = rd.events_csv();
         if events.exists() && total_time_s.is_finite() {
             let (a, b) = ((t0 * 1e9).round() as u64, (t1 * 1e9).round() as u64);
             m.link = link_metrics(&events, a, b)?;
@@ -144,9 +180,40 @@ impl RunMetrics {
         Ok(m)
     }
 
-    pub fn load(path: &Path) -> Result<RunMetrics, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &Path) -> Result<RunMetrics, crate::runner::ExperimentError> {
+        use crate::runner::ExperimentError;
+        let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+/// A `udp_flows.csv` row as metrics, with the scenario flow it belongs to.
+fn udp_metrics(r: &UdpRow, scenario: &Scenario) -> UdpMetrics {
+    let (src, dst) = (ip_port(&r.src), ip_port(&r.dst));
+    let flow = scenario.flows.iter().position(|f| {
+        let from = scenario.hosts[f.from].address.to_string();
+        let to = scenario.hosts[f.to].address.to_string();
+        matches!((src, dst), (Some((si, _)), Some((di, dp))) if si == from && di == to && dp == f.port)
+    });
+    UdpMetrics {
+        flow,
+        udp_flow: r.flow,
+        sent: r.sent,
+        received: r.received,
+        lost: r.lost,
+        loss_rate: r.loss_rate,
+        throughput_bps: r.throughput_bps,
+        drops_queue: r.drops_queue,
+        drops_red: r.drops_red,
+        drops_error: r.drops_error,
+        spacing_ms: r.spacing_ms,
+        delay_ms: r.delay_ms,
     }
 }
 

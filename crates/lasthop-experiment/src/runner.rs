@@ -5,6 +5,8 @@
 //! On start, a directory whose marker is missing, or whose marker names another scenario text,
 //! seed or replication, is removed and run again; a finished one is kept.
 
+use crate::files::FileError;
+use crate::layout::{ResultsDir, RunDir};
 use crate::metrics::RunMetrics;
 use crate::spec::{Experiment, Mode, RunId};
 use crate::summary::{summarise_point, Summary, QUANTILE_METHOD};
@@ -17,8 +19,48 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-/// The marker's file name.
-pub const MARKER: &str = "done.json";
+pub use crate::layout::MARKER;
+
+/// What can go wrong running an experiment or summarising its results directory. Messages name
+/// the file.
+#[derive(Debug, thiserror::Error)]
+pub enum ExperimentError {
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    /// `experiment.json` missing or unreadable: not a results directory.
+    #[error("{path}: {source} (is {dir} the --out directory of `lasthop run`?)")]
+    NotResults {
+        path: String,
+        dir: String,
+        source: std::io::Error,
+    },
+    #[error("{path}: {source}")]
+    Json {
+        path: String,
+        source: serde_json::Error,
+    },
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// The backend's own message (a failed simulation or emulation).
+    #[error("{0}")]
+    Backend(String),
+    #[error("thread pool: {0}")]
+    Pool(String),
+}
+
+fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExperimentError + '_ {
+    move |source| ExperimentError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+fn json<T: Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v).expect("plain data serializes") + "\n"
+}
 
 /// What produces one run's files (`connections.csv`, `events.csv`, ...) in a directory.
 pub trait Backend: Sync {
@@ -180,20 +222,29 @@ impl ExperimentInfo {
         }
     }
 
-    pub fn load(dir: &Path) -> Result<ExperimentInfo, String> {
-        let path = dir.join("experiment.json");
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            format!(
-                "{}: {e} (is {} the --out directory of `lasthop run`?)",
-                path.display(),
-                dir.display()
-            )
-        })?;
-        serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(dir: &Path) -> Result<ExperimentInfo, ExperimentError> {
+        let path = ResultsDir::new(dir).experiment_json();
+        let text =
+            std::fs::read_to_string(&path).map_err(|source| ExperimentError::NotResults {
+                path: path.display().to_string(),
+                dir: dir.display().to_string(),
+                source,
+            })?;
+        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
+            path: path.display().to_string(),
+            source,
+        })
     }
 
     pub fn run_dir(&self, out: &Path, point: &str, replication: u64) -> PathBuf {
-        out.join("runs").join(point).join(replication.to_string())
+        self.run_layout(out, point, replication)
+            .path()
+            .to_path_buf()
+    }
+
+    /// The run's directory and its files.
+    pub fn run_layout(&self, out: &Path, point: &str, replication: u64) -> RunDir {
+        ResultsDir::new(out).run(point, replication)
     }
 }
 
@@ -218,12 +269,8 @@ pub struct RunReport {
     pub failed: Vec<(RunId, String)>,
 }
 
-fn io(path: &Path) -> impl Fn(std::io::Error) -> String + '_ {
-    move |e| format!("{}: {e}", path.display())
-}
-
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    AtomicFile::write_all_to(path, bytes).map_err(io(path))
+fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
+    AtomicFile::write_all_to(path, bytes).map_err(io_err(path))
 }
 
 impl Experiment {
@@ -239,7 +286,7 @@ impl Experiment {
 
     /// Whether `run` has finished in `out` with the current definition.
     pub fn is_done(&self, out: &Path, run: RunId) -> bool {
-        let path = self.run_dir(out, run).join(MARKER);
+        let path = self.run_layout(out, run).marker();
         let Ok(text) = std::fs::read_to_string(path) else {
             return false;
         };
@@ -253,23 +300,18 @@ pub fn run_one(
     out: &Path,
     run: RunId,
     backend: &dyn Backend,
-) -> Result<(), String> {
-    let dir = exp.run_dir(out, run);
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+) -> Result<(), ExperimentError> {
+    let rd = exp.run_layout(out, run);
+    rd.reset().map_err(io_err(rd.path()))?;
     let point = &exp.points[run.point];
-    write_atomic(&dir.join("scenario.toml"), point.scenario_toml.as_bytes())?;
+    write_atomic(&rd.scenario_toml(), point.scenario_toml.as_bytes())?;
     let scenario = exp.scenario(run);
-    backend.run(&scenario, &dir)?;
-    let m = RunMetrics::compute(&dir, &scenario, &point.name, run.replication)
-        .map_err(|e| e.to_string())?;
-    let json = serde_json::to_string_pretty(&m).map_err(|e| e.to_string())? + "\n";
-    write_atomic(&dir.join("metrics.json"), json.as_bytes())?;
-    let marker =
-        serde_json::to_string_pretty(&exp.marker_for(run)).map_err(|e| e.to_string())? + "\n";
-    write_atomic(&dir.join(MARKER), marker.as_bytes())
+    backend
+        .run(&scenario, rd.path())
+        .map_err(ExperimentError::Backend)?;
+    let m = RunMetrics::compute(rd.path(), &scenario, &point.name, run.replication)?;
+    write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
+    write_atomic(&rd.marker(), json(&exp.marker_for(run)).as_bytes())
 }
 
 /// Runs every unfinished run of `exp` under `out`, in parallel, then writes `summary.csv` and
@@ -279,12 +321,14 @@ pub fn run_experiment(
     out: &Path,
     backend: &dyn Backend,
     opts: &RunOptions,
-) -> Result<RunReport, String> {
-    std::fs::create_dir_all(out.join("runs")).map_err(io(out))?;
-    write_atomic(&out.join("experiment.toml"), exp.spec_text.as_bytes())?;
-    let info =
-        serde_json::to_string_pretty(&ExperimentInfo::of(exp)).map_err(|e| e.to_string())? + "\n";
-    write_atomic(&out.join("experiment.json"), info.as_bytes())?;
+) -> Result<RunReport, ExperimentError> {
+    let layout = ResultsDir::new(out);
+    std::fs::create_dir_all(layout.runs()).map_err(io_err(out))?;
+    write_atomic(&layout.experiment_toml(), exp.spec_text.as_bytes())?;
+    write_atomic(
+        &layout.experiment_json(),
+        json(&ExperimentInfo::of(exp)).as_bytes(),
+    )?;
 
     let all = exp.runs();
     let pending: Vec<RunId> = all
@@ -312,7 +356,7 @@ pub fn run_experiment(
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(jobs)
         .build()
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| ExperimentError::Pool(e.to_string()))?;
     let bar = if opts.progress {
         let b = indicatif::ProgressBar::new(pending.len() as u64);
         b.set_style(
@@ -337,7 +381,10 @@ pub fn run_experiment(
                         exp.points[run.point].name, run.replication
                     )
                 });
-                failed.lock().expect("not poisoned").push((run, e));
+                failed
+                    .lock()
+                    .expect("not poisoned")
+                    .push((run, e.to_string()));
             }
             done.fetch_add(1, Ordering::Relaxed);
             bar.inc(1);
@@ -357,14 +404,17 @@ pub fn run_experiment(
 }
 
 /// Loads the metrics of every finished run of the experiment recorded in `out`, per point.
-pub fn load_metrics(out: &Path, info: &ExperimentInfo) -> Result<Vec<Vec<RunMetrics>>, String> {
+pub fn load_metrics(
+    out: &Path,
+    info: &ExperimentInfo,
+) -> Result<Vec<Vec<RunMetrics>>, ExperimentError> {
     let mut v = vec![];
     for p in &info.points {
         let mut runs = vec![];
         for r in 0..info.replications {
-            let dir = info.run_dir(out, &p.name, r);
-            if dir.join(MARKER).exists() {
-                runs.push(RunMetrics::load(&dir.join("metrics.json"))?);
+            let rd = info.run_layout(out, &p.name, r);
+            if rd.has_marker() {
+                runs.push(RunMetrics::load(&rd.metrics_json())?);
             }
         }
         v.push(runs);
@@ -373,7 +423,7 @@ pub fn load_metrics(out: &Path, info: &ExperimentInfo) -> Result<Vec<Vec<RunMetr
 }
 
 /// Computes the summary of the finished runs recorded in `out`.
-pub fn summarise(out: &Path) -> Result<(ExperimentInfo, Summary), String> {
+pub fn summarise(out: &Path) -> Result<(ExperimentInfo, Summary), ExperimentError> {
     let info = ExperimentInfo::load(out)?;
     let metrics = load_metrics(out, &info)?;
     let points = info
@@ -400,12 +450,10 @@ pub fn summarise(out: &Path) -> Result<(ExperimentInfo, Summary), String> {
 }
 
 /// Writes `summary.csv` and `summary.json` from the finished runs in `out`.
-pub fn write_summary(out: &Path) -> Result<Summary, String> {
+pub fn write_summary(out: &Path) -> Result<Summary, ExperimentError> {
     let (info, s) = summarise(out)?;
-    write_atomic(
-        &out.join("summary.csv"),
-        s.to_csv(&info.dimensions).as_bytes(),
-    )?;
-    write_atomic(&out.join("summary.json"), s.to_json().as_bytes())?;
+    let layout = ResultsDir::new(out);
+    write_atomic(&layout.summary_csv(), s.to_csv(&info.dimensions).as_bytes())?;
+    write_atomic(&layout.summary_json(), s.to_json().as_bytes())?;
     Ok(s)
 }

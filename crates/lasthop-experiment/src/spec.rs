@@ -51,41 +51,7 @@ impl Mode {
     }
 }
 
-/// How the connections of one run are put into classes (see `docs/experiments.md`).
-#[derive(Deserialize, serde::Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ClassScheme {
-    /// Seed 000 (simultaneous starts): per run, connections ranked by elapsed time, shortest
-    /// first ("faster", "slower"; "rank1".."rankN" for more than two).
-    #[serde(rename = "faster-slower")]
-    FasterSlower,
-    /// Seed 000 (staggered starts): ranked by start time ("first", "second", "startN").
-    #[serde(rename = "start-order")]
-    StartOrder,
-    /// The scenario's flow index ("flow0", "flow1", ...).
-    #[serde(rename = "flow")]
-    Flow,
-    /// Seed 002: flow 0 is the main object ("main"), the others ranked by throughput within
-    /// each run, highest first ("inline1" fastest ... "inlineN" slowest).
-    #[serde(rename = "main-inline")]
-    MainInline,
-}
-
-impl ClassScheme {
-    pub fn name(self) -> &'static str {
-        match self {
-            ClassScheme::FasterSlower => "faster-slower",
-            ClassScheme::StartOrder => "start-order",
-            ClassScheme::Flow => "flow",
-            ClassScheme::MainInline => "main-inline",
-        }
-    }
-    pub const ALL: [ClassScheme; 4] = [
-        ClassScheme::FasterSlower,
-        ClassScheme::StartOrder,
-        ClassScheme::Flow,
-        ClassScheme::MainInline,
-    ];
-}
+pub use crate::classes::ClassScheme;
 
 /// The spec as written.
 #[derive(Deserialize, Debug, Clone)]
@@ -252,7 +218,7 @@ fn parse_references(
         // Classes in table order, metrics in summary order (TOML tables do not keep theirs).
         r.values.sort_by_key(|(c, m, _)| {
             (
-                crate::summary::class_order(c),
+                crate::classes::class_order(c),
                 metrics.iter().position(|x| x == m),
             )
         });
@@ -682,9 +648,12 @@ impl Experiment {
 
     /// `runs/<point>/<replication>` under a results directory.
     pub fn run_dir(&self, out: &Path, run: RunId) -> PathBuf {
-        out.join("runs")
-            .join(&self.points[run.point].name)
-            .join(run.replication.to_string())
+        self.run_layout(out, run).path().to_path_buf()
+    }
+
+    /// The run's directory and its files under a results directory.
+    pub fn run_layout(&self, out: &Path, run: RunId) -> crate::layout::RunDir {
+        crate::layout::ResultsDir::new(out).run(&self.points[run.point].name, run.replication)
     }
 }
 

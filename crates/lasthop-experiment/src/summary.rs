@@ -3,8 +3,9 @@
 //! fairness, utilisation, queue length) likewise. Written as `summary.csv` (long format, one row
 //! per point, class and metric) and `summary.json`.
 
-use crate::metrics::{ConnMetrics, RunMetrics};
-use crate::spec::ClassScheme;
+pub use crate::classes::class_order;
+use crate::classes::{Class, ClassScheme};
+use crate::metrics::{ConnMetrics, RunMetrics, UdpMetrics};
 use crate::stats::FiveNum;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -43,6 +44,86 @@ pub const RUN_METRICS: [(&str, &str); 13] = [
     ("link_drops_error_down", "link drops (e), down"),
 ];
 
+/// The per-UDP-flow metrics summarised (scheme `udp`, one class per flow), in table order:
+/// (key, label). Seed 000 lists min / 50 % / max of throughput and of each drop cause, and for
+/// the spacing max the lowest and the highest per-replication maximum (min and max here).
+pub const UDP_METRICS: [(&str, &str); 15] = [
+    (
+        "throughput_Bps",
+        "UDP throughput (bytes/s, UDP header included)",
+    ),
+    ("loss_rate", "loss rate"),
+    ("lost", "packets lost"),
+    ("drops_queue", "pkts dropped (q)"),
+    ("drops_red", "pkts dropped (r)"),
+    ("drops_error", "pkts dropped (e)"),
+    ("spacing_p50_ms", "spacing 50% (ms)"),
+    ("spacing_p75_ms", "spacing 75% (ms)"),
+    ("spacing_p90_ms", "spacing 90% (ms)"),
+    ("spacing_max_ms", "spacing max (ms)"),
+    ("delay_p50_ms", "one-way delay 50% (ms)"),
+    ("delay_p75_ms", "one-way delay 75% (ms)"),
+    ("delay_p90_ms", "one-way delay 90% (ms)"),
+    ("delay_p99_ms", "one-way delay 99% (ms)"),
+    ("delay_max_ms", "one-way delay max (ms)"),
+];
+
+fn udp_value(u: &UdpMetrics, key: &str) -> f64 {
+    let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+    match key {
+        "throughput_Bps" => o(u.throughput_bps),
+        "loss_rate" => o(u.loss_rate),
+        "lost" => n(u.lost),
+        "drops_queue" => n(u.drops_queue),
+        "drops_red" => n(u.drops_red),
+        "drops_error" => n(u.drops_error),
+        "spacing_p50_ms" => o(u.spacing_ms[0]),
+        "spacing_p75_ms" => o(u.spacing_ms[1]),
+        "spacing_p90_ms" => o(u.spacing_ms[2]),
+        "spacing_max_ms" => o(u.spacing_ms[3]),
+        "delay_p50_ms" => o(u.delay_ms[0]),
+        "delay_p75_ms" => o(u.delay_ms[1]),
+        "delay_p90_ms" => o(u.delay_ms[2]),
+        "delay_p99_ms" => o(u.delay_ms[3]),
+        "delay_max_ms" => o(u.delay_ms[4]),
+        _ => f64::NAN,
+    }
+}
+
+/// The UDP flows of a point's runs, one class per flow: `flow<i>` for the scenario's flow `i`,
+/// `udp<n>` for a flow of `udp_flows.csv` that matches none.
+pub fn summarise_udp(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let mut groups: IndexMap<Class, Vec<&UdpMetrics>> = IndexMap::new();
+    for r in runs {
+        for u in &r.udp {
+            let class = u
+                .flow
+                .map_or(Class::Udp(u.udp_flow as u64), |f| Class::Flow(f as u64));
+            groups.entry(class).or_default().push(u);
+        }
+    }
+    groups.sort_keys();
+    groups
+        .into_iter()
+        .map(|(class, v)| {
+            let mut metrics = IndexMap::new();
+            for (k, _) in UDP_METRICS {
+                let vals: Vec<f64> = v.iter().map(|u| udp_value(u, k)).collect();
+                if let Some(f) = FiveNum::of(&vals) {
+                    metrics.insert(k.to_string(), f);
+                }
+            }
+            ClassSummary {
+                scheme: "udp".to_string(),
+                class,
+                n: v.len(),
+                metrics,
+            }
+        })
+        .collect()
+}
+
 fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
     match key {
         "elapsed_s" => c.elapsed_s,
@@ -79,17 +160,17 @@ fn run_value(r: &RunMetrics, key: &str) -> f64 {
     }
 }
 
-fn ordinal(prefix: &str, k: usize, n: usize, two: [&str; 2]) -> String {
+/// The k-th (from 0) of n ranks: one of `two` when there are two, else `many(k + 1)`.
+fn ordinal(many: fn(u64) -> Class, k: usize, n: usize, two: [Class; 2]) -> Class {
     if n == 2 {
-        two[k].to_string()
+        two[k].clone()
     } else {
-        format!("{prefix}{}", k + 1)
+        many(k as u64 + 1)
     }
 }
 
-/// Puts the connections of one run into the classes of `scheme`: (class name, connection).
-/// Class names sort in table order when their position is kept (see [`class_order`]).
-pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, ConnMetrics)> {
+/// Puts the connections of one run into the classes of `scheme`: (class, connection).
+pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnMetrics)> {
     let mut v: Vec<&ConnMetrics> = conns.iter().collect();
     let n = v.len();
     let key = |x: f64| if x.is_finite() { x } else { f64::INFINITY };
@@ -102,7 +183,10 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
             });
             v.iter()
                 .enumerate()
-                .map(|(k, c)| (ordinal("rank", k, n, ["faster", "slower"]), (*c).clone()))
+                .map(|(k, c)| {
+                    let two = [Class::Faster, Class::Slower];
+                    (ordinal(Class::Rank, k, n, two), (*c).clone())
+                })
                 .collect()
         }
         ClassScheme::StartOrder => {
@@ -113,16 +197,17 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
             });
             v.iter()
                 .enumerate()
-                .map(|(k, c)| (ordinal("start", k, n, ["first", "second"]), (*c).clone()))
+                .map(|(k, c)| {
+                    let two = [Class::First, Class::Second];
+                    (ordinal(Class::Start, k, n, two), (*c).clone())
+                })
                 .collect()
         }
         ClassScheme::Flow => v
             .iter()
             .map(|c| {
-                let name = c
-                    .flow
-                    .map_or_else(|| "other".to_string(), |f| format!("flow{f}"));
-                (name, (*c).clone())
+                let class = c.flow.map_or(Class::Other, |f| Class::Flow(f as u64));
+                (class, (*c).clone())
             })
             .collect(),
         ClassScheme::MainInline => {
@@ -135,11 +220,11 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
                     .then(a.flow.cmp(&b.flow))
             });
             main.into_iter()
-                .map(|c| ("main".to_string(), c.clone()))
+                .map(|c| (Class::Main, c.clone()))
                 .chain(
                     rest.into_iter()
                         .enumerate()
-                        .map(|(k, c)| (format!("inline{}", k + 1), c.clone())),
+                        .map(|(k, c)| (Class::Inline(k as u64 + 1), c.clone())),
                 )
                 .collect()
         }
@@ -150,7 +235,7 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(String, Conn
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClassSummary {
     pub scheme: String,
-    pub class: String,
+    pub class: Class,
     /// Connections summarised (one per run, normally).
     pub n: usize,
     pub metrics: IndexMap<String, FiveNum>,
@@ -167,6 +252,10 @@ pub struct PointSummary {
     /// Elapsed time over all connections of all runs (seed 000's "otime" is its median).
     pub all_connections: ClassSummary,
     pub run_metrics: IndexMap<String, FiveNum>,
+    /// UDP flows (scheme `udp`, see [`summarise_udp`]); left out of `summary.json` when the
+    /// point has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub udp: Vec<ClassSummary>,
 }
 
 /// The summary of an experiment.
@@ -181,7 +270,7 @@ pub struct Summary {
 pub const QUANTILE_METHOD: &str =
     "linear interpolation between order statistics, h = (n-1)p (Hyndman-Fan type 7, numpy/pandas default); median of an even count = mean of the two middle values";
 
-fn summarise_conns(scheme: &str, class: &str, conns: &[ConnMetrics]) -> ClassSummary {
+fn summarise_conns(scheme: &str, class: Class, conns: &[ConnMetrics]) -> ClassSummary {
     let mut metrics = IndexMap::new();
     for (k, _) in CONN_METRICS {
         let vals: Vec<f64> = conns.iter().map(|c| conn_value(c, k)).collect();
@@ -191,7 +280,7 @@ fn summarise_conns(scheme: &str, class: &str, conns: &[ConnMetrics]) -> ClassSum
     }
     ClassSummary {
         scheme: scheme.to_string(),
-        class: class.to_string(),
+        class,
         n: conns.len(),
         metrics,
     }
@@ -207,15 +296,15 @@ pub fn summarise_point(
     let mut classes = vec![];
     for &s in schemes {
         // Class order: first seen in the first runs' order (ranks are ordered already).
-        let mut groups: IndexMap<String, Vec<ConnMetrics>> = IndexMap::new();
+        let mut groups: IndexMap<Class, Vec<ConnMetrics>> = IndexMap::new();
         for r in runs {
             for (c, m) in classify(s, &r.conns) {
                 groups.entry(c).or_default().push(m);
             }
         }
-        groups.sort_by(|a, _, b, _| class_order(a).cmp(&class_order(b)));
+        groups.sort_keys();
         for (c, v) in groups {
-            classes.push(summarise_conns(s.name(), &c, &v));
+            classes.push(summarise_conns(s.name(), c, &v));
         }
     }
     let all: Vec<ConnMetrics> = runs.iter().flat_map(|r| r.conns.clone()).collect();
@@ -231,22 +320,9 @@ pub fn summarise_point(
         coords: coords.iter().cloned().collect(),
         runs: runs.len(),
         classes,
-        all_connections: summarise_conns("all", "all", &all),
+        all_connections: summarise_conns("all", Class::All, &all),
         run_metrics,
-    }
-}
-
-/// Sort key of class names: named ranks first in their natural order, then by number.
-pub fn class_order(name: &str) -> (u32, u64, String) {
-    let fixed = ["faster", "slower", "first", "second", "main"];
-    if let Some(i) = fixed.iter().position(|f| *f == name) {
-        return (0, i as u64, String::new());
-    }
-    let digits: String = name.chars().skip_while(|c| !c.is_ascii_digit()).collect();
-    let prefix: String = name.chars().take_while(|c| !c.is_ascii_digit()).collect();
-    match digits.parse::<u64>() {
-        Ok(n) => (1, n, prefix),
-        Err(_) => (2, 0, name.to_string()),
+        udp: summarise_udp(runs),
     }
 }
 
@@ -269,7 +345,7 @@ impl Summary {
         }
         s.push_str(",scheme,class,metric,n,min,p25,median,p75,max,mean\n");
         for p in &self.points {
-            let mut row = |scheme: &str, class: &str, metric: &str, f: &FiveNum| {
+            let mut row = |scheme: &str, class: &Class, metric: &str, f: &FiveNum| {
                 s.push_str(&p.point);
                 for d in dims {
                     let _ = write!(s, ",{}", p.coords.get(d).map(String::as_str).unwrap_or(""));
@@ -286,13 +362,14 @@ impl Summary {
                     fmt_num(f.mean)
                 );
             };
-            for c in p.classes.iter().chain(std::iter::once(&p.all_connections)) {
+            let udp = p.udp.iter();
+            for c in p.classes.iter().chain([&p.all_connections]).chain(udp) {
                 for (m, f) in &c.metrics {
                     row(&c.scheme, &c.class, m, f);
                 }
             }
             for (m, f) in &p.run_metrics {
-                row("run", "all", m, f);
+                row("run", &Class::All, m, f);
             }
         }
         s
@@ -329,7 +406,7 @@ mod tests {
         let names = |s| {
             classify(s, &cs)
                 .into_iter()
-                .map(|(n, c)| (n, c.flow.unwrap()))
+                .map(|(n, c)| (n.to_string(), c.flow.unwrap()))
                 .collect::<Vec<_>>()
         };
         assert_eq!(
@@ -359,7 +436,7 @@ mod tests {
         let two = &cs[..2];
         let n: Vec<String> = classify(ClassScheme::FasterSlower, two)
             .into_iter()
-            .map(|x| x.0)
+            .map(|x| x.0.to_string())
             .collect();
         assert_eq!(n, ["faster", "slower"]);
     }
@@ -387,17 +464,17 @@ mod tests {
             &[ClassScheme::FasterSlower, ClassScheme::Flow],
         );
         let faster = &s.classes[0];
-        assert_eq!((faster.class.as_str(), faster.n), ("faster", 4));
+        assert_eq!((&faster.class, faster.n), (&Class::Faster, 4));
         let e = faster.metrics["elapsed_s"];
         assert_eq!(
             (e.min, e.p25, e.median, e.p75, e.max),
             (10.0, 17.5, 25.0, 32.5, 40.0)
         );
         let slower = &s.classes[1];
-        assert_eq!(slower.class, "slower");
+        assert_eq!(slower.class, Class::Slower);
         assert_eq!(slower.metrics["elapsed_s"].median, 65.0);
         let flow1 = &s.classes[3];
-        assert_eq!(flow1.class, "flow1");
+        assert_eq!(flow1.class, Class::Flow(1));
         // flow 1: 50, 20, 70, 40 -> sorted 20 40 50 70: median 45
         assert_eq!(flow1.metrics["elapsed_s"].median, 45.0);
         assert_eq!(flow1.metrics["drops_queue"].median, 2.0);
@@ -415,5 +492,64 @@ mod tests {
             csv.contains("p,faster-slower,faster,elapsed_s,4,10,17.5,25,32.5,40,25\n"),
             "{csv}"
         );
+    }
+
+    #[test]
+    fn udp_summary_by_hand() {
+        // Three runs of one UDP flow (scenario flow 2): throughput 4000, 4062.5, 3900;
+        // spacing max 228, 300, 130 (seed 000's "max": lowest 130, highest 300).
+        let udp = |tput: f64, smax: f64, q: u64| UdpMetrics {
+            flow: Some(2),
+            udp_flow: 1,
+            throughput_bps: Some(tput),
+            drops_queue: Some(q),
+            drops_red: Some(0),
+            drops_error: None,
+            spacing_ms: [Some(128.0), Some(128.0), Some(168.0), Some(smax)],
+            ..Default::default()
+        };
+        let runs: Vec<RunMetrics> = [(4000.0, 228.0, 1), (4062.5, 300.0, 5), (3900.0, 130.0, 0)]
+            .iter()
+            .map(|&(t, m, q)| RunMetrics {
+                conns: vec![conn(0, 0.0, 10.0, 100.0)],
+                udp: vec![udp(t, m, q)],
+                ..Default::default()
+            })
+            .collect();
+        let s = summarise_point("p", &[], &runs, &[ClassScheme::Flow]);
+        assert_eq!(s.udp.len(), 1);
+        let c = &s.udp[0];
+        assert_eq!(
+            (c.scheme.as_str(), &c.class, c.n),
+            ("udp", &Class::Flow(2), 3)
+        );
+        let t = c.metrics["throughput_Bps"];
+        assert_eq!((t.min, t.median, t.max), (3900.0, 4000.0, 4062.5));
+        let m = c.metrics["spacing_max_ms"];
+        assert_eq!((m.min, m.max), (130.0, 300.0));
+        assert_eq!(c.metrics["drops_queue"].median, 1.0);
+        // unknown values (no event log) are left out, not 0
+        assert!(!c.metrics.contains_key("drops_error"));
+        let sum = Summary {
+            experiment: "x".into(),
+            quantiles: QUANTILE_METHOD.into(),
+            points: vec![s.clone()],
+        };
+        let csv = sum.to_csv(&[]);
+        assert!(
+            csv.contains("p,udp,flow2,throughput_Bps,3,3900,3950,4000,4031.25,4062.5,3987.5\n"),
+            "{csv}"
+        );
+        assert!(sum.to_json().contains("\"udp\""));
+        // A point without UDP flows: no `udp` key in summary.json, no udp rows.
+        let plain = summarise_point("p", &[], &runs[..0], &[ClassScheme::Flow]);
+        let sum = Summary {
+            experiment: "x".into(),
+            quantiles: QUANTILE_METHOD.into(),
+            points: vec![plain],
+        };
+        assert!(!sum.to_json().contains("udp") && !sum.to_csv(&[]).contains("udp"));
+        let r = serde_json::to_string(&RunMetrics::default()).unwrap();
+        assert!(!r.contains("udp"), "{r}");
     }
 }

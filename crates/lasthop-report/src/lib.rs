@@ -7,32 +7,54 @@
 //! the chosen run's `events.csv` and `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
 
 pub mod plots;
+pub mod series;
 
 use lasthop_core::output::AtomicFile;
-use lasthop_experiment::files::{read_events, read_trace, Ev, EventRow};
-use lasthop_experiment::summary::{class_order, CONN_METRICS, RUN_METRICS};
+use lasthop_experiment::files::{read_events, read_trace, read_udp_packets, Ev, EventRow};
+use lasthop_experiment::summary::{class_order, CONN_METRICS, RUN_METRICS, UDP_METRICS};
 use lasthop_experiment::{
-    load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, RunMetrics, Summary, MARKER,
+    load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summary,
 };
 use plots::{box_chart, cdf_chart, color, xy_chart, Bars, Line, Marks, Shape};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+/// What can go wrong building the report. Messages name the file or the bad argument.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// The results directory: `experiment.json`, a run's `metrics.json`, ...
+    #[error(transparent)]
+    Results(#[from] lasthop_experiment::ExperimentError),
+    /// A run file the plots read (`events.csv`, `tcp_trace.csv`, `udp_packets.csv`).
+    #[error(transparent)]
+    File(#[from] lasthop_experiment::files::FileError),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    /// `--run` names no finished run.
+    #[error("--run {given:?}: allowed POINT/REPLICATION of a finished run, POINT one of {points}")]
+    UnknownRun { given: String, points: String },
+}
+
 /// Builds `DIR/report.html` (time plots of the spec's `report_run`, else the first finished run).
-pub fn build(dir: &Path) -> Result<PathBuf, String> {
+pub fn build(dir: &Path) -> Result<PathBuf, ReportError> {
     build_with(dir, None)
 }
 
 /// Builds `DIR/report.html`; `run` (`POINT/REPLICATION`) chooses the run of the time plots.
-pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, String> {
+pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, ReportError> {
     let (info, summary) = summarise(dir)?;
     let metrics = load_metrics(dir, &info)?;
     let chosen = choose_run(dir, &info, run)?;
     let html = render(dir, &info, &summary, &metrics, chosen.as_ref())?;
-    let path = dir.join("report.html");
-    AtomicFile::write_all_to(&path, html.as_bytes())
-        .map_err(|e| format!("{}: {e}", path.display()))?;
+    let path = ResultsDir::new(dir).report_html();
+    AtomicFile::write_all_to(&path, html.as_bytes()).map_err(|source| ReportError::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
     Ok(path)
 }
 
@@ -40,18 +62,17 @@ fn choose_run(
     dir: &Path,
     info: &ExperimentInfo,
     run: Option<&str>,
-) -> Result<Option<(String, u64)>, String> {
-    let done = |p: &str, r: u64| info.run_dir(dir, p, r).join(MARKER).exists();
+) -> Result<Option<(String, u64)>, ReportError> {
+    let done = |p: &str, r: u64| info.run_layout(dir, p, r).has_marker();
     if let Some(s) = run {
-        let bad = || {
-            format!(
-                "--run {s:?}: allowed POINT/REPLICATION of a finished run, POINT one of {}",
-                info.points
-                    .iter()
-                    .map(|p| p.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
+        let bad = || ReportError::UnknownRun {
+            given: s.to_string(),
+            points: info
+                .points
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
         };
         let (p, r) = s.rsplit_once('/').ok_or_else(bad)?;
         let r: u64 = r.parse().map_err(|_| bad())?;
@@ -131,7 +152,7 @@ fn render(
     summary: &Summary,
     metrics: &[Vec<RunMetrics>],
     chosen: Option<&(String, u64)>,
-) -> Result<String, String> {
+) -> Result<String, ReportError> {
     let mut h = String::new();
     let title = format!("lasthop experiment: {}", info.name);
     let _ = write!(
@@ -228,8 +249,9 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     let mut classes: Vec<String> = vec![];
     for p in &s.points {
         for c in p.classes.iter().filter(|c| c.scheme == scheme) {
-            if !classes.contains(&c.class) {
-                classes.push(c.class.clone());
+            let name = c.class.to_string();
+            if !classes.contains(&name) {
+                classes.push(name);
             }
         }
     }
@@ -273,7 +295,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             match p
                 .classes
                 .iter()
-                .find(|x| x.scheme == scheme && &x.class == c)
+                .find(|x| x.scheme == scheme && x.class.to_string() == *c)
             {
                 Some(cs) => {
                     let e = cs.metrics.get("elapsed_s");
@@ -327,7 +349,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         } else {
             p.classes
                 .iter()
-                .find(|c| c.class == class)
+                .find(|c| c.class.to_string() == class)
                 .and_then(|c| c.metrics.get(metric))
                 .copied()
         }
@@ -417,7 +439,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             } else {
                 p.classes
                     .iter()
-                    .find(|c| &c.class == class)
+                    .find(|c| c.class.to_string() == *class)
                     .and_then(|c| c.metrics.get(metric))
             };
             let _ = write!(
@@ -466,7 +488,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     h.push_str("</table></details>\n");
 }
 
-fn figure(h: &mut String, svg: Result<String, String>, caption: &str) {
+fn figure(h: &mut String, svg: Result<String, plots::PlotError>, caption: &str) {
     match svg {
         Ok(svg) => {
             let _ = writeln!(
@@ -476,7 +498,12 @@ fn figure(h: &mut String, svg: Result<String, String>, caption: &str) {
             );
         }
         Err(e) => {
-            let _ = writeln!(h, "<p class=\"note\">({}: {})</p>", esc(caption), esc(&e));
+            let _ = writeln!(
+                h,
+                "<p class=\"note\">({}: {})</p>",
+                esc(caption),
+                esc(&e.to_string())
+            );
         }
     }
 }
@@ -487,7 +514,7 @@ fn across(
     info: &ExperimentInfo,
     s: &Summary,
     metrics: &[Vec<RunMetrics>],
-) -> Result<(), String> {
+) -> Result<(), ReportError> {
     h.push_str("<h2>Across replications</h2>\n");
     let names: Vec<String> = info.points.iter().map(|p| p.name.clone()).collect();
     let series = |f: &dyn Fn(&lasthop_experiment::ConnMetrics) -> f64| -> Vec<(String, Vec<f64>)> {
@@ -572,8 +599,9 @@ fn across(
         let mut classes: Vec<String> = vec![];
         for p in &s.points {
             for c in p.classes.iter().filter(|c| c.scheme == scheme) {
-                if !classes.contains(&c.class) {
-                    classes.push(c.class.clone());
+                let name = c.class.to_string();
+                if !classes.contains(&name) {
+                    classes.push(name);
                 }
             }
         }
@@ -582,7 +610,7 @@ fn across(
         for (g, p) in s.points.iter().enumerate() {
             for c in p.classes.iter().filter(|c| c.scheme == scheme) {
                 if let (Some(ci), Some(f)) = (
-                    classes.iter().position(|x| x == &c.class),
+                    classes.iter().position(|x| *x == c.class.to_string()),
                     c.metrics.get(key),
                 ) {
                     boxes.push((g, ci, *f));
@@ -638,7 +666,7 @@ fn flow_reverse(f: &str) -> Option<String> {
 }
 
 /// Time plots of one run.
-fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), String> {
+fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), ReportError> {
     let _ = writeln!(
         h,
         "<h2>One run: {} / replication {rep}</h2>\n<p class=\"note\">Files in <code>runs/{}/{rep}/</code>. Choose another with <code>lasthop report DIR --run POINT/REPLICATION</code> or <code>report_run</code> in the spec.</p>",
@@ -647,7 +675,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     );
     let events_path = run_dir.join("events.csv");
     let events: Vec<EventRow> = if events_path.exists() {
-        read_events(&events_path).map_err(|e| e.to_string())?
+        read_events(&events_path)?
     } else {
         vec![]
     };
@@ -829,22 +857,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     }
     // Queue length, one chart per direction.
     for (d, name) in [(0u8, "down (fixed → mobile)"), (1, "up (mobile → fixed)")] {
-        // The state after all the events of one instant: a packet that passes straight
-        // through (enqueue and lsb at the same time) never shows as queued.
-        let mut pts: Vec<(f64, f64)> = vec![];
-        let mut last_t = None;
-        for e in events.iter().filter(|e| e.dir == d) {
-            let Some(q) = e.queue_pkts else { continue };
-            let p = (secs(e.time_ns), f64::from(q));
-            if last_t == Some(e.time_ns) {
-                if let Some(l) = pts.last_mut() {
-                    *l = p;
-                }
-            } else {
-                pts.push(p);
-            }
-            last_t = Some(e.time_ns);
-        }
+        let pts = series::queue_length(&events, d);
         if pts.is_empty() {
             continue;
         }
@@ -882,28 +895,13 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     // Throughput over time per connection.
     let t_end = events.iter().map(|e| e.time_ns).max().unwrap_or(0);
     if !flows.is_empty() && t_end > 0 {
-        let bin = ((t_end as f64 / 1e9) / 50.0).max(2.0);
-        let nb = ((t_end as f64 / 1e9) / bin).ceil() as usize + 1;
+        let bin = series::throughput_bin(t_end);
         let mut tl = vec![];
         for (fi, flow) in flows.iter().enumerate().take(8) {
-            let mut b = vec![0f64; nb];
-            for e in events
-                .iter()
-                .filter(|e| &e.flow == flow && e.event == Ev::Release)
-            {
-                let i = ((e.time_ns as f64 / 1e9) / bin) as usize;
-                if i < nb {
-                    b[i] += f64::from(e.tcp_len.unwrap_or(0));
-                }
-            }
             tl.push(Line {
                 label: format!("connection {} ({flow})", fi + 1),
                 color: color(fi),
-                points: b
-                    .iter()
-                    .enumerate()
-                    .map(|(i, v)| ((i as f64 + 0.5) * bin, v / bin))
-                    .collect(),
+                points: series::released_throughput(&events, flow, t_end, bin),
                 step: false,
                 dashed: false,
             });
@@ -917,7 +915,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     // cwnd and ssthresh.
     let trace_path = run_dir.join("tcp_trace.csv");
     if trace_path.exists() {
-        let trace = read_trace(&trace_path).map_err(|e| e.to_string())?;
+        let trace = read_trace(&trace_path)?;
         let mut conns: Vec<(String, String)> = vec![];
         for t in &trace {
             let k = (t.host.clone(), format!("{}>{}", t.local, t.remote));
@@ -980,6 +978,52 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
             );
         }
     }
+    udp_plots(h, run_dir)
+}
+
+/// The UDP flows of one run (only when it has any): the spacing CDF and the one-way delay over
+/// time, from `udp_packets.csv`.
+fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), ReportError> {
+    let path = run_dir.join("udp_packets.csv");
+    if !path.exists() {
+        return Ok(());
+    }
+    let rows = read_udp_packets(&path)?;
+    let flows = series::udp_series(&rows);
+    if flows.is_empty() {
+        return Ok(());
+    }
+    let cdfs: Vec<(String, Vec<f64>)> = flows
+        .iter()
+        .filter(|f| !f.spacing_ms.is_empty())
+        .map(|f| (format!("UDP flow {}", f.flow), f.spacing_ms.clone()))
+        .collect();
+    if !cdfs.is_empty() {
+        figure(
+            h,
+            cdf_chart("UDP spacing (jitter)", "spacing between consecutively received packets (ms)", &cdfs),
+            "From udp_packets.csv: the receiver's inter-arrival gaps of consecutively numbered datagrams (a pair with a loss between them is left out, as in seed 000).",
+        );
+    }
+    let lines: Vec<Line> = flows
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| !f.delay.is_empty())
+        .map(|(i, f)| Line {
+            label: format!("UDP flow {}", f.flow),
+            color: color(i),
+            points: f.delay.clone(),
+            step: false,
+            dashed: false,
+        })
+        .collect();
+    if !lines.is_empty() {
+        figure(
+            h,
+            xy_chart("UDP one-way delay", "receive time (s)", "one-way delay (ms)", &lines, &[], &[], None, None),
+            "From udp_packets.csv: receiver capture time minus sender capture time of the same sequence number, at each datagram's arrival.",
+        );
+    }
     Ok(())
 }
 
@@ -1040,5 +1084,17 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
     for (k, label) in RUN_METRICS {
         five_row(h, label, p.run_metrics.get(k));
     }
-    h.push_str("</table></div>\n</div></details>\n");
+    h.push_str("</table></div>\n");
+    for c in &p.udp {
+        let _ = write!(
+            h,
+            "<div class=\"block\"><h4>UDP {}</h4><table>{FIVE_HEAD}",
+            esc(&c.class.to_string())
+        );
+        for (k, label) in UDP_METRICS {
+            five_row(h, label, c.metrics.get(k));
+        }
+        h.push_str("</table></div>\n");
+    }
+    h.push_str("</div></details>\n");
 }

@@ -26,10 +26,16 @@ pub fn color(i: usize) -> RGBColor {
     COLORS[i % COLORS.len()]
 }
 
-type R<T> = Result<T, String>;
+/// Drawing a chart failed: plotters' error, as its debug text (the report shows it in place of
+/// the chart).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("plot: {0}")]
+pub struct PlotError(pub String);
 
-fn e<E: std::fmt::Debug>(x: E) -> String {
-    format!("plot: {x:?}")
+type R<T> = Result<T, PlotError>;
+
+fn e<E: std::fmt::Debug>(x: E) -> PlotError {
+    PlotError(format!("{x:?}"))
 }
 
 /// A line series: label, colour index, points, whether to draw it as steps.

@@ -95,6 +95,96 @@ bytes = 30000
     assert!(std::fs::read_to_string(other)
         .unwrap()
         .contains("One run: frto / replication 1"));
-    let e = lasthop_report::build_with(&out, Some("nope/0")).unwrap_err();
+    let e = lasthop_report::build_with(&out, Some("nope/0"))
+        .unwrap_err()
+        .to_string();
     assert!(e.contains("bl, frto"), "{e}");
+}
+
+/// The simulator, plus the UDP files a run with one UDP flow has (written by hand here: the
+/// simulator's UDP sockets are another engineer's work). Replication k's throughput is
+/// 4000 + 62.5·k B/s and its spacing max 228 + 100·k ms.
+struct WithUdp;
+
+impl lasthop_experiment::Backend for WithUdp {
+    fn run(&self, scenario: &lasthop_scenario::Scenario, dir: &Path) -> Result<(), String> {
+        SimBackend.run(scenario, dir)?;
+        let k: f64 = dir.file_name().unwrap().to_str().unwrap().parse().unwrap();
+        let flows = format!(
+            "flow,src,dst,sent,received,lost,loss_rate,duplicates,bytes,first_s,last_s,throughput_Bps,drops_queue,drops_red,drops_error,drops_mtu,spacing_p50_ms,spacing_p75_ms,spacing_p90_ms,spacing_max_ms,delay_p50_ms,delay_p75_ms,delay_p90_ms,delay_p99_ms,delay_max_ms\n\
+             1,10.0.0.1:7000,10.0.0.2:7001,10,9,1,0.100000,0,4680,0.200000,1.352000,{:.3},1,0,0,0,128.000,128.000,168.000,{:.3},200.000,200.000,220.000,292.000,300.000\n",
+            4000.0 + 62.5 * k,
+            228.0 + 100.0 * k
+        );
+        let packets = "flow,seq,sent_s,received_s,delay_ms\n1,0,0.000000,0.200000,200.000\n1,1,0.128000,0.328000,200.000\n1,2,0.256000,0.456000,200.000\n";
+        std::fs::write(dir.join("udp_flows.csv"), flows).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("udp_packets.csv"), packets).map_err(|e| e.to_string())
+    }
+    fn max_jobs(&self) -> Option<usize> {
+        Some(1)
+    }
+}
+
+#[test]
+fn udp_flows_in_metrics_summary_and_report() {
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"udp\"\nduration = \"60s\"\nlink = \"{}\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 5000\n",
+            ex.join("links/seed000-e0.toml").display()
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"udp\"\nscenario = \"scenario.toml\"\nreplications = 2\n",
+    )
+    .unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    let out = d.path().join("out");
+    let opts = RunOptions {
+        jobs: Some(1),
+        progress: false,
+    };
+    run_experiment(&exp, &out, &WithUdp, &opts).unwrap();
+    // metrics.json of replication 1 holds the UDP flow (no scenario flow matches its addresses)
+    let runs = std::fs::read_dir(out.join("runs")).unwrap();
+    let point = runs.map(|e| e.unwrap().path()).next().unwrap();
+    let m = lasthop_experiment::RunMetrics::load(&point.join("1/metrics.json")).unwrap();
+    assert_eq!(m.udp.len(), 1);
+    let u = &m.udp[0];
+    assert_eq!(
+        (u.flow, u.udp_flow, u.sent, u.received, u.lost),
+        (None, 1, Some(10), 9, Some(1))
+    );
+    assert_eq!(u.throughput_bps, Some(4062.5));
+    assert_eq!(
+        u.spacing_ms,
+        [Some(128.0), Some(128.0), Some(168.0), Some(328.0)]
+    );
+    assert_eq!(u.delay_ms[3], Some(292.0));
+    // summary.csv: min / 25 / 50 / 75 / max of the two replications (4000, 4062.5)
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(
+        csv.contains(",udp,udp1,throughput_Bps,2,4000,4015.625,4031.25,4046.875,4062.5,4031.25\n"),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(",udp,udp1,spacing_max_ms,2,228,253,278,303,328,278\n"),
+        "{csv}"
+    );
+    let json = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(json.contains("\"udp\": ["), "{json}");
+    let html = std::fs::read_to_string(lasthop_report::build(&out).unwrap()).unwrap();
+    for needle in [
+        "UDP spacing (jitter)",
+        "UDP one-way delay",
+        "UDP udp1",
+        "UDP throughput (bytes/s, UDP header included)",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
 }

@@ -73,8 +73,8 @@ pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error
 }
 
 /// One row per connection, from every host's capture and the event log (see
-/// [`lasthop_analysis::run_connections`]); written to `connections.csv` when there is an output
-/// directory.
+/// [`lasthop_analysis::analyze_run`]); written to `connections.csv` (and the UDP flows to
+/// `udp_flows.csv`) when there is an output directory.
 fn connections(
     scenario: &Scenario,
     opts: &OutputOptions,
@@ -104,15 +104,12 @@ fn connections(
         })
         .collect();
     let events = opts.dir.as_ref().map(|d| d.join("events.csv"));
-    let conns = lasthop_analysis::run_connections(&captures, events.as_deref())?;
+    let run = lasthop_analysis::analyze_run(&captures, events.as_deref())?;
     if let Some(dir) = &opts.dir {
-        let path = dir.join("connections.csv");
-        lasthop_analysis::write_connections_csv(&path, &conns).map_err(|e| Error::Io {
-            path: path.display().to_string(),
-            source: e,
-        })?;
+        // connections.csv, and the UDP flows' files when there are UDP flows
+        lasthop_analysis::write_run_files(dir, &run)?;
     }
-    Ok(conns)
+    Ok(run.conns)
 }
 
 /// Writes `text` to `path` atomically (for the CLI's summary files).

@@ -4,7 +4,8 @@
 
 use lasthop_apps::{Net, SockEvent, SockId};
 use lasthop_core::rng::Rng;
-use lasthop_core::{FlowKey, Packet, Stream, Time};
+use lasthop_core::wire::build_ipv4_udp;
+use lasthop_core::{Packet, Stream, Time};
 use lasthop_tcp::{ConnKey, Event as TcpEvent, Host as TcpHost};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -195,38 +196,17 @@ impl Net for HostNet<'_> {
         else {
             return;
         };
-        let p = udp_packet(SocketAddrV4::new(addr, *port), to, *ip_id, head, len);
+        // Linux sends UDP with DF set (path MTU discovery) and not ECN-capable.
+        let head = &head[..head.len().min(len as usize)];
+        let p = build_ipv4_udp(
+            SocketAddrV4::new(addr, *port),
+            to,
+            *ip_id,
+            0,
+            head,
+            28 + len,
+        );
         *ip_id = ip_id.wrapping_add(1);
         self.stack.udp_out.push_back(p);
     }
-}
-
-/// An IPv4 UDP datagram of `len` payload bytes whose first bytes are `head` (the rest virtual):
-/// DF set and TTL 64 as Linux sends it; the UDP checksum is 0 ("none", RFC 768) since the
-/// payload is not all there.
-fn udp_packet(src: SocketAddrV4, dst: SocketAddrV4, ip_id: u16, head: &[u8], len: u32) -> Packet {
-    let head = &head[..head.len().min(len as usize)];
-    let total = 28 + len;
-    let mut b = Vec::with_capacity(28 + head.len());
-    b.extend_from_slice(&[0x45, 0]);
-    b.extend_from_slice(&(total.min(65535) as u16).to_be_bytes());
-    b.extend_from_slice(&ip_id.to_be_bytes());
-    b.extend_from_slice(&[0x40, 0, 64, 17, 0, 0]);
-    b.extend_from_slice(&src.ip().octets());
-    b.extend_from_slice(&dst.ip().octets());
-    let sum = lasthop_core::packet::ipv4_checksum(&b[..20]);
-    b[10..12].copy_from_slice(&sum.to_be_bytes());
-    b.extend_from_slice(&src.port().to_be_bytes());
-    b.extend_from_slice(&dst.port().to_be_bytes());
-    b.extend_from_slice(&((8 + len).min(65535) as u16).to_be_bytes());
-    b.extend_from_slice(&[0, 0]);
-    b.extend_from_slice(head);
-    let flow = FlowKey {
-        proto: 17,
-        src: (*src.ip()).into(),
-        dst: (*dst.ip()).into(),
-        sport: src.port(),
-        dport: dst.port(),
-    };
-    Packet::with_flow(b, total, flow)
 }

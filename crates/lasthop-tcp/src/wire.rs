@@ -2,19 +2,15 @@
 //!
 //! Written by hand rather than with etherparse's builders: the payload is only a length, and the
 //! option layout follows Linux 2.4 byte for byte (`tcp_syn_build_options`,
-//! `tcp_build_and_update_options`), so captures look like the seeds' traces. Parsing is
+//! `tcp_build_and_update_options`), so captures look like the seeds' traces. The header views,
+//! the IPv4 header and its checksum and the flag bits are `lasthop_core::wire`'s. Parsing is
 //! defensive: any malformed input gives `None`, never a panic.
 
+use lasthop_core::wire::{self, PROTO_TCP};
 use lasthop_core::{FlowKey, Packet};
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-pub const FIN: u8 = 0x01;
-pub const SYN: u8 = 0x02;
-pub const RST: u8 = 0x04;
-pub const PSH: u8 = 0x08;
-pub const ACK: u8 = 0x10;
-pub const ECE: u8 = 0x40;
-pub const CWR: u8 = 0x80;
+pub use lasthop_core::wire::{ACK, CWR, ECE, FIN, PSH, RST, SYN};
 
 /// One TCP segment, decoded.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
@@ -103,11 +99,7 @@ impl Segment {
         // Headers first with the lengths left 0, then the options, then the lengths and the
         // IP checksum, which depend on the options.
         let mut b = Vec::with_capacity(80);
-        b.extend_from_slice(&[0x45, self.ecn & 3, 0, 0]);
-        b.extend_from_slice(&self.ip_id.to_be_bytes());
-        b.extend_from_slice(&[0x40, 0, 64, 6, 0, 0]); // DF (path MTU discovery on), TTL 64, TCP
-        b.extend_from_slice(&src.ip().octets());
-        b.extend_from_slice(&dst.ip().octets());
+        b.extend_from_slice(&[0; 20]); // the IPv4 header, written once the length is known
         b.extend_from_slice(&src.port().to_be_bytes());
         b.extend_from_slice(&dst.port().to_be_bytes());
         b.extend_from_slice(&self.seq.to_be_bytes());
@@ -119,10 +111,17 @@ impl Segment {
         debug_assert!(b.len() % 4 == 0 && b.len() <= 80);
         let tcp_len = b.len() - 20;
         let total = 20 + tcp_len as u32 + self.payload;
-        b[2..4].copy_from_slice(&(total.min(65535) as u16).to_be_bytes());
+        // DF (path MTU discovery on), TTL 64, and the header checksum.
+        wire::write_ipv4_header(
+            &mut b,
+            *src.ip(),
+            *dst.ip(),
+            PROTO_TCP,
+            total,
+            self.ip_id,
+            self.ecn,
+        );
         b[32] = ((tcp_len / 4) as u8) << 4;
-        let sum = checksum(&b[..20]);
-        b[10..12].copy_from_slice(&sum.to_be_bytes());
         // The flow is known: no need to parse the headers just written.
         let flow = FlowKey {
             proto: 6,
@@ -137,37 +136,32 @@ impl Segment {
     /// Parses an IPv4 TCP packet; `None` for anything else or anything malformed.
     pub fn decode(p: &Packet) -> Option<Segment> {
         let d = &p.data;
-        if d.len() < 20 || d[0] >> 4 != 4 || d[9] != 6 {
+        let ip = wire::parse_ip(d)?;
+        if ip.version != 4 || ip.proto != PROTO_TCP {
             return None;
         }
-        let ihl = usize::from(d[0] & 0x0f) * 4;
-        if ihl < 20 {
-            return None;
-        }
-        let t = d.get(ihl..)?;
-        if t.len() < 20 {
-            return None;
-        }
-        let off = usize::from(t[12] >> 4) * 4;
-        if off < 20 || t.len() < off {
-            return None;
-        }
-        let ip = |i: usize| Ipv4Addr::new(d[i], d[i + 1], d[i + 2], d[i + 3]);
+        let ihl = ip.header_len;
+        let t = wire::parse_tcp(ip.transport(d)?, true)?;
+        let off = t.header_len;
         let be16 = |s: &[u8]| u16::from_be_bytes([s[0], s[1]]);
         let be32 = |s: &[u8]| u32::from_be_bytes([s[0], s[1], s[2], s[3]]);
+        let v4 = |a| match a {
+            std::net::IpAddr::V4(a) => a,
+            std::net::IpAddr::V6(_) => Ipv4Addr::UNSPECIFIED,
+        };
         let mut seg = Segment {
-            src: Some(SocketAddrV4::new(ip(12), be16(&t[0..]))),
-            dst: Some(SocketAddrV4::new(ip(16), be16(&t[2..]))),
-            seq: be32(&t[4..]),
-            ack: be32(&t[8..]),
-            flags: t[13],
-            window: be16(&t[14..]),
+            src: Some(SocketAddrV4::new(v4(ip.src), t.sport)),
+            dst: Some(SocketAddrV4::new(v4(ip.dst), t.dport)),
+            seq: t.seq,
+            ack: t.ack,
+            flags: t.flags,
+            window: t.window,
             payload: p.wire_len.saturating_sub((ihl + off) as u32),
-            ip_id: be16(&d[4..]),
-            ecn: d[1] & 3,
+            ip_id: ip.ip_id,
+            ecn: ip.ecn,
             ..Segment::default()
         };
-        let mut o = &t[20..off];
+        let mut o = t.options;
         while let Some(&kind) = o.first() {
             match kind {
                 0 => break,
@@ -194,20 +188,6 @@ impl Segment {
         }
         Some(seg)
     }
-}
-
-/// RFC 791 header checksum.
-fn checksum(h: &[u8]) -> u16 {
-    let words = h.chunks_exact(2);
-    let odd = words.remainder().first().map_or(0, |&b| u32::from(b) << 8);
-    let mut s: u32 = words
-        .map(|c| u32::from(u16::from_be_bytes([c[0], c[1]])))
-        .sum::<u32>()
-        + odd;
-    while s > 0xffff {
-        s = (s & 0xffff) + (s >> 16);
-    }
-    !(s as u16)
 }
 
 #[cfg(test)]

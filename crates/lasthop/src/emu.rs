@@ -97,9 +97,8 @@ fn analyse(out: &RunOutputs) -> Result<()> {
         .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
         .collect();
     let events = out.events.exists().then_some(out.events.as_path());
-    let conns = la::run_connections(&captures, events).context("analysing the captures")?;
-    la::write_connections_csv(out.out_dir.join("connections.csv"), &conns)
-        .context("writing connections.csv")?;
-    print!("{}", la::format_table(&conns));
+    let run = la::write_run_analysis(&out.out_dir, &captures, events)
+        .context("analysing the captures")?;
+    print!("{}", la::format_table(&run.conns));
     Ok(())
 }

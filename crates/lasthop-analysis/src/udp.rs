@@ -1,0 +1,496 @@
+//! Constant-bit-rate UDP flows (seed 000's "1 UDP" workload): loss, throughput, drops by cause,
+//! spacing (jitter) and one-way delay per flow, from the sender's and the receiver's captures.
+//! Definitions are in `docs/analysis.md` (*UDP flows*).
+//!
+//! Our UDP senders put a 16-byte record at the start of each datagram's payload (big-endian):
+//! the magic `LHU1`, the sequence number (u32, from 0) and the send time (u64 ns, run-relative).
+//! A UDP flow is a 5-tuple whose datagrams carry it; other UDP datagrams are ignored.
+
+use crate::events::{DropCause, EventLog};
+use crate::stats::quantile;
+use crate::Error;
+use lasthop_core::output::AtomicFile;
+use lasthop_core::{wire, FlowKey, Time};
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::net::IpAddr;
+use std::path::Path;
+
+/// The first 4 bytes of the record.
+pub const MAGIC: [u8; 4] = *b"LHU1";
+/// Bytes of the record at the start of the payload.
+pub const RECORD_LEN: usize = 16;
+
+/// The record our UDP senders write at the start of the payload.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub seq: u32,
+    /// Send time in ns since the run started.
+    pub send_ns: u64,
+}
+
+impl Record {
+    /// The 16 bytes: magic, sequence number, send time, big-endian.
+    pub fn encode(&self) -> [u8; RECORD_LEN] {
+        let mut b = [0u8; RECORD_LEN];
+        b[..4].copy_from_slice(&MAGIC);
+        b[4..8].copy_from_slice(&self.seq.to_be_bytes());
+        b[8..16].copy_from_slice(&self.send_ns.to_be_bytes());
+        b
+    }
+
+    /// The record at the start of `payload`, if it is there whole and starts with the magic.
+    pub fn decode(payload: &[u8]) -> Option<Record> {
+        let b = payload.get(..RECORD_LEN)?;
+        if b[..4] != MAGIC {
+            return None;
+        }
+        Some(Record {
+            seq: u32::from_be_bytes(b[4..8].try_into().ok()?),
+            send_ns: u64::from_be_bytes(b[8..16].try_into().ok()?),
+        })
+    }
+}
+
+/// One datagram of a UDP flow as a capture saw it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Datagram {
+    pub time: Time,
+    pub flow: FlowKey,
+    /// The UDP length field: payload + the 8-byte header.
+    pub udp_len: u32,
+    pub record: Record,
+}
+
+/// Parses an IP datagram (IPv4 or IPv6, possibly only its head) holding a UDP datagram that
+/// starts with our record; `None` for anything else (other protocols, later fragments, UDP
+/// without the record, headers cut short). `wire_len` is used when a length field is 0.
+pub fn parse_datagram(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<Datagram> {
+    let v = wire::parse_ip(ip)?;
+    // A first fragment holds the UDP header and the record; later ones are skipped.
+    if v.proto != wire::PROTO_UDP || v.frag & 0x1fff != 0 {
+        return None;
+    }
+    let u = wire::parse_udp(v.transport(ip)?)?;
+    let record = Record::decode(u.payload)?;
+    let udp_len = match u.length {
+        0 => v
+            .datagram_len(wire_len, ip.len())
+            .saturating_sub(v.header_len as u32),
+        n => u32::from(n),
+    };
+    Some(Datagram {
+        time,
+        flow: FlowKey {
+            proto: wire::PROTO_UDP,
+            src: v.src,
+            dst: v.dst,
+            sport: u.sport,
+            dport: u.dport,
+        },
+        udp_len,
+        record,
+    })
+}
+
+/// Drops of one UDP flow by cause, from the event log.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdpDrops {
+    pub queue: u64,
+    /// RED drops and ECN marks (seed 000's "r").
+    pub red: u64,
+    pub error: u64,
+    /// MTU and unknown causes.
+    pub mtu: u64,
+}
+
+/// Quantiles 50/75/90/99 and the maximum, in ms; `None` without samples.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Quantiles {
+    pub p50: Option<f64>,
+    pub p75: Option<f64>,
+    pub p90: Option<f64>,
+    pub p99: Option<f64>,
+    pub max: Option<f64>,
+}
+
+impl Quantiles {
+    /// Of `values` (any order).
+    pub fn of(values: &[f64]) -> Quantiles {
+        let mut v = values.to_vec();
+        v.sort_by(f64::total_cmp);
+        Quantiles {
+            p50: quantile(&v, 0.5),
+            p75: quantile(&v, 0.75),
+            p90: quantile(&v, 0.9),
+            p99: quantile(&v, 0.99),
+            max: v.last().copied(),
+        }
+    }
+}
+
+/// One received datagram of a flow (its first copy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Received {
+    pub seq: u32,
+    /// Receiver capture time.
+    pub time: Time,
+    /// Sender capture time of the same sequence number, if the sender's capture saw it.
+    pub sent: Option<Time>,
+}
+
+impl Received {
+    /// One-way delay (receiver capture time − sender capture time), ns.
+    pub fn delay_ns(&self) -> Option<i64> {
+        self.sent.map(|s| self.time.0 as i64 - s.0 as i64)
+    }
+}
+
+/// The statistics of one UDP flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UdpFlowStats {
+    pub flow: FlowKey,
+    /// Distinct sequence numbers in the sender's capture; `None` without it.
+    pub sent: Option<u64>,
+    /// Distinct sequence numbers in the receiver's capture.
+    pub received: u64,
+    /// Copies received beyond the first of a sequence number.
+    pub duplicates: u64,
+    /// UDP length (payload + 8) summed over the received datagrams (first copies).
+    pub bytes: u64,
+    /// First copies in receive order.
+    pub packets: Vec<Received>,
+    /// Drops by cause; `None` without an event log.
+    pub drops: Option<UdpDrops>,
+}
+
+impl UdpFlowStats {
+    pub fn lost(&self) -> Option<u64> {
+        self.sent.map(|s| s.saturating_sub(self.received))
+    }
+
+    /// lost / sent.
+    pub fn loss_rate(&self) -> Option<f64> {
+        match (self.sent, self.lost()) {
+            (Some(s), Some(l)) if s > 0 => Some(l as f64 / s as f64),
+            _ => None,
+        }
+    }
+
+    /// Time between the first and the last received datagram.
+    pub fn duration_ns(&self) -> Option<u64> {
+        let (a, b) = (self.packets.first()?, self.packets.last()?);
+        Some(b.time.0.saturating_sub(a.time.0))
+    }
+
+    /// Received bytes (UDP header included) / time between the first and the last received
+    /// datagram, bytes/s (seed 000's UDP throughput); `None` under two datagrams or no time.
+    pub fn throughput_bps(&self) -> Option<f64> {
+        let d = self.duration_ns().filter(|&d| d > 0)?;
+        Some(self.bytes as f64 / (d as f64 / 1e9))
+    }
+
+    /// Receiver inter-arrival gaps in ms of consecutive sequence numbers (a pair with a loss or
+    /// a reordering between them is left out).
+    pub fn gaps_ms(&self) -> Vec<f64> {
+        self.packets
+            .windows(2)
+            .filter(|w| w[1].seq == w[0].seq.wrapping_add(1))
+            .map(|w| (w[1].time.0 as f64 - w[0].time.0 as f64) / 1e6)
+            .collect()
+    }
+
+    /// Spacing quantiles (p99 is computed too; the CSV lists 50/75/90 and the max).
+    pub fn spacing_ms(&self) -> Quantiles {
+        Quantiles::of(&self.gaps_ms())
+    }
+
+    /// One-way delays in ms, in receive order.
+    pub fn delays_ms(&self) -> Vec<f64> {
+        self.packets
+            .iter()
+            .filter_map(|p| p.delay_ns())
+            .map(|d| d as f64 / 1e6)
+            .collect()
+    }
+
+    pub fn delay_ms(&self) -> Quantiles {
+        Quantiles::of(&self.delays_ms())
+    }
+}
+
+/// Per UDP flow, from every host's datagrams: `hosts` pairs a host's address with the
+/// datagrams its capture holds. A flow's sender capture is that of the host with the flow's
+/// source address, its receiver capture that of the destination's. Flows are in order of their
+/// first datagram in either capture.
+pub fn udp_flows(hosts: &[(IpAddr, Vec<Datagram>)]) -> Vec<UdpFlowStats> {
+    // flow -> (first seen, sent seq -> first send time, received datagrams in capture order)
+    #[derive(Default)]
+    struct Acc {
+        first: Option<Time>,
+        sent: Option<HashMap<u32, Time>>,
+        rx: Vec<Datagram>,
+    }
+    let mut flows: BTreeMap<FlowKey, Acc> = BTreeMap::new();
+    for (addr, dgs) in hosts {
+        for d in dgs {
+            let a = flows.entry(d.flow).or_default();
+            a.first = Some(a.first.map_or(d.time, |f: Time| f.min(d.time)));
+            if d.flow.src == *addr {
+                a.sent
+                    .get_or_insert_with(HashMap::new)
+                    .entry(d.record.seq)
+                    .or_insert(d.time);
+            }
+            if d.flow.dst == *addr {
+                a.rx.push(*d);
+            }
+        }
+    }
+    // A sender whose capture was given but held none of the flow's datagrams sent none.
+    for (addr, _) in hosts {
+        for (k, a) in flows.iter_mut() {
+            if k.src == *addr && a.sent.is_none() {
+                a.sent = Some(HashMap::new());
+            }
+        }
+    }
+    let mut out: Vec<(Time, UdpFlowStats)> = flows
+        .into_iter()
+        .map(|(flow, a)| {
+            let mut seen = std::collections::HashSet::new();
+            let mut packets = vec![];
+            let (mut bytes, mut duplicates) = (0u64, 0u64);
+            for d in &a.rx {
+                if !seen.insert(d.record.seq) {
+                    duplicates += 1;
+                    continue;
+                }
+                bytes += u64::from(d.udp_len);
+                packets.push(Received {
+                    seq: d.record.seq,
+                    time: d.time,
+                    sent: a.sent.as_ref().and_then(|s| s.get(&d.record.seq)).copied(),
+                });
+            }
+            let stats = UdpFlowStats {
+                flow,
+                sent: a.sent.as_ref().map(|s| s.len() as u64),
+                received: packets.len() as u64,
+                duplicates,
+                bytes,
+                packets,
+                drops: None,
+            };
+            (a.first.unwrap_or(Time(0)), stats)
+        })
+        .collect();
+    out.sort_by_key(|(t, s)| (*t, s.flow));
+    out.into_iter().map(|(_, s)| s).collect()
+}
+
+/// Adds drops by cause from `events.csv` to the flows. The one place this module reads the event
+/// log: through [`EventLog`], which keeps `tcp:` flows only, so the `udp:` rows are handed to it
+/// with their flow renamed `tcp:`, and every other row as an empty line (no TCP row can
+/// collide, and error messages keep the file's line numbers).
+pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error> {
+    let name = path.display().to_string();
+    let io = |e: std::io::Error| Error::Io {
+        path: name.clone(),
+        error: e,
+    };
+    let mut rd = BufReader::new(std::fs::File::open(path).map_err(io)?);
+    let mut text = String::new();
+    let mut line = String::new();
+    let mut first = true;
+    loop {
+        line.clear();
+        if rd.read_line(&mut line).map_err(io)? == 0 {
+            break;
+        }
+        if first {
+            text.push_str(&line);
+            first = false;
+        } else if line.contains(",udp:") {
+            text.push_str(&line.replacen(",udp:", ",tcp:", 1));
+        } else {
+            text.push('\n');
+        }
+    }
+    let log = EventLog::from_reader(text.as_bytes(), &name)?;
+    for f in flows {
+        let key = FlowKey { proto: 6, ..f.flow }.to_string();
+        let mut d = UdpDrops::default();
+        if let Some(ev) = log.flows.get(&key) {
+            for (_, cause) in &ev.drops {
+                match cause {
+                    DropCause::Queue => d.queue += 1,
+                    DropCause::Red => d.red += 1,
+                    DropCause::Error => d.error += 1,
+                    DropCause::Mtu | DropCause::Other => d.mtu += 1,
+                }
+            }
+            d.red += ev.marks.len() as u64;
+        }
+        f.drops = Some(d);
+    }
+    Ok(())
+}
+
+/// Every column of `udp_flows.csv`, in order.
+pub const UDP_CSV_COLUMNS: [&str; 25] = [
+    "flow",
+    "src",
+    "dst",
+    "sent",
+    "received",
+    "lost",
+    "loss_rate",
+    "duplicates",
+    "bytes",
+    "first_s",
+    "last_s",
+    "throughput_Bps",
+    "drops_queue",
+    "drops_red",
+    "drops_error",
+    "drops_mtu",
+    "spacing_p50_ms",
+    "spacing_p75_ms",
+    "spacing_p90_ms",
+    "spacing_max_ms",
+    "delay_p50_ms",
+    "delay_p75_ms",
+    "delay_p90_ms",
+    "delay_p99_ms",
+    "delay_max_ms",
+];
+
+fn opt<T: ToString>(v: Option<T>) -> String {
+    v.map(|v| v.to_string()).unwrap_or_default()
+}
+
+fn f3(v: Option<f64>) -> String {
+    v.map(|v| format!("{v:.3}")).unwrap_or_default()
+}
+
+fn secs(t: Option<Time>) -> String {
+    t.map(|t| format!("{:.6}", t.0 as f64 / 1e9))
+        .unwrap_or_default()
+}
+
+/// One CSV row (no newline), in [`UDP_CSV_COLUMNS`] order; `n` is the flow's number (from 1).
+pub fn udp_csv_row(n: usize, f: &UdpFlowStats) -> String {
+    let sp = f.spacing_ms();
+    let de = f.delay_ms();
+    let d = f.drops;
+    let cols = [
+        n.to_string(),
+        fmt_addr(f.flow.src, f.flow.sport),
+        fmt_addr(f.flow.dst, f.flow.dport),
+        opt(f.sent),
+        f.received.to_string(),
+        opt(f.lost()),
+        f.loss_rate().map(|r| format!("{r:.6}")).unwrap_or_default(),
+        f.duplicates.to_string(),
+        f.bytes.to_string(),
+        secs(f.packets.first().map(|p| p.time)),
+        secs(f.packets.last().map(|p| p.time)),
+        f3(f.throughput_bps()),
+        opt(d.map(|d| d.queue)),
+        opt(d.map(|d| d.red)),
+        opt(d.map(|d| d.error)),
+        opt(d.map(|d| d.mtu)),
+        f3(sp.p50),
+        f3(sp.p75),
+        f3(sp.p90),
+        f3(sp.max),
+        f3(de.p50),
+        f3(de.p75),
+        f3(de.p90),
+        f3(de.p99),
+        f3(de.max),
+    ];
+    cols.join(",")
+}
+
+fn fmt_addr(ip: IpAddr, port: u16) -> String {
+    std::net::SocketAddr::new(ip, port).to_string()
+}
+
+/// The text of `udp_flows.csv`.
+pub fn udp_csv(flows: &[UdpFlowStats]) -> String {
+    let mut s = UDP_CSV_COLUMNS.join(",");
+    s.push('\n');
+    for (i, f) in flows.iter().enumerate() {
+        s.push_str(&udp_csv_row(i + 1, f));
+        s.push('\n');
+    }
+    s
+}
+
+/// The columns of `udp_packets.csv`: one row per received datagram (first copy), per flow in
+/// receive order.
+pub const UDP_PACKETS_COLUMNS: [&str; 5] = ["flow", "seq", "sent_s", "received_s", "delay_ms"];
+
+/// The text of `udp_packets.csv` (the series behind the spacing CDF and the delay plot).
+pub fn udp_packets_csv(flows: &[UdpFlowStats]) -> String {
+    let mut s = UDP_PACKETS_COLUMNS.join(",");
+    s.push('\n');
+    for (i, f) in flows.iter().enumerate() {
+        for p in &f.packets {
+            let _ = writeln!(
+                s,
+                "{},{},{},{},{}",
+                i + 1,
+                p.seq,
+                secs(p.sent),
+                secs(Some(p.time)),
+                f3(p.delay_ns().map(|d| d as f64 / 1e6))
+            );
+        }
+    }
+    s
+}
+
+/// Writes `udp_flows.csv` and `udp_packets.csv` into `dir`, atomically; nothing at all when
+/// there is no UDP flow.
+pub fn write_udp_files(dir: &Path, flows: &[UdpFlowStats]) -> Result<(), Error> {
+    if flows.is_empty() {
+        return Ok(());
+    }
+    for (name, text) in [
+        ("udp_flows.csv", udp_csv(flows)),
+        ("udp_packets.csv", udp_packets_csv(flows)),
+    ] {
+        let path = dir.join(name);
+        AtomicFile::write_all_to(&path, text.as_bytes()).map_err(|e| Error::Io {
+            path: path.display().to_string(),
+            error: e,
+        })?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_round_trip_and_refusals() {
+        let r = Record {
+            seq: 0x0102_0304,
+            send_ns: 0x0a0b_0c0d_0e0f_1011,
+        };
+        let b = r.encode();
+        assert_eq!(&b[..4], b"LHU1");
+        assert_eq!(&b[4..8], &[1, 2, 3, 4]);
+        assert_eq!(&b[8..], &[0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11]);
+        assert_eq!(Record::decode(&b), Some(r));
+        assert_eq!(Record::decode(&b[..15]), None);
+        let mut bad = b;
+        bad[0] = b'X';
+        assert_eq!(Record::decode(&bad), None);
+    }
+}

@@ -1,0 +1,400 @@
+//! IPv4 / IPv6, TCP and UDP header bytes: read-only views, the internet checksum, the TCP flag
+//! bits, and a builder for IPv4 + UDP headers with a virtual payload. The one place where
+//! lasthop reads and writes header bytes (the packet type, the TCP model, the capture analyser
+//! and the simulator's UDP sockets all use it).
+//!
+//! Parsing is defensive: anything malformed or cut short gives `None`, never a panic. Lengths
+//! come from the IP header, never from the bytes present, because a capture or a simulated
+//! packet may hold the headers only.
+
+use crate::packet::{FlowKey, Packet};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddrV4};
+
+/// TCP flag bits (the 14th byte of the TCP header).
+pub const FIN: u8 = 0x01;
+pub const SYN: u8 = 0x02;
+pub const RST: u8 = 0x04;
+pub const PSH: u8 = 0x08;
+pub const ACK: u8 = 0x10;
+pub const URG: u8 = 0x20;
+pub const ECE: u8 = 0x40;
+pub const CWR: u8 = 0x80;
+
+/// IP protocol numbers.
+pub const PROTO_TCP: u8 = 6;
+pub const PROTO_UDP: u8 = 17;
+
+/// Length of a UDP header.
+pub const UDP_HEADER_LEN: usize = 8;
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+}
+
+fn be32(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// The internet checksum (RFC 1071): the one's complement of the one's-complement sum of the
+/// 16-bit big-endian words, an odd last byte padded with a zero byte.
+pub fn checksum(bytes: &[u8]) -> u16 {
+    let words = bytes.chunks_exact(2);
+    let odd = words.remainder().first().map_or(0, |&b| u32::from(b) << 8);
+    let mut s: u64 = words
+        .map(|c| u64::from(u16::from_be_bytes([c[0], c[1]])))
+        .sum::<u64>()
+        + u64::from(odd);
+    while s > 0xffff {
+        s = (s & 0xffff) + (s >> 16);
+    }
+    !(s as u16)
+}
+
+/// The fixed part of an IP header (IPv4 with options skipped, or the IPv6 fixed header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IpView {
+    /// 4 or 6.
+    pub version: u8,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// IPv4 protocol, or IPv6 next header.
+    pub proto: u8,
+    /// Bytes of IP header (IPv4: IHL × 4; IPv6: 40).
+    pub header_len: usize,
+    /// The datagram's length from the header (IPv4 total length; IPv6 40 + payload length).
+    /// 0 when the field is 0 (segmentation offload): see [`IpView::datagram_len`].
+    pub total_len: u32,
+    /// IPv4 identification (0 for IPv6).
+    pub ip_id: u16,
+    /// IPv4 flags and fragment offset (0 for IPv6).
+    pub frag: u16,
+    /// The ECN codepoint (0 Not-ECT, 1 ECT(1), 2 ECT(0), 3 CE).
+    pub ecn: u8,
+}
+
+impl IpView {
+    /// A later fragment, or a first fragment with more to come.
+    pub fn is_fragment(&self) -> bool {
+        self.frag & 0x3fff != 0
+    }
+
+    /// The datagram's length: the header's field, or `wire_len` (else the bytes present) when
+    /// that field is 0.
+    pub fn datagram_len(&self, wire_len: Option<u32>, present: usize) -> u32 {
+        if self.total_len != 0 {
+            self.total_len
+        } else {
+            wire_len.unwrap_or(present as u32)
+        }
+    }
+
+    /// The transport header and whatever follows it in `ip` (the bytes this view was parsed
+    /// from).
+    pub fn transport<'a>(&self, ip: &'a [u8]) -> Option<&'a [u8]> {
+        ip.get(self.header_len..)
+    }
+}
+
+/// Parses an IPv4 header (IHL ≥ 5, all of it present; the total length field is not checked)
+/// or an IPv6 fixed header (40 bytes present).
+pub fn parse_ip(ip: &[u8]) -> Option<IpView> {
+    match ip.first()? >> 4 {
+        4 => {
+            let ihl = usize::from(ip[0] & 0x0f) * 4;
+            if ihl < 20 || ip.len() < ihl {
+                return None;
+            }
+            let total = be16(ip, 2)?;
+            Some(IpView {
+                version: 4,
+                src: Ipv4Addr::new(ip[12], ip[13], ip[14], ip[15]).into(),
+                dst: Ipv4Addr::new(ip[16], ip[17], ip[18], ip[19]).into(),
+                proto: ip[9],
+                header_len: ihl,
+                total_len: u32::from(total),
+                ip_id: be16(ip, 4)?,
+                frag: be16(ip, 6)?,
+                ecn: ip[1] & 3,
+            })
+        }
+        6 => {
+            if ip.len() < 40 {
+                return None;
+            }
+            let mut s = [0u8; 16];
+            let mut d = [0u8; 16];
+            s.copy_from_slice(&ip[8..24]);
+            d.copy_from_slice(&ip[24..40]);
+            let plen = u32::from(be16(ip, 4)?);
+            Some(IpView {
+                version: 6,
+                src: Ipv6Addr::from(s).into(),
+                dst: Ipv6Addr::from(d).into(),
+                proto: ip[6],
+                header_len: 40,
+                total_len: if plen == 0 { 0 } else { 40 + plen },
+                ip_id: 0,
+                frag: 0,
+                ecn: (ip[1] >> 4) & 3,
+            })
+        }
+        _ => None,
+    }
+}
+
+/// A TCP header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpView<'a> {
+    pub sport: u16,
+    pub dport: u16,
+    pub seq: u32,
+    pub ack: u32,
+    pub flags: u8,
+    pub window: u16,
+    /// Data offset × 4: the header with its options.
+    pub header_len: usize,
+    /// The options, as far as they are present in the bytes.
+    pub options: &'a [u8],
+}
+
+impl TcpView<'_> {
+    pub fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+}
+
+/// Parses a TCP header: 20 bytes present and a data offset of at least 5. With `whole`, the
+/// options must be present too (else `None`); without, they are cut to what is there.
+pub fn parse_tcp(tcp: &[u8], whole: bool) -> Option<TcpView<'_>> {
+    if tcp.len() < 20 {
+        return None;
+    }
+    let doff = usize::from(tcp[12] >> 4) * 4;
+    if doff < 20 || (whole && tcp.len() < doff) {
+        return None;
+    }
+    Some(TcpView {
+        sport: be16(tcp, 0)?,
+        dport: be16(tcp, 2)?,
+        seq: be32(tcp, 4)?,
+        ack: be32(tcp, 8)?,
+        flags: tcp[13],
+        window: be16(tcp, 14)?,
+        header_len: doff,
+        options: &tcp[20..doff.min(tcp.len())],
+    })
+}
+
+/// A UDP header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UdpView<'a> {
+    pub sport: u16,
+    pub dport: u16,
+    /// The length field: header (8) + payload.
+    pub length: u16,
+    pub checksum: u16,
+    /// The payload bytes present (possibly only its head).
+    pub payload: &'a [u8],
+}
+
+/// Parses a UDP header (8 bytes present).
+pub fn parse_udp(udp: &[u8]) -> Option<UdpView<'_>> {
+    if udp.len() < UDP_HEADER_LEN {
+        return None;
+    }
+    Some(UdpView {
+        sport: be16(udp, 0)?,
+        dport: be16(udp, 2)?,
+        length: be16(udp, 4)?,
+        checksum: be16(udp, 6)?,
+        payload: &udp[UDP_HEADER_LEN..],
+    })
+}
+
+/// The flow key of IP bytes: protocol, addresses, and ports for TCP (whole header present) and
+/// UDP; [`FlowKey::UNKNOWN`] for anything that is not IP.
+pub fn flow_key(data: &[u8]) -> FlowKey {
+    let Some(ip) = parse_ip(data) else {
+        return FlowKey::UNKNOWN;
+    };
+    let rest = &data[ip.header_len..];
+    let ports = match ip.proto {
+        PROTO_TCP => parse_tcp(rest, true).map(|t| (t.sport, t.dport)),
+        PROTO_UDP => parse_udp(rest).map(|u| (u.sport, u.dport)),
+        _ => None,
+    };
+    let (sport, dport) = ports.unwrap_or((0, 0));
+    FlowKey {
+        proto: ip.proto,
+        src: ip.src,
+        dst: ip.dst,
+        sport,
+        dport,
+    }
+}
+
+/// Writes the 20-byte IPv4 header (no options, DF set, TTL 64) with its checksum into `b[..20]`.
+#[allow(clippy::too_many_arguments)]
+pub fn write_ipv4_header(
+    b: &mut [u8],
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    proto: u8,
+    total_len: u32,
+    ip_id: u16,
+    ecn: u8,
+) {
+    b[..20].copy_from_slice(&[0; 20]);
+    b[0] = 0x45;
+    b[1] = ecn & 3;
+    b[2..4].copy_from_slice(&(total_len.min(65535) as u16).to_be_bytes());
+    b[4..6].copy_from_slice(&ip_id.to_be_bytes());
+    b[6] = 0x40; // DF
+    b[8] = 64;
+    b[9] = proto;
+    b[12..16].copy_from_slice(&src.octets());
+    b[16..20].copy_from_slice(&dst.octets());
+    let sum = checksum(&b[..20]);
+    b[10..12].copy_from_slice(&sum.to_be_bytes());
+}
+
+/// An IPv4 + UDP datagram of `wire_len` bytes on the wire whose bytes hold the headers and
+/// `payload_head` (the start of the payload; the rest is virtual, as in the simulator). The UDP
+/// length field is `wire_len − 20` and its checksum 0 ("none", allowed over IPv4: the payload is
+/// not all there to sum). `wire_len` below 28 + `payload_head.len()` is raised to it.
+pub fn build_ipv4_udp(
+    src: SocketAddrV4,
+    dst: SocketAddrV4,
+    ip_id: u16,
+    ecn: u8,
+    payload_head: &[u8],
+    wire_len: u32,
+) -> Packet {
+    let min = (20 + UDP_HEADER_LEN + payload_head.len()) as u32;
+    let wire_len = wire_len.max(min).min(65535);
+    let mut b = vec![0u8; min as usize];
+    write_ipv4_header(
+        &mut b,
+        *src.ip(),
+        *dst.ip(),
+        PROTO_UDP,
+        wire_len,
+        ip_id,
+        ecn,
+    );
+    b[20..22].copy_from_slice(&src.port().to_be_bytes());
+    b[22..24].copy_from_slice(&dst.port().to_be_bytes());
+    b[24..26].copy_from_slice(&((wire_len - 20) as u16).to_be_bytes());
+    b[28..].copy_from_slice(payload_head);
+    let flow = FlowKey {
+        proto: PROTO_UDP,
+        src: (*src.ip()).into(),
+        dst: (*dst.ip()).into(),
+        sport: src.port(),
+        dport: dst.port(),
+    };
+    Packet::with_flow(b, wire_len, flow)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use etherparse::PacketBuilder;
+
+    #[test]
+    fn checksum_by_hand() {
+        // RFC 1071's example words 0001 f203 f4f5 f6f7: sum ddf2 (with carries), complement 220d.
+        assert_eq!(
+            checksum(&[0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7]),
+            0x220d
+        );
+        // An odd byte counts as its high half: 0x0100 -> !0x0100.
+        assert_eq!(checksum(&[0x01]), !0x0100);
+        assert_eq!(checksum(&[]), 0xffff);
+    }
+
+    #[test]
+    fn views_of_etherparse_packets() {
+        let mut tcp = Vec::new();
+        PacketBuilder::ipv4([198, 18, 0, 1], [198, 19, 0, 1], 64)
+            .tcp(5001, 80, 1000, 65535)
+            .ack(77)
+            .syn()
+            .write(&mut tcp, &[0u8; 36])
+            .unwrap();
+        let ip = parse_ip(&tcp).unwrap();
+        assert_eq!(
+            (ip.version, ip.proto, ip.header_len, ip.total_len),
+            (4, 6, 20, 76)
+        );
+        let t = parse_tcp(ip.transport(&tcp).unwrap(), true).unwrap();
+        assert_eq!(
+            (t.sport, t.dport, t.seq, t.ack, t.window),
+            (5001, 80, 1000, 77, 65535)
+        );
+        assert!(t.has(SYN) && t.has(ACK) && !t.has(FIN));
+        assert_eq!(
+            flow_key(&tcp).to_string(),
+            "tcp:198.18.0.1:5001>198.19.0.1:80"
+        );
+        // the IPv4 checksum etherparse wrote sums to zero with ours
+        assert_eq!(checksum(&tcp[..20]), 0);
+
+        let mut udp = Vec::new();
+        PacketBuilder::ipv4([198, 18, 0, 1], [198, 19, 0, 1], 64)
+            .udp(7000, 7001)
+            .write(&mut udp, &[9u8; 24])
+            .unwrap();
+        let ip = parse_ip(&udp).unwrap();
+        let u = parse_udp(ip.transport(&udp).unwrap()).unwrap();
+        assert_eq!(
+            (u.sport, u.dport, u.length, u.payload.len()),
+            (7000, 7001, 32, 24)
+        );
+        assert_eq!(
+            flow_key(&udp).to_string(),
+            "udp:198.18.0.1:7000>198.19.0.1:7001"
+        );
+    }
+
+    #[test]
+    fn malformed_is_none() {
+        assert!(parse_ip(&[]).is_none());
+        assert!(parse_ip(&[0x45; 19]).is_none());
+        assert!(parse_ip(&[0x44; 40]).is_none()); // IHL 4
+        assert!(parse_ip(&[0x60; 39]).is_none());
+        assert!(parse_tcp(&[0; 19], false).is_none());
+        let mut t = [0u8; 20];
+        t[12] = 0x40; // data offset 4
+        assert!(parse_tcp(&t, false).is_none());
+        t[12] = 0x60; // 24 bytes of header, 20 present
+        assert!(parse_tcp(&t, true).is_none());
+        assert_eq!(parse_tcp(&t, false).unwrap().options.len(), 0);
+        assert!(parse_udp(&[0; 7]).is_none());
+        assert_eq!(flow_key(&[0xff; 3]), FlowKey::UNKNOWN);
+    }
+
+    #[test]
+    fn udp_builder_with_virtual_payload() {
+        let src = SocketAddrV4::new(Ipv4Addr::new(198, 18, 0, 1), 7000);
+        let dst = SocketAddrV4::new(Ipv4Addr::new(198, 19, 0, 1), 7001);
+        let head = *b"LHU1\0\0\0\x05\0\0\0\0\0\0\0\x07";
+        let p = build_ipv4_udp(src, dst, 42, 0, &head, 540);
+        assert_eq!((p.data.len(), p.wire_len), (44, 540));
+        assert_eq!(p.flow.to_string(), "udp:198.18.0.1:7000>198.19.0.1:7001");
+        let h = etherparse::Ipv4HeaderSlice::from_slice(&p.data).unwrap();
+        assert_eq!(
+            (h.total_len(), h.identification(), h.protocol().0),
+            (540, 42, 17)
+        );
+        assert_eq!(h.header_checksum(), h.to_header().calc_header_checksum());
+        let u = etherparse::UdpHeaderSlice::from_slice(&p.data[20..]).unwrap();
+        assert_eq!(
+            (u.source_port(), u.destination_port(), u.length()),
+            (7000, 7001, 520)
+        );
+        assert_eq!(&p.data[28..], &head);
+        // too short a wire length is raised to the bytes present
+        assert_eq!(build_ipv4_udp(src, dst, 0, 0, &head, 10).wire_len, 44);
+    }
+}

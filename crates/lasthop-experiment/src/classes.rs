@@ -1,0 +1,200 @@
+//! Connection classes: the schemes that put a run's connections into classes, and the classes
+//! themselves (`faster`, `rank3`, `flow0`, `inline2`, `udp1`, ...), with their table order.
+//! Kept apart from the spec and the summaries, which both use them.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// How the connections of one run are put into classes (see `docs/experiments.md`).
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ClassScheme {
+    /// Seed 000 (simultaneous starts): per run, connections ranked by elapsed time, shortest
+    /// first ("faster", "slower"; "rank1".."rankN" for more than two).
+    #[serde(rename = "faster-slower")]
+    FasterSlower,
+    /// Seed 000 (staggered starts): ranked by start time ("first", "second", "startN").
+    #[serde(rename = "start-order")]
+    StartOrder,
+    /// The scenario's flow index ("flow0", "flow1", ...).
+    #[serde(rename = "flow")]
+    Flow,
+    /// Seed 002: flow 0 is the main object ("main"), the others ranked by throughput within
+    /// each run, highest first ("inline1" fastest ... "inlineN" slowest).
+    #[serde(rename = "main-inline")]
+    MainInline,
+}
+
+impl ClassScheme {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClassScheme::FasterSlower => "faster-slower",
+            ClassScheme::StartOrder => "start-order",
+            ClassScheme::Flow => "flow",
+            ClassScheme::MainInline => "main-inline",
+        }
+    }
+    pub const ALL: [ClassScheme; 4] = [
+        ClassScheme::FasterSlower,
+        ClassScheme::StartOrder,
+        ClassScheme::Flow,
+        ClassScheme::MainInline,
+    ];
+}
+
+/// One class of connections (or of UDP flows). Written as in `summary.csv`: `faster`,
+/// `slower`, `first`, `second`, `main`, `rankN`, `startN`, `flowN`, `inlineN`, `udpN`, `other`
+/// (a connection that matches no scenario flow) and `all` (every connection pooled).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Class {
+    Faster,
+    Slower,
+    First,
+    Second,
+    Main,
+    Rank(u64),
+    Start(u64),
+    Flow(u64),
+    Inline(u64),
+    /// A UDP flow of `udp_flows.csv` that matches no scenario flow.
+    Udp(u64),
+    Other,
+    All,
+}
+
+/// A class name that is none of [`Class`]'s forms.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, other, all, rankN, startN, flowN, inlineN, udpN)")]
+pub struct UnknownClass(pub String);
+
+impl fmt::Display for Class {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Class::Faster => f.write_str("faster"),
+            Class::Slower => f.write_str("slower"),
+            Class::First => f.write_str("first"),
+            Class::Second => f.write_str("second"),
+            Class::Main => f.write_str("main"),
+            Class::Rank(n) => write!(f, "rank{n}"),
+            Class::Start(n) => write!(f, "start{n}"),
+            Class::Flow(n) => write!(f, "flow{n}"),
+            Class::Inline(n) => write!(f, "inline{n}"),
+            Class::Udp(n) => write!(f, "udp{n}"),
+            Class::Other => f.write_str("other"),
+            Class::All => f.write_str("all"),
+        }
+    }
+}
+
+impl FromStr for Class {
+    type Err = UnknownClass;
+    fn from_str(s: &str) -> Result<Class, UnknownClass> {
+        let fixed = match s {
+            "faster" => Some(Class::Faster),
+            "slower" => Some(Class::Slower),
+            "first" => Some(Class::First),
+            "second" => Some(Class::Second),
+            "main" => Some(Class::Main),
+            "other" => Some(Class::Other),
+            "all" => Some(Class::All),
+            _ => None,
+        };
+        if let Some(c) = fixed {
+            return Ok(c);
+        }
+        let digits = s.trim_start_matches(|c: char| !c.is_ascii_digit());
+        let prefix = &s[..s.len() - digits.len()];
+        let n: Option<u64> = (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| digits.parse().ok())
+            .flatten();
+        let bad = || UnknownClass(s.to_string());
+        let n = n.ok_or_else(bad)?;
+        match prefix {
+            "rank" => Ok(Class::Rank(n)),
+            "start" => Ok(Class::Start(n)),
+            "flow" => Ok(Class::Flow(n)),
+            "inline" => Ok(Class::Inline(n)),
+            "udp" => Ok(Class::Udp(n)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+/// Table order of class names: the named ranks first in their natural order, then by number
+/// (then prefix), then any other name alphabetically.
+pub fn class_order(name: &str) -> (u32, u64, String) {
+    let fixed = ["faster", "slower", "first", "second", "main"];
+    if let Some(i) = fixed.iter().position(|f| *f == name) {
+        return (0, i as u64, String::new());
+    }
+    let digits: String = name.chars().skip_while(|c| !c.is_ascii_digit()).collect();
+    let prefix: String = name.chars().take_while(|c| !c.is_ascii_digit()).collect();
+    match digits.parse::<u64>() {
+        Ok(n) => (1, n, prefix),
+        Err(_) => (2, 0, name.to_string()),
+    }
+}
+
+impl Ord for Class {
+    /// Table order ([`class_order`] of the names).
+    fn cmp(&self, other: &Class) -> std::cmp::Ordering {
+        class_order(&self.to_string()).cmp(&class_order(&other.to_string()))
+    }
+}
+
+impl PartialOrd for Class {
+    fn partial_cmp(&self, other: &Class) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Serialize for Class {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Class {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Class, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip_and_order() {
+        for s in [
+            "faster", "slower", "first", "second", "main", "rank3", "start1", "flow0", "inline12",
+            "udp1", "other", "all",
+        ] {
+            assert_eq!(s.parse::<Class>().unwrap().to_string(), s);
+        }
+        for bad in ["", "rank", "flowx", "fast", "flow-1", "udp1a", "x1"] {
+            let e = bad.parse::<Class>().unwrap_err();
+            assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
+        }
+        let mut v: Vec<Class> = [
+            "other", "flow2", "inline1", "slower", "flow10", "faster", "all",
+        ]
+        .iter()
+        .map(|s| s.parse().unwrap())
+        .collect();
+        v.sort();
+        let names: Vec<String> = v.iter().map(Class::to_string).collect();
+        // named first; then by number (inline1 before flow2); then the rest alphabetically
+        assert_eq!(
+            names,
+            ["faster", "slower", "inline1", "flow2", "flow10", "all", "other"]
+        );
+        assert_eq!(serde_json::to_string(&Class::Rank(3)).unwrap(), "\"rank3\"");
+        assert_eq!(
+            serde_json::from_str::<Class>("\"udp2\"").unwrap(),
+            Class::Udp(2)
+        );
+        assert!(serde_json::from_str::<Class>("\"nope\"").is_err());
+    }
+}
