@@ -98,7 +98,6 @@ pub struct EmuBackend {
 
 impl Backend for EmuBackend {
     fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String> {
-        use lasthop_analysis as la;
         let opts = lasthop_emu::EmuOptions::new(dir, self.exe.clone());
         let out = lasthop_emu::run(scenario, &opts).map_err(|e| format!("{e:#}"))?;
         match out.stop {
@@ -111,20 +110,28 @@ impl Backend for EmuBackend {
             }
             lasthop_emu::Stop::FlowsDone | lasthop_emu::Stop::Duration => {}
         }
-        let captures: Vec<_> = out
-            .pcaps
-            .iter()
-            .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
-            .collect();
-        let events = out.events.exists().then_some(out.events.as_path());
-        let conns = la::run_connections(&captures, events)
-            .map_err(|e| format!("analysing the captures: {e}"))?;
-        la::write_connections_csv(out.out_dir.join("connections.csv"), &conns)
-            .map_err(|e| format!("writing connections.csv: {e}"))
+        analyse_emu_run(&out)
+            .map(|_| ())
+            .map_err(|e| format!("analysing the captures: {e}"))
     }
     fn max_jobs(&self) -> Option<usize> {
         Some(1)
     }
+}
+
+/// An emulated run's captures and event log analysed into `connections.csv` (and
+/// `udp_flows.csv`), as the simulator does after its runs.
+pub fn analyse_emu_run(
+    out: &lasthop_emu::RunOutputs,
+) -> Result<lasthop_analysis::RunAnalysis, lasthop_analysis::Error> {
+    use lasthop_analysis as la;
+    let captures: Vec<_> = out
+        .pcaps
+        .iter()
+        .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
+        .collect();
+    let events = out.events.exists().then_some(out.events.as_path());
+    la::write_run_analysis(&out.out_dir, &captures, events)
 }
 
 /// A backend that refuses, for a mode this build cannot run.

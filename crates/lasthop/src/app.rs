@@ -2,7 +2,7 @@
 //! also run by hand: `ip netns exec NS lasthop app bulk-recv --listen 198.19.0.1:5000`.
 
 use anyhow::Result;
-use lasthop_emu::app::{bulk_recv, bulk_send, AppCommon};
+use lasthop_emu::app::{bulk_recv, bulk_send, cbr_recv, cbr_send, AppCommon};
 use lasthop_scenario::SocketOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -34,6 +34,61 @@ pub enum AppCommand {
         #[command(flatten)]
         common: CommonArgs,
     },
+    /// Send a constant-bit-rate UDP stream: COUNT datagrams of PAYLOAD bytes, one every
+    /// INTERVAL ns, each starting with its sequence record.
+    CbrSend {
+        /// The receiver's address and port.
+        #[arg(long)]
+        to: SocketAddr,
+        /// The local UDP port.
+        #[arg(long)]
+        from_port: u16,
+        /// UDP payload bytes per datagram (at least 16, the record).
+        #[arg(long)]
+        payload: usize,
+        /// Nanoseconds between datagrams.
+        #[arg(long)]
+        interval: u64,
+        /// How many datagrams.
+        #[arg(long)]
+        count: u64,
+        /// Start this many ns after the epoch (default: at once).
+        #[arg(long)]
+        start_at: Option<u64>,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// Receive a UDP stream until UNTIL ns after the epoch.
+    CbrRecv {
+        /// The address and port to bind.
+        #[arg(long)]
+        listen: SocketAddr,
+        /// Stop receiving this many ns after the epoch.
+        #[arg(long)]
+        until: u64,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+pub struct LogArgs {
+    /// CSV file of application timestamps (time_ns,event,bytes), written at exit.
+    #[arg(long)]
+    log: Option<PathBuf>,
+    /// CLOCK_MONOTONIC ns that is time 0 of the log (the emulator passes its run start).
+    #[arg(long)]
+    epoch: Option<u64>,
+}
+
+impl LogArgs {
+    fn into_common(self) -> AppCommon {
+        AppCommon {
+            log: self.log,
+            epoch: self.epoch,
+            ..AppCommon::default()
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -90,5 +145,23 @@ pub fn run(cmd: AppCommand) -> Result<()> {
             expect,
             common,
         } => bulk_recv(listen, expect, &common.into_common()),
+        AppCommand::CbrSend {
+            to,
+            from_port,
+            payload,
+            interval,
+            count,
+            start_at,
+            log,
+        } => cbr_send(
+            to,
+            from_port,
+            payload,
+            interval,
+            count,
+            start_at,
+            &log.into_common(),
+        ),
+        AppCommand::CbrRecv { listen, until, log } => cbr_recv(listen, until, &log.into_common()),
     }
 }

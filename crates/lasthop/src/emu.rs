@@ -90,15 +90,7 @@ fn write_connections(out: &RunOutputs) -> Result<()> {
 }
 
 fn analyse(out: &RunOutputs) -> Result<()> {
-    use lasthop_analysis as la;
-    let captures: Vec<_> = out
-        .pcaps
-        .iter()
-        .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
-        .collect();
-    let events = out.events.exists().then_some(out.events.as_path());
-    let run = la::write_run_analysis(&out.out_dir, &captures, events)
-        .context("analysing the captures")?;
-    print!("{}", la::format_table(&run.conns));
+    let run = lasthop_experiment::runner::analyse_emu_run(out).context("analysing the captures")?;
+    print!("{}", lasthop_analysis::format_table(&run.conns));
     Ok(())
 }
