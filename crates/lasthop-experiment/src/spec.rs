@@ -119,7 +119,14 @@ fn parse_references(
     refs: &IndexMap<String, toml::Table>,
     points: &[Point],
 ) -> Result<Vec<PointRef>, SpecError> {
-    let metrics: Vec<&str> = crate::summary::CONN_METRICS.iter().map(|m| m.0).collect();
+    // A class's published values are connection metrics, or UDP flow metrics for a flowN that
+    // is a UDP stream (seed 000's Tables 10 and 11).
+    let mut metrics: Vec<&str> = crate::summary::CONN_METRICS.iter().map(|m| m.0).collect();
+    for (m, _) in crate::summary::UDP_METRICS {
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
     let mut out = vec![];
     for (p, t) in refs {
         let key = format!("reference.{p}");

@@ -327,6 +327,21 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     h.push_str("</table>\n");
 }
 
+/// Our five numbers of `metric` for a reference's class: `all`, a connection class, else a UDP
+/// flow of that name.
+fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
+    if class == "all" {
+        p.all_connections.metrics.get(metric).copied()
+    } else {
+        p.classes
+            .iter()
+            .chain(&p.udp)
+            .filter(|c| c.class.to_string() == class)
+            .find_map(|c| c.metrics.get(metric))
+            .copied()
+    }
+}
+
 /// Published values (the spec's `[reference.POINT]`) beside ours.
 fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     if info.references.is_empty() {
@@ -343,17 +358,6 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         }
     }
     classes.sort_by_key(|c| class_order(c));
-    let ours_of = |p: &PointSummary, class: &str, metric: &str| -> Option<FiveNum> {
-        if class == "all" {
-            p.all_connections.metrics.get(metric).copied()
-        } else {
-            p.classes
-                .iter()
-                .find(|c| c.class.to_string() == class)
-                .and_then(|c| c.metrics.get(metric))
-                .copied()
-        }
-    };
     if !classes.is_empty() {
         h.push_str("<table><tr><th class=\"l\" rowspan=\"2\">point</th>");
         for c in &classes {
@@ -425,6 +429,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     let label = |m: &str| {
         CONN_METRICS
             .iter()
+            .chain(&lasthop_experiment::summary::UDP_METRICS)
             .find(|x| x.0 == m)
             .map_or(m.to_string(), |x| x.1.to_string())
     };
@@ -434,14 +439,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             continue;
         };
         for (i, (class, metric, v)) in r.values.iter().enumerate() {
-            let ours = if class == "all" {
-                p.all_connections.metrics.get(metric)
-            } else {
-                p.classes
-                    .iter()
-                    .find(|c| c.class.to_string() == *class)
-                    .and_then(|c| c.metrics.get(metric))
-            };
+            let ours = ours_of(p, class, metric);
             let _ = write!(
                 h,
                 "<tr{}><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>",

@@ -559,3 +559,37 @@ side = "mobile"
         "created the output before failing"
     );
 }
+
+#[test]
+fn emu_cbr_stream_arrives_one_serialization_and_one_delay_later() {
+    if !root() {
+        return;
+    }
+    // Seed 000's stream on e0 by itself, 20 datagrams: 512 B + 8 + 20 = 540 B take 67.5 ms at
+    // 64 kbit/s, then 300 ms of propagation; one every 128 ms never queues. So every datagram
+    // arrives, 367.5 ms after it was sent, and they arrive 128 ms apart (the emulator's release
+    // lateness aside: tolerances of a few ms).
+    let tmp = tempfile::tempdir().unwrap();
+    let link = std::fs::read_to_string(examples().join("links/seed000-e0.toml")).unwrap();
+    let spec = scenario(
+        tmp.path(),
+        &link,
+        "name = \"cbr\"\nduration = \"30s\"\nlink = \"link.toml\"\n[hosts.fixed]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"cbr\"\nfrom = \"fixed\"\nto = \"mobile\"\npayload = \"512B\"\ninterval = \"128ms\"\nduration = \"2560ms\"\nlinger = \"1s\"\n",
+    );
+    let out = tmp.path().join("out");
+    let stdout = run_ok(&spec, &out, Duration::from_secs(25));
+    assert_eq!(received(&out, 0), 20 * 512);
+    let rows = read_csv(&out.join("udp_flows.csv"));
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    let header = std::fs::read_to_string(out.join("udp_flows.csv")).unwrap();
+    let cols: Vec<&str> = header.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| -> f64 {
+        let i = cols.iter().position(|c| *c == name).unwrap();
+        rows[0][i].parse().unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    assert_eq!((col("sent"), col("received"), col("lost")), (20.0, 20.0, 0.0));
+    assert!((col("spacing_p50_ms") - 128.0).abs() <= 3.0, "{rows:?}");
+    assert!((col("delay_p50_ms") - 367.5).abs() <= 5.0, "{rows:?}");
+    assert!((col("delay_max_ms") - 367.5).abs() <= 30.0, "{rows:?}");
+    no_namespaces_of(&stdout);
+}
