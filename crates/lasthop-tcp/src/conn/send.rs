@@ -175,7 +175,11 @@ impl SendState {
         }
     }
 
-    /// Sender side of an incoming ACK (Linux `tcp_ack`).
+    // -----------------------------------------------------------------------------------------
+    // ACKs.
+
+    /// An incoming ACK (Linux `tcp_ack`): the window, SACK tags, what it acknowledges, the RTT
+    /// sample and the retransmission timer, then congestion control and recovery.
     pub(super) fn on_ack(
         &mut self,
         cfg: &TcpConfig,
@@ -388,6 +392,7 @@ impl SendState {
         data_lost
     }
 
+    /// Linux 2.4's whole SACK scoreboard (`sack_loss_marking = "linux24"`) is in use.
     fn linux24(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
         cfg.sack_loss_marking == SackLossMarking::Linux24 && o.sack
     }
@@ -413,6 +418,9 @@ impl SendState {
             }
         }
     }
+
+    // -----------------------------------------------------------------------------------------
+    // Undo.
 
     /// A D-SACK for [l, r): a retransmission that was not needed (Linux `tcp_sacktag_write_queue`,
     /// including its "dumb counting" for data already acknowledged).
@@ -505,15 +513,18 @@ impl SendState {
         }
     }
 
-    /// F-RTO (draft-sarolahti-tsvwg-tcp-frto / RFC 4138 §2.1, basic algorithm, as seeds 000 and
-    /// 002 describe it): after the RTO retransmission, two ACKs that advance the window mean
-    /// the RTO was spurious: continue with new data and cwnd = ssthresh. A duplicate ACK means
-    /// it was genuine: go back to conventional recovery.
     /// Bytes written and not yet sent.
     fn unsent(&self) -> u64 {
         (self.app_bytes + 1).saturating_sub(self.snd_nxt)
     }
 
+    // -----------------------------------------------------------------------------------------
+    // F-RTO.
+
+    /// F-RTO (draft-sarolahti-tsvwg-tcp-frto / RFC 4138 §2.1, basic algorithm, as seeds 000 and
+    /// 002 describe it): after the RTO retransmission, two ACKs that advance the window mean
+    /// the RTO was spurious: continue with new data and cwnd = ssthresh. A duplicate ACK means
+    /// it was genuine: go back to conventional recovery.
     fn frto_ack(&mut self, o: &Negotiated, stats: &mut Stats, data_acked: bool, is_dupack: bool) {
         let unsent = self.unsent();
         match self.frto {
@@ -558,6 +569,9 @@ impl SendState {
             self.cwnd = c;
         }
     }
+
+    // -----------------------------------------------------------------------------------------
+    // The congestion state machine.
 
     /// Linux `tcp_fastretrans_alert` with rate halving off.
     fn fastretrans_alert(
@@ -728,7 +742,7 @@ impl SendState {
     }
 
     // -----------------------------------------------------------------------------------------
-    // Retransmission timeout and the scoreboard.
+    // Retransmission timeout.
 
     /// The retransmission timer expired with data outstanding (Linux `tcp_retransmit_timer`).
     /// Returns `false` when `retries2` timeouts without progress mean giving up.
@@ -1001,9 +1015,6 @@ impl SendState {
             self.cwnd_cnt += 1;
         }
     }
-}
-
-impl SendState {
     // -----------------------------------------------------------------------------------------
     // What goes out next.
 
