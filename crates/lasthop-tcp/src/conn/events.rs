@@ -128,6 +128,7 @@ impl Trace {
     }
 
     /// Records `r` unless only its time differs from the last record.
+    #[inline]
     pub(super) fn push(&mut self, r: TraceRecord) {
         let same = self
             .last

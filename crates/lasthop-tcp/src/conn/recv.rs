@@ -84,6 +84,7 @@ impl RecvState {
     /// RFC 1323 §4.2 / Linux tcp_store_ts_recent: remember the TSval of a segment that starts
     /// at or before the last ACK sent (rcv_wup), so a delayed ACK echoes the earliest
     /// unacknowledged segment and its RTT includes the delay.
+    #[inline]
     pub(super) fn store_ts_recent(&mut self, seg: &Segment) {
         if let Some((val, _)) = seg.ts {
             let at_or_before = unwrap(
@@ -100,6 +101,7 @@ impl RecvState {
 
     /// RFC 3168 §6.1.3: echo CE until a segment with CWR arrives; Linux ACKs a CE segment at
     /// once (quick-ACK mode).
+    #[inline]
     pub(super) fn on_ecn(&mut self, stats: &mut Stats, seg: &Segment) {
         if seg.has(CWR) {
             self.ece_pending = false;
@@ -123,6 +125,7 @@ impl RecvState {
     }
 
     /// Any segment carrying the ACK settles what the receiver owed.
+    #[inline]
     pub(super) fn ack_sent(&mut self, timers: &mut Timers) {
         self.ack_now = false;
         timers.delack = None;
@@ -138,6 +141,7 @@ impl RecvState {
     // The receiver's inputs: configuration, options, the RTT estimator (for ato), counters,
     // the delayed-ACK timer, and the segment.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn on_data(
         &mut self,
         cfg: &TcpConfig,
@@ -324,6 +328,7 @@ impl RecvState {
 
     /// The window we advertise: the buffer minus what is held out of order (of which
     /// `adv_win_scale` offers a share), clamped, and never moving the right edge back (RFC 793).
+    #[inline]
     pub(super) fn adv_window(&mut self, cfg: &TcpConfig, o: &Negotiated) -> u16 {
         let held: u64 = self.ooo.iter().map(|&(s, e)| e - s).sum();
         let mut w = cfg.win_from_space(cfg.rcvbuf.0.saturating_sub(held));
@@ -357,6 +362,7 @@ impl RecvState {
 
     /// The SACK blocks for a segment with `payload` bytes, as wire numbers: a pending D-SACK
     /// first, then the most recently changed blocks, as many as the options and the MTU allow.
+    #[inline]
     pub(super) fn sack_blocks(
         &mut self,
         cfg: &TcpConfig,

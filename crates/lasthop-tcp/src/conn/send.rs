@@ -180,6 +180,7 @@ impl SendState {
 
     /// An incoming ACK (Linux `tcp_ack`): the window, SACK tags, what it acknowledges, the RTT
     /// sample and the retransmission timer, then congestion control and recovery.
+    #[inline]
     pub(super) fn on_ack(
         &mut self,
         cfg: &TcpConfig,
@@ -393,6 +394,7 @@ impl SendState {
     }
 
     /// Linux 2.4's whole SACK scoreboard (`sack_loss_marking = "linux24"`) is in use.
+    #[inline]
     fn linux24(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
         cfg.sack_loss_marking == SackLossMarking::Linux24 && o.sack
     }
@@ -836,9 +838,11 @@ impl SendState {
     // -----------------------------------------------------------------------------------------
     // Scoreboard.
 
+    #[inline]
     pub(super) fn packets_out(&self) -> u32 {
         self.rtx.len() as u32
     }
+    #[inline]
     pub(super) fn sacked_out(&self, o: &Negotiated) -> u32 {
         if o.sack {
             self.rtx.iter().filter(|s| s.sacked).count() as u32
@@ -846,13 +850,16 @@ impl SendState {
             self.reno_sacked
         }
     }
+    #[inline]
     pub(super) fn lost_out(&self) -> u32 {
         self.rtx.iter().filter(|s| s.lost).count() as u32
     }
+    #[inline]
     pub(super) fn retrans_out(&self) -> u32 {
         self.rtx.iter().filter(|s| s.retrans).count() as u32
     }
     /// Linux `tcp_packets_in_flight`.
+    #[inline]
     fn in_flight(&self, o: &Negotiated) -> u32 {
         // packets_out + retrans_out - sacked_out - lost_out, in one pass over the queue (this
         // runs on every send test).
@@ -930,12 +937,14 @@ impl SendState {
     }
 
     /// Linux `tcp_stream_is_thin`: fewer than 4 segments out, and not in the first slow start.
+    #[inline]
     fn is_thin(&self) -> bool {
         self.packets_out() < 4 && self.ssthresh < SSTHRESH_INFINITE
     }
 
     /// Linux `tcp_time_to_recover`, with RFC 3517's trigger instead of the FACK count unless
     /// FACK is on.
+    #[inline]
     fn time_to_recover(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
         if cfg.newreno_careful && self.send_high.is_some_and(|h| self.snd_una <= h) {
             // RFC 2582 §6 Careful: dupacks that do not cover more than send_high are from
@@ -1021,6 +1030,7 @@ impl SendState {
     /// The next data segment to send now (`new_data`: the state lets new data go).
     /// Retransmissions of segments marked lost come first (Linux `tcp_xmit_retransmit_queue`);
     /// new data only when none is waiting.
+    #[inline]
     pub(super) fn next_segment(
         &mut self,
         cfg: &TcpConfig,
@@ -1052,6 +1062,7 @@ impl SendState {
     /// Linux 2.4 `tcp_xmit_retransmit_queue`'s second pass (`linux24` marking): in Recovery,
     /// when no new segment may go, the first hole below the highest SACK that has no tag is
     /// retransmitted, while in_flight < cwnd.
+    #[inline]
     fn forward_retransmit(
         &mut self,
         cfg: &TcpConfig,
@@ -1077,6 +1088,7 @@ impl SendState {
     }
 
     /// Sends segment `i` of the retransmission queue again.
+    #[inline]
     fn retransmit(
         &mut self,
         stats: &mut Stats,
@@ -1112,6 +1124,7 @@ impl SendState {
     }
 
     /// A new segment, cut now: full MSS unless less is written, whole into the peer's window.
+    #[inline]
     fn send_new(
         &mut self,
         cfg: &TcpConfig,
@@ -1187,6 +1200,7 @@ impl SendState {
     /// emulation), leave the flight: that is limited transmit (RFC 3042), one new segment per
     /// duplicate ACK until the third starts recovery (more if `dupthresh` is raised, as Linux
     /// does with its reordering estimate). With `limited_transmit` off they stay in it.
+    #[inline]
     fn cwnd_allows_new(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
         match self.ca {
             CaState::Open | CaState::Disorder | CaState::Cwr => {

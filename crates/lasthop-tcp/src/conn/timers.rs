@@ -28,15 +28,18 @@ impl Timers {
     }
 
     /// The connection is closed: nothing more to time.
+    #[inline]
     pub(super) fn stop_all(&mut self) {
         *self = Timers::default();
     }
 
+    #[inline]
     pub(super) fn time_wait_due(&self, now: Time) -> bool {
         self.time_wait.is_some_and(|t| t <= now)
     }
 
     /// Whether the delayed-ACK timer is due; it is then stopped.
+    #[inline]
     pub(super) fn take_delack(&mut self, now: Time) -> bool {
         let due = self.delack.is_some_and(|t| t <= now);
         if due {
@@ -46,6 +49,7 @@ impl Timers {
     }
 
     /// Whether the retransmission timer is due; it is then stopped.
+    #[inline]
     pub(super) fn take_rto(&mut self, now: Time) -> bool {
         let due = self.rto.is_some_and(|t| t <= now);
         if due {
