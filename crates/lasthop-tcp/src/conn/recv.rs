@@ -330,7 +330,7 @@ impl RecvState {
     /// `adv_win_scale` offers a share), clamped, and never moving the right edge back (RFC 793).
     #[inline]
     pub(super) fn adv_window(&mut self, cfg: &TcpConfig, o: &Negotiated) -> u16 {
-        let held: u64 = self.ooo.iter().map(|&(s, e)| e - s).sum();
+        let held = self.ooo_bytes();
         let mut w = cfg.win_from_space(cfg.rcvbuf.0.saturating_sub(held));
         if let Some(c) = cfg.window_clamp {
             w = w.min(c.0);
