@@ -1,38 +1,221 @@
-//! Sender side: ACK processing, congestion control and loss recovery, in Linux 2.4's structure
-//! (`tcp_ack`, `tcp_fastretrans_alert`, `tcp_enter_loss`, undo, F-RTO, ECN's CWR).
+//! The send state: what the application wrote, the retransmission queue and its scoreboard,
+//! the congestion window and Linux 2.4's loss recovery (`tcp_ack`, `tcp_fastretrans_alert`,
+//! `tcp_enter_loss`, undo, F-RTO, ECN's CWR), the RTT estimator and what an RTO does.
+//!
+//! Methods take the configuration and the negotiated options as arguments; the retransmission
+//! timer they arm is [`Timers::rto`].
 
 use super::*;
 
-impl Connection {
-    /// Sender side of an incoming ACK (Linux `tcp_ack`).
-    pub(super) fn on_ack(&mut self, now: Time, seg: &Segment) {
+/// Linux's congestion-avoidance state (`tp->ca_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CaState {
+    /// Normal operation.
+    Open,
+    /// Duplicate ACKs or SACKs seen, not yet a loss.
+    Disorder,
+    /// cwnd reduced after an ECN echo, until the window sent before it is acknowledged.
+    Cwr,
+    /// Fast recovery after a fast retransmit.
+    Recovery,
+    /// Recovery after an RTO (go-back-N in slow start).
+    Loss,
+}
+
+/// Linux's "infinite" initial ssthresh (0x7fffffff).
+pub const SSTHRESH_INFINITE: u32 = u32::MAX >> 1;
+
+/// A segment sent and not yet cumulatively acknowledged (the retransmission queue).
+#[derive(Clone, Debug)]
+pub(super) struct SentSeg {
+    pub(super) start: u64,
+    /// End offset, FIN included.
+    pub(super) end: u64,
+    pub(super) fin: bool,
+    pub(super) sent_at: Time,
+    pub(super) sacked: bool,
+    pub(super) lost: bool,
+    /// A retransmission of it is in flight (Linux TCPCB_SACKED_RETRANS).
+    pub(super) retrans: bool,
+    /// Retransmitted at least once (Karn).
+    pub(super) ever_retrans: bool,
+    /// snd_nxt when it was last retransmitted (Linux keeps it in `ack_seq`; "Event C").
+    pub(super) rtx_nxt: u64,
+}
+
+impl SentSeg {
+    fn payload(&self) -> u32 {
+        (self.end - self.start) as u32 - u32::from(self.fin)
+    }
+}
+
+/// What an incoming ACK did, for the congestion state machine (Linux's `flag`).
+#[derive(Clone, Copy, Debug)]
+struct AckFlags {
+    acked_pkts: u32,
+    is_dupack: bool,
+    ece: bool,
+    /// Linux `tcp_ack_is_dubious`: no data, no window update, nothing acknowledged; or SACK
+    /// or ECE information; or not in the Open state.
+    dubious: bool,
+    /// A SACK block reaches above `high_seq` (Linux `FLAG_DATA_LOST`).
+    data_lost: bool,
+    /// `head_timedout` is on and the first unacknowledged segment was last sent more than one
+    /// RTO ago (Linux `tcp_head_timedout`).
+    head_timedout: bool,
+    now: Time,
+}
+
+impl AckFlags {
+    fn data_acked(&self) -> bool {
+        self.acked_pkts > 0
+    }
+}
+
+/// What [`SendState::on_ack`] made of an ACK, for the connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AckOutcome {
+    /// Unreadable, or below snd_una (its SACK blocks still count).
+    Ignored,
+    /// It acknowledges data never sent: the receiver answers with an ACK.
+    BeyondSent,
+    /// Processed; the connection looks at `fin_acked`.
+    Processed,
+}
+
+/// A segment the sender wants out: flags, offset, payload and whether it is ECN-capable.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Outgoing {
+    pub(super) flags: u8,
+    pub(super) seq: u64,
+    pub(super) payload: u32,
+    pub(super) ect: bool,
+}
+
+/// The send side of a connection. Sequence offsets count from `iss` (the SYN is offset 0).
+#[derive(Debug)]
+pub(super) struct SendState {
+    pub(super) iss: u32,
+    /// Bytes the application wrote.
+    pub(super) app_bytes: u64,
+    pub(super) fin_queued: bool,
+    pub(super) fin_sent: bool,
+    pub(super) fin_acked: bool,
+    pub(super) snd_una: u64,
+    pub(super) snd_nxt: u64,
+    pub(super) snd_wnd: u32,
+    /// The retransmission queue and its scoreboard.
+    pub(super) rtx: VecDeque<SentSeg>,
+    pub(super) cwnd: u32,
+    pub(super) ssthresh: u32,
+    pub(super) cwnd_cnt: u32,
+    pub(super) ca: CaState,
+    /// snd_nxt when Recovery or Loss was entered (Linux `high_seq`, RFC 2582 `recover`).
+    pub(super) high_seq: u64,
+    /// snd_nxt at the last RTO (RFC 2582 `send_high`), for the Careful variant.
+    pub(super) send_high: Option<u64>,
+    pub(super) dupacks: u32,
+    /// Segments sent by limited transmit since the last new ACK.
+    pub(super) lt_sent: u32,
+    /// Duplicate ACKs counted as SACKed segments during Reno recovery.
+    pub(super) reno_sacked: u32,
+    /// RTO expiries since the last forward progress (Linux `tp->retransmits`).
+    pub(super) retransmits: u32,
+    /// The first retransmission of a recovery goes regardless of cwnd (RFC 2581 step 2,
+    /// RFC 3517 step 4.3).
+    pub(super) force_head_rtx: bool,
+    /// Linux undo: snd_una when the reduction happened (`undo_marker`), retransmissions not yet
+    /// shown unnecessary (`undo_retrans`), TS clock of the first retransmission
+    /// (`retrans_stamp`), ssthresh to restore (`prior_ssthresh`, 0 = none).
+    pub(super) undo_marker: Option<u64>,
+    pub(super) undo_retrans: i64,
+    pub(super) retrans_stamp: Option<u32>,
+    pub(super) prior_ssthresh: u32,
+    /// TSecr of the ACK being processed.
+    pub(super) ack_ecr: Option<u32>,
+    /// F-RTO progress: 0 off, 1 waiting for the first ACK after the RTO, 2 for the second.
+    pub(super) frto: u8,
+    /// ECN: CWR is owed on the next new data segment.
+    pub(super) cwr_pending: bool,
+    pub(super) rtt: RttEstimator,
+}
+
+impl SendState {
+    pub(super) fn new(cfg: &TcpConfig, iss: u32) -> SendState {
+        SendState {
+            iss,
+            app_bytes: 0,
+            fin_queued: false,
+            fin_sent: false,
+            fin_acked: false,
+            snd_una: 0,
+            // The SYN takes offset 0.
+            snd_nxt: 1,
+            snd_wnd: 0,
+            rtx: VecDeque::new(),
+            cwnd: 1,
+            ssthresh: SSTHRESH_INFINITE,
+            cwnd_cnt: 0,
+            ca: CaState::Open,
+            high_seq: 0,
+            send_high: None,
+            dupacks: 0,
+            lt_sent: 0,
+            reno_sacked: 0,
+            retransmits: 0,
+            force_head_rtx: false,
+            undo_marker: None,
+            undo_retrans: 0,
+            retrans_stamp: None,
+            prior_ssthresh: 0,
+            ack_ecr: None,
+            frto: 0,
+            cwr_pending: false,
+            rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // ACKs.
+
+    /// An incoming ACK (Linux `tcp_ack`): the window, SACK tags, what it acknowledges, the RTT
+    /// sample and the retransmission timer, then congestion control and recovery.
+    #[inline]
+    pub(super) fn on_ack(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+        seg: &Segment,
+    ) -> AckOutcome {
         let base = self.iss.wrapping_add(self.snd_una as u32);
         let Some(ack) = unwrap(base, self.snd_una, seg.ack) else {
-            return;
+            return AckOutcome::Ignored;
         };
         if ack > self.snd_nxt {
-            self.ack_now = true; // acknowledges something never sent
-            return;
+            return AckOutcome::BeyondSent;
         }
         if ack < self.snd_una {
-            if self.sack_ok {
-                self.tag_sacks(seg, ack);
+            if o.sack {
+                self.tag_sacks(cfg, o, stats, seg, ack);
             }
-            return;
+            return AckOutcome::Ignored;
         }
-        self.ack_ecr = seg.ts.filter(|_| self.ts_ok).map(|(_, ecr)| ecr);
+        self.ack_ecr = seg.ts.filter(|_| o.ts).map(|(_, ecr)| ecr);
         let prior_una = self.snd_una;
-        let mut prior_in_flight = self.in_flight();
+        let mut prior_in_flight = self.in_flight(o);
         let prior_packets = self.packets_out();
-        let wnd = u32::from(seg.window) << self.snd_wscale;
+        let wnd = u32::from(seg.window) << o.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
         self.snd_wnd = wnd;
         let mut data_lost = false;
-        if self.sack_ok {
-            data_lost = self.tag_sacks(seg, ack);
-            if self.linux24() {
+        if o.sack {
+            data_lost = self.tag_sacks(cfg, o, stats, seg, ack);
+            if self.linux24(cfg, o) {
                 // Linux `tcp_ack` takes prior_in_flight after `tcp_sacktag_write_queue`.
-                prior_in_flight = self.in_flight();
+                prior_in_flight = self.in_flight(o);
             }
         }
 
@@ -62,12 +245,12 @@ impl Connection {
             // the oldest newly acknowledged segment, unless a retransmitted one is among
             // them (Karn; Linux FLAG_RETRANS_DATA_ACKED).
             let ts_sample = match seg.ts {
-                Some((_, ecr)) if self.ts_ok && ecr != 0 && acked_pkts > 0 => {
+                Some((_, ecr)) if o.ts && ecr != 0 && acked_pkts > 0 => {
                     Some(Dur(u64::from(ms_stamp(now).wrapping_sub(ecr)) * 1_000_000))
                 }
                 _ => None,
             };
-            let m = if self.ts_ok {
+            let m = if o.ts {
                 ts_sample
             } else {
                 first_sent
@@ -79,8 +262,8 @@ impl Connection {
             }
             // Linux restarts the timer whenever something is acknowledged: from now (2.4), or
             // (2.2/2.3, outside RTO recovery) from when the oldest outstanding segment was sent.
-            self.rto_deadline = self.rtx.front().map(|head| {
-                if self.cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
+            timers.rto = self.rtx.front().map(|head| {
+                if cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
                     (head.sent_at + self.rtt.rto()).max(now)
                 } else {
                     now + self.rtt.rto()
@@ -94,10 +277,10 @@ impl Connection {
             && !window_changed
             && prior_packets > 0;
         if is_dupack {
-            self.stats.dupacks_rcvd += 1;
+            stats.dupacks_rcvd += 1;
         }
         let data_acked = acked_pkts > 0;
-        let ece = self.ecn_ok && seg.has(ECE);
+        let ece = o.ecn && seg.has(ECE);
         let flags = AckFlags {
             acked_pkts,
             is_dupack,
@@ -107,7 +290,7 @@ impl Connection {
                 || ece
                 || self.ca != CaState::Open,
             data_lost,
-            head_timedout: self.cfg.head_timedout
+            head_timedout: cfg.head_timedout
                 && self
                     .rtx
                     .front()
@@ -115,7 +298,7 @@ impl Connection {
             now,
         };
         if ece {
-            self.stats.ece_rcvd += 1;
+            stats.ece_rcvd += 1;
         }
         // Linux tcp_may_raise_cwnd: not in Recovery or CWR, and with ECE only in slow start.
         let may_raise = (!ece || self.cwnd < self.ssthresh)
@@ -124,31 +307,31 @@ impl Connection {
         if prior_packets == 0 {
             // Nothing was outstanding: Linux (`no_queue`) leaves the congestion state alone.
         } else if frto_active {
-            self.frto_ack(data_acked, is_dupack);
-            self.fastretrans_alert(flags);
+            self.frto_ack(o, stats, data_acked, is_dupack);
+            self.fastretrans_alert(cfg, o, stats, flags);
         } else {
             if data_acked && prior_in_flight >= self.cwnd && may_raise {
                 self.cong_avoid();
             }
-            self.fastretrans_alert(flags);
+            self.fastretrans_alert(cfg, o, stats, flags);
         }
 
-        if self.fin_acked {
-            match self.state {
-                State::FinWait1 => self.state = State::FinWait2,
-                State::Closing => self.enter_time_wait(now),
-                State::LastAck => self.set_closed(),
-                _ => {}
-            }
-        }
+        AckOutcome::Processed
     }
 
     /// Marks SACKed segments. The first block is a D-SACK when it lies below the cumulative
     /// ACK or inside the second block (RFC 2883); it marks nothing. Returns whether a block
     /// reaches above `high_seq` (Linux `FLAG_DATA_LOST`, "Event B").
-    pub(super) fn tag_sacks(&mut self, seg: &Segment, ack: u64) -> bool {
+    fn tag_sacks(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        seg: &Segment,
+        ack: u64,
+    ) -> bool {
         let base = self.iss.wrapping_add(self.snd_una as u32);
-        let linux24 = self.linux24();
+        let linux24 = self.linux24(cfg, o);
         let mut data_lost = false;
         // Linux `lost_retrans`: the highest SACK end beyond the snd_nxt of a retransmission.
         let mut lost_retrans = 0u64;
@@ -168,7 +351,7 @@ impl Connection {
                     matches!((l2, r2), (Some(l2), Some(r2)) if l2 <= l && r <= r2)
                 });
                 if r <= ack || inside_next {
-                    self.stats.dsacks_rcvd += 1;
+                    stats.dsacks_rcvd += 1;
                     self.count_dsack(l, r);
                     continue;
                 }
@@ -194,7 +377,7 @@ impl Connection {
         // Linux "Event C": a retransmission is lost when data sent `dupthresh` segments after
         // it has been SACKed.
         if lost_retrans > 0 && self.ca == CaState::Recovery {
-            let beyond = u64::from(self.cfg.dupthresh) * u64::from(self.mss);
+            let beyond = u64::from(cfg.dupthresh) * u64::from(o.mss);
             for s in self.rtx.iter_mut() {
                 if s.start > lost_retrans {
                     break;
@@ -210,12 +393,14 @@ impl Connection {
         data_lost
     }
 
-    fn linux24(&self) -> bool {
-        self.cfg.sack_loss_marking == SackLossMarking::Linux24 && self.sack_ok
+    /// Linux 2.4's whole SACK scoreboard (`sack_loss_marking = "linux24"`) is in use.
+    #[inline]
+    fn linux24(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+        cfg.sack_loss_marking == SackLossMarking::Linux24 && o.sack
     }
 
     /// Linux `fackets_out`: segments from the head up to the highest SACKed one.
-    pub(super) fn fackets_out(&self) -> u32 {
+    fn fackets_out(&self) -> u32 {
         self.rtx
             .iter()
             .rposition(|s| s.sacked)
@@ -236,9 +421,12 @@ impl Connection {
         }
     }
 
+    // -----------------------------------------------------------------------------------------
+    // Undo.
+
     /// A D-SACK for [l, r): a retransmission that was not needed (Linux `tcp_sacktag_write_queue`,
     /// including its "dumb counting" for data already acknowledged).
-    pub(super) fn count_dsack(&mut self, l: u64, r: u64) {
+    fn count_dsack(&mut self, l: u64, r: u64) {
         let Some(marker) = self.undo_marker else {
             return;
         };
@@ -258,8 +446,8 @@ impl Connection {
 
     /// Linux `tcp_may_undo`: every retransmission was D-SACKed, or the ACK echoes a timestamp
     /// older than the first retransmission (`tcp_packet_delayed`, Eifel-like).
-    pub(super) fn may_undo(&self) -> bool {
-        if !self.cfg.undo || self.undo_marker.is_none() {
+    fn may_undo(&self, cfg: &TcpConfig) -> bool {
+        if !cfg.undo || self.undo_marker.is_none() {
             return false;
         }
         let delayed = match self.retrans_stamp {
@@ -272,8 +460,8 @@ impl Connection {
     }
 
     /// Linux `tcp_undo_cwnd`.
-    pub(super) fn undo_cwnd(&mut self, restore_ssthresh: bool) {
-        self.stats.undos += 1;
+    fn undo_cwnd(&mut self, stats: &mut Stats, restore_ssthresh: bool) {
+        stats.undos += 1;
         if self.prior_ssthresh > 0 {
             self.cwnd = self.cwnd.max(self.ssthresh.saturating_mul(2));
             // (Linux: the doubled reduced ssthresh approximates the cwnd before the loss.)
@@ -287,21 +475,21 @@ impl Connection {
     }
 
     /// On a full ACK in Recovery or Loss (Linux `tcp_try_undo_recovery`).
-    pub(super) fn try_undo_recovery(&mut self) {
-        if self.may_undo() {
-            self.undo_cwnd(true);
+    fn try_undo_recovery(&mut self, cfg: &TcpConfig, stats: &mut Stats) {
+        if self.may_undo(cfg) {
+            self.undo_cwnd(stats, true);
         }
     }
 
     /// On each ACK in Loss (Linux `tcp_try_undo_loss`): a spurious RTO stops go-back-N.
-    pub(super) fn try_undo_loss(&mut self) -> bool {
-        if !self.may_undo() {
+    fn try_undo_loss(&mut self, cfg: &TcpConfig, stats: &mut Stats) -> bool {
+        if !self.may_undo(cfg) {
             return false;
         }
         for s in self.rtx.iter_mut() {
             s.lost = false;
         }
-        self.undo_cwnd(true);
+        self.undo_cwnd(stats, true);
         self.retransmits = 0;
         self.ca = CaState::Open;
         true
@@ -309,34 +497,37 @@ impl Connection {
 
     /// On a partial ACK in Recovery (Linux `tcp_try_undo_partial`): the hole was filled by a
     /// delayed original. ssthresh is kept.
-    pub(super) fn try_undo_partial(&mut self) -> bool {
-        if !self.may_undo() {
+    fn try_undo_partial(&mut self, cfg: &TcpConfig, stats: &mut Stats) -> bool {
+        if !self.may_undo(cfg) {
             return false;
         }
         if self.retrans_out() == 0 {
             self.retrans_stamp = None;
         }
-        self.undo_cwnd(false);
+        self.undo_cwnd(stats, false);
         true
     }
 
     /// In Disorder (Linux `tcp_try_undo_dsack`).
-    pub(super) fn try_undo_dsack(&mut self) {
-        if self.cfg.undo && self.undo_marker.is_some() && self.undo_retrans <= 0 {
-            self.undo_cwnd(true);
+    fn try_undo_dsack(&mut self, cfg: &TcpConfig, stats: &mut Stats) {
+        if cfg.undo && self.undo_marker.is_some() && self.undo_retrans <= 0 {
+            self.undo_cwnd(stats, true);
         }
     }
+
+    /// Bytes written and not yet sent.
+    fn unsent(&self) -> u64 {
+        (self.app_bytes + 1).saturating_sub(self.snd_nxt)
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // F-RTO.
 
     /// F-RTO (draft-sarolahti-tsvwg-tcp-frto / RFC 4138 §2.1, basic algorithm, as seeds 000 and
     /// 002 describe it): after the RTO retransmission, two ACKs that advance the window mean
     /// the RTO was spurious: continue with new data and cwnd = ssthresh. A duplicate ACK means
     /// it was genuine: go back to conventional recovery.
-    /// Bytes written and not yet sent.
-    pub(super) fn unsent(&self) -> u64 {
-        (self.app_bytes + 1).saturating_sub(self.snd_nxt)
-    }
-
-    pub(super) fn frto_ack(&mut self, data_acked: bool, is_dupack: bool) {
+    fn frto_ack(&mut self, o: &Negotiated, stats: &mut Stats, data_acked: bool, is_dupack: bool) {
         let unsent = self.unsent();
         match self.frto {
             1 if data_acked => {
@@ -347,14 +538,14 @@ impl Connection {
                 } else {
                     // Step 2b: let two new segments out.
                     self.frto = 2;
-                    self.cwnd = self.in_flight() + 2;
+                    self.cwnd = self.in_flight(o) + 2;
                 }
             }
             1 if is_dupack => self.frto_conventional(None),
             2 if data_acked => {
                 // Step 3b: spurious. No undo: the halved ssthresh stays (seed 000 A.2.5).
                 self.frto = 0;
-                self.stats.spurious_rtos += 1;
+                stats.spurious_rtos += 1;
                 for s in self.rtx.iter_mut() {
                     s.lost = false;
                 }
@@ -368,7 +559,7 @@ impl Connection {
     }
 
     /// F-RTO gives up: every segment sent before the RTO and not SACKed is lost (go-back-N).
-    pub(super) fn frto_conventional(&mut self, cwnd: Option<u32>) {
+    fn frto_conventional(&mut self, cwnd: Option<u32>) {
         self.frto = 0;
         let high = self.high_seq;
         for s in self.rtx.iter_mut() {
@@ -381,8 +572,17 @@ impl Connection {
         }
     }
 
+    // -----------------------------------------------------------------------------------------
+    // The congestion state machine.
+
     /// Linux `tcp_fastretrans_alert` with rate halving off.
-    pub(super) fn fastretrans_alert(&mut self, f: AckFlags) {
+    fn fastretrans_alert(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        f: AckFlags,
+    ) {
         let (data_acked, acked_pkts, is_dupack, ece) =
             (f.data_acked(), f.acked_pkts, f.is_dupack, f.ece);
         if self.ca == CaState::Open {
@@ -391,8 +591,8 @@ impl Connection {
         if ece {
             self.prior_ssthresh = 0; // a reduction the network asked for is never undone
         }
-        let th = self.cfg.dupthresh;
-        if self.linux24()
+        let th = cfg.dupthresh;
+        if self.linux24(cfg, o)
             && f.data_lost
             && self.snd_una < self.high_seq
             && self.ca != CaState::Open
@@ -406,18 +606,18 @@ impl Connection {
             CaState::Loss => {
                 if self.snd_una >= self.high_seq {
                     self.retransmits = 0;
-                    self.try_undo_recovery();
+                    self.try_undo_recovery(cfg, stats);
                     self.ca = CaState::Open;
-                } else if !self.try_undo_loss() {
-                    self.moderate_cwnd();
+                } else if !self.try_undo_loss(cfg, stats) {
+                    self.moderate_cwnd(cfg, o);
                     return; // keep retransmitting in slow start
                 }
             }
             CaState::Recovery => {
                 if self.snd_una >= self.high_seq {
-                    self.try_undo_recovery();
+                    self.try_undo_recovery(cfg, stats);
                     // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1.
-                    self.cwnd = match self.cfg.recovery_exit {
+                    self.cwnd = match cfg.recovery_exit {
                         RecoveryExit::Ssthresh => self.cwnd.min(self.ssthresh),
                         RecoveryExit::FlightPlusOne => self.packets_out() + 1,
                     };
@@ -426,10 +626,10 @@ impl Connection {
                 } else {
                     let mut undone_partial = false;
                     if data_acked {
-                        let undone = self.try_undo_partial();
+                        let undone = self.try_undo_partial(cfg, stats);
                         undone_partial = undone;
                         // Partial ACK (RFC 2582): without SACK the next hole is the head.
-                        if !self.sack_ok {
+                        if !o.sack {
                             self.reno_sacked = self
                                 .reno_sacked
                                 .saturating_sub(acked_pkts.saturating_sub(1));
@@ -437,11 +637,11 @@ impl Connection {
                                 self.mark_head_lost();
                             }
                         }
-                    } else if is_dupack && !self.sack_ok {
+                    } else if is_dupack && !o.sack {
                         self.reno_sacked =
                             (self.reno_sacked + 1).min(self.packets_out().saturating_sub(1));
                     }
-                    if self.linux24() {
+                    if self.linux24(cfg, o) {
                         // `tcp_update_scoreboard` runs on a duplicate ACK, or on a partial ACK
                         // that `tcp_try_undo_partial` calls "failed" (fackets_out > dupthresh).
                         let dup = if data_acked {
@@ -452,13 +652,13 @@ impl Connection {
                         if dup || f.head_timedout {
                             self.mark_head_untagged_lost(1);
                         }
-                    } else if self.sack_ok {
-                        self.mark_lost_by_sack();
+                    } else if o.sack {
+                        self.mark_lost_by_sack(cfg);
                     }
                     if f.head_timedout {
                         self.mark_timed_out_lost(f.now);
                     }
-                    self.cwnd_down();
+                    self.cwnd_down(cfg, o);
                     return;
                 }
             }
@@ -470,52 +670,52 @@ impl Connection {
                     self.ca = CaState::Open;
                 }
             }
-            CaState::Disorder => self.try_undo_dsack(),
+            CaState::Disorder => self.try_undo_dsack(cfg, stats),
             CaState::Open => {}
         }
         // Open, Disorder or CWR.
         if is_dupack {
             self.dupacks += 1;
         }
-        if self.time_to_recover() || (f.head_timedout && f.dubious) {
-            self.enter_recovery(is_dupack || f.head_timedout);
+        if self.time_to_recover(cfg, o) || (f.head_timedout && f.dubious) {
+            self.enter_recovery(cfg, o, stats, is_dupack || f.head_timedout);
             if f.head_timedout {
                 self.mark_timed_out_lost(f.now);
             }
-            self.cwnd_down();
+            self.cwnd_down(cfg, o);
         } else if ece && self.ca != CaState::Cwr {
-            self.enter_cwr();
-            self.cwnd_down();
+            self.enter_cwr(cfg, stats);
+            self.cwnd_down(cfg, o);
         } else if self.ca == CaState::Cwr {
-            self.cwnd_down();
+            self.cwnd_down(cfg, o);
         } else {
             // Linux tcp_try_to_open.
-            self.ca = if self.dupacks > 0 || self.sacked_out() > 0 {
+            self.ca = if self.dupacks > 0 || self.sacked_out(o) > 0 {
                 CaState::Disorder
             } else {
                 CaState::Open
             };
             if f.dubious {
-                self.moderate_cwnd();
+                self.moderate_cwnd(cfg, o);
             }
         }
     }
 
     /// Linux `tcp_moderate_cwnd`: at most `max_burst` segments leave on one ACK.
-    pub(super) fn moderate_cwnd(&mut self) {
-        if self.cfg.max_burst > 0 {
-            self.cwnd = self.cwnd.min(self.in_flight() + self.cfg.max_burst);
+    fn moderate_cwnd(&mut self, cfg: &TcpConfig, o: &Negotiated) {
+        if cfg.max_burst > 0 {
+            self.cwnd = self.cwnd.min(self.in_flight(o) + cfg.max_burst);
         }
     }
 
     /// Linux 2.4 `tcp_cwnd_down` (rate halving), on every ACK in Recovery and CWR: one segment
     /// less per two ACKs, down to ssthresh/2, and never more than in_flight + 1.
-    pub(super) fn cwnd_down(&mut self) {
-        if !self.cfg.rate_halving {
+    fn cwnd_down(&mut self, cfg: &TcpConfig, o: &Negotiated) {
+        if !cfg.rate_halving {
             // The IIP patch's "no rate halving" (seed 000): cwnd fell to ssthresh at entry, and
             // with `flight_cap` the last line of `tcp_cwnd_down` still applies.
-            if self.cfg.flight_cap {
-                self.cwnd = self.cwnd.min(self.in_flight() + 1).max(1);
+            if cfg.flight_cap {
+                self.cwnd = self.cwnd.min(self.in_flight(o) + 1).max(1);
             }
             return;
         }
@@ -525,16 +725,16 @@ impl Connection {
         if decr > 0 && self.cwnd > self.ssthresh / 2 {
             self.cwnd -= decr;
         }
-        self.cwnd = self.cwnd.min(self.in_flight() + 1).max(1);
+        self.cwnd = self.cwnd.min(self.in_flight(o) + 1).max(1);
     }
 
     /// ECN echo (Linux `tcp_enter_cwr`, RFC 3168 §6.1.2): halve once per window. With rate
     /// halving off, cwnd drops to ssthresh at once.
-    pub(super) fn enter_cwr(&mut self) {
-        self.stats.ecn_reductions += 1;
+    fn enter_cwr(&mut self, cfg: &TcpConfig, stats: &mut Stats) {
+        stats.ecn_reductions += 1;
         self.prior_ssthresh = 0;
-        self.ssthresh = self.recalc_ssthresh();
-        if !self.cfg.rate_halving {
+        self.ssthresh = self.recalc_ssthresh(cfg);
+        if !cfg.rate_halving {
             self.cwnd = self.cwnd.min(self.ssthresh);
         }
         self.cwnd_cnt = 0;
@@ -544,74 +744,60 @@ impl Connection {
     }
 
     // -----------------------------------------------------------------------------------------
-    // Retransmission timeout and the scoreboard.
+    // Retransmission timeout.
 
-    pub(super) fn on_rto(&mut self, now: Time) {
-        match self.state {
-            State::SynSent | State::SynRcvd => {
-                let limit = if self.state == State::SynSent {
-                    self.cfg.syn_retries
-                } else {
-                    self.cfg.synack_retries
-                };
-                if self.syn_retries >= limit {
-                    self.abort(AbortReason::HandshakeTimeout);
-                    return;
-                }
-                self.syn_retries += 1;
-                self.syn_pending = true;
-                self.rtt.backoff();
-                self.rto_deadline = Some(now + self.rtt.rto());
-            }
-            State::Closed | State::TimeWait => {}
-            _ if self.rtx.is_empty() => {}
-            _ => {
-                if self.retransmits >= self.cfg.retries2 {
-                    self.abort(AbortReason::Timeout);
-                    return;
-                }
-                // F-RTO only for a first timeout, not when already recovering from one
-                // (RFC 4138 §2.1 step 1).
-                let frto = self.cfg.frto && self.ca != CaState::Loss;
-                self.enter_loss();
-                if frto {
-                    // Only the first segment is retransmitted until two ACKs have been seen.
-                    for s in self.rtx.iter_mut().skip(1) {
-                        s.lost = false;
-                    }
-                    self.frto = 1;
-                }
-                // As in Linux, the thin-stream test comes after tcp_enter_loss (so the first
-                // slow start has ended by then).
-                let thin = self.is_thin();
-                // The RTO retransmission goes whatever the window says (Linux
-                // tcp_retransmit_timer retransmits the head itself).
-                self.force_head_rtx = true;
-                if self.cfg.thin_linear_timeouts
-                    && thin
-                    && self.state == State::Established
-                    && self.retransmits <= 6
-                {
-                    self.rtt.unbacked(); // linear timeouts (TCP_THIN_LINEAR_RETRIES = 6)
-                } else {
-                    self.rtt.backoff();
-                }
-                self.rto_deadline = Some(now + self.rtt.rto());
-            }
+    /// The retransmission timer expired with data outstanding (Linux `tcp_retransmit_timer`).
+    /// Returns `false` when `retries2` timeouts without progress mean giving up.
+    /// `established`: the thin-stream linear timeouts apply only in ESTABLISHED.
+    pub(super) fn on_rto(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+        established: bool,
+    ) -> bool {
+        if self.retransmits >= cfg.retries2 {
+            return false;
         }
+        // F-RTO only for a first timeout, not when already recovering from one
+        // (RFC 4138 §2.1 step 1).
+        let frto = cfg.frto && self.ca != CaState::Loss;
+        self.enter_loss(cfg, o, stats);
+        if frto {
+            // Only the first segment is retransmitted until two ACKs have been seen.
+            for s in self.rtx.iter_mut().skip(1) {
+                s.lost = false;
+            }
+            self.frto = 1;
+        }
+        // As in Linux, the thin-stream test comes after tcp_enter_loss (so the first
+        // slow start has ended by then).
+        let thin = self.is_thin();
+        // The RTO retransmission goes whatever the window says (Linux
+        // tcp_retransmit_timer retransmits the head itself).
+        self.force_head_rtx = true;
+        if cfg.thin_linear_timeouts && thin && established && self.retransmits <= 6 {
+            self.rtt.unbacked(); // linear timeouts (TCP_THIN_LINEAR_RETRIES = 6)
+        } else {
+            self.rtt.backoff();
+        }
+        timers.rto = Some(now + self.rtt.rto());
+        true
     }
 
     /// RTO: go-back-N in slow start (Linux `tcp_enter_loss`). Every segment not SACKed is
     /// marked lost, so retransmissions precede new data; ssthresh is reduced only once for a
     /// run of back-to-back expiries.
-    pub(super) fn enter_loss(&mut self) {
-        self.stats.rtos += 1;
+    fn enter_loss(&mut self, cfg: &TcpConfig, o: &Negotiated, stats: &mut Stats) {
+        stats.rtos += 1;
         if matches!(self.ca, CaState::Open | CaState::Disorder)
             || self.snd_una == self.high_seq
             || (self.ca == CaState::Loss && self.retransmits == 0)
         {
             self.prior_ssthresh = self.current_ssthresh();
-            self.ssthresh = self.recalc_ssthresh();
+            self.ssthresh = self.recalc_ssthresh(cfg);
         }
         self.cwnd = 1;
         self.cwnd_cnt = 0;
@@ -619,7 +805,7 @@ impl Connection {
         self.undo_marker = (!self.rtx.iter().any(|s| s.ever_retrans)).then_some(self.snd_una);
         self.undo_retrans = 0;
         self.frto = 0;
-        self.cwr_pending = self.ecn_ok;
+        self.cwr_pending = o.ecn;
         for s in self.rtx.iter_mut() {
             s.retrans = false;
             if !s.sacked {
@@ -637,12 +823,12 @@ impl Connection {
     }
 
     /// Linux `tcp_current_ssthresh`: what to restore on undo.
-    pub(super) fn current_ssthresh(&self) -> u32 {
+    fn current_ssthresh(&self) -> u32 {
         self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2))
     }
 
-    pub(super) fn recalc_ssthresh(&self) -> u32 {
-        let base = match self.cfg.ssthresh_from {
+    fn recalc_ssthresh(&self, cfg: &TcpConfig) -> u32 {
+        let base = match cfg.ssthresh_from {
             SsthreshFrom::Cwnd => self.cwnd,
             SsthreshFrom::Flight => (self.rtx.len() as u32).saturating_sub(self.lt_sent),
         };
@@ -652,24 +838,29 @@ impl Connection {
     // -----------------------------------------------------------------------------------------
     // Scoreboard.
 
+    #[inline]
     pub(super) fn packets_out(&self) -> u32 {
         self.rtx.len() as u32
     }
-    pub(super) fn sacked_out(&self) -> u32 {
-        if self.sack_ok {
+    #[inline]
+    pub(super) fn sacked_out(&self, o: &Negotiated) -> u32 {
+        if o.sack {
             self.rtx.iter().filter(|s| s.sacked).count() as u32
         } else {
             self.reno_sacked
         }
     }
+    #[inline]
     pub(super) fn lost_out(&self) -> u32 {
         self.rtx.iter().filter(|s| s.lost).count() as u32
     }
+    #[inline]
     pub(super) fn retrans_out(&self) -> u32 {
         self.rtx.iter().filter(|s| s.retrans).count() as u32
     }
     /// Linux `tcp_packets_in_flight`.
-    pub(super) fn in_flight(&self) -> u32 {
+    #[inline]
+    fn in_flight(&self, o: &Negotiated) -> u32 {
         // packets_out + retrans_out - sacked_out - lost_out, in one pass over the queue (this
         // runs on every send test).
         let (mut retrans, mut sacked, mut lost) = (0, 0, 0);
@@ -678,7 +869,7 @@ impl Connection {
             sacked += u32::from(s.sacked);
             lost += u32::from(s.lost);
         }
-        if !self.sack_ok {
+        if !o.sack {
             sacked = self.reno_sacked;
         }
         (self.packets_out() + retrans).saturating_sub(sacked + lost)
@@ -686,9 +877,9 @@ impl Connection {
 
     /// RFC 3517 IsLost for segment `i`: `dupthresh` SACKed segments above it; with FACK, the
     /// highest SACKed segment is `dupthresh` or more segments above it.
-    pub(super) fn is_lost(&self, i: usize) -> bool {
-        let th = self.cfg.dupthresh as usize;
-        if self.cfg.fack {
+    fn is_lost(&self, cfg: &TcpConfig, i: usize) -> bool {
+        let th = cfg.dupthresh as usize;
+        if cfg.fack {
             let fack = self.rtx.iter().rposition(|s| s.sacked);
             fack.is_some_and(|f| f >= i + th)
         } else {
@@ -698,14 +889,14 @@ impl Connection {
 
     /// Marks holes lost by the SACK rule (RFC 3517 or FACK; or, with `sack_loss_marking =
     /// "head"`, Linux 2.4 without FACK: only the first unacknowledged segment, in Recovery).
-    pub(super) fn mark_lost_by_sack(&mut self) {
-        if self.cfg.sack_loss_marking == SackLossMarking::Head {
+    fn mark_lost_by_sack(&mut self, cfg: &TcpConfig) {
+        if cfg.sack_loss_marking == SackLossMarking::Head {
             if self.ca == CaState::Recovery {
                 self.mark_head_lost();
             }
             return;
         }
-        let th = self.cfg.dupthresh as usize;
+        let th = cfg.dupthresh as usize;
         let fack = self.rtx.iter().rposition(|s| s.sacked);
         let mut above = 0usize;
         for i in (0..self.rtx.len()).rev() {
@@ -713,7 +904,7 @@ impl Connection {
             if s.sacked {
                 above += 1;
             } else if !s.lost {
-                let lost = if self.cfg.fack {
+                let lost = if cfg.fack {
                     fack.is_some_and(|f| f >= i + th)
                 } else {
                     above >= th
@@ -727,7 +918,7 @@ impl Connection {
 
     /// Linux 2.4 `tcp_update_scoreboard`'s timeout rule (`head_timedout`): every segment not
     /// SACKed and last sent more than one RTO ago is lost.
-    pub(super) fn mark_timed_out_lost(&mut self, now: Time) {
+    fn mark_timed_out_lost(&mut self, now: Time) {
         let rto = self.rtt.rto();
         for s in self.rtx.iter_mut() {
             if !s.sacked && !s.lost && !s.retrans && now.saturating_since(s.sent_at) > rto {
@@ -736,7 +927,7 @@ impl Connection {
         }
     }
 
-    pub(super) fn mark_head_lost(&mut self) {
+    fn mark_head_lost(&mut self) {
         if let Some(h) = self.rtx.front_mut() {
             if !h.sacked && !h.lost {
                 h.lost = true;
@@ -746,14 +937,16 @@ impl Connection {
     }
 
     /// Linux `tcp_stream_is_thin`: fewer than 4 segments out, and not in the first slow start.
-    pub(super) fn is_thin(&self) -> bool {
+    #[inline]
+    fn is_thin(&self) -> bool {
         self.packets_out() < 4 && self.ssthresh < SSTHRESH_INFINITE
     }
 
     /// Linux `tcp_time_to_recover`, with RFC 3517's trigger instead of the FACK count unless
     /// FACK is on.
-    pub(super) fn time_to_recover(&self) -> bool {
-        if self.cfg.newreno_careful && self.send_high.is_some_and(|h| self.snd_una <= h) {
+    #[inline]
+    fn time_to_recover(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+        if cfg.newreno_careful && self.send_high.is_some_and(|h| self.snd_una <= h) {
             // RFC 2582 §6 Careful: dupacks that do not cover more than send_high are from
             // segments retransmitted by the RTO; no fast retransmit.
             return false;
@@ -761,48 +954,48 @@ impl Connection {
         if self.rtx.is_empty() {
             return false;
         }
-        if self.cfg.thin_dupack && self.sack_ok && self.is_thin() && self.unsent() == 0 {
+        if cfg.thin_dupack && o.sack && self.is_thin() && self.unsent() == 0 {
             // Linux tcp_dupack_heuristics: fackets_out with FACK, else sacked_out + 1.
-            let heur = if self.cfg.fack {
+            let heur = if cfg.fack {
                 self.rtx.iter().rposition(|s| s.sacked).map_or(0, |f| f + 1) as u32
             } else {
-                self.sacked_out() + 1
+                self.sacked_out(o) + 1
             };
             if heur > 1 {
                 return true;
             }
         }
-        if self.linux24() {
+        if self.linux24(cfg, o) {
             // Trick#1 and the classic rule on fackets_out (Trick#3 is `head_timedout`).
-            return self.rtx.iter().any(|s| s.lost) || self.fackets_out() > self.cfg.dupthresh;
+            return self.rtx.iter().any(|s| s.lost) || self.fackets_out() > cfg.dupthresh;
         }
-        self.dupacks >= self.cfg.dupthresh || (self.sack_ok && self.is_lost(0))
+        self.dupacks >= cfg.dupthresh || (o.sack && self.is_lost(cfg, 0))
     }
 
     /// `dupack`: the ACK that starts it is a duplicate (or the head timed out); Linux marks the
     /// head lost only then (`tcp_update_scoreboard`), which matters with `linux24` marking.
-    pub(super) fn enter_recovery(&mut self, dupack: bool) {
-        self.stats.fast_retransmits += 1;
+    fn enter_recovery(&mut self, cfg: &TcpConfig, o: &Negotiated, stats: &mut Stats, dupack: bool) {
+        stats.fast_retransmits += 1;
         self.high_seq = self.snd_nxt;
         self.undo_marker = Some(self.snd_una);
         self.undo_retrans = i64::from(self.retrans_out());
         // From CWR the window was already halved for this episode (Linux).
         if self.ca != CaState::Cwr {
             self.prior_ssthresh = self.current_ssthresh();
-            self.ssthresh = self.recalc_ssthresh();
+            self.ssthresh = self.recalc_ssthresh(cfg);
         }
-        self.cwr_pending = self.ecn_ok;
+        self.cwr_pending = o.ecn;
         // Rate halving off (the seeds' IIP patch): cwnd is reduced at once; on, it shrinks
         // one segment per two ACKs from here (`cwnd_down`).
-        if !self.cfg.rate_halving {
+        if !cfg.rate_halving {
             self.cwnd = self.ssthresh;
         }
         self.cwnd_cnt = 0;
         self.ca = CaState::Recovery;
-        if !self.sack_ok {
+        if !o.sack {
             self.reno_sacked = self.dupacks.min(self.packets_out().saturating_sub(1));
         }
-        if self.linux24() {
+        if self.linux24(cfg, o) {
             // Linux 2.4 marks the head on a duplicate ACK, and retransmits it only once
             // in_flight < cwnd (`tcp_xmit_retransmit_queue`); nothing forces it.
             if dupack {
@@ -813,15 +1006,15 @@ impl Connection {
         // RFC 3517 (4.3) and Linux: the first unacknowledged segment is retransmitted.
         self.mark_head_lost();
         self.force_head_rtx = true;
-        if self.sack_ok {
-            self.mark_lost_by_sack();
+        if o.sack {
+            self.mark_lost_by_sack(cfg);
         }
     }
 
     /// Linux `tcp_cong_avoid` (2.4): slow start adds one segment per ACK of new data;
     /// congestion avoidance adds one after cwnd+1 such ACKs (`snd_cwnd_cnt` counts from 0 and
     /// the increase happens once it has reached cwnd).
-    pub(super) fn cong_avoid(&mut self) {
+    fn cong_avoid(&mut self) {
         if self.cwnd <= self.ssthresh {
             self.cwnd += 1;
         } else if self.cwnd_cnt >= self.cwnd {
@@ -829,6 +1022,198 @@ impl Connection {
             self.cwnd_cnt = 0;
         } else {
             self.cwnd_cnt += 1;
+        }
+    }
+    // -----------------------------------------------------------------------------------------
+    // What goes out next.
+
+    /// The next data segment to send now (`new_data`: the state lets new data go).
+    /// Retransmissions of segments marked lost come first (Linux `tcp_xmit_retransmit_queue`);
+    /// new data only when none is waiting.
+    #[inline]
+    pub(super) fn next_segment(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+        new_data: bool,
+    ) -> Option<Outgoing> {
+        if let Some(i) = self
+            .rtx
+            .iter()
+            .position(|s| s.lost && !s.retrans && !s.sacked)
+        {
+            let forced = i == 0 && std::mem::take(&mut self.force_head_rtx);
+            if !forced && self.in_flight(o) >= self.cwnd {
+                return None;
+            }
+            return Some(self.retransmit(stats, timers, now, i));
+        }
+        if new_data {
+            if let Some(p) = self.send_new(cfg, o, timers, now) {
+                return Some(p);
+            }
+        }
+        self.forward_retransmit(cfg, o, stats, timers, now)
+    }
+
+    /// Linux 2.4 `tcp_xmit_retransmit_queue`'s second pass (`linux24` marking): in Recovery,
+    /// when no new segment may go, the first hole below the highest SACK that has no tag is
+    /// retransmitted, while in_flight < cwnd.
+    #[inline]
+    fn forward_retransmit(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+    ) -> Option<Outgoing> {
+        if self.ca != CaState::Recovery
+            || !o.sack
+            || cfg.sack_loss_marking != SackLossMarking::Linux24
+            || self.in_flight(o) >= self.cwnd
+        {
+            return None;
+        }
+        let fackets = self.fackets_out() as usize;
+        let i = self
+            .rtx
+            .iter()
+            .take(fackets)
+            .position(|s| !s.sacked && !s.lost && !s.retrans)?;
+        Some(self.retransmit(stats, timers, now, i))
+    }
+
+    /// Sends segment `i` of the retransmission queue again.
+    #[inline]
+    fn retransmit(
+        &mut self,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+        i: usize,
+    ) -> Outgoing {
+        let snd_nxt = self.snd_nxt;
+        let (start, payload, fin) = {
+            let s = &mut self.rtx[i];
+            s.retrans = true;
+            s.ever_retrans = true;
+            s.sent_at = now;
+            s.rtx_nxt = snd_nxt;
+            (s.start, s.payload(), s.fin)
+        };
+        stats.retransmits += 1;
+        if self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(ms_stamp(now));
+        }
+        self.undo_retrans += 1;
+        if i == 0 {
+            timers.rto = Some(now + self.rtt.rto());
+        }
+        let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
+        // Retransmissions are never ECT (RFC 3168 §6.1.5).
+        Outgoing {
+            flags,
+            seq: start,
+            payload,
+            ect: false,
+        }
+    }
+
+    /// A new segment, cut now: full MSS unless less is written, whole into the peer's window.
+    #[inline]
+    fn send_new(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        timers: &mut Timers,
+        now: Time,
+    ) -> Option<Outgoing> {
+        let data_end = self.app_bytes + 1; // offset just past the last written byte
+        let unsent = data_end.saturating_sub(self.snd_nxt);
+        let fin_due = self.fin_queued && !self.fin_sent;
+        if unsent == 0 && !fin_due {
+            return None;
+        }
+        let mut len = unsent.min(u64::from(o.mss));
+        let wnd_end = self.snd_una + u64::from(self.snd_wnd);
+        let room = wnd_end.saturating_sub(self.snd_nxt);
+        if len > room {
+            // Only a whole segment is sent into the window (Linux 2.4 `tcp_snd_test`), unless
+            // nothing is outstanding; then what fits goes, so a small window cannot deadlock.
+            if !self.rtx.is_empty() || room == 0 {
+                return None;
+            }
+            len = room;
+        }
+        let fin = fin_due && self.snd_nxt + len == data_end;
+        // Linux 2.4 `tcp_snd_test` lets a segment carrying the FIN past the cwnd test.
+        if !fin && !self.cwnd_allows_new(cfg, o) {
+            return None;
+        }
+        if len < u64::from(o.mss) && !fin && cfg.nagle && !self.rtx.is_empty() {
+            return None; // Nagle: a small segment waits while data is unacknowledged
+        }
+        if matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr)
+            && self.packets_out() >= self.cwnd
+        {
+            self.lt_sent += 1;
+        }
+        let start = self.snd_nxt;
+        let end = start + len + u64::from(fin);
+        self.rtx.push_back(SentSeg {
+            start,
+            end,
+            fin,
+            sent_at: now,
+            sacked: false,
+            lost: false,
+            retrans: false,
+            ever_retrans: false,
+            rtx_nxt: 0,
+        });
+        self.snd_nxt = end;
+        if fin {
+            self.fin_sent = true;
+        }
+        if timers.rto.is_none() {
+            timers.rto = Some(now + self.rtt.rto());
+        }
+        let mut flags = ACK | if fin { FIN } else { 0 } | if len > 0 { PSH } else { 0 };
+        let ect = o.ecn && len > 0;
+        if ect && std::mem::take(&mut self.cwr_pending) {
+            flags |= CWR;
+        }
+        Some(Outgoing {
+            flags,
+            seq: start,
+            payload: len as u32,
+            ect,
+        })
+    }
+
+    /// May a new segment go out? Linux's rule everywhere: `in_flight < cwnd`. Before recovery
+    /// (Open, Disorder, CWR), SACKed segments, or without SACK the duplicate ACKs (Linux's Reno
+    /// emulation), leave the flight: that is limited transmit (RFC 3042), one new segment per
+    /// duplicate ACK until the third starts recovery (more if `dupthresh` is raised, as Linux
+    /// does with its reordering estimate). With `limited_transmit` off they stay in it.
+    #[inline]
+    fn cwnd_allows_new(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+        match self.ca {
+            CaState::Open | CaState::Disorder | CaState::Cwr => {
+                let left = if !cfg.limited_transmit {
+                    0
+                } else if o.sack {
+                    self.sacked_out(o)
+                } else {
+                    self.dupacks.min(self.packets_out().saturating_sub(1))
+                };
+                self.packets_out().saturating_sub(left) < self.cwnd
+            }
+            CaState::Recovery | CaState::Loss => self.in_flight(o) < self.cwnd,
         }
     }
 }

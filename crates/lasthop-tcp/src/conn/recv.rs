@@ -1,0 +1,393 @@
+//! The receive state: in-order delivery, the out-of-order queue, SACK and D-SACK blocks, the
+//! delayed ACK (whose timer is [`Timers::delack`]), the advertised window, and what the
+//! receiver echoes (TS.Recent, ECE).
+
+use super::*;
+
+/// Linux TCP_ATO_MIN (HZ/25) for the adaptive delayed-ACK timer.
+const ATO_MIN: Dur = Dur::from_millis(40);
+/// Linux TCP_DELACK_MAX (HZ/5): the adaptive timeout never exceeds it.
+const DELACK_MAX: Dur = Dur::from_millis(200);
+
+/// What a segment's payload and FIN did, for the connection (its events and state).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Arrival {
+    /// Bytes newly delivered in order.
+    pub(super) delivered: u64,
+    /// The segment came after the peer's FIN was complete: a retransmission.
+    pub(super) after_fin: bool,
+    /// The peer's FIN arrived in order.
+    pub(super) peer_fin: bool,
+}
+
+/// The receive side of a connection. Sequence offsets count from `irs` (the peer's SYN is 0).
+#[derive(Debug)]
+pub(super) struct RecvState {
+    pub(super) irs: u32,
+    pub(super) rcv_nxt: u64,
+    /// rcv_nxt when the last ACK was sent (Linux `rcv_wup`).
+    pub(super) rcv_wup: u64,
+    /// Right edge of the last advertised window (never shrunk).
+    pub(super) rcv_edge: u64,
+    /// Out-of-order data held, sorted, disjoint.
+    pub(super) ooo: Vec<(u64, u64)>,
+    /// The same blocks, most recently changed first (RFC 2018 order).
+    pub(super) sack_recent: Vec<(u64, u64)>,
+    /// A D-SACK block to report once.
+    pub(super) dsack: Option<(u64, u64)>,
+    /// Offset of the peer's FIN, once seen.
+    pub(super) fin_at: Option<u64>,
+    pub(super) fin_rcvd: bool,
+    /// An ACK is owed now.
+    pub(super) ack_now: bool,
+    pub(super) quickacks_left: u32,
+    /// Linux's adaptive delayed-ACK timeout and the last arrival it follows.
+    pub(super) ato: Dur,
+    pub(super) last_rcv: Option<Time>,
+    /// TS.Recent: the TSval our segments echo.
+    pub(super) ts_recent: u32,
+    /// ECN: ECE is owed until a segment with CWR arrives.
+    pub(super) ece_pending: bool,
+    /// Upper bound on the advertised window set by the host (seed 001's shared window).
+    pub(super) window_cap: Option<u64>,
+}
+
+impl RecvState {
+    pub(super) fn new(cfg: &TcpConfig) -> RecvState {
+        RecvState {
+            irs: 0,
+            rcv_nxt: 0,
+            rcv_wup: 0,
+            rcv_edge: 0,
+            ooo: Vec::new(),
+            sack_recent: Vec::new(),
+            dsack: None,
+            fin_at: None,
+            fin_rcvd: false,
+            ack_now: false,
+            quickacks_left: cfg.quickacks,
+            ato: ATO_MIN,
+            last_rcv: None,
+            ts_recent: 0,
+            ece_pending: false,
+            window_cap: None,
+        }
+    }
+
+    /// The peer's SYN (sequence number `irs`) is in.
+    pub(super) fn syn_received(&mut self, irs: u32) {
+        self.irs = irs;
+        self.rcv_nxt = 1;
+        self.rcv_wup = 1;
+    }
+
+    /// RFC 1323 §4.2 / Linux tcp_store_ts_recent: remember the TSval of a segment that starts
+    /// at or before the last ACK sent (rcv_wup), so a delayed ACK echoes the earliest
+    /// unacknowledged segment and its RTT includes the delay.
+    #[inline]
+    pub(super) fn store_ts_recent(&mut self, seg: &Segment) {
+        if let Some((val, _)) = seg.ts {
+            let at_or_before = unwrap(
+                self.irs.wrapping_add(self.rcv_nxt as u32),
+                self.rcv_nxt,
+                seg.seq,
+            )
+            .is_some_and(|s| s <= self.rcv_wup);
+            if at_or_before && (val.wrapping_sub(self.ts_recent) as i32) >= 0 {
+                self.ts_recent = val;
+            }
+        }
+    }
+
+    /// RFC 3168 §6.1.3: echo CE until a segment with CWR arrives; Linux ACKs a CE segment at
+    /// once (quick-ACK mode).
+    #[inline]
+    pub(super) fn on_ecn(&mut self, stats: &mut Stats, seg: &Segment) {
+        if seg.has(CWR) {
+            self.ece_pending = false;
+        }
+        if seg.ecn == 3 {
+            stats.ce_rcvd += 1;
+            self.ece_pending = true;
+            self.ack_now = true;
+        }
+    }
+
+    /// The delayed-ACK timer fired.
+    pub(super) fn on_delack_timeout(&mut self, cfg: &TcpConfig, rtt: &RttEstimator) {
+        if self.rcv_nxt > self.rcv_wup {
+            self.ack_now = true;
+        }
+        if cfg.delayed_ack == DelayedAck::Adaptive {
+            // Linux tcp_delack_timer: the timer was too short, so lengthen it.
+            self.ato = Dur((self.ato.0 * 2).min(rtt.rto().0));
+        }
+    }
+
+    /// Any segment carrying the ACK settles what the receiver owed.
+    #[inline]
+    pub(super) fn ack_sent(&mut self, timers: &mut Timers) {
+        self.ack_now = false;
+        timers.delack = None;
+        self.rcv_wup = self.rcv_nxt;
+    }
+
+    /// Bytes held in the out-of-order queue.
+    pub(super) fn ooo_bytes(&self) -> u64 {
+        self.ooo.iter().map(|&(s, e)| e - s).sum()
+    }
+
+    /// A segment's payload and FIN.
+    // The receiver's inputs: configuration, options, the RTT estimator (for ato), counters,
+    // the delayed-ACK timer, and the segment.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(super) fn on_data(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        rtt: &RttEstimator,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+        seg: &Segment,
+    ) -> Arrival {
+        let mut out = Arrival::default();
+        let len = u64::from(seg.payload);
+        let fin = seg.has(FIN);
+        if len == 0 && !fin {
+            return out;
+        }
+        let base = self.irs.wrapping_add(self.rcv_nxt as u32);
+        let Some(start) = unwrap(base, self.rcv_nxt, seg.seq) else {
+            return out;
+        };
+        let end = start + len;
+        if len > 0 {
+            stats.data_pkts_rcvd += 1;
+        }
+        if self.fin_rcvd {
+            // Everything up to the FIN is in: this is a retransmission.
+            self.ack_now = true;
+            if len > 0 {
+                stats.dup_data_pkts_rcvd += 1;
+                self.set_dsack(cfg, o, start, end);
+            }
+            out.after_fin = true;
+            return out;
+        }
+        if len > 0 && end <= self.rcv_nxt {
+            stats.dup_data_pkts_rcvd += 1;
+            self.set_dsack(cfg, o, start, end);
+            self.ack_now = true;
+            return out;
+        }
+        let limit = self.rcv_nxt + cfg.rcvbuf.0;
+        if start > self.rcv_nxt {
+            // Out of order: hold it (within the buffer) and acknowledge at once with SACK.
+            self.ack_now = true;
+            if len > 0 {
+                stats.ooo_pkts_rcvd += 1;
+                let e = end.min(limit);
+                if e > start {
+                    self.insert_ooo(cfg, o, stats, start, e);
+                }
+            }
+            if fin && end <= limit {
+                self.fin_at = Some(end);
+            }
+            return out;
+        }
+        // In order (possibly starting below rcv_nxt).
+        if len > 0 {
+            if start < self.rcv_nxt {
+                self.set_dsack(cfg, o, start, self.rcv_nxt);
+            }
+            let filled_hole = !self.ooo.is_empty();
+            let mut nxt = end.min(limit);
+            while let Some(&(s, e)) = self.ooo.first() {
+                if s > nxt {
+                    break;
+                }
+                nxt = nxt.max(e);
+                self.ooo.remove(0);
+            }
+            let delivered = nxt - self.rcv_nxt;
+            self.rcv_nxt = nxt;
+            self.sack_recent.retain(|&(_, e)| e > nxt);
+            if delivered > 0 {
+                stats.bytes_delivered += delivered;
+                out.delivered = delivered;
+            }
+            self.schedule_ack(cfg, o, rtt, timers, now, filled_hole);
+        }
+        if fin && end <= limit {
+            self.fin_at = Some(end);
+        }
+        if self.fin_at == Some(self.rcv_nxt) {
+            self.rcv_nxt += 1;
+            self.fin_rcvd = true;
+            self.ack_now = true;
+            out.peer_fin = true;
+        }
+        out
+    }
+
+    /// When to acknowledge in-order data: at once for a filled hole, in quick-ACK mode or
+    /// once more than one full segment is unacknowledged (Linux `__tcp_ack_snd_check`, i.e.
+    /// every second full segment); otherwise on the delayed-ACK timer.
+    fn schedule_ack(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        rtt: &RttEstimator,
+        timers: &mut Timers,
+        now: Time,
+        filled_hole: bool,
+    ) {
+        if cfg.delayed_ack == DelayedAck::Adaptive {
+            self.update_ato(rtt, now);
+        }
+        if filled_hole || cfg.delayed_ack == DelayedAck::Off {
+            self.ack_now = true;
+        } else if self.quickacks_left > 0 {
+            self.quickacks_left -= 1;
+            self.ack_now = true;
+        } else if self.rcv_nxt - self.rcv_wup > u64::from(o.mss) {
+            self.ack_now = true;
+        } else if timers.delack.is_none() {
+            let timeout = match cfg.delayed_ack {
+                DelayedAck::Adaptive => self.ato_timeout(rtt),
+                _ => cfg.delayed_ack_timeout,
+            };
+            timers.delack = Some(now + timeout);
+        }
+    }
+
+    /// Linux `tcp_event_data_recv`: ato follows the packet inter-arrival time.
+    fn update_ato(&mut self, rtt: &RttEstimator, now: Time) {
+        if let Some(last) = self.last_rcv {
+            let m = now.saturating_since(last);
+            if m.0 <= ATO_MIN.0 / 2 {
+                self.ato = Dur(self.ato.0 / 2 + ATO_MIN.0 / 2);
+            } else if m < self.ato {
+                self.ato = Dur((self.ato.0 / 2 + m.0).min(rtt.rto().0));
+            }
+        }
+        self.last_rcv = Some(now);
+    }
+
+    /// Linux `tcp_send_delayed_ack`: ato, at most 200 ms and at most the smoothed RTT.
+    fn ato_timeout(&self, rtt: &RttEstimator) -> Dur {
+        let mut max = DELACK_MAX;
+        if let Some(srtt) = rtt.srtt() {
+            max = max.min(srtt.max(ATO_MIN));
+        }
+        self.ato.min(max)
+    }
+
+    fn set_dsack(&mut self, cfg: &TcpConfig, o: &Negotiated, start: u64, end: u64) {
+        if cfg.dsack && o.sack {
+            self.dsack = Some((start, end));
+        }
+    }
+
+    /// Adds [start, end) to the out-of-order queue; the block holding it becomes the first
+    /// SACK block. A segment already held is a duplicate (D-SACK).
+    fn insert_ooo(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        start: u64,
+        end: u64,
+    ) {
+        if self.ooo.iter().any(|&(s, e)| s <= start && end <= e) {
+            stats.dup_data_pkts_rcvd += 1;
+            self.set_dsack(cfg, o, start, end);
+        }
+        let (mut s, mut e) = (start, end);
+        self.ooo.retain(|&(bs, be)| {
+            if be < s || bs > e {
+                true
+            } else {
+                s = s.min(bs);
+                e = e.max(be);
+                false
+            }
+        });
+        let pos = self
+            .ooo
+            .iter()
+            .position(|&(bs, _)| bs > s)
+            .unwrap_or(self.ooo.len());
+        self.ooo.insert(pos, (s, e));
+        self.sack_recent.retain(|&(bs, be)| be < s || bs > e);
+        self.sack_recent.insert(0, (s, e));
+    }
+
+    /// The window we advertise: the buffer minus what is held out of order (of which
+    /// `adv_win_scale` offers a share), clamped, and never moving the right edge back (RFC 793).
+    #[inline]
+    pub(super) fn adv_window(&mut self, cfg: &TcpConfig, o: &Negotiated) -> u16 {
+        let held = self.ooo_bytes();
+        let mut w = cfg.win_from_space(cfg.rcvbuf.0.saturating_sub(held));
+        if let Some(c) = cfg.window_clamp {
+            w = w.min(c.0);
+        }
+        if let Some(c) = self.window_cap {
+            w = w.min(c);
+        }
+        let s = o.rcv_wscale;
+        w = w
+            .max(self.rcv_edge.saturating_sub(self.rcv_nxt))
+            .min(65535 << s);
+        // Rounded up to the scale unit, so the right edge never moves back (Linux aligns too).
+        let field = w.div_ceil(1 << s).min(65535);
+        self.rcv_edge = self.rcv_nxt + (field << s);
+        field as u16
+    }
+
+    /// The window of our SYN or SYN-ACK: never scaled; clamp and host cap apply to it too.
+    pub(super) fn syn_window(&self, cfg: &TcpConfig) -> u16 {
+        let mut w = cfg.win_from_space(cfg.rcvbuf.0).min(65535);
+        if let Some(c) = cfg.window_clamp {
+            w = w.min(c.0);
+        }
+        if let Some(c) = self.window_cap {
+            w = w.min(c);
+        }
+        w as u16
+    }
+
+    /// The SACK blocks for a segment with `payload` bytes, as wire numbers: a pending D-SACK
+    /// first, then the most recently changed blocks, as many as the options and the MTU allow.
+    #[inline]
+    pub(super) fn sack_blocks(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        payload: u32,
+    ) -> Vec<(u32, u32)> {
+        let max_blocks = if o.ts { 3 } else { 4 };
+        let irs = self.irs;
+        let wire = |(s, e): (u64, u64)| (irs.wrapping_add(s as u32), irs.wrapping_add(e as u32));
+        let mut blocks: Vec<(u32, u32)> = self.dsack.take().map(wire).into_iter().collect();
+        let dsack = blocks.len() as u64;
+        for &b in &self.sack_recent {
+            if blocks.len() >= max_blocks {
+                break;
+            }
+            blocks.push(wire(b));
+        }
+        // A data segment must still fit the MTU: drop blocks that do not.
+        let room = (cfg.mtu.0 as u32).saturating_sub(40 + payload + if o.ts { 12 } else { 0 });
+        while !blocks.is_empty() && 4 + 8 * blocks.len() as u32 > room {
+            blocks.pop();
+        }
+        stats.sack_blocks_sent += blocks.len() as u64;
+        stats.dsack_blocks_sent += dsack.min(blocks.len() as u64);
+        blocks
+    }
+}

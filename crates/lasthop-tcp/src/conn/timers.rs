@@ -1,0 +1,60 @@
+//! Every timer of a connection, as an absolute deadline: retransmission (which also times the
+//! SYN and SYN-ACK), delayed ACK and TIME-WAIT. [`Connection::poll_timeout`] is the earliest.
+
+use super::*;
+
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Timers {
+    /// Retransmission timer: the SYN or SYN-ACK during the handshake, then the oldest
+    /// outstanding segment (armed by the send state).
+    pub(super) rto: Option<Time>,
+    /// Delayed ACK (armed by the receive state).
+    pub(super) delack: Option<Time>,
+    /// End of TIME-WAIT.
+    pub(super) time_wait: Option<Time>,
+}
+
+impl Timers {
+    /// The earliest deadline.
+    #[inline]
+    pub(super) fn next(&self) -> Option<Time> {
+        // Written out: the host asks every connection after every packet.
+        let min = |a: Option<Time>, b: Option<Time>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, None) => a,
+            (None, b) => b,
+        };
+        min(min(self.rto, self.delack), self.time_wait)
+    }
+
+    /// The connection is closed: nothing more to time.
+    #[inline]
+    pub(super) fn stop_all(&mut self) {
+        *self = Timers::default();
+    }
+
+    #[inline]
+    pub(super) fn time_wait_due(&self, now: Time) -> bool {
+        self.time_wait.is_some_and(|t| t <= now)
+    }
+
+    /// Whether the delayed-ACK timer is due; it is then stopped.
+    #[inline]
+    pub(super) fn take_delack(&mut self, now: Time) -> bool {
+        let due = self.delack.is_some_and(|t| t <= now);
+        if due {
+            self.delack = None;
+        }
+        due
+    }
+
+    /// Whether the retransmission timer is due; it is then stopped.
+    #[inline]
+    pub(super) fn take_rto(&mut self, now: Time) -> bool {
+        let due = self.rto.is_some_and(|t| t <= now);
+        if due {
+            self.rto = None;
+        }
+        due
+    }
+}
