@@ -414,11 +414,15 @@ pub fn cbr_send(
     log.save_on_stop(progress.clone());
     let result = (|| -> Result<u64> {
         if payload < Record::LEN {
-            bail!("a payload of {payload} B cannot hold the {} B record", Record::LEN);
+            bail!(
+                "a payload of {payload} B cannot hold the {} B record",
+                Record::LEN
+            );
         }
         let sock = std::net::UdpSocket::bind(("0.0.0.0", from_port))
             .with_context(|| format!("binding UDP port {from_port}"))?;
-        sock.connect(to).with_context(|| format!("connecting to {to}"))?;
+        sock.connect(to)
+            .with_context(|| format!("connecting to {to}"))?;
         let mut buf: Vec<u8> = (0..payload).map(|i| (i as u64 % PATTERN) as u8).collect();
         let epoch = log.epoch();
         let first = epoch + start_at.unwrap_or(0);

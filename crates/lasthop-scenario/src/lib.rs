@@ -694,6 +694,28 @@ rcvbuf = "64KiB"
         let e = error_of(&BASE.replace("side = \"mobile\"", "side = \"fixed\""));
         assert_eq!(e.key, "flows[0].to", "{e}");
         assert!(e.message.contains("cross the link"), "{e}");
+
+        // Applications: an unknown kind lists the kinds; each kind checks its own keys.
+        let e = error_of(&BASE.replace("kind = \"bulk\"", "kind = \"http\""));
+        assert_eq!(e.key, "flows[0].kind", "{e}");
+        assert!(
+            e.message.contains("\"http\"") && e.message.contains("bulk, cbr"),
+            "{e}"
+        );
+        let e = error_of(&BASE.replace("kind = \"bulk\"", "kind = \"cbr\""));
+        assert_eq!(e.key, "flows[0].bytes", "a bulk key is not a cbr key: {e}");
+        let cbr = "[[flows]]\nkind = \"cbr\"\nfrom = \"server\"\nto = \"mobile\"\ninterval = \"128ms\"\nduration = \"10s\"\n";
+        // The link's MTU is 576 B: at most 548 B of UDP payload.
+        let e = error_of(&format!("{BASE}{cbr}payload = \"549B\"\n"));
+        assert_eq!(e.key, "flows[1].payload", "{e}");
+        assert!(e.message.contains("548"), "{e}");
+        let ok = Scenario::from_str_in(
+            &format!("{BASE}{cbr}payload = \"548B\"\n"),
+            dir_with_link().path(),
+        )
+        .unwrap();
+        assert_eq!(ok.flows[1].kind(), "cbr");
+        assert_eq!(ok.flows[1].port, 5001);
     }
 
     #[test]

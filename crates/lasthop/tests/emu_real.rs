@@ -587,7 +587,10 @@ fn emu_cbr_stream_arrives_one_serialization_and_one_delay_later() {
         let i = cols.iter().position(|c| *c == name).unwrap();
         rows[0][i].parse().unwrap_or_else(|e| panic!("{name}: {e}"))
     };
-    assert_eq!((col("sent"), col("received"), col("lost")), (20.0, 20.0, 0.0));
+    assert_eq!(
+        (col("sent"), col("received"), col("lost")),
+        (20.0, 20.0, 0.0)
+    );
     assert!((col("spacing_p50_ms") - 128.0).abs() <= 3.0, "{rows:?}");
     assert!((col("delay_p50_ms") - 367.5).abs() <= 5.0, "{rows:?}");
     assert!((col("delay_max_ms") - 367.5).abs() <= 30.0, "{rows:?}");
