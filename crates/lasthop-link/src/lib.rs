@@ -3,17 +3,21 @@
 //! - [`spec`]: the TOML link spec, its validation, and the resolved [`LinkConfig`];
 //! - [`model`]: the [`Link`] state machine (router queue, link buffers, serializer, propagation,
 //!   error states with ARQ, in-order release);
+//! - [`error_model`]: which transmission attempts fail (the state chain's probability, uniform
+//!   loss, a fixed pattern);
 //! - [`red`]: Random Early Detection and ECN marking;
 //! - [`dist`]: duration distributions for state lengths and delays;
 //! - [`event`]: the per-packet event log and its CSV form.
 
 pub mod dist;
+pub mod error_model;
 pub mod event;
 pub mod model;
 pub mod red;
 pub mod spec;
 
 pub use dist::Dist;
+pub use error_model::{Attempt, ErrorModel, LossModel};
 pub use event::{Cause, Event, EventCsv, EventKind, LogLevel};
 pub use model::{DirStats, Link, Output};
 pub use spec::{Dir, LinkConfig, LinkSpec, SpecError};

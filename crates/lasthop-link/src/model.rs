@@ -20,9 +20,10 @@
 //!   limit, and the packets behind it leave the LRB at that moment;
 //! - a packet starts transmission only when the LRB could hold it, so the LRB never overflows.
 
+use crate::error_model::{self, Attempt, ErrorModel};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::red::{Red, Verdict};
-use crate::spec::{Dir, DirConfig, Handling, LinkConfig, LsbAdmit, Params};
+use crate::spec::{Dir, DirConfig, Handling, LinkConfig, LsbAdmit};
 use dary_heap::QuaternaryHeap;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
@@ -228,6 +229,8 @@ struct DirState {
     base: u64,
     sent: u64,
     sched_pos: usize,
+    /// Which attempts fail.
+    errors: Box<dyn ErrorModel>,
     errors_rng: Stream,
     delays_rng: Stream,
     red_rng: Stream,
@@ -285,10 +288,6 @@ fn pick(choices: &[(usize, f64)], rng: &mut Stream) -> usize {
     choices.last().map(|c| c.0).unwrap_or(0)
 }
 
-fn fails(p: &Params, rng: &mut Stream) -> bool {
-    p.error > 0.0 && (p.error >= 1.0 || unit(rng) < p.error)
-}
-
 impl Link {
     /// A link in its initial state at time zero. `seeds` fixes every random stream of the run.
     pub fn new(cfg: LinkConfig, seeds: Seeds, level: LogLevel) -> Link {
@@ -309,6 +308,7 @@ impl Link {
                 base: 0,
                 sent: 0,
                 sched_pos: 0,
+                errors: error_model::build(&dc.loss, &seeds, d),
                 errors_rng: seeds.stream(&format!("link.errors.{d}")),
                 delays_rng: seeds.stream(&format!("link.delays.{d}")),
                 red_rng: seeds.stream(&format!("link.red.{d}")),
@@ -339,6 +339,12 @@ impl Link {
             link.timers.schedule(at, Timer::StateChange);
         }
         link
+    }
+
+    /// Replaces direction `dir`'s error model (by default the one the spec's `loss` chose): which
+    /// transmission attempts fail. The handling of a failure stays the state's.
+    pub fn set_error_model(&mut self, dir: Dir, model: Box<dyn ErrorModel>) {
+        self.dirs[dir.index()].errors = model;
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -625,8 +631,16 @@ impl Link {
         let p = &self.cfg.dirs[d.index()].per_state[self.chain.current];
         let ds = &mut self.dirs[d.index()];
         let idx = (seq - ds.base) as usize;
-        ds.slots[idx].attempts += 1;
-        if !fails(p, &mut ds.errors_rng) {
+        let slot = &mut ds.slots[idx];
+        slot.attempts += 1;
+        let attempt = Attempt {
+            now,
+            dir: d,
+            packet: slot.pkt.as_ref().expect("a packet on the link"),
+            attempt: slot.attempts,
+            params: p,
+        };
+        if !ds.errors.fails(&attempt, &mut ds.errors_rng) {
             return self.at_far_end(now, d, seq);
         }
         ds.stats.errors += 1;
