@@ -127,3 +127,17 @@ impl ErrorModel for Pattern {
         self.hit[pos]
     }
 }
+
+/// Stage 4, the error process of one direction: the model choosing which attempts fail, and the
+/// direction's error stream (the state model's draws, then the handling's error delays).
+pub(crate) struct ErrorStage {
+    pub model: Box<dyn ErrorModel>,
+    /// `link.errors.{dir}`.
+    pub rng: Stream,
+}
+
+impl ErrorStage {
+    pub fn fails(&mut self, a: &Attempt<'_>) -> bool {
+        self.model.fails(a, &mut self.rng)
+    }
+}

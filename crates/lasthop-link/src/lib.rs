@@ -12,9 +12,14 @@
 pub mod dist;
 pub mod error_model;
 pub mod event;
+pub mod lrb;
+pub mod lsb;
 pub mod model;
+pub mod queue;
 pub mod red;
+pub mod serializer;
 pub mod spec;
+mod timers;
 
 pub use dist::Dist;
 pub use error_model::{Attempt, ErrorModel, LossModel};
