@@ -28,7 +28,7 @@ use std::sync::Arc;
 pub enum LogLevel {
     /// Nothing.
     None,
-    /// Drops, ECN marks, link errors and state changes.
+    /// Drops, ECN marks, link errors, state changes and middlebox actions.
     Drops,
     /// Every action on every packet.
     #[default]
@@ -46,6 +46,8 @@ pub enum Cause {
     Error,
     /// Larger than the link's MTU or than a link buffer.
     Mtu,
+    /// A middlebox acted on it (`mbox_*` events).
+    Middlebox,
 }
 
 impl Cause {
@@ -55,6 +57,7 @@ impl Cause {
             Cause::Red => "red",
             Cause::Error => "error",
             Cause::Mtu => "mtu",
+            Cause::Middlebox => "middlebox",
         }
     }
 }
@@ -83,6 +86,14 @@ pub enum EventKind {
     Release,
     /// The link's state changed to `state`.
     State,
+    /// A middlebox passed on a changed packet (the fields are the new packet's).
+    MboxRewrite,
+    /// A middlebox holds the packet for `delay` before it goes on.
+    MboxDelay,
+    /// A middlebox dropped the packet.
+    MboxDrop,
+    /// A middlebox created this packet (a new id), which joins the router queue of `dir`.
+    MboxInject,
 }
 
 impl EventKind {
@@ -100,15 +111,36 @@ impl EventKind {
             EventKind::Hold => "hold",
             EventKind::Release => "release",
             EventKind::State => "state",
+            EventKind::MboxRewrite => "mbox_rewrite",
+            EventKind::MboxDelay => "mbox_delay",
+            EventKind::MboxDrop => "mbox_drop",
+            EventKind::MboxInject => "mbox_inject",
+        }
+    }
+
+    /// The `cause` column: why a packet was dropped, or who acted (`middlebox`).
+    pub fn cause(self) -> Option<Cause> {
+        match self {
+            EventKind::Drop(c) => Some(c),
+            EventKind::MboxRewrite
+            | EventKind::MboxDelay
+            | EventKind::MboxDrop
+            | EventKind::MboxInject => Some(Cause::Middlebox),
+            _ => None,
         }
     }
 
     /// The lowest log level that records this kind.
     pub fn level(self) -> LogLevel {
         match self {
-            EventKind::Drop(_) | EventKind::Mark | EventKind::Error(_) | EventKind::State => {
-                LogLevel::Drops
-            }
+            EventKind::Drop(_)
+            | EventKind::Mark
+            | EventKind::Error(_)
+            | EventKind::State
+            | EventKind::MboxRewrite
+            | EventKind::MboxDelay
+            | EventKind::MboxDrop
+            | EventKind::MboxInject => LogLevel::Drops,
             _ => LogLevel::All,
         }
     }
@@ -156,6 +188,13 @@ pub struct Event {
     pub delay_ns: Option<u64>,
 }
 
+impl Event {
+    /// The `cause` column (see [`EventKind::cause`]).
+    pub fn cause(&self) -> Option<Cause> {
+        self.kind.cause()
+    }
+}
+
 pub const CSV_HEADER: &str = "time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns\n";
 
 /// Streams events as CSV rows under [`CSV_HEADER`].
@@ -195,7 +234,7 @@ impl<W: Write> EventCsv<W> {
             "{},{},{},{},",
             e.queue_pkts, e.queue_bytes, e.lsb_bytes, e.lrb_bytes
         )?;
-        if let EventKind::Drop(c) = e.kind {
+        if let Some(c) = e.kind.cause() {
             w.write_all(c.name().as_bytes())?;
         }
         w.write_all(b",")?;

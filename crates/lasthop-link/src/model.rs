@@ -1,7 +1,7 @@
 //! The link model: Seawind's pipeline for each direction, as a sans-IO state machine.
 //!
 //! ```text
-//! push ─▶ router queue ─▶ link send buffer ─▶ serializer ─▶ propagation (+ extra delays)
+//! push ─▶ middleboxes ─▶ router queue ─▶ link send buffer ─▶ serializer ─▶ propagation (+ extra delays)
 //!      ─▶ error process (drop / delay / arq) ─▶ link receive buffer (in-order) ─▶ poll_output
 //! ```
 //!
@@ -24,6 +24,7 @@ use crate::error_model::{self, Attempt, ErrorModel, ErrorStage};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::lrb::ReceiveBuffer;
 use crate::lsb::SendBuffer;
+use crate::middlebox::{self, Action, Inject, Middlebox};
 use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict};
 use crate::serializer::Serializer;
 use crate::spec::{Dir, Handling, LinkConfig};
@@ -56,6 +57,11 @@ pub struct DirStats {
     pub marks: u64,
     /// Failed transmission attempts (each ARQ retry that failed counts).
     pub errors: u64,
+    /// Packets a middlebox dropped (they never reached the router queue, so `arrived` and the
+    /// other counters do not include them).
+    pub drops_middlebox: u64,
+    /// Packets middleboxes injected into this direction.
+    pub injected: u64,
 }
 
 pub struct Link {
@@ -68,6 +74,10 @@ pub struct Link {
     now: Time,
     out: VecDeque<Output>,
     log: Log,
+    /// Each direction's middleboxes, before the router queue.
+    mbox: [middlebox::Chain; 2],
+    /// Whether any middlebox is installed: without one, no middlebox work is done.
+    mbox_on: bool,
 }
 
 /// One direction's state: its stages in the order a packet meets them. Each stage's file owns
@@ -181,6 +191,8 @@ impl Link {
                 events: Vec::new(),
                 state_names,
             },
+            mbox: Default::default(),
+            mbox_on: false,
         };
         link.log.state(Time::ZERO, link.chain.current);
         if let Some(at) = link.chain.next_change {
@@ -201,6 +213,13 @@ impl Link {
         self.dirs[dir.index()].queue.set_discipline(d);
     }
 
+    /// Appends a middlebox to direction `dir`'s chain, which every packet pushed in that
+    /// direction passes before the router queue (see [`crate::middlebox`]).
+    pub fn add_middlebox(&mut self, dir: Dir, mbox: Box<dyn Middlebox>) {
+        self.mbox[dir.index()].boxes.push(mbox);
+        self.mbox_on = true;
+    }
+
     pub fn config(&self) -> &LinkConfig {
         &self.cfg
     }
@@ -211,14 +230,22 @@ impl Link {
         self.process(now);
         let id = self.next_id;
         self.next_id += 1;
-        self.arrive(now, dir, id, pkt);
+        if self.mbox_on {
+            self.through_middleboxes(now, dir, 0, id, pkt);
+        } else {
+            self.arrive(now, dir, id, pkt);
+        }
         self.process(now);
         id
     }
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next()
+        let t = self.timers.next();
+        if !self.mbox_on {
+            return t;
+        }
+        t.into_iter().chain(self.mbox_next()).min()
     }
 
     /// Does all work scheduled at or before `now`.
@@ -251,6 +278,7 @@ impl Link {
         self.dirs
             .iter()
             .all(|d| d.queue.is_empty() && d.lsb.wait.is_empty() && d.lrb.is_empty())
+            && self.mbox.iter().all(|c| c.is_empty())
     }
 
     /// Router queue length of `dir` in packets and bytes.
@@ -267,23 +295,44 @@ impl Link {
             "time went backwards: {now:?} < {:?}",
             self.now
         );
-        while let Some((t, timer)) = self.timers.pop_due(now) {
-            self.now = self.now.max(t);
-            self.advance_chain(t);
-            match timer {
-                Timer::StateChange => {
-                    if let Some(at) = self.chain.next_change {
-                        self.timers.schedule(at, Timer::StateChange);
+        if self.mbox_on {
+            // Timers and middleboxes in time order (timers first at the same time).
+            loop {
+                let mbox = self.mbox_next().filter(|&m| m <= now);
+                match (self.timers.next().filter(|&t| t <= now), mbox) {
+                    (Some(t), Some(m)) if m < t => self.middleboxes_due(m),
+                    (Some(_), _) => {
+                        let (t, timer) = self.timers.pop_due(now).expect("due");
+                        self.on_timer(t, timer);
                     }
+                    (None, Some(m)) => self.middleboxes_due(m),
+                    (None, None) => break,
                 }
-                Timer::TxEnd(d) => self.tx_end(t, d),
-                Timer::Arrive(d, seq) => self.attempt(t, d, seq),
-                Timer::Retry(d, seq) => self.attempt(t, d, seq),
-                Timer::Recovered(d, seq) => self.at_far_end(t, d, seq),
+            }
+        } else {
+            while let Some((t, timer)) = self.timers.pop_due(now) {
+                self.on_timer(t, timer);
             }
         }
         self.now = self.now.max(now);
         self.advance_chain(now);
+    }
+
+    #[inline]
+    fn on_timer(&mut self, t: Time, timer: Timer) {
+        self.now = self.now.max(t);
+        self.advance_chain(t);
+        match timer {
+            Timer::StateChange => {
+                if let Some(at) = self.chain.next_change {
+                    self.timers.schedule(at, Timer::StateChange);
+                }
+            }
+            Timer::TxEnd(d) => self.tx_end(t, d),
+            Timer::Arrive(d, seq) => self.attempt(t, d, seq),
+            Timer::Retry(d, seq) => self.attempt(t, d, seq),
+            Timer::Recovered(d, seq) => self.at_far_end(t, d, seq),
+        }
     }
 
     #[inline] // twice per timer; almost always returns at once
@@ -294,6 +343,85 @@ impl Link {
         let log = &mut self.log;
         self.chain
             .advance_to(&self.cfg, t, |at, s| log.state(at, s));
+    }
+
+    // ---- 0. middleboxes ---------------------------------------------------------------------
+
+    fn mbox_next(&self) -> Option<Time> {
+        self.mbox.iter().filter_map(|c| c.next()).min()
+    }
+
+    /// Runs packet `id` through direction `d`'s middleboxes from position `from`, then into the
+    /// router queue unless one of them holds or drops it.
+    fn through_middleboxes(&mut self, now: Time, d: Dir, from: usize, id: u64, mut pkt: Packet) {
+        let mut inject = Inject::default();
+        let mut i = from;
+        while i < self.mbox[d.index()].boxes.len() {
+            let action = self.mbox[d.index()].boxes[i].on_packet(now, d, pkt, &mut inject);
+            let ds = &mut self.dirs[d.index()];
+            match action {
+                Action::Pass(p) => pkt = p,
+                Action::Rewrite(p) => {
+                    self.log
+                        .event(now, d, EventKind::MboxRewrite, ds, Some((id, &p)), None);
+                    pkt = p;
+                }
+                Action::Delay(p, delay) => {
+                    self.log.event(
+                        now,
+                        d,
+                        EventKind::MboxDelay,
+                        ds,
+                        Some((id, &p)),
+                        Some(delay.0),
+                    );
+                    self.mbox[d.index()].hold(now + delay, i + 1, id, p);
+                    return self.inject(now, inject);
+                }
+                Action::Drop(pkt) => {
+                    ds.stats.drops_middlebox += 1;
+                    self.log
+                        .event(now, d, EventKind::MboxDrop, ds, Some((id, &pkt)), None);
+                    return self.inject(now, inject);
+                }
+            }
+            i += 1;
+        }
+        self.arrive(now, d, id, pkt);
+        self.inject(now, inject);
+    }
+
+    /// Puts packets middleboxes created into the router queues, each with a new id.
+    fn inject(&mut self, now: Time, inject: Inject) {
+        for (d, pkt) in inject.packets {
+            let id = self.next_id;
+            self.next_id += 1;
+            let ds = &mut self.dirs[d.index()];
+            ds.stats.injected += 1;
+            self.log
+                .event(now, d, EventKind::MboxInject, ds, Some((id, &pkt)), None);
+            self.arrive(now, d, id, pkt);
+        }
+    }
+
+    /// Middlebox work due at `t`: held packets whose delay is over, and the middleboxes' own
+    /// timeouts.
+    fn middleboxes_due(&mut self, t: Time) {
+        self.now = self.now.max(t);
+        self.advance_chain(t);
+        for d in Dir::BOTH {
+            while let Some((from, id, pkt)) = self.mbox[d.index()].pop_due(t) {
+                self.through_middleboxes(t, d, from, id, pkt);
+            }
+            for i in 0..self.mbox[d.index()].boxes.len() {
+                let b = &mut self.mbox[d.index()].boxes[i];
+                if b.poll_timeout().is_some_and(|at| at <= t) {
+                    let mut inject = Inject::default();
+                    b.handle_timeout(t, &mut inject);
+                    self.inject(t, inject);
+                }
+            }
+        }
     }
 
     // ---- 1. router queue --------------------------------------------------------------------
@@ -617,5 +745,6 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Red => st.drops_red += 1,
         Cause::Error => st.drops_error += 1,
         Cause::Mtu => st.drops_mtu += 1,
+        Cause::Middlebox => st.drops_middlebox += 1,
     }
 }
