@@ -59,15 +59,16 @@ impl LossModel {
     pub const NAMES: [&'static str; 3] = ["states", "uniform", "pattern"];
 }
 
-/// Builds the model of direction `dir`; `seeds` gives it its named streams.
-pub fn build(m: &LossModel, seeds: &Seeds, dir: Dir) -> Box<dyn ErrorModel> {
+/// Builds the model of direction `dir`; `seeds` gives it its named streams. `None` is the
+/// default [`StateErrors`], which the error stage runs inline.
+pub fn build(m: &LossModel, seeds: &Seeds, dir: Dir) -> Option<Box<dyn ErrorModel>> {
     match m {
-        LossModel::States => Box::new(StateErrors),
-        LossModel::Uniform { probability } => Box::new(Uniform {
+        LossModel::States => None,
+        LossModel::Uniform { probability } => Some(Box::new(Uniform {
             probability: *probability,
             rng: seeds.stream(&format!("link.loss.{dir}")),
-        }),
-        LossModel::Pattern { drop, every } => Box::new(Pattern::new(drop.clone(), *every)),
+        })),
+        LossModel::Pattern { drop, every } => Some(Box::new(Pattern::new(drop.clone(), *every))),
     }
 }
 
@@ -131,13 +132,18 @@ impl ErrorModel for Pattern {
 /// Stage 4, the error process of one direction: the model choosing which attempts fail, and the
 /// direction's error stream (the state model's draws, then the handling's error delays).
 pub(crate) struct ErrorStage {
-    pub model: Box<dyn ErrorModel>,
+    /// `None`: the default [`StateErrors`], without a call through a pointer.
+    pub model: Option<Box<dyn ErrorModel>>,
     /// `link.errors.{dir}`.
     pub rng: Stream,
 }
 
 impl ErrorStage {
+    #[inline]
     pub fn fails(&mut self, a: &Attempt<'_>) -> bool {
-        self.model.fails(a, &mut self.rng)
+        match &mut self.model {
+            None => StateErrors.fails(a, &mut self.rng),
+            Some(m) => m.fails(a, &mut self.rng),
+        }
     }
 }

@@ -10,7 +10,8 @@
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection and ECN marking;
 //! - [`dist`]: duration distributions for state lengths and delays;
-//! - [`event`]: the per-packet event log and its CSV form.
+//! - [`event`]: the per-packet event log, its CSV writer and the one typed reader of
+//!   `events.csv`.
 
 pub mod dist;
 pub mod error_model;

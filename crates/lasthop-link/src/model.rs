@@ -204,7 +204,7 @@ impl Link {
     /// Replaces direction `dir`'s error model (by default the one the spec's `loss` chose): which
     /// transmission attempts fail. The handling of a failure stays the state's.
     pub fn set_error_model(&mut self, dir: Dir, model: Box<dyn ErrorModel>) {
-        self.dirs[dir.index()].errors.model = model;
+        self.dirs[dir.index()].errors.model = Some(model);
     }
 
     /// Replaces direction `dir`'s router queue discipline (by default the one the spec's

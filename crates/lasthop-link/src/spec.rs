@@ -544,6 +544,18 @@ impl LinkSpec {
         let mut states = vec![];
         for (name, s) in &self.states {
             let key = format!("states.{name}");
+            // State names are written into events.csv unquoted.
+            if let Some(c) = name.chars().find(|c| matches!(c, ',' | '"' | '\n' | '\r')) {
+                return Err(err(
+                    key,
+                    format!(
+                        "state name {name:?} contains {c:?}: a state name is written into events.csv, so it may not contain a comma, a double quote or a line break"
+                    ),
+                ));
+            }
+            if name.is_empty() {
+                return Err(err(key, "a state needs a non-empty name"));
+            }
             let next = match &s.next {
                 Some(c) => resolve(&format!("{key}.next"), c)?,
                 None => vec![],
