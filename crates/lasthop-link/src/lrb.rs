@@ -30,6 +30,7 @@ pub(crate) struct Slot {
 
 impl Slot {
     /// The packet and its id, while it is on the link or held.
+    #[inline]
     pub fn packet(&self) -> Option<(u64, &Packet)> {
         self.pkt.as_ref().map(|p| (self.id, p))
     }
@@ -48,6 +49,7 @@ pub(crate) struct ReceiveBuffer {
 }
 
 impl ReceiveBuffer {
+    #[inline]
     pub fn new(cap: Option<u64>, in_order: bool) -> ReceiveBuffer {
         ReceiveBuffer {
             slots: VecDeque::new(),
@@ -59,6 +61,7 @@ impl ReceiveBuffer {
         }
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
@@ -70,6 +73,7 @@ impl ReceiveBuffer {
     }
 
     /// A transmission starts: its slot, at the end of the link order. Returns its sequence.
+    #[inline]
     pub fn start(&mut self, id: u64, pkt: Packet, nth: u64) -> u64 {
         let len = u64::from(pkt.wire_len);
         self.reserved += len;
@@ -86,20 +90,24 @@ impl ReceiveBuffer {
         seq
     }
 
+    #[inline]
     pub fn slot(&self, seq: u64) -> &Slot {
         &self.slots[(seq - self.base) as usize]
     }
 
+    #[inline]
     pub fn slot_mut(&mut self, seq: u64) -> &mut Slot {
         &mut self.slots[(seq - self.base) as usize]
     }
 
     /// Whether `seq` is first in link order.
+    #[inline]
     pub fn is_front(&self, seq: u64) -> bool {
         seq == self.base
     }
 
     /// Packet `seq` arrived intact but waits behind an earlier one.
+    #[inline]
     pub fn hold(&mut self, seq: u64) {
         let slot = self.slot_mut(seq);
         slot.status = Status::Held;
@@ -109,6 +117,7 @@ impl ReceiveBuffer {
 
     /// Packet `seq` leaves the link (released, or dropped if `None` is wanted): its slot is gone
     /// and its reservation freed. Returns its id, packet and length.
+    #[inline]
     pub fn take(&mut self, seq: u64) -> (u64, Option<Packet>, u64) {
         let i = (seq - self.base) as usize;
         let slot = &mut self.slots[i];
@@ -122,6 +131,7 @@ impl ReceiveBuffer {
     }
 
     /// Forgets gone slots at the front; returns the sequence of the front one if it is held.
+    #[inline]
     pub fn front_held(&mut self) -> Option<u64> {
         loop {
             match self.slots.front().map(|s| s.status) {

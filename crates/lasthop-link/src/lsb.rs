@@ -19,6 +19,7 @@ pub(crate) struct SendBuffer {
 }
 
 impl SendBuffer {
+    #[inline]
     pub fn new(dc: &DirConfig) -> SendBuffer {
         SendBuffer {
             wait: VecDeque::new(),
@@ -38,12 +39,14 @@ impl SendBuffer {
         })
     }
 
+    #[inline]
     pub fn push(&mut self, q: Queued) {
         self.bytes += u64::from(q.pkt.wire_len);
         self.wait.push_back(q);
     }
 
     /// The end of a transmission of `len` bytes.
+    #[inline]
     pub fn sent(&mut self, len: u64) {
         if !self.link_ack {
             self.bytes -= len;
@@ -51,6 +54,7 @@ impl SendBuffer {
     }
 
     /// A sent packet of `len` bytes left the link (released or dropped).
+    #[inline]
     pub fn left_link(&mut self, len: u64) {
         if self.link_ack {
             self.bytes -= len;

@@ -48,6 +48,7 @@ pub struct Output {
 /// Counters a driver can report without reading the event log.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DirStats {
+    /// Packets that reached the router queue stage (after any middleboxes; injected ones too).
     pub arrived: u64,
     pub released: u64,
     pub drops_queue: u64,
@@ -318,7 +319,7 @@ impl Link {
         self.advance_chain(now);
     }
 
-    #[inline]
+    #[inline(always)] // once per timer, from the loop above
     fn on_timer(&mut self, t: Time, timer: Timer) {
         self.now = self.now.max(t);
         self.advance_chain(t);

@@ -20,6 +20,7 @@ pub(crate) struct Queued {
 }
 
 impl Queued {
+    #[inline]
     pub fn packet(&self) -> Option<(u64, &Packet)> {
         Some((self.id, &self.pkt))
     }
@@ -50,6 +51,7 @@ pub struct Arrival<'a> {
 
 impl Arrival<'_> {
     /// The transmission time of a `bytes`-byte packet at the rate in force.
+    #[inline]
     pub fn tx_time(&self, bytes: u64) -> Dur {
         self.rate.tx_time(bytes + u64::from(self.overhead))
     }
@@ -100,6 +102,7 @@ pub(crate) struct RouterQueue {
 }
 
 impl RouterQueue {
+    #[inline]
     pub fn new(cfg: &QueueConfig, discipline: Option<Box<dyn QueueDiscipline>>) -> RouterQueue {
         RouterQueue {
             pkts: VecDeque::new(),
@@ -111,23 +114,28 @@ impl RouterQueue {
         }
     }
 
+    #[inline]
     pub fn set_discipline(&mut self, d: Box<dyn QueueDiscipline>) {
         self.discipline = Some(d);
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
         self.pkts.len()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.pkts.is_empty()
     }
 
+    #[inline]
     pub fn has_discipline(&self) -> bool {
         self.discipline.is_some()
     }
 
     /// The discipline's verdict on an arrival (drop-tail: pass).
+    #[inline]
     pub fn judge(&mut self, a: &Arrival<'_>) -> Verdict {
         match &mut self.discipline {
             Some(d) => d.on_arrival(a),
@@ -136,12 +144,14 @@ impl RouterQueue {
     }
 
     /// Whether a packet of `len` bytes would exceed a limit.
+    #[inline]
     pub fn full(&self, len: u64) -> bool {
         self.limit_pkts
             .is_some_and(|n| self.pkts.len() as u64 + 1 > n)
             || self.limit_bytes.is_some_and(|b| self.bytes + len > b)
     }
 
+    #[inline]
     pub fn push(&mut self, q: Queued) {
         self.bytes += u64::from(q.pkt.wire_len);
         self.pkts.push_back(q);
@@ -149,6 +159,7 @@ impl RouterQueue {
 
     /// The head's length, if it waited no longer than the sojourn limit; `Err` with the head
     /// removed if it waited longer.
+    #[inline]
     pub fn head(&mut self, now: Time) -> Option<Result<u64, Queued>> {
         let head = self.pkts.front()?;
         if self
@@ -160,6 +171,7 @@ impl RouterQueue {
         Some(Ok(u64::from(head.pkt.wire_len)))
     }
 
+    #[inline]
     pub fn pop(&mut self) -> Queued {
         let q = self.pkts.pop_front().expect("head exists");
         self.bytes -= u64::from(q.pkt.wire_len);
@@ -167,6 +179,7 @@ impl RouterQueue {
     }
 
     /// Tells the discipline if the queue is empty at `now`.
+    #[inline]
     pub fn note_if_empty(&mut self, now: Time) {
         if self.pkts.is_empty() {
             if let Some(d) = &mut self.discipline {

@@ -17,6 +17,7 @@ pub(crate) struct Serializer {
 }
 
 impl Serializer {
+    #[inline]
     pub fn new(delays_rng: Stream) -> Serializer {
         Serializer {
             transmitting: None,
@@ -45,6 +46,7 @@ impl Serializer {
 
     /// The delay added to the propagation of transmission number `nth`: the state's extra delay
     /// and any scripted delay that hits it.
+    #[inline]
     pub fn extra_delay(&mut self, dc: &DirConfig, p: &Params, nth: u64) -> Dur {
         let mut extra = Dur::ZERO;
         let rng = &mut self.delays_rng;

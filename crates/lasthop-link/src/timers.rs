@@ -35,6 +35,7 @@ enum Next {
 }
 
 impl Timers {
+    #[inline]
     pub fn schedule(&mut self, at: Time, timer: Timer) {
         self.seq += 1;
         let e = TimerEntry {
@@ -51,6 +52,7 @@ impl Timers {
         }
     }
 
+    #[inline]
     fn next_entry(&self) -> Option<(TimerEntry, Next)> {
         let mut best = self.heap.peek().map(|e| (e.0, Next::Heap));
         for (i, slot) in self.tx_end.iter().enumerate() {
@@ -64,11 +66,13 @@ impl Timers {
     }
 
     /// The time of the next timer.
+    #[inline]
     pub fn next(&self) -> Option<Time> {
         self.next_entry().map(|(e, _)| e.at)
     }
 
     /// Removes and returns the next timer if it is due at `now`.
+    #[inline]
     pub fn pop_due(&mut self, now: Time) -> Option<(Time, Timer)> {
         let (e, from) = self.next_entry().filter(|(e, _)| e.at <= now)?;
         match from {
