@@ -8,8 +8,9 @@
 
 use crate::conn::{ConnStats, Drops};
 use crate::Error;
+use lasthop_link::event::{read_events, RowCause, RowKind};
 use rustc_hash::FxHashMap as HashMap;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufReader, Read};
 use std::path::Path;
 
 /// What the event log says about one flow (one direction of a connection).
@@ -32,12 +33,12 @@ pub enum DropCause {
 }
 
 impl DropCause {
-    fn parse(s: &str) -> DropCause {
-        match s {
-            "queue" => DropCause::Queue,
-            "red" => DropCause::Red,
-            "error" => DropCause::Error,
-            "mtu" => DropCause::Mtu,
+    fn of(c: Option<RowCause>) -> DropCause {
+        match c {
+            Some(RowCause::Queue) => DropCause::Queue,
+            Some(RowCause::Red) => DropCause::Red,
+            Some(RowCause::Error) => DropCause::Error,
+            Some(RowCause::Mtu) => DropCause::Mtu,
             _ => DropCause::Other,
         }
     }
@@ -76,33 +77,6 @@ impl EventLog {
             line,
             msg,
         };
-        let io = |e: std::io::Error| Error::Io {
-            path: source.to_string(),
-            error: e,
-        };
-        let mut rd = BufReader::with_capacity(1 << 16, r);
-        let mut header = String::new();
-        if rd.read_line(&mut header).map_err(io)? == 0 {
-            return Err(bad(1, "empty file, expected a header row".into()));
-        }
-        let cols: Vec<&str> = header.trim_end().split(',').collect();
-        let col = |name: &str| -> Result<usize, Error> {
-            cols.iter().position(|c| *c == name).ok_or_else(|| {
-                bad(
-                    1,
-                    format!("no `{name}` column (is this an events.csv of lasthop-link?)"),
-                )
-            })
-        };
-        let (c_time, c_event, c_packet, c_flow) =
-            (col("time_ns")?, col("event")?, col("packet")?, col("flow")?);
-        let (c_seq, c_len, c_cause) = (col("tcp_seq")?, col("tcp_len")?, col("cause")?);
-        let ncols = cols.len();
-        let needed = [c_time, c_event, c_packet, c_flow, c_seq, c_len, c_cause]
-            .into_iter()
-            .max()
-            .unwrap_or(0);
-
         let mut log = EventLog::default();
         // Arrivals of TCP segments with payload: (flow id, seq, len, order, packet, time).
         let mut arrivals: Vec<(u32, u32, u32, u64, u64, u64)> = Vec::new();
@@ -112,50 +86,29 @@ impl EventLog {
         let mut released: Vec<u64> = Vec::new();
         let mut saw_arrive = false;
         let mut saw_release = false;
-        let mut line = String::new();
-        let mut lineno = 1u64;
-        loop {
-            line.clear();
-            if rd.read_line(&mut line).map_err(io)? == 0 {
-                break;
-            }
-            lineno += 1;
-            let text = line.trim_end_matches(['\n', '\r']);
-            if text.is_empty() {
-                continue;
-            }
-            let fields: Vec<&str> = text.split(',').take(needed + 1).collect();
-            if fields.len() <= needed {
-                return Err(bad(
-                    lineno,
-                    format!("{} fields, the header has {ncols}", text.split(',').count()),
-                ));
-            }
+        // The one typed reader of lasthop-link; rows are numbered from 2 (1 is the header).
+        for (i, row) in read_events(BufReader::with_capacity(1 << 16, r)).enumerate() {
+            let row = row.map_err(|e| bad(e.line, e.message))?;
             log.rows += 1;
-            let event = fields[c_event];
-            let flow = fields[c_flow];
+            let lineno = i as u64 + 2;
+            let flow = row.flow.as_str();
             if !flow.starts_with("tcp:") {
                 continue;
             }
-            let time: u64 = fields[c_time]
-                .parse()
-                .map_err(|_| bad(lineno, format!("bad time_ns `{}`", fields[c_time])))?;
+            let time = row.time_ns;
             let packet = || -> Result<u64, Error> {
-                fields[c_packet]
-                    .parse()
-                    .map_err(|_| bad(lineno, format!("bad packet id `{}`", fields[c_packet])))
+                row.packet
+                    .ok_or_else(|| bad(lineno, "no packet id".to_string()))
             };
-            match event {
-                "drop" => {
-                    let cause = DropCause::parse(fields[c_cause]);
+            match row.event {
+                RowKind::Drop => {
+                    let cause = DropCause::of(row.cause);
                     flow_entry(&mut log.flows, flow).drops.push((time, cause));
                 }
-                "mark" => flow_entry(&mut log.flows, flow).marks.push(time),
-                "arrive" => {
+                RowKind::Mark => flow_entry(&mut log.flows, flow).marks.push(time),
+                RowKind::Arrive => {
                     saw_arrive = true;
-                    let (Ok(seq), Ok(len)) =
-                        (fields[c_seq].parse::<u32>(), fields[c_len].parse::<u32>())
-                    else {
+                    let (Some(seq), Some(len)) = (row.tcp_seq, row.tcp_len) else {
                         continue;
                     };
                     if len == 0 {
@@ -173,7 +126,7 @@ impl EventLog {
                     let order = arrivals.len() as u64;
                     arrivals.push((id, seq, len, order, packet()?, time));
                 }
-                "release" => {
+                RowKind::Release => {
                     saw_release = true;
                     released.push(packet()?);
                 }

@@ -109,20 +109,21 @@ pub enum Ev {
 }
 
 impl Ev {
-    fn parse(s: &str) -> Ev {
-        match s {
-            "arrive" => Ev::Arrive,
-            "enqueue" => Ev::Enqueue,
-            "drop" => Ev::Drop,
-            "mark" => Ev::Mark,
-            "lsb" => Ev::Lsb,
-            "tx_start" => Ev::TxStart,
-            "tx_end" => Ev::TxEnd,
-            "delay" => Ev::Delay,
-            "error" => Ev::Error,
-            "hold" => Ev::Hold,
-            "release" => Ev::Release,
-            "state" => Ev::State,
+    fn of(k: lasthop_link::event::RowKind) -> Ev {
+        use lasthop_link::event::RowKind as K;
+        match k {
+            K::Arrive => Ev::Arrive,
+            K::Enqueue => Ev::Enqueue,
+            K::Drop => Ev::Drop,
+            K::Mark => Ev::Mark,
+            K::Lsb => Ev::Lsb,
+            K::TxStart => Ev::TxStart,
+            K::TxEnd => Ev::TxEnd,
+            K::Delay => Ev::Delay,
+            K::Error => Ev::Error,
+            K::Hold => Ev::Hold,
+            K::Release => Ev::Release,
+            K::State => Ev::State,
             _ => Ev::Other,
         }
     }
@@ -146,46 +147,37 @@ pub struct EventRow {
     pub state: String,
 }
 
-/// Reads `events.csv`.
+/// Reads `events.csv`, with lasthop-link's typed reader (the one place its schema is read).
 pub fn read_events(path: &Path) -> Result<Vec<EventRow>, FileError> {
-    let csv = Csv::load(path)?;
-    let c = |n: &str| csv.col(n);
-    let (ti, ei, di, pi, fi) = (
-        c("time_ns")?,
-        c("event")?,
-        c("dir")?,
-        c("packet")?,
-        c("flow")?,
-    );
-    let (si, ai, li, bi, qi, ci, sti) = (
-        c("tcp_seq")?,
-        c("tcp_ack")?,
-        c("tcp_len")?,
-        c("bytes")?,
-        c("queue_pkts")?,
-        c("cause")?,
-        c("state")?,
-    );
+    let p = path.display().to_string();
+    let f = std::fs::File::open(path).map_err(|e| FileError::Io {
+        path: p.clone(),
+        error: e,
+    })?;
     let mut out = vec![];
-    for (line, f) in csv.rows() {
-        let get = |i: usize| f.get(i).copied().unwrap_or("");
+    for row in lasthop_link::event::read_events(std::io::BufReader::new(f)) {
+        let r = row.map_err(|e| FileError::Parse {
+            path: p.clone(),
+            line: e.line as usize,
+            msg: e.message,
+        })?;
         out.push(EventRow {
-            time_ns: num(&csv, line, &f, ti, "time_ns")?.unwrap_or(0),
-            event: Ev::parse(get(ei)),
-            dir: match get(di) {
-                "down" => 0,
-                "up" => 1,
-                _ => 2,
+            time_ns: r.time_ns,
+            event: Ev::of(r.event),
+            dir: match r.dir {
+                Some(lasthop_link::Dir::Down) => 0,
+                Some(lasthop_link::Dir::Up) => 1,
+                None => 2,
             },
-            packet: num(&csv, line, &f, pi, "packet")?.unwrap_or(0),
-            flow: get(fi).to_string(),
-            tcp_seq: num(&csv, line, &f, si, "tcp_seq")?,
-            tcp_ack: num(&csv, line, &f, ai, "tcp_ack")?,
-            tcp_len: num(&csv, line, &f, li, "tcp_len")?,
-            bytes: num(&csv, line, &f, bi, "bytes")?.unwrap_or(0),
-            queue_pkts: num(&csv, line, &f, qi, "queue_pkts")?,
-            cause: get(ci).to_string(),
-            state: get(sti).to_string(),
+            packet: r.packet.unwrap_or(0),
+            flow: r.flow,
+            tcp_seq: r.tcp_seq,
+            tcp_ack: r.tcp_ack,
+            tcp_len: r.tcp_len,
+            bytes: r.bytes.unwrap_or(0),
+            queue_pkts: r.queue_pkts,
+            cause: r.cause.map(|c| c.name().to_string()).unwrap_or_default(),
+            state: r.state.unwrap_or_default(),
         });
     }
     Ok(out)

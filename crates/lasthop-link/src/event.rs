@@ -2,6 +2,10 @@
 //! with the captures (drops carry their cause; delays their length; releases, in emulation, their
 //! scheduled and actual times).
 //!
+//! The schema lives here once: the kinds ([`EventKind`]), the causes ([`Cause`]), the writer
+//! ([`EventCsv`]) and the one typed reader ([`read_events`] into [`EventRow`]), which the
+//! analysis, the experiment runner and the report use.
+//!
 //! `events.csv` columns (documented in `docs/events.md`):
 //! `time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,
 //! lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns`
@@ -28,7 +32,7 @@ use std::sync::Arc;
 pub enum LogLevel {
     /// Nothing.
     None,
-    /// Drops, ECN marks, link errors and state changes.
+    /// Drops, ECN marks, link errors, state changes and middlebox actions.
     Drops,
     /// Every action on every packet.
     #[default]
@@ -46,6 +50,8 @@ pub enum Cause {
     Error,
     /// Larger than the link's MTU or than a link buffer.
     Mtu,
+    /// A middlebox acted on it (`mbox_*` events).
+    Middlebox,
 }
 
 impl Cause {
@@ -55,6 +61,7 @@ impl Cause {
             Cause::Red => "red",
             Cause::Error => "error",
             Cause::Mtu => "mtu",
+            Cause::Middlebox => "middlebox",
         }
     }
 }
@@ -83,6 +90,14 @@ pub enum EventKind {
     Release,
     /// The link's state changed to `state`.
     State,
+    /// A middlebox passed on a changed packet (the fields are the new packet's).
+    MboxRewrite,
+    /// A middlebox holds the packet for `delay` before it goes on.
+    MboxDelay,
+    /// A middlebox dropped the packet.
+    MboxDrop,
+    /// A middlebox created this packet (a new id), which joins the router queue of `dir`.
+    MboxInject,
 }
 
 impl EventKind {
@@ -100,15 +115,36 @@ impl EventKind {
             EventKind::Hold => "hold",
             EventKind::Release => "release",
             EventKind::State => "state",
+            EventKind::MboxRewrite => "mbox_rewrite",
+            EventKind::MboxDelay => "mbox_delay",
+            EventKind::MboxDrop => "mbox_drop",
+            EventKind::MboxInject => "mbox_inject",
+        }
+    }
+
+    /// The `cause` column: why a packet was dropped, or who acted (`middlebox`).
+    pub fn cause(self) -> Option<Cause> {
+        match self {
+            EventKind::Drop(c) => Some(c),
+            EventKind::MboxRewrite
+            | EventKind::MboxDelay
+            | EventKind::MboxDrop
+            | EventKind::MboxInject => Some(Cause::Middlebox),
+            _ => None,
         }
     }
 
     /// The lowest log level that records this kind.
     pub fn level(self) -> LogLevel {
         match self {
-            EventKind::Drop(_) | EventKind::Mark | EventKind::Error(_) | EventKind::State => {
-                LogLevel::Drops
-            }
+            EventKind::Drop(_)
+            | EventKind::Mark
+            | EventKind::Error(_)
+            | EventKind::State
+            | EventKind::MboxRewrite
+            | EventKind::MboxDelay
+            | EventKind::MboxDrop
+            | EventKind::MboxInject => LogLevel::Drops,
             _ => LogLevel::All,
         }
     }
@@ -156,6 +192,13 @@ pub struct Event {
     pub delay_ns: Option<u64>,
 }
 
+impl Event {
+    /// The `cause` column (see [`EventKind::cause`]).
+    pub fn cause(&self) -> Option<Cause> {
+        self.kind.cause()
+    }
+}
+
 pub const CSV_HEADER: &str = "time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns\n";
 
 /// Streams events as CSV rows under [`CSV_HEADER`].
@@ -195,7 +238,7 @@ impl<W: Write> EventCsv<W> {
             "{},{},{},{},",
             e.queue_pkts, e.queue_bytes, e.lsb_bytes, e.lrb_bytes
         )?;
-        if let EventKind::Drop(c) = e.kind {
+        if let Some(c) = e.kind.cause() {
             w.write_all(c.name().as_bytes())?;
         }
         w.write_all(b",")?;
@@ -226,4 +269,161 @@ impl<W: Write> EventCsv<W> {
     pub fn into_inner(self) -> W {
         self.w
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading `events.csv` back: the one typed reader.
+
+/// The kind of an `events.csv` row, as the `event` column names it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RowKind {
+    Arrive,
+    Enqueue,
+    Drop,
+    Mark,
+    Lsb,
+    TxStart,
+    TxEnd,
+    Delay,
+    Error,
+    Hold,
+    Release,
+    State,
+    MboxRewrite,
+    MboxDelay,
+    MboxDrop,
+    MboxInject,
+    /// A kind this version does not know (a newer writer).
+    #[serde(other)]
+    Other,
+}
+
+/// The `cause` column, read back.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Hash, serde::Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RowCause {
+    Queue,
+    Red,
+    Error,
+    Mtu,
+    Middlebox,
+    /// A cause this version does not know (a newer writer).
+    #[serde(other)]
+    Other,
+}
+
+impl RowCause {
+    pub fn name(self) -> &'static str {
+        match self {
+            RowCause::Queue => "queue",
+            RowCause::Red => "red",
+            RowCause::Error => "error",
+            RowCause::Mtu => "mtu",
+            RowCause::Middlebox => "middlebox",
+            RowCause::Other => "other",
+        }
+    }
+}
+
+impl From<Cause> for RowCause {
+    fn from(c: Cause) -> RowCause {
+        match c {
+            Cause::Queue => RowCause::Queue,
+            Cause::Red => RowCause::Red,
+            Cause::Error => RowCause::Error,
+            Cause::Mtu => RowCause::Mtu,
+            Cause::Middlebox => RowCause::Middlebox,
+        }
+    }
+}
+
+/// One row of `events.csv`, typed. Columns are found by header name, so a file with added
+/// columns still reads; empty cells are `None`.
+#[derive(Clone, Debug, PartialEq, serde::Deserialize, serde::Serialize)]
+pub struct EventRow {
+    pub time_ns: u64,
+    pub event: RowKind,
+    pub dir: Option<Dir>,
+    pub packet: Option<u64>,
+    /// The flow key's display form; empty for `state` rows.
+    #[serde(default)]
+    pub flow: String,
+    pub ip_id: Option<u16>,
+    pub tcp_seq: Option<u32>,
+    pub tcp_ack: Option<u32>,
+    pub tcp_len: Option<u32>,
+    pub bytes: Option<u32>,
+    pub queue_pkts: Option<u32>,
+    pub queue_bytes: Option<u64>,
+    pub lsb_bytes: Option<u64>,
+    pub lrb_bytes: Option<u64>,
+    pub cause: Option<RowCause>,
+    pub attempt: Option<u32>,
+    pub state: Option<String>,
+    pub delay_ns: Option<u64>,
+    pub actual_ns: Option<u64>,
+}
+
+/// A row that cannot be read: its line (1 = the header) and what is wrong.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    pub line: u64,
+    pub message: String,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "line {}: {}", self.line, self.message)
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+/// Reads `events.csv` rows from `r`, in file order. The first error ends the rows.
+pub fn read_events<R: io::Read>(r: R) -> impl Iterator<Item = Result<EventRow, ReadError>> {
+    let mut rd = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .buffer_capacity(1 << 16)
+        .from_reader(r);
+    let headers = rd.headers().cloned();
+    let header_err = match &headers {
+        Ok(h) if h.len() <= 1 && h.get(0).is_none_or(|c| c.is_empty()) => {
+            Some("empty file, expected a header row".to_string())
+        }
+        Ok(h) if h.iter().any(|c| c == "time_ns") && h.iter().any(|c| c == "event") => None,
+        Ok(_) => Some(
+            "no `time_ns` and `event` columns (is this an events.csv of lasthop-link?)".to_string(),
+        ),
+        Err(e) => Some(e.to_string()),
+    };
+    let headers = headers.unwrap_or_default();
+    let failed = header_err.is_some();
+    let first = header_err.map(|message| Err(ReadError { line: 1, message }));
+    let mut done = failed;
+    let rows = rd.into_deserialize::<EventRow>().map_while(move |r| {
+        if done {
+            return None;
+        }
+        Some(r.map_err(|e| {
+            done = true;
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            let message = match e.kind() {
+                csv::ErrorKind::Deserialize { err, .. } => match err.field() {
+                    Some(i) => format!(
+                        "column `{}`: {}",
+                        headers.get(i as usize).unwrap_or("?"),
+                        err.kind()
+                    ),
+                    None => err.kind().to_string(),
+                },
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => format!("{len} fields, the header has {expected_len}"),
+                _ => e.to_string(),
+            };
+            ReadError { line, message }
+        }))
+    });
+    first.into_iter().chain(rows)
 }

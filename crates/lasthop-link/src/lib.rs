@@ -3,17 +3,33 @@
 //! - [`spec`]: the TOML link spec, its validation, and the resolved [`LinkConfig`];
 //! - [`model`]: the [`Link`] state machine (router queue, link buffers, serializer, propagation,
 //!   error states with ARQ, in-order release);
+//! - [`error_model`]: which transmission attempts fail (the state chain's probability, uniform
+//!   loss, a fixed pattern);
+//! - [`middlebox`]: per-direction packet hooks at the router (pass, rewrite, delay, drop,
+//!   inject);
+//! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection and ECN marking;
 //! - [`dist`]: duration distributions for state lengths and delays;
-//! - [`event`]: the per-packet event log and its CSV form.
+//! - [`event`]: the per-packet event log, its CSV writer and the one typed reader of
+//!   `events.csv`.
 
 pub mod dist;
+pub mod error_model;
 pub mod event;
+pub mod lrb;
+pub mod lsb;
+pub mod middlebox;
 pub mod model;
+pub mod queue;
 pub mod red;
+pub mod serializer;
 pub mod spec;
+mod timers;
 
 pub use dist::Dist;
+pub use error_model::{Attempt, ErrorModel, LossModel};
 pub use event::{Cause, Event, EventCsv, EventKind, LogLevel};
+pub use middlebox::Middlebox;
 pub use model::{DirStats, Link, Output};
+pub use queue::QueueDiscipline;
 pub use spec::{Dir, LinkConfig, LinkSpec, SpecError};

@@ -1,7 +1,7 @@
 //! The link model: Seawind's pipeline for each direction, as a sans-IO state machine.
 //!
 //! ```text
-//! push ─▶ router queue ─▶ link send buffer ─▶ serializer ─▶ propagation (+ extra delays)
+//! push ─▶ middleboxes ─▶ router queue ─▶ link send buffer ─▶ serializer ─▶ propagation (+ extra delays)
 //!      ─▶ error process (drop / delay / arq) ─▶ link receive buffer (in-order) ─▶ poll_output
 //! ```
 //!
@@ -20,13 +20,17 @@
 //!   limit, and the packets behind it leave the LRB at that moment;
 //! - a packet starts transmission only when the LRB could hold it, so the LRB never overflows.
 
+use crate::error_model::{self, Attempt, ErrorModel, ErrorStage};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
-use crate::red::{Red, Verdict};
-use crate::spec::{Dir, DirConfig, Handling, LinkConfig, LsbAdmit, Params};
-use dary_heap::QuaternaryHeap;
+use crate::lrb::ReceiveBuffer;
+use crate::lsb::SendBuffer;
+use crate::middlebox::{self, Action, Inject, Middlebox};
+use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict};
+use crate::serializer::Serializer;
+use crate::spec::{Dir, Handling, LinkConfig};
+use crate::timers::{Timer, Timers};
 use lasthop_core::rng::{unit, Stream};
-use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
-use std::cmp::Reverse;
+use lasthop_core::{Dur, Packet, Seeds, Time};
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -44,6 +48,7 @@ pub struct Output {
 /// Counters a driver can report without reading the event log.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct DirStats {
+    /// Packets that reached the router queue stage (after any middleboxes; injected ones too).
     pub arrived: u64,
     pub released: u64,
     pub drops_queue: u64,
@@ -53,11 +58,16 @@ pub struct DirStats {
     pub marks: u64,
     /// Failed transmission attempts (each ARQ retry that failed counts).
     pub errors: u64,
+    /// Packets a middlebox dropped (they never reached the router queue, so `arrived` and the
+    /// other counters do not include them).
+    pub drops_middlebox: u64,
+    /// Packets middleboxes injected into this direction.
+    pub injected: u64,
 }
 
 pub struct Link {
     cfg: LinkConfig,
-    dirs: [DirState; 2],
+    dirs: [Pipe; 2],
     chain: Chain,
     timers: Timers,
     next_id: u64,
@@ -65,97 +75,21 @@ pub struct Link {
     now: Time,
     out: VecDeque<Output>,
     log: Log,
+    /// Each direction's middleboxes, before the router queue.
+    mbox: [middlebox::Chain; 2],
+    /// Whether any middlebox is installed: without one, no middlebox work is done.
+    mbox_on: bool,
 }
 
-/// The timer queue, ordered by (time, insertion). Each direction's end of transmission (at most
-/// one at a time, and one per packet) waits in its own slot rather than in the heap, which then
-/// holds mostly the packets propagating; the slots and the heap share the (time, insertion) key,
-/// so the order is the same as with one heap.
-#[derive(Default)]
-struct Timers {
-    heap: QuaternaryHeap<Reverse<TimerEntry>>,
-    tx_end: [Option<TimerEntry>; 2],
-    seq: u64,
-}
-
-/// Where the next timer is.
-enum Next {
-    Heap,
-    TxEnd(usize),
-}
-
-impl Timers {
-    fn schedule(&mut self, at: Time, timer: Timer) {
-        self.seq += 1;
-        let e = TimerEntry {
-            at,
-            seq: self.seq,
-            timer,
-        };
-        match timer {
-            Timer::TxEnd(d) => {
-                debug_assert!(self.tx_end[d.index()].is_none());
-                self.tx_end[d.index()] = Some(e);
-            }
-            _ => self.heap.push(Reverse(e)),
-        }
-    }
-
-    fn next(&self) -> Option<(TimerEntry, Next)> {
-        let mut best = self.heap.peek().map(|e| (e.0, Next::Heap));
-        for (i, slot) in self.tx_end.iter().enumerate() {
-            if let Some(e) = *slot {
-                if best.as_ref().is_none_or(|(b, _)| e < *b) {
-                    best = Some((e, Next::TxEnd(i)));
-                }
-            }
-        }
-        best
-    }
-
-    /// Removes and returns the next timer if it is due at `now`.
-    fn pop_due(&mut self, now: Time) -> Option<TimerEntry> {
-        let (e, from) = self.next().filter(|(e, _)| e.at <= now)?;
-        match from {
-            Next::Heap => {
-                self.heap.pop();
-            }
-            Next::TxEnd(i) => self.tx_end[i] = None,
-        }
-        Some(e)
-    }
-}
-
-/// Compared by (time, insertion) only: insertion numbers are unique, so the timer never decides
-/// and need not be compared.
-#[derive(Clone, Copy)]
-struct TimerEntry {
-    at: Time,
-    seq: u64,
-    timer: Timer,
-}
-
-impl TimerEntry {
-    /// (time, insertion) as one integer, which compares fastest.
-    fn order(&self) -> u128 {
-        (u128::from(self.at.0) << 64) | u128::from(self.seq)
-    }
-}
-impl PartialEq for TimerEntry {
-    fn eq(&self, o: &Self) -> bool {
-        self.order() == o.order()
-    }
-}
-impl Eq for TimerEntry {}
-impl PartialOrd for TimerEntry {
-    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Ord for TimerEntry {
-    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
-        self.order().cmp(&o.order())
-    }
+/// One direction's state: its stages in the order a packet meets them. Each stage's file owns
+/// its state and methods; the [`Link`] methods below move packets between them.
+struct Pipe {
+    queue: RouterQueue,
+    lsb: SendBuffer,
+    ser: Serializer,
+    errors: ErrorStage,
+    lrb: ReceiveBuffer,
+    stats: DirStats,
 }
 
 /// The event log being recorded. Kept apart from the rest of the state so that the model can
@@ -165,73 +99,6 @@ struct Log {
     level: LogLevel,
     events: Vec<Event>,
     state_names: Vec<Arc<str>>,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-enum Timer {
-    StateChange,
-    TxEnd(Dir),
-    /// The packet with this link sequence number reaches the far end.
-    Arrive(Dir, u64),
-    /// An ARQ retry of this link sequence number completes.
-    Retry(Dir, u64),
-    /// A `delay`-handled error of this link sequence number is over.
-    Recovered(Dir, u64),
-}
-
-struct Queued {
-    id: u64,
-    pkt: Packet,
-    since: Time,
-}
-
-#[derive(PartialEq, Eq, Clone, Copy)]
-enum Status {
-    /// Being transmitted, propagating, or in recovery.
-    OnLink,
-    /// At the far end, waiting for an earlier packet.
-    Held,
-    /// Released or dropped; popped when it reaches the front.
-    Gone,
-}
-
-struct Slot {
-    id: u64,
-    pkt: Option<Packet>,
-    len: u64,
-    status: Status,
-    /// Transmission attempts so far (1 = the first).
-    attempts: u32,
-    /// Error delay accumulated by ARQ retries.
-    error_delay: Dur,
-    /// Transmission number in this direction (1-based), for scripted delays.
-    nth: u64,
-}
-
-struct DirState {
-    queue: VecDeque<Queued>,
-    q_bytes: u64,
-    red: Option<Red>,
-    /// Packets in the LSB not yet transmitted.
-    lsb_wait: VecDeque<Queued>,
-    /// LSB occupancy: waiting packets, plus (with link-layer ACK emulation) packets sent and not
-    /// yet released from the LRB.
-    lsb_bytes: u64,
-    /// Bytes sent and not yet released or dropped: what the LRB might have to hold.
-    lrb_reserved: u64,
-    /// Bytes held in the LRB behind an earlier packet.
-    lrb_bytes: u64,
-    /// Link sequence number of the packet being transmitted.
-    transmitting: Option<u64>,
-    /// Packets on the link and in the LRB, in link order; `slots[0]` has sequence `base`.
-    slots: VecDeque<Slot>,
-    base: u64,
-    sent: u64,
-    sched_pos: usize,
-    errors_rng: Stream,
-    delays_rng: Stream,
-    red_rng: Stream,
-    stats: DirStats,
 }
 
 /// The Markov chain of link states. It draws from its own stream only, so its timeline depends
@@ -285,10 +152,6 @@ fn pick(choices: &[(usize, f64)], rng: &mut Stream) -> usize {
     choices.last().map(|c| c.0).unwrap_or(0)
 }
 
-fn fails(p: &Params, rng: &mut Stream) -> bool {
-    p.error > 0.0 && (p.error >= 1.0 || unit(rng) < p.error)
-}
-
 impl Link {
     /// A link in its initial state at time zero. `seeds` fixes every random stream of the run.
     pub fn new(cfg: LinkConfig, seeds: Seeds, level: LogLevel) -> Link {
@@ -296,22 +159,18 @@ impl Link {
         let mean_packet = u64::from(cfg.mtu.unwrap_or(1500));
         let dirs = Dir::BOTH.map(|d| {
             let dc = &cfg.dirs[d.index()];
-            DirState {
-                queue: VecDeque::new(),
-                q_bytes: 0,
-                red: dc.queue.red.clone().map(|r| Red::new(r, mean_packet)),
-                lsb_wait: VecDeque::new(),
-                lsb_bytes: 0,
-                lrb_reserved: 0,
-                lrb_bytes: 0,
-                transmitting: None,
-                slots: VecDeque::new(),
-                base: 0,
-                sent: 0,
-                sched_pos: 0,
-                errors_rng: seeds.stream(&format!("link.errors.{d}")),
-                delays_rng: seeds.stream(&format!("link.delays.{d}")),
-                red_rng: seeds.stream(&format!("link.red.{d}")),
+            Pipe {
+                queue: RouterQueue::new(
+                    &dc.queue,
+                    queue::discipline(&dc.queue, mean_packet, &seeds, d),
+                ),
+                lsb: SendBuffer::new(dc),
+                ser: Serializer::new(seeds.stream(&format!("link.delays.{d}"))),
+                errors: ErrorStage {
+                    model: error_model::build(&dc.loss, &seeds, d),
+                    rng: seeds.stream(&format!("link.errors.{d}")),
+                },
+                lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
                 stats: DirStats::default(),
             }
         });
@@ -333,12 +192,33 @@ impl Link {
                 events: Vec::new(),
                 state_names,
             },
+            mbox: Default::default(),
+            mbox_on: false,
         };
         link.log.state(Time::ZERO, link.chain.current);
         if let Some(at) = link.chain.next_change {
             link.timers.schedule(at, Timer::StateChange);
         }
         link
+    }
+
+    /// Replaces direction `dir`'s error model (by default the one the spec's `loss` chose): which
+    /// transmission attempts fail. The handling of a failure stays the state's.
+    pub fn set_error_model(&mut self, dir: Dir, model: Box<dyn ErrorModel>) {
+        self.dirs[dir.index()].errors.model = Some(model);
+    }
+
+    /// Replaces direction `dir`'s router queue discipline (by default the one the spec's
+    /// `queue.policy` chose). Call it before the first packet.
+    pub fn set_queue_discipline(&mut self, dir: Dir, d: Box<dyn QueueDiscipline>) {
+        self.dirs[dir.index()].queue.set_discipline(d);
+    }
+
+    /// Appends a middlebox to direction `dir`'s chain, which every packet pushed in that
+    /// direction passes before the router queue (see [`crate::middlebox`]).
+    pub fn add_middlebox(&mut self, dir: Dir, mbox: Box<dyn Middlebox>) {
+        self.mbox[dir.index()].boxes.push(mbox);
+        self.mbox_on = true;
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -351,14 +231,22 @@ impl Link {
         self.process(now);
         let id = self.next_id;
         self.next_id += 1;
-        self.arrive(now, dir, id, pkt);
+        if self.mbox_on {
+            self.through_middleboxes(now, dir, 0, id, pkt);
+        } else {
+            self.arrive(now, dir, id, pkt);
+        }
         self.process(now);
         id
     }
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
     pub fn poll_timeout(&self) -> Option<Time> {
-        self.timers.next().map(|(e, _)| e.at)
+        let t = self.timers.next();
+        if !self.mbox_on {
+            return t;
+        }
+        t.into_iter().chain(self.mbox_next()).min()
     }
 
     /// Does all work scheduled at or before `now`.
@@ -390,13 +278,14 @@ impl Link {
     pub fn is_empty(&self) -> bool {
         self.dirs
             .iter()
-            .all(|d| d.queue.is_empty() && d.lsb_wait.is_empty() && d.slots.is_empty())
+            .all(|d| d.queue.is_empty() && d.lsb.wait.is_empty() && d.lrb.is_empty())
+            && self.mbox.iter().all(|c| c.is_empty())
     }
 
     /// Router queue length of `dir` in packets and bytes.
     pub fn queue_len(&self, dir: Dir) -> (usize, u64) {
         let d = &self.dirs[dir.index()];
-        (d.queue.len(), d.q_bytes)
+        (d.queue.len(), d.queue.bytes)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -407,23 +296,44 @@ impl Link {
             "time went backwards: {now:?} < {:?}",
             self.now
         );
-        while let Some(TimerEntry { at: t, timer, .. }) = self.timers.pop_due(now) {
-            self.now = self.now.max(t);
-            self.advance_chain(t);
-            match timer {
-                Timer::StateChange => {
-                    if let Some(at) = self.chain.next_change {
-                        self.timers.schedule(at, Timer::StateChange);
+        if self.mbox_on {
+            // Timers and middleboxes in time order (timers first at the same time).
+            loop {
+                let mbox = self.mbox_next().filter(|&m| m <= now);
+                match (self.timers.next().filter(|&t| t <= now), mbox) {
+                    (Some(t), Some(m)) if m < t => self.middleboxes_due(m),
+                    (Some(_), _) => {
+                        let (t, timer) = self.timers.pop_due(now).expect("due");
+                        self.on_timer(t, timer);
                     }
+                    (None, Some(m)) => self.middleboxes_due(m),
+                    (None, None) => break,
                 }
-                Timer::TxEnd(d) => self.tx_end(t, d),
-                Timer::Arrive(d, seq) => self.attempt(t, d, seq),
-                Timer::Retry(d, seq) => self.attempt(t, d, seq),
-                Timer::Recovered(d, seq) => self.at_far_end(t, d, seq),
+            }
+        } else {
+            while let Some((t, timer)) = self.timers.pop_due(now) {
+                self.on_timer(t, timer);
             }
         }
         self.now = self.now.max(now);
         self.advance_chain(now);
+    }
+
+    #[inline(always)] // once per timer, from the loop above
+    fn on_timer(&mut self, t: Time, timer: Timer) {
+        self.now = self.now.max(t);
+        self.advance_chain(t);
+        match timer {
+            Timer::StateChange => {
+                if let Some(at) = self.chain.next_change {
+                    self.timers.schedule(at, Timer::StateChange);
+                }
+            }
+            Timer::TxEnd(d) => self.tx_end(t, d),
+            Timer::Arrive(d, seq) => self.attempt(t, d, seq),
+            Timer::Retry(d, seq) => self.attempt(t, d, seq),
+            Timer::Recovered(d, seq) => self.at_far_end(t, d, seq),
+        }
     }
 
     #[inline] // twice per timer; almost always returns at once
@@ -436,7 +346,86 @@ impl Link {
             .advance_to(&self.cfg, t, |at, s| log.state(at, s));
     }
 
-    // ---- router queue ---------------------------------------------------------------------
+    // ---- 0. middleboxes ---------------------------------------------------------------------
+
+    fn mbox_next(&self) -> Option<Time> {
+        self.mbox.iter().filter_map(|c| c.next()).min()
+    }
+
+    /// Runs packet `id` through direction `d`'s middleboxes from position `from`, then into the
+    /// router queue unless one of them holds or drops it.
+    fn through_middleboxes(&mut self, now: Time, d: Dir, from: usize, id: u64, mut pkt: Packet) {
+        let mut inject = Inject::default();
+        let mut i = from;
+        while i < self.mbox[d.index()].boxes.len() {
+            let action = self.mbox[d.index()].boxes[i].on_packet(now, d, pkt, &mut inject);
+            let ds = &mut self.dirs[d.index()];
+            match action {
+                Action::Pass(p) => pkt = p,
+                Action::Rewrite(p) => {
+                    self.log
+                        .event(now, d, EventKind::MboxRewrite, ds, Some((id, &p)), None);
+                    pkt = p;
+                }
+                Action::Delay(p, delay) => {
+                    self.log.event(
+                        now,
+                        d,
+                        EventKind::MboxDelay,
+                        ds,
+                        Some((id, &p)),
+                        Some(delay.0),
+                    );
+                    self.mbox[d.index()].hold(now + delay, i + 1, id, p);
+                    return self.inject(now, inject);
+                }
+                Action::Drop(pkt) => {
+                    ds.stats.drops_middlebox += 1;
+                    self.log
+                        .event(now, d, EventKind::MboxDrop, ds, Some((id, &pkt)), None);
+                    return self.inject(now, inject);
+                }
+            }
+            i += 1;
+        }
+        self.arrive(now, d, id, pkt);
+        self.inject(now, inject);
+    }
+
+    /// Puts packets middleboxes created into the router queues, each with a new id.
+    fn inject(&mut self, now: Time, inject: Inject) {
+        for (d, pkt) in inject.packets {
+            let id = self.next_id;
+            self.next_id += 1;
+            let ds = &mut self.dirs[d.index()];
+            ds.stats.injected += 1;
+            self.log
+                .event(now, d, EventKind::MboxInject, ds, Some((id, &pkt)), None);
+            self.arrive(now, d, id, pkt);
+        }
+    }
+
+    /// Middlebox work due at `t`: held packets whose delay is over, and the middleboxes' own
+    /// timeouts.
+    fn middleboxes_due(&mut self, t: Time) {
+        self.now = self.now.max(t);
+        self.advance_chain(t);
+        for d in Dir::BOTH {
+            while let Some((from, id, pkt)) = self.mbox[d.index()].pop_due(t) {
+                self.through_middleboxes(t, d, from, id, pkt);
+            }
+            for i in 0..self.mbox[d.index()].boxes.len() {
+                let b = &mut self.mbox[d.index()].boxes[i];
+                if b.poll_timeout().is_some_and(|at| at <= t) {
+                    let mut inject = Inject::default();
+                    b.handle_timeout(t, &mut inject);
+                    self.inject(t, inject);
+                }
+            }
+        }
+    }
+
+    // ---- 1. router queue --------------------------------------------------------------------
 
     fn arrive(&mut self, now: Time, d: Dir, id: u64, mut pkt: Packet) {
         let len = u64::from(pkt.wire_len);
@@ -453,41 +442,39 @@ impl Link {
         {
             return self.drop_queued(now, d, id, &pkt, Cause::Mtu);
         }
-        if let Some(mean) = ds.red.as_ref().map(Red::mean_packet) {
-            let s = rate(&self.cfg, self.chain.current, ds, now, d)
-                .tx_time(mean + u64::from(dc.overhead));
-            let u = unit(&mut ds.red_rng);
-            let (qp, qb) = (ds.queue.len() as u64, ds.q_bytes);
-            let red = ds.red.as_mut().expect("checked above");
-            if let Verdict::Congested { forced } = red.on_arrival(now, qp, qb, pkt.wire_len, s, u) {
-                let mark = red.spec.ecn && pkt.ecn().is_ect() && !(forced && red.spec.harddrop);
-                if !mark {
-                    return self.drop_queued(now, d, id, &pkt, Cause::Red);
+        if ds.queue.has_discipline() {
+            let p = &dc.per_state[self.chain.current];
+            let arrival = Arrival {
+                now,
+                packet: &pkt,
+                queue_pkts: ds.queue.len() as u64,
+                queue_bytes: ds.queue.bytes,
+                rate: ds.ser.rate(dc, p, now),
+                overhead: dc.overhead,
+            };
+            match ds.queue.judge(&arrival) {
+                Verdict::Pass => {}
+                Verdict::Mark => {
+                    pkt.set_ce();
+                    ds.stats.marks += 1;
+                    self.log
+                        .event(now, d, EventKind::Mark, ds, Some((id, &pkt)), None);
                 }
-                pkt.set_ce();
-                ds.stats.marks += 1;
-                self.log
-                    .event(now, d, EventKind::Mark, ds, Some((id, &pkt)), None);
+                Verdict::Drop(cause) => return self.drop_queued(now, d, id, &pkt, cause),
             }
         }
         // A packet that finds the queue empty and room in the LSB passes straight through, so
         // even a zero-length router queue forwards while the link keeps up.
-        let passes = ds.queue.is_empty() && lsb_fits(dc, ds, len);
-        let full = dc
-            .queue
-            .packets
-            .is_some_and(|n| ds.queue.len() as u64 + 1 > n)
-            || dc.queue.bytes.is_some_and(|b| ds.q_bytes + len > b);
-        if full && !passes {
+        let passes = ds.queue.is_empty() && ds.lsb.fits(len);
+        if ds.queue.full(len) && !passes {
             return self.drop_queued(now, d, id, &pkt, Cause::Queue);
         }
-        ds.q_bytes += len;
-        ds.queue.push_back(Queued {
+        ds.queue.push(Queued {
             id,
             pkt,
             since: now,
         });
-        let q = ds.queue.back().expect("just pushed");
+        let q = ds.queue.pkts.back().expect("just pushed");
         self.log
             .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
         self.pump(now, d);
@@ -500,117 +487,108 @@ impl Link {
             .event(now, d, EventKind::Drop(cause), ds, Some((id, pkt)), None);
     }
 
+    // ---- 2. link send buffer ----------------------------------------------------------------
+
     /// Moves packets from the head of the router queue into the LSB while they fit, then starts
     /// a transmission if the serializer is idle.
     fn pump(&mut self, now: Time, d: Dir) {
-        let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
-        while let Some(head) = ds.queue.front() {
-            let len = u64::from(head.pkt.wire_len);
-            if dc
-                .queue
-                .sojourn
-                .is_some_and(|j| now.saturating_since(head.since) > j)
-            {
-                let q = ds.queue.pop_front().expect("head exists");
-                ds.q_bytes -= len;
-                count_drop(&mut ds.stats, Cause::Queue);
-                self.log
-                    .event(now, d, EventKind::Drop(Cause::Queue), ds, q.packet(), None);
-                continue;
-            }
-            if !lsb_fits(dc, ds, len) {
+        while let Some(head) = ds.queue.head(now) {
+            let len = match head {
+                Ok(len) => len,
+                Err(expired) => {
+                    count_drop(&mut ds.stats, Cause::Queue);
+                    self.log.event(
+                        now,
+                        d,
+                        EventKind::Drop(Cause::Queue),
+                        ds,
+                        expired.packet(),
+                        None,
+                    );
+                    continue;
+                }
+            };
+            if !ds.lsb.fits(len) {
                 break;
             }
-            let q = ds.queue.pop_front().expect("head exists");
-            ds.q_bytes -= len;
-            ds.lsb_bytes += len;
-            ds.lsb_wait.push_back(q);
-            let q = ds.lsb_wait.back().expect("just pushed");
+            let q = ds.queue.pop();
+            ds.lsb.push(q);
+            let q = ds.lsb.wait.back().expect("just pushed");
             self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
         }
-        if ds.queue.is_empty() {
-            if let Some(red) = ds.red.as_mut() {
-                red.went_idle(now);
-            }
-        }
+        ds.queue.note_if_empty(now);
         self.start_tx(now, d);
     }
 
-    // ---- serializer and propagation -------------------------------------------------------
+    // ---- 3. serializer and propagation ------------------------------------------------------
 
     fn start_tx(&mut self, now: Time, d: Dir) {
         let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
-        let Some(head) = ds.lsb_wait.front() else {
+        let Some(head) = ds.lsb.wait.front() else {
             return;
         };
         let len = u64::from(head.pkt.wire_len);
-        if ds.transmitting.is_some() || dc.lrb.is_some_and(|l| ds.lrb_reserved + len > l) {
+        if ds.ser.transmitting.is_some() || !ds.lrb.can_reserve(len) {
             return;
         }
-        let overhead = u64::from(dc.overhead);
-        let tx = rate(&self.cfg, self.chain.current, ds, now, d).tx_time(len + overhead);
-        let q = ds.lsb_wait.pop_front().expect("head exists");
-        ds.sent += 1;
-        ds.lrb_reserved += len;
-        let seq = ds.base + ds.slots.len() as u64;
-        ds.transmitting = Some(seq);
-        ds.slots.push_back(Slot {
-            id: q.id,
-            pkt: Some(q.pkt),
-            len,
-            status: Status::OnLink,
-            attempts: 0,
-            error_delay: Dur::ZERO,
-            nth: ds.sent,
-        });
-        let slot = ds.slots.back().expect("just pushed");
-        self.log
-            .event(now, d, EventKind::TxStart, ds, slot.packet(), None);
+        let p = &dc.per_state[self.chain.current];
+        let tx = ds
+            .ser
+            .rate(dc, p, now)
+            .tx_time(len + u64::from(dc.overhead));
+        let q = ds.lsb.wait.pop_front().expect("head exists");
+        ds.ser.sent += 1;
+        let seq = ds.lrb.start(q.id, q.pkt, ds.ser.sent);
+        ds.ser.transmitting = Some(seq);
+        self.log.event(
+            now,
+            d,
+            EventKind::TxStart,
+            ds,
+            ds.lrb.slot(seq).packet(),
+            None,
+        );
         self.timers.schedule(now + tx, Timer::TxEnd(d));
     }
 
     fn tx_end(&mut self, now: Time, d: Dir) {
         let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
-        let seq = ds.transmitting.take().expect("a transmission was running");
-        let idx = (seq - ds.base) as usize;
-        let (len, nth) = (ds.slots[idx].len, ds.slots[idx].nth);
-        if !dc.link_ack {
-            ds.lsb_bytes -= len;
-        }
-        self.log
-            .event(now, d, EventKind::TxEnd, ds, ds.slots[idx].packet(), None);
+        let seq = ds
+            .ser
+            .transmitting
+            .take()
+            .expect("a transmission was running");
+        let (len, nth) = {
+            let s = ds.lrb.slot(seq);
+            (s.len, s.nth)
+        };
+        ds.lsb.sent(len);
+        self.log.event(
+            now,
+            d,
+            EventKind::TxEnd,
+            ds,
+            ds.lrb.slot(seq).packet(),
+            None,
+        );
         // Propagation, plus the state's jitter and any scripted delay for this packet.
         let p = &dc.per_state[self.chain.current];
-        let mut extra = Dur::ZERO;
-        let rng = &mut ds.delays_rng;
-        if let Some(x) = &p.extra_delay {
-            extra += x.sample(rng);
-        }
-        for sd in &dc.delays {
-            let hit = match (sd.nth, sd.probability) {
-                (Some(n), _) => n == nth,
-                (_, Some(prob)) => prob > 0.0 && (prob >= 1.0 || unit(rng) < prob),
-                _ => false,
-            };
-            if hit {
-                extra += sd.delay.sample(rng);
-            }
-        }
-        let arrive = now + p.delay + extra;
+        let extra = ds.ser.extra_delay(dc, p, nth);
         if extra > Dur::ZERO {
             self.log.event(
                 now,
                 d,
                 EventKind::Delay,
                 ds,
-                ds.slots[idx].packet(),
+                ds.lrb.slot(seq).packet(),
                 Some(extra.0),
             );
         }
-        self.timers.schedule(arrive, Timer::Arrive(d, seq));
+        self.timers
+            .schedule(now + p.delay + extra, Timer::Arrive(d, seq));
         if !dc.link_ack {
             self.pump(now, d);
         } else {
@@ -618,54 +596,55 @@ impl Link {
         }
     }
 
-    // ---- error process ----------------------------------------------------------------------
+    // ---- 4. error process -------------------------------------------------------------------
 
     /// Attempt number `attempts + 1` of packet `seq` reaches the far end at `now`.
     fn attempt(&mut self, now: Time, d: Dir, seq: u64) {
         let p = &self.cfg.dirs[d.index()].per_state[self.chain.current];
         let ds = &mut self.dirs[d.index()];
-        let idx = (seq - ds.base) as usize;
-        ds.slots[idx].attempts += 1;
-        if !fails(p, &mut ds.errors_rng) {
+        let slot = ds.lrb.slot_mut(seq);
+        slot.attempts += 1;
+        let (attempt, acc) = (slot.attempts, slot.error_delay);
+        let fails = ds.errors.fails(&Attempt {
+            now,
+            dir: d,
+            packet: slot.pkt.as_ref().expect("a packet on the link"),
+            attempt,
+            params: p,
+        });
+        if !fails {
             return self.at_far_end(now, d, seq);
         }
         ds.stats.errors += 1;
-        let (attempt, acc) = (ds.slots[idx].attempts, ds.slots[idx].error_delay);
-        let delay = p.error_delay.as_ref().map(|x| x.sample(&mut ds.errors_rng));
+        let delay = p.error_delay.as_ref().map(|x| x.sample(&mut ds.errors.rng));
         let kind = EventKind::Error(attempt);
         match (p.handling, delay) {
             (Handling::Delay, Some(delay)) => {
                 self.log
-                    .event(now, d, kind, ds, ds.slots[idx].packet(), Some(delay.0));
+                    .event(now, d, kind, ds, ds.lrb.slot(seq).packet(), Some(delay.0));
                 self.timers.schedule(now + delay, Timer::Recovered(d, seq));
             }
             (Handling::Arq, Some(delay))
                 if p.retries.is_none_or(|n| attempt <= n)
                     && p.drop_threshold.is_none_or(|t| acc + delay <= t) =>
             {
-                ds.slots[idx].error_delay = acc + delay;
+                ds.lrb.slot_mut(seq).error_delay = acc + delay;
                 self.log
-                    .event(now, d, kind, ds, ds.slots[idx].packet(), Some(delay.0));
+                    .event(now, d, kind, ds, ds.lrb.slot(seq).packet(), Some(delay.0));
                 self.timers.schedule(now + delay, Timer::Retry(d, seq));
             }
             _ => {
                 self.log
-                    .event(now, d, kind, ds, ds.slots[idx].packet(), Some(0));
+                    .event(now, d, kind, ds, ds.lrb.slot(seq).packet(), Some(0));
                 self.drop_on_link(now, d, seq);
             }
         }
     }
 
     fn drop_on_link(&mut self, now: Time, d: Dir, seq: u64) {
-        let link_ack = self.cfg.dirs[d.index()].link_ack;
         let ds = &mut self.dirs[d.index()];
-        let slot = &mut ds.slots[(seq - ds.base) as usize];
-        slot.status = Status::Gone;
-        let (id, pkt, len) = (slot.id, slot.pkt.take(), slot.len);
-        ds.lrb_reserved -= len;
-        if link_ack {
-            ds.lsb_bytes -= len;
-        }
+        let (id, pkt, len) = ds.lrb.take(seq);
+        ds.lsb.left_link(len);
         ds.stats.drops_error += 1;
         let packet = pkt.as_ref().map(|p| (id, p));
         self.log
@@ -674,58 +653,34 @@ impl Link {
         self.pump(now, d);
     }
 
-    // ---- link receive buffer ----------------------------------------------------------------
+    // ---- 5. link receive buffer -------------------------------------------------------------
 
     /// Packet `seq` has arrived intact at the far end.
     fn at_far_end(&mut self, now: Time, d: Dir, seq: u64) {
-        let in_order = self.cfg.dirs[d.index()].in_order;
         let ds = &mut self.dirs[d.index()];
-        let idx = (seq - ds.base) as usize;
-        if !in_order || idx == 0 {
-            self.release(now, d, idx);
+        if !ds.lrb.in_order || ds.lrb.is_front(seq) {
+            self.release(now, d, seq);
             self.release_in_order(now, d);
         } else {
-            let slot = &mut ds.slots[idx];
-            slot.status = Status::Held;
-            ds.lrb_bytes += slot.len;
+            ds.lrb.hold(seq);
             self.log
-                .event(now, d, EventKind::Hold, ds, ds.slots[idx].packet(), None);
+                .event(now, d, EventKind::Hold, ds, ds.lrb.slot(seq).packet(), None);
         }
         self.pump(now, d);
     }
 
     /// Releases held packets from the front of the link order, and forgets gone ones.
     fn release_in_order(&mut self, now: Time, d: Dir) {
-        loop {
-            let ds = &mut self.dirs[d.index()];
-            match ds.slots.front().map(|s| s.status) {
-                Some(Status::Gone) => {
-                    ds.slots.pop_front();
-                    ds.base += 1;
-                }
-                Some(Status::Held) => self.release(now, d, 0),
-                _ => break,
-            }
+        while let Some(seq) = self.dirs[d.index()].lrb.front_held() {
+            self.release(now, d, seq);
         }
     }
 
-    fn release(&mut self, now: Time, d: Dir, idx: usize) {
-        let link_ack = self.cfg.dirs[d.index()].link_ack;
+    fn release(&mut self, now: Time, d: Dir, seq: u64) {
         let ds = &mut self.dirs[d.index()];
-        let slot = &mut ds.slots[idx];
-        if slot.status == Status::Held {
-            ds.lrb_bytes -= slot.len;
-        }
-        slot.status = Status::Gone;
-        let pkt = slot
-            .pkt
-            .take()
-            .expect("a released packet is still on the link");
-        let (id, len) = (slot.id, slot.len);
-        ds.lrb_reserved -= len;
-        if link_ack {
-            ds.lsb_bytes -= len;
-        }
+        let (id, pkt, len) = ds.lrb.take(seq);
+        let pkt = pkt.expect("a released packet is still on the link");
+        ds.lsb.left_link(len);
         ds.stats.released += 1;
         self.log
             .event(now, d, EventKind::Release, ds, Some((id, &pkt)), None);
@@ -738,19 +693,6 @@ impl Link {
     }
 }
 
-impl Queued {
-    fn packet(&self) -> Option<(u64, &Packet)> {
-        Some((self.id, &self.pkt))
-    }
-}
-
-impl Slot {
-    /// The packet and its id, while it is on the link or held.
-    fn packet(&self) -> Option<(u64, &Packet)> {
-        self.pkt.as_ref().map(|p| (self.id, p))
-    }
-}
-
 impl Log {
     /// Records an event of direction `d` with the buffer occupancy after it (`ds`).
     fn event(
@@ -758,7 +700,7 @@ impl Log {
         t: Time,
         d: Dir,
         kind: EventKind,
-        ds: &DirState,
+        ds: &Pipe,
         packet: Option<(u64, &Packet)>,
         delay_ns: Option<u64>,
     ) {
@@ -771,9 +713,9 @@ impl Log {
             dir: Some(d),
             packet: packet.map(|(id, p)| PacketFields::of(id, p)),
             queue_pkts: ds.queue.len() as u32,
-            queue_bytes: ds.q_bytes,
-            lsb_bytes: ds.lsb_bytes,
-            lrb_bytes: ds.lrb_bytes,
+            queue_bytes: ds.queue.bytes,
+            lsb_bytes: ds.lsb.bytes,
+            lrb_bytes: ds.lrb.held,
             state: None,
             delay_ns,
         });
@@ -804,29 +746,6 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Red => st.drops_red += 1,
         Cause::Error => st.drops_error += 1,
         Cause::Mtu => st.drops_mtu += 1,
+        Cause::Middlebox => st.drops_middlebox += 1,
     }
-}
-
-/// The rate in force for direction `d` at `t`: the state's override, else the base rate or the
-/// scheduled rate (advancing the direction's place in its schedule).
-fn rate(cfg: &LinkConfig, current: usize, ds: &mut DirState, t: Time, d: Dir) -> Rate {
-    let p = &cfg.dirs[d.index()].per_state[current];
-    if let Some(r) = p.rate_override {
-        return r;
-    }
-    let sched = &cfg.dirs[d.index()].schedule;
-    while ds.sched_pos < sched.len() && sched[ds.sched_pos].0 <= t {
-        ds.sched_pos += 1;
-    }
-    match ds.sched_pos {
-        0 => p.base_rate,
-        n => sched[n - 1].1,
-    }
-}
-
-fn lsb_fits(dc: &DirConfig, ds: &DirState, len: u64) -> bool {
-    dc.lsb.is_none_or(|cap| match dc.lsb_admit {
-        LsbAdmit::Fits => ds.lsb_bytes + len <= cap,
-        LsbAdmit::Below => ds.lsb_bytes < cap,
-    })
 }

@@ -22,8 +22,49 @@
 //! ECN marking (ECT packets get CE instead of being dropped; above max_th they are marked too, as
 //! Linux's sch_red does, unless `harddrop`).
 
+use crate::event::Cause;
+use crate::queue::{self, Arrival, QueueDiscipline};
 use crate::spec::{RedMode, RedSpec};
+use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Time};
+
+/// RED as a router queue's discipline: one draw from `link.red.{dir}` per arrival; a chosen
+/// packet is marked if it is ECT and `ecn` is on (unless forced and `harddrop`), else dropped.
+pub struct RedQueue {
+    pub red: Red,
+    rng: Stream,
+}
+
+impl RedQueue {
+    pub fn new(red: Red, rng: Stream) -> RedQueue {
+        RedQueue { red, rng }
+    }
+}
+
+impl QueueDiscipline for RedQueue {
+    fn on_arrival(&mut self, a: &Arrival<'_>) -> queue::Verdict {
+        let s = a.tx_time(self.red.mean_packet());
+        let u = unit(&mut self.rng);
+        let v = self
+            .red
+            .on_arrival(a.now, a.queue_pkts, a.queue_bytes, a.packet.wire_len, s, u);
+        match v {
+            Verdict::Pass => queue::Verdict::Pass,
+            Verdict::Congested { forced } => {
+                let spec = &self.red.spec;
+                if spec.ecn && a.packet.ecn().is_ect() && !(forced && spec.harddrop) {
+                    queue::Verdict::Mark
+                } else {
+                    queue::Verdict::Drop(Cause::Red)
+                }
+            }
+        }
+    }
+
+    fn on_empty(&mut self, now: Time) {
+        self.red.went_idle(now);
+    }
+}
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {

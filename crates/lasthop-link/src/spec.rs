@@ -29,6 +29,7 @@
 //! a [`SpecError`] naming the key, the value and what is allowed.
 
 use crate::dist::Dist;
+use crate::error_model::LossModel;
 use indexmap::IndexMap;
 use lasthop_core::{Bytes, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -97,6 +98,25 @@ pub struct DirSpec {
     pub delays: Option<Vec<ScriptedDelay>>,
     /// Rate changes at fixed times: `[{ at = "10s", rate = "32kbit" }, ...]`.
     pub schedule: Option<Vec<RateStep>>,
+    /// Which attempts fail: `model = "states"` (default: the states' `error`), `"uniform"`
+    /// (`probability`) or `"pattern"` (`drop = [N, ...]`, `every = K`). Replaces `error`; the
+    /// handling (`drop` / `delay` / `arq`) stays.
+    pub loss: Option<LossSpec>,
+}
+
+/// `[down.loss]`, `[up.loss]` or `[both.loss]`: the direction's error model (see
+/// [`crate::error_model`]).
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LossSpec {
+    /// `"states"`, `"uniform"` or `"pattern"`.
+    pub model: Option<String>,
+    /// `uniform`: the probability that an attempt fails, 0..=1.
+    pub probability: Option<f64>,
+    /// `pattern`: the attempts that fail in each cycle, 1-based.
+    pub drop: Option<Vec<u64>>,
+    /// `pattern`: the cycle length.
+    pub every: Option<u64>,
 }
 
 /// The error process of one direction, in the base link or in a state (the keys `error`,
@@ -304,6 +324,8 @@ pub struct DirConfig {
     pub schedule: Vec<(Time, Rate)>,
     /// Effective parameters in each state (indexed like [`LinkConfig::states`]).
     pub per_state: Vec<Params>,
+    /// Which attempts fail (the handling of a failure is the state's).
+    pub loss: LossModel,
 }
 
 /// The parameters of one direction while one state holds.
@@ -475,6 +497,18 @@ impl LinkSpec {
         let mut states = vec![];
         for (name, s) in &self.states {
             let key = format!("states.{name}");
+            // State names are written into events.csv unquoted.
+            if let Some(c) = name.chars().find(|c| matches!(c, ',' | '"' | '\n' | '\r')) {
+                return Err(err(
+                    key,
+                    format!(
+                        "state name {name:?} contains {c:?}: a state name is written into events.csv, so it may not contain a comma, a double quote or a line break"
+                    ),
+                ));
+            }
+            if name.is_empty() {
+                return Err(err(key, "a state needs a non-empty name"));
+            }
             let next = match &s.next {
                 Some(c) => resolve(&format!("{key}.next"), c)?,
                 None => vec![],
@@ -623,6 +657,26 @@ impl LinkSpec {
             apply_err(&key, &e, &mut p)?;
             per_state.push(p);
         }
+        let loss_src = src(own.loss.is_some());
+        let loss = validate_loss(
+            &format!("{loss_src}.loss"),
+            own.loss.as_ref().or(b.loss.as_ref()),
+        )?;
+        if loss != LossModel::States {
+            if let Some((i, p)) = per_state.iter().enumerate().find(|(_, p)| p.error > 0.0) {
+                let whose = match self.states.get_index(i) {
+                    Some((name, _)) => format!(" in state {name:?}"),
+                    None => String::new(),
+                };
+                return Err(err(
+                    format!("{loss_src}.loss.model"),
+                    format!(
+                        "the loss model replaces the states' `error` in this direction, which is also set ({}{whose}): remove one of them",
+                        p.error
+                    ),
+                ));
+            }
+        }
         Ok(DirConfig {
             overhead: overhead as u32,
             lsb,
@@ -634,7 +688,100 @@ impl LinkSpec {
             delays,
             schedule,
             per_state,
+            loss,
         })
+    }
+}
+
+fn validate_loss(key: &str, l: Option<&LossSpec>) -> Result<LossModel, SpecError> {
+    let Some(l) = l else {
+        return Ok(LossModel::States);
+    };
+    let k = |f: &str| format!("{key}.{f}");
+    let model = l.model.as_deref().unwrap_or("states");
+    let models = || {
+        LossModel::NAMES
+            .iter()
+            .map(|n| format!("{n:?}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // Keys that belong to another model are refused rather than ignored.
+    let foreign = |name: &str, set: bool, owner: &str| -> Result<(), SpecError> {
+        if set {
+            return Err(err(
+                k(name),
+                format!("`{name}` belongs to model = {owner:?}, not {model:?}"),
+            ));
+        }
+        Ok(())
+    };
+    match model {
+        "states" => {
+            foreign("probability", l.probability.is_some(), "uniform")?;
+            foreign("drop", l.drop.is_some(), "pattern")?;
+            foreign("every", l.every.is_some(), "pattern")?;
+            Ok(LossModel::States)
+        }
+        "uniform" => {
+            foreign("drop", l.drop.is_some(), "pattern")?;
+            foreign("every", l.every.is_some(), "pattern")?;
+            let p = l.probability.ok_or_else(|| {
+                err(
+                    k("probability"),
+                    "missing: model = \"uniform\" needs the probability that a packet is lost, e.g. probability = 0.01",
+                )
+            })?;
+            if !(0.0..=1.0).contains(&p) {
+                return Err(err(
+                    k("probability"),
+                    format!("probability {p} is outside 0..1"),
+                ));
+            }
+            Ok(LossModel::Uniform { probability: p })
+        }
+        "pattern" => {
+            foreign("probability", l.probability.is_some(), "uniform")?;
+            let every = l.every.ok_or_else(|| {
+                err(
+                    k("every"),
+                    "missing: model = \"pattern\" needs the cycle length, e.g. every = 10",
+                )
+            })?;
+            if every == 0 {
+                return Err(err(
+                    k("every"),
+                    "0 is not a cycle length: allowed 1 or more",
+                ));
+            }
+            if every > 1_000_000 {
+                return Err(err(
+                    k("every"),
+                    format!("{every} is too long a cycle: allowed 1..=1000000"),
+                ));
+            }
+            let mut drop = l.drop.clone().ok_or_else(|| {
+                err(
+                    k("drop"),
+                    "missing: model = \"pattern\" needs the packets to drop in each cycle, e.g. drop = [3, 7]",
+                )
+            })?;
+            if let Some(n) = drop.iter().find(|n| !(1..=every).contains(*n)) {
+                return Err(err(
+                    k("drop"),
+                    format!("packet {n} is outside the cycle: allowed 1..={every} (every = {every}, counted from 1)"),
+                ));
+            }
+            drop.sort_unstable();
+            if let Some(w) = drop.windows(2).find(|w| w[0] == w[1]) {
+                return Err(err(k("drop"), format!("packet {} is listed twice", w[0])));
+            }
+            Ok(LossModel::Pattern { drop, every })
+        }
+        other => Err(err(
+            k("model"),
+            format!("{other:?} is not a loss model: allowed {}", models()),
+        )),
     }
 }
 
@@ -903,8 +1050,35 @@ impl LinkConfig {
                     _ => {}
                 }
             }
-            if self.states.len() == 1 {
-                let _ = writeln!(s, "  errors: {}", describe_errors(p0));
+            match &c.loss {
+                LossModel::States if self.states.len() == 1 => {
+                    let _ = writeln!(s, "  errors: {}", describe_errors(p0));
+                }
+                LossModel::States => {}
+                m => {
+                    let what = match m {
+                        LossModel::Uniform { probability } => {
+                            format!("each packet lost with probability {probability}")
+                        }
+                        LossModel::Pattern { drop, every } => format!(
+                            "packets {} of every {every} lost",
+                            drop.iter()
+                                .map(|n| n.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                        LossModel::States => unreachable!(),
+                    };
+                    let handling = match p0.handling {
+                        Handling::Drop => "dropped".to_string(),
+                        _ => describe_errors(&Params {
+                            error: 1.0,
+                            ..p0.clone()
+                        })
+                        .replace("packet error probability 1: ", ""),
+                    };
+                    let _ = writeln!(s, "  errors: {what} (loss model), {handling}");
+                }
             }
         }
         if self.states.len() > 1 || self.states[0].duration.is_some() {

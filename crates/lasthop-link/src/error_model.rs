@@ -1,0 +1,149 @@
+//! The error process's decision: does this transmission attempt fail?
+//!
+//! The pipeline asks a direction's [`ErrorModel`] once per attempt that reaches the far end (the
+//! first transmission, then each ARQ retry). What happens to a failed attempt (drop, one delay, or
+//! ARQ retries up to a limit) is the `handling` of the state in force and stays in the pipeline:
+//! an error model only chooses *which* attempts fail.
+//!
+//! Models shipped:
+//! - [`StateErrors`] (the default): the state in force's `error` probability, drawn from the
+//!   direction's `link.errors.{dir}` stream (the one the handling's error delays also draw from);
+//! - [`Uniform`]: every attempt fails with probability p, drawn from its own `link.loss.{dir}`
+//!   stream (netem's `loss random`);
+//! - [`Pattern`]: attempts N, M, ... of every K fail (1-based, counting the attempts that reach
+//!   the error stage in this direction), with no randomness.
+//!
+//! A new model (Gilbert–Elliott, trace-driven, ...) is a type implementing [`ErrorModel`], a
+//! variant of [`LossModel`] with its spec keys, and a line in [`build`]; nothing in the pipeline
+//! changes. [`crate::Link::set_error_model`] installs any model directly.
+
+use crate::spec::{Dir, Params};
+use lasthop_core::rng::{unit, Stream};
+use lasthop_core::{Packet, Seeds, Time};
+
+/// One transmission attempt reaching the far end.
+pub struct Attempt<'a> {
+    pub now: Time,
+    pub dir: Dir,
+    pub packet: &'a Packet,
+    /// 1 = the first transmission, 2 = the first ARQ retry, ...
+    pub attempt: u32,
+    /// The parameters of the state in force (its `error` probability and handling).
+    pub params: &'a Params,
+}
+
+/// Decides which transmission attempts fail. Sans-IO: randomness only from named streams the
+/// model owns (or, for the state model, the direction's error stream it is handed).
+pub trait ErrorModel: Send {
+    /// Whether attempt `a` fails. `errors` is the direction's `link.errors.{dir}` stream, which
+    /// the default state model draws from and the handling's error delays draw from after it; a
+    /// new model should own its own named stream and leave this one alone, so that adding it
+    /// changes no other draw.
+    fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool;
+}
+
+/// The loss model of one direction, as the spec chose it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum LossModel {
+    /// The state chain's `error` probability (the default).
+    #[default]
+    States,
+    /// Every attempt fails with this probability.
+    Uniform { probability: f64 },
+    /// Attempts `drop` (1-based, ascending, each in 1..=every) of every `every` fail.
+    Pattern { drop: Vec<u64>, every: u64 },
+}
+
+impl LossModel {
+    /// The model names a spec may give, for error messages.
+    pub const NAMES: [&'static str; 3] = ["states", "uniform", "pattern"];
+}
+
+/// Builds the model of direction `dir`; `seeds` gives it its named streams. `None` is the
+/// default [`StateErrors`], which the error stage runs inline.
+pub fn build(m: &LossModel, seeds: &Seeds, dir: Dir) -> Option<Box<dyn ErrorModel>> {
+    match m {
+        LossModel::States => None,
+        LossModel::Uniform { probability } => Some(Box::new(Uniform {
+            probability: *probability,
+            rng: seeds.stream(&format!("link.loss.{dir}")),
+        })),
+        LossModel::Pattern { drop, every } => Some(Box::new(Pattern::new(drop.clone(), *every))),
+    }
+}
+
+/// The state in force's `error` probability, drawn from the direction's error stream: exactly
+/// the draws the model has always made (none when the probability is 0 or 1).
+pub struct StateErrors;
+
+impl ErrorModel for StateErrors {
+    #[inline]
+    fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool {
+        let p = a.params.error;
+        p > 0.0 && (p >= 1.0 || unit(errors) < p)
+    }
+}
+
+/// Each attempt fails independently with `probability` (netem `loss random`).
+pub struct Uniform {
+    probability: f64,
+    rng: Stream,
+}
+
+impl Uniform {
+    pub fn new(probability: f64, rng: Stream) -> Uniform {
+        Uniform { probability, rng }
+    }
+}
+
+impl ErrorModel for Uniform {
+    fn fails(&mut self, _: &Attempt<'_>, _: &mut Stream) -> bool {
+        // One draw per attempt, whatever p is, so the stream's use does not depend on p.
+        unit(&mut self.rng) < self.probability
+    }
+}
+
+/// Attempts `drop` of every `every` fail: with `drop = [3, 7]`, `every = 10`, attempts 3, 7, 13,
+/// 17, 23, ... of the direction.
+pub struct Pattern {
+    hit: Vec<bool>,
+    /// Attempts seen so far.
+    count: u64,
+}
+
+impl Pattern {
+    pub fn new(drop: Vec<u64>, every: u64) -> Pattern {
+        let mut hit = vec![false; every as usize];
+        for n in drop {
+            hit[(n - 1) as usize] = true;
+        }
+        Pattern { hit, count: 0 }
+    }
+}
+
+impl ErrorModel for Pattern {
+    fn fails(&mut self, _: &Attempt<'_>, _: &mut Stream) -> bool {
+        let pos = (self.count % self.hit.len() as u64) as usize;
+        self.count += 1;
+        self.hit[pos]
+    }
+}
+
+/// Stage 4, the error process of one direction: the model choosing which attempts fail, and the
+/// direction's error stream (the state model's draws, then the handling's error delays).
+pub(crate) struct ErrorStage {
+    /// `None`: the default [`StateErrors`], without a call through a pointer.
+    pub model: Option<Box<dyn ErrorModel>>,
+    /// `link.errors.{dir}`.
+    pub rng: Stream,
+}
+
+impl ErrorStage {
+    #[inline]
+    pub fn fails(&mut self, a: &Attempt<'_>) -> bool {
+        match &mut self.model {
+            None => StateErrors.fails(a, &mut self.rng),
+            Some(m) => m.fails(a, &mut self.rng),
+        }
+    }
+}
