@@ -6,14 +6,13 @@
 //! the magic `LHU1`, the sequence number (u32, from 0) and the send time (u64 ns, run-relative).
 //! A UDP flow is a 5-tuple whose datagrams carry it; other UDP datagrams are ignored.
 
-use crate::events::{DropCause, EventLog};
 use crate::stats::quantile;
 use crate::Error;
 use lasthop_core::output::AtomicFile;
 use lasthop_core::{wire, FlowKey, Time};
 use std::collections::{BTreeMap, HashMap};
 use std::fmt::Write as _;
-use std::io::{BufRead, BufReader};
+use std::io::BufReader;
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -295,44 +294,38 @@ pub fn udp_flows(hosts: &[(IpAddr, Vec<Datagram>)]) -> Vec<UdpFlowStats> {
 /// with their flow renamed `tcp:`, and every other row as an empty line (no TCP row can
 /// collide, and error messages keep the file's line numbers).
 pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error> {
+    use lasthop_link::event::{read_events, RowCause, RowKind};
     let name = path.display().to_string();
-    let io = |e: std::io::Error| Error::Io {
+    let file = std::fs::File::open(path).map_err(|e| Error::Io {
         path: name.clone(),
         error: e,
-    };
-    let mut rd = BufReader::new(std::fs::File::open(path).map_err(io)?);
-    let mut text = String::new();
-    let mut line = String::new();
-    let mut first = true;
-    loop {
-        line.clear();
-        if rd.read_line(&mut line).map_err(io)? == 0 {
-            break;
-        }
-        if first {
-            text.push_str(&line);
-            first = false;
-        } else if line.contains(",udp:") {
-            text.push_str(&line.replacen(",udp:", ",tcp:", 1));
-        } else {
-            text.push('\n');
+    })?;
+    let keys: HashMap<String, usize> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (f.flow.to_string(), i))
+        .collect();
+    let mut drops = vec![UdpDrops::default(); flows.len()];
+    for row in read_events(BufReader::with_capacity(1 << 16, file)) {
+        let row = row.map_err(|e| Error::Events {
+            path: name.clone(),
+            line: e.line,
+            msg: e.message,
+        })?;
+        let Some(&i) = keys.get(&row.flow) else {
+            continue;
+        };
+        let d = &mut drops[i];
+        match (row.event, row.cause) {
+            (RowKind::Drop, Some(RowCause::Queue)) => d.queue += 1,
+            // Seed 000 counts ECN marks and drops under ECN in its RED column.
+            (RowKind::Drop, Some(RowCause::Red)) | (RowKind::Mark, _) => d.red += 1,
+            (RowKind::Drop, Some(RowCause::Error)) => d.error += 1,
+            (RowKind::Drop, _) => d.mtu += 1,
+            _ => {}
         }
     }
-    let log = EventLog::from_reader(text.as_bytes(), &name)?;
-    for f in flows {
-        let key = FlowKey { proto: 6, ..f.flow }.to_string();
-        let mut d = UdpDrops::default();
-        if let Some(ev) = log.flows.get(&key) {
-            for (_, cause) in &ev.drops {
-                match cause {
-                    DropCause::Queue => d.queue += 1,
-                    DropCause::Red => d.red += 1,
-                    DropCause::Error => d.error += 1,
-                    DropCause::Mtu | DropCause::Other => d.mtu += 1,
-                }
-            }
-            d.red += ev.marks.len() as u64;
-        }
+    for (f, d) in flows.iter_mut().zip(drops) {
         f.drops = Some(d);
     }
     Ok(())

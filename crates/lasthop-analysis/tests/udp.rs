@@ -246,7 +246,7 @@ fn bad_event_rows_name_file_and_line() {
     let e = analyze_run(&hosts, Some(&events)).unwrap_err();
     assert!(matches!(e, Error::Events { line: 3, .. }), "{e}");
     assert!(
-        e.to_string().contains("events.csv:3: bad time_ns `later`"),
+        e.to_string().contains("events.csv:3: column `time_ns`"),
         "{e}"
     );
     let e = analyze_run(&hosts, Some(&dir.path().join("missing.csv"))).unwrap_err();
