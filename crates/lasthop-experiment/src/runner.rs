@@ -44,9 +44,9 @@ pub enum ExperimentError {
     },
     #[error(transparent)]
     File(#[from] FileError),
-    /// The backend's own message (a failed simulation or emulation).
-    #[error("{0}")]
-    Backend(String),
+    /// A failed simulation or emulation.
+    #[error(transparent)]
+    Backend(#[from] RunError),
     #[error("thread pool: {0}")]
     Pool(String),
 }
@@ -62,10 +62,34 @@ fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v).expect("plain data serializes") + "\n"
 }
 
+/// Why a backend produced no run.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Sim(#[from] lasthop_sim::Error),
+    /// The emulator could not set up or run (its message with its causes).
+    #[error("{0:#}")]
+    Emu(anyhow::Error),
+    #[error("interrupted by signal {0}")]
+    Signal(i32),
+    #[error("a workload program failed: {}", .0.join("; "))]
+    AppFailed(Vec<String>),
+    #[error("analysing the captures: {0}")]
+    Analysis(#[from] lasthop_analysis::Error),
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        source: std::io::Error,
+    },
+    /// A mode this build cannot run, and why.
+    #[error("{0}")]
+    Unavailable(String),
+}
+
 /// What produces one run's files (`connections.csv`, `events.csv`, ...) in a directory.
 pub trait Backend: Sync {
     /// Runs `scenario` writing into `dir` (which exists and is empty but for `scenario.toml`).
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String>;
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError>;
     /// How many runs may go at once (`None`: all cores).
     fn max_jobs(&self) -> Option<usize>;
 }
@@ -74,14 +98,13 @@ pub trait Backend: Sync {
 pub struct SimBackend;
 
 impl Backend for SimBackend {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String> {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError> {
         let opts = lasthop_sim::OutputOptions {
             dir: Some(dir.to_path_buf()),
             capture: true,
         };
-        lasthop_sim::run(scenario, &opts)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        lasthop_sim::run(scenario, &opts)?;
+        Ok(())
     }
     fn max_jobs(&self) -> Option<usize> {
         None
@@ -97,22 +120,16 @@ pub struct EmuBackend {
 }
 
 impl Backend for EmuBackend {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String> {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError> {
         let opts = lasthop_emu::EmuOptions::new(dir, self.exe.clone());
-        let out = lasthop_emu::run(scenario, &opts).map_err(|e| format!("{e:#}"))?;
+        let out = lasthop_emu::run(scenario, &opts).map_err(RunError::Emu)?;
         match out.stop {
-            lasthop_emu::Stop::Signal(s) => return Err(format!("interrupted by signal {s}")),
-            lasthop_emu::Stop::AppFailed => {
-                return Err(format!(
-                    "a workload program failed: {}",
-                    out.app_failures.join("; ")
-                ))
-            }
+            lasthop_emu::Stop::Signal(s) => return Err(RunError::Signal(s)),
+            lasthop_emu::Stop::AppFailed => return Err(RunError::AppFailed(out.app_failures)),
             lasthop_emu::Stop::FlowsDone | lasthop_emu::Stop::Duration => {}
         }
-        analyse_emu_run(&out)
-            .map(|_| ())
-            .map_err(|e| format!("analysing the captures: {e}"))
+        analyse_emu_run(&out)?;
+        Ok(())
     }
     fn max_jobs(&self) -> Option<usize> {
         Some(1)
@@ -138,8 +155,8 @@ pub fn analyse_emu_run(
 pub struct Unavailable(pub String);
 
 impl Backend for Unavailable {
-    fn run(&self, _: &Scenario, _: &Path) -> Result<(), String> {
-        Err(self.0.clone())
+    fn run(&self, _: &Scenario, _: &Path) -> Result<(), RunError> {
+        Err(RunError::Unavailable(self.0.clone()))
     }
     fn max_jobs(&self) -> Option<usize> {
         Some(1)
@@ -313,9 +330,7 @@ pub fn run_one(
     let point = &exp.points[run.point];
     write_atomic(&rd.scenario_toml(), point.scenario_toml.as_bytes())?;
     let scenario = exp.scenario(run);
-    backend
-        .run(&scenario, rd.path())
-        .map_err(ExperimentError::Backend)?;
+    backend.run(&scenario, rd.path())?;
     let m = RunMetrics::compute(rd.path(), &scenario, &point.name, run.replication)?;
     write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
     write_atomic(&rd.marker(), json(&exp.marker_for(run)).as_bytes())

@@ -73,7 +73,11 @@ struct Counting {
 }
 
 impl Backend for Counting {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), String> {
+    fn run(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+    ) -> Result<(), lasthop_experiment::runner::RunError> {
         let point = dir
             .parent()
             .unwrap()

@@ -107,7 +107,15 @@ bytes = 30000
 struct WithUdp;
 
 impl lasthop_experiment::Backend for WithUdp {
-    fn run(&self, scenario: &lasthop_scenario::Scenario, dir: &Path) -> Result<(), String> {
+    fn run(
+        &self,
+        scenario: &lasthop_scenario::Scenario,
+        dir: &Path,
+    ) -> Result<(), lasthop_experiment::runner::RunError> {
+        let io = |e: std::io::Error| lasthop_experiment::runner::RunError::Io {
+            path: dir.display().to_string(),
+            source: e,
+        };
         SimBackend.run(scenario, dir)?;
         let k: f64 = dir.file_name().unwrap().to_str().unwrap().parse().unwrap();
         let flows = format!(
@@ -117,8 +125,8 @@ impl lasthop_experiment::Backend for WithUdp {
             228.0 + 100.0 * k
         );
         let packets = "flow,seq,sent_s,received_s,delay_ms\n1,0,0.000000,0.200000,200.000\n1,1,0.128000,0.328000,200.000\n1,2,0.256000,0.456000,200.000\n";
-        std::fs::write(dir.join("udp_flows.csv"), flows).map_err(|e| e.to_string())?;
-        std::fs::write(dir.join("udp_packets.csv"), packets).map_err(|e| e.to_string())
+        std::fs::write(dir.join("udp_flows.csv"), flows).map_err(io)?;
+        std::fs::write(dir.join("udp_packets.csv"), packets).map_err(io)
     }
     fn max_jobs(&self) -> Option<usize> {
         Some(1)
