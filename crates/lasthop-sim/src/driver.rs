@@ -141,6 +141,8 @@ struct End {
     host: usize,
     flow: usize,
     started: bool,
+    /// Its status when it last ran.
+    status: Status,
     /// The earliest timer already in the event queue.
     wake: Option<Time>,
 }
@@ -228,6 +230,7 @@ impl<'a> Sim<'a> {
                     host,
                     flow: fi,
                     started: false,
+                    status: Status::Running,
                     wake: None,
                 });
             }
@@ -388,8 +391,9 @@ impl<'a> Sim<'a> {
             }
         }
         let f = self.ends[i].flow;
-        let status = |e: &End| e.app.status();
-        let (a, b) = (status(&self.ends[2 * f]), status(&self.ends[2 * f + 1]));
+        self.ends[i].status = self.ends[i].app.status();
+        // The two ends of flow f are 2f and 2f + 1.
+        let (a, b) = (self.ends[i].status, self.ends[i ^ 1].status);
         let over = (a == Status::Done && b == Status::Done)
             || a == Status::Aborted
             || b == Status::Aborted;

@@ -31,8 +31,6 @@ pub struct Stack {
     udp_ports: FxHashMap<u16, SockId>,
     /// Datagrams sent and not yet handed to the access link.
     udp_out: VecDeque<Packet>,
-    /// Reused buffer of TCP events.
-    tcp_events: Vec<(ConnKey, TcpEvent)>,
 }
 
 impl Stack {
@@ -44,7 +42,6 @@ impl Stack {
             listeners: FxHashMap::default(),
             udp_ports: FxHashMap::default(),
             udp_out: VecDeque::new(),
-            tcp_events: Vec::new(),
         }
     }
 
@@ -74,39 +71,41 @@ impl Stack {
     /// connection key order. A connection accepted on a listening port becomes a socket of the
     /// listener's owner, announced by [`SockEvent::Accepted`] before its own events.
     pub fn poll_events(&mut self, out: &mut Vec<(usize, SockEvent)>) {
-        let mut evs = std::mem::take(&mut self.tcp_events);
+        // One pass over the connections (this runs before every packet a host sends); the
+        // socket tables are fields apart from the TCP model, so they are borrowed beside it.
+        let (socks, by_conn, listeners) = (&mut self.socks, &mut self.by_conn, &self.listeners);
         for (key, conn) in self.tcp.conns_mut() {
             while let Some(ev) = conn.poll_event() {
-                evs.push((*key, ev));
+                let sock = match by_conn.get(key) {
+                    Some(&s) => s,
+                    None => {
+                        let Some(&listener) = listeners.get(&key.0.port()) else {
+                            continue; // a connection no application asked for
+                        };
+                        let owner = socks[listener.0 as usize].owner;
+                        socks.push(Sock {
+                            kind: Kind::Conn(*key),
+                            owner,
+                        });
+                        let s = SockId(socks.len() as u32 - 1);
+                        by_conn.insert(*key, s);
+                        out.push((owner, SockEvent::Accepted { listener, sock: s }));
+                        s
+                    }
+                };
+                let owner = socks[sock.0 as usize].owner;
+                out.push((
+                    owner,
+                    match ev {
+                        TcpEvent::Connected => SockEvent::Connected(sock),
+                        TcpEvent::Delivered(n) => SockEvent::Readable(sock, n),
+                        TcpEvent::PeerFin => SockEvent::PeerClosed(sock),
+                        TcpEvent::Closed => SockEvent::Closed(sock),
+                        TcpEvent::Aborted(why) => SockEvent::Aborted(sock, format!("{why:?}")),
+                    },
+                ));
             }
         }
-        for (key, ev) in evs.drain(..) {
-            let sock = match self.by_conn.get(&key) {
-                Some(&s) => s,
-                None => {
-                    let Some(&listener) = self.listeners.get(&key.0.port()) else {
-                        continue; // a connection no application asked for
-                    };
-                    let owner = self.socks[listener.0 as usize].owner;
-                    let s = self.add(Kind::Conn(key), owner);
-                    self.by_conn.insert(key, s);
-                    out.push((owner, SockEvent::Accepted { listener, sock: s }));
-                    s
-                }
-            };
-            let owner = self.socks[sock.0 as usize].owner;
-            out.push((
-                owner,
-                match ev {
-                    TcpEvent::Connected => SockEvent::Connected(sock),
-                    TcpEvent::Delivered(n) => SockEvent::Readable(sock, n),
-                    TcpEvent::PeerFin => SockEvent::PeerClosed(sock),
-                    TcpEvent::Closed => SockEvent::Closed(sock),
-                    TcpEvent::Aborted(why) => SockEvent::Aborted(sock, format!("{why:?}")),
-                },
-            ));
-        }
-        self.tcp_events = evs;
     }
 
     /// A packet that arrived at this host: a datagram for a bound UDP port becomes an event of
