@@ -27,16 +27,19 @@ pub const PROTO_UDP: u8 = 17;
 /// Length of a UDP header.
 pub const UDP_HEADER_LEN: usize = 8;
 
+#[inline]
 fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
 }
 
+#[inline]
 fn be32(b: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes(b.get(at..at + 4)?.try_into().ok()?))
 }
 
 /// The internet checksum (RFC 1071): the one's complement of the one's-complement sum of the
 /// 16-bit big-endian words, an odd last byte padded with a zero byte.
+#[inline]
 pub fn checksum(bytes: &[u8]) -> u16 {
     let words = bytes.chunks_exact(2);
     let odd = words.remainder().first().map_or(0, |&b| u32::from(b) << 8);
@@ -97,6 +100,7 @@ impl IpView {
 
 /// Parses an IPv4 header (IHL ≥ 5, all of it present; the total length field is not checked)
 /// or an IPv6 fixed header (40 bytes present).
+#[inline]
 pub fn parse_ip(ip: &[u8]) -> Option<IpView> {
     match ip.first()? >> 4 {
         4 => {
@@ -165,6 +169,7 @@ impl TcpView<'_> {
 
 /// Parses a TCP header: 20 bytes present and a data offset of at least 5. With `whole`, the
 /// options must be present too (else `None`); without, they are cut to what is there.
+#[inline]
 pub fn parse_tcp(tcp: &[u8], whole: bool) -> Option<TcpView<'_>> {
     if tcp.len() < 20 {
         return None;
@@ -235,6 +240,7 @@ pub fn flow_key(data: &[u8]) -> FlowKey {
 
 /// Writes the 20-byte IPv4 header (no options, DF set, TTL 64) with its checksum into `b[..20]`.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 pub fn write_ipv4_header(
     b: &mut [u8],
     src: Ipv4Addr,
