@@ -25,8 +25,8 @@ pub use capture::{
 pub use conn::{Analyzer, ConnStats, DataDir, DirStats, Drops, Options, RttStats};
 pub use events::EventLog;
 pub use report::{
-    csv_row, format_long, format_table, merge_sides, write_connections_csv, write_csv_to,
-    CSV_COLUMNS, CSV_LEADING,
+    csv_row, format_long, format_table, format_udp_table, merge_sides, write_connections_csv,
+    write_csv_to, CSV_COLUMNS, CSV_LEADING,
 };
 pub use udp::{UdpFlowStats, UDP_CSV_COLUMNS};
 

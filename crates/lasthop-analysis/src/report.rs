@@ -401,3 +401,47 @@ fn copy_events(to: &mut DirStats, from: &DirStats) {
     to.drops = from.drops;
     to.spurious_rexmt = from.spurious_rexmt;
 }
+
+/// A readable table, one line per UDP flow (empty when there is none): datagrams sent,
+/// received and lost, throughput with the UDP header, drops by cause, spacing and one-way
+/// delay in ms.
+pub fn format_udp_table(flows: &[crate::udp::UdpFlowStats]) -> String {
+    let mut s = String::new();
+    if flows.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "{:>4} {:<22} {:<22} {:>6} {:>6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>7} {:>7} {:>7} {:>8} {:>8}",
+        "udp", "sender", "receiver", "sent", "recv", "lost", "B/s", "dq", "dred", "derr",
+        "sp50_ms", "sp90_ms", "spmax", "dly50_ms", "dlymax"
+    );
+    let o = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
+    let n = |v: Option<u64>| v.map_or("-".to_string(), |v| v.to_string());
+    for (i, f) in flows.iter().enumerate() {
+        let (sp, dl) = (f.spacing_ms(), f.delay_ms());
+        let d = f.drops;
+        let src = format!("{}:{}", f.flow.src, f.flow.sport);
+        let dst = format!("{}:{}", f.flow.dst, f.flow.dport);
+        let _ = writeln!(
+            s,
+            "{:>4} {:<22} {:<22} {:>6} {:>6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>7} {:>7} {:>7} {:>8} {:>8}",
+            i + 1,
+            src,
+            dst,
+            n(f.sent),
+            f.received,
+            n(f.lost()),
+            o(f.throughput_bps(), 1),
+            n(d.map(|d| d.queue)),
+            n(d.map(|d| d.red)),
+            n(d.map(|d| d.error)),
+            o(sp.p50, 1),
+            o(sp.p90, 1),
+            o(sp.max, 1),
+            o(dl.p50, 1),
+            o(dl.max, 1),
+        );
+    }
+    s
+}

@@ -16,41 +16,8 @@ use std::io::BufReader;
 use std::net::IpAddr;
 use std::path::Path;
 
-/// The first 4 bytes of the record.
-pub const MAGIC: [u8; 4] = *b"LHU1";
-/// Bytes of the record at the start of the payload.
-pub const RECORD_LEN: usize = 16;
-
-/// The record our UDP senders write at the start of the payload.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Record {
-    pub seq: u32,
-    /// Send time in ns since the run started.
-    pub send_ns: u64,
-}
-
-impl Record {
-    /// The 16 bytes: magic, sequence number, send time, big-endian.
-    pub fn encode(&self) -> [u8; RECORD_LEN] {
-        let mut b = [0u8; RECORD_LEN];
-        b[..4].copy_from_slice(&MAGIC);
-        b[4..8].copy_from_slice(&self.seq.to_be_bytes());
-        b[8..16].copy_from_slice(&self.send_ns.to_be_bytes());
-        b
-    }
-
-    /// The record at the start of `payload`, if it is there whole and starts with the magic.
-    pub fn decode(payload: &[u8]) -> Option<Record> {
-        let b = payload.get(..RECORD_LEN)?;
-        if b[..4] != MAGIC {
-            return None;
-        }
-        Some(Record {
-            seq: u32::from_be_bytes(b[4..8].try_into().ok()?),
-            send_ns: u64::from_be_bytes(b[8..16].try_into().ok()?),
-        })
-    }
-}
+/// The record the CBR application writes (`lasthop_apps::cbr`): written and read in one place.
+pub use lasthop_apps::cbr::Record;
 
 /// One datagram of a UDP flow as a capture saw it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -464,26 +431,4 @@ pub fn write_udp_files(dir: &Path, flows: &[UdpFlowStats]) -> Result<(), Error> 
         })?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn record_round_trip_and_refusals() {
-        let r = Record {
-            seq: 0x0102_0304,
-            send_ns: 0x0a0b_0c0d_0e0f_1011,
-        };
-        let b = r.encode();
-        assert_eq!(&b[..4], b"LHU1");
-        assert_eq!(&b[4..8], &[1, 2, 3, 4]);
-        assert_eq!(&b[8..], &[0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11]);
-        assert_eq!(Record::decode(&b), Some(r));
-        assert_eq!(Record::decode(&b[..15]), None);
-        let mut bad = b;
-        bad[0] = b'X';
-        assert_eq!(Record::decode(&bad), None);
-    }
 }

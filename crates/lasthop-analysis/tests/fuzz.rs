@@ -156,7 +156,7 @@ proptest! {
         let (a, b) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 19, 0, 1));
         let mut hosts = vec![(IpAddr::V4(a), vec![]), (IpAddr::V4(b), vec![])];
         for (t, at_receiver, seq, tail, wire) in &datagrams {
-            let mut head = udp::Record { seq: *seq, send_ns: *t }.encode().to_vec();
+            let mut head = udp::Record { seq: *seq, sent_ns: *t }.encode().to_vec();
             head.extend_from_slice(tail);
             let p = lasthop_core::wire::build_ipv4_udp(
                 SocketAddrV4::new(a, 7000), SocketAddrV4::new(b, 7001), 0, 0, &head, *wire);

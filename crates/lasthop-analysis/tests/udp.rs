@@ -18,7 +18,7 @@ const MS: u64 = 1_000_000;
 fn datagram(seq: u32, whole: bool) -> lasthop_core::Packet {
     let rec = Record {
         seq,
-        send_ns: u64::from(seq) * 128 * MS,
+        sent_ns: u64::from(seq) * 128 * MS,
     }
     .encode();
     let mut head = rec.to_vec();

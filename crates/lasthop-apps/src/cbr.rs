@@ -421,11 +421,13 @@ mod tests {
     #[test]
     fn the_record_round_trips_and_needs_its_magic() {
         let r = Record {
-            seq: 1406,
-            sent_ns: 179_968_000_000,
+            seq: 0x0102_0304,
+            sent_ns: 0x0a0b_0c0d_0e0f_1011,
         };
         let b = r.encode();
         assert_eq!(&b[..4], b"LHU1");
+        assert_eq!(&b[4..8], &[1, 2, 3, 4]);
+        assert_eq!(&b[8..], &[0x0a, 0x0b, 0x0c, 0x0d, 0x0e, 0x0f, 0x10, 0x11]);
         assert_eq!(Record::decode(&b), Some(r));
         assert_eq!(Record::decode(&b[..15]), None);
         let mut other = b;

@@ -42,6 +42,8 @@ pub struct SimResult {
     pub flows: Vec<FlowReport>,
     /// One row per TCP connection, from the captures and the event log (empty without capture).
     pub connections: Vec<ConnStats>,
+    /// One entry per UDP flow, likewise.
+    pub udp: Vec<lasthop_analysis::udp::UdpFlowStats>,
     /// The link's counters, down then up.
     pub link: [DirStats; 2],
     /// Events the driver processed (a measure of the work done).
@@ -58,28 +60,29 @@ pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error
     let link = [sim.link().stats(Dir::Down), sim.link().stats(Dir::Up)];
     let events = sim.events_processed;
     let mem = sim.into_outputs().finish()?;
-    let connections = if opts.capture {
-        connections(scenario, opts, &mem)?
+    let run = if opts.capture {
+        analyse(scenario, opts, &mem)?
     } else {
-        vec![]
+        lasthop_analysis::RunAnalysis::default()
     };
     Ok(SimResult {
         end,
         flows,
-        connections,
+        connections: run.conns,
+        udp: run.udp,
         link,
         events,
     })
 }
 
-/// One row per connection, from every host's capture and the event log (see
-/// [`lasthop_analysis::analyze_run`]); written to `connections.csv` (and the UDP flows to
-/// `udp_flows.csv`) when there is an output directory.
-fn connections(
+/// Every host's capture and the event log analysed (see [`lasthop_analysis::analyze_run`]):
+/// one row per connection and per UDP flow, written to `connections.csv` (and `udp_flows.csv`)
+/// when there is an output directory.
+fn analyse(
     scenario: &Scenario,
     opts: &OutputOptions,
     mem: &[Option<Vec<u8>>],
-) -> Result<Vec<ConnStats>, Error> {
+) -> Result<lasthop_analysis::RunAnalysis, Error> {
     use lasthop_analysis::Capture;
     let files: Vec<Option<std::path::PathBuf>> = scenario
         .hosts
@@ -109,7 +112,7 @@ fn connections(
         // connections.csv, and the UDP flows' files when there are UDP flows
         lasthop_analysis::write_run_files(dir, &run)?;
     }
-    Ok(run.conns)
+    Ok(run)
 }
 
 /// Writes `text` to `path` atomically (for the CLI's summary files).

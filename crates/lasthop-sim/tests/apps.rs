@@ -64,6 +64,19 @@ fn a_cbr_stream_on_e0_arrives_one_serialization_and_one_delay_later() {
         assert_eq!(rec, rec_r);
         assert_eq!(rec.sent_ns, ts.0);
     }
+    // The analysis of the captures agrees: 10 sent, 10 received, 128 ms apart, 367.5 ms late;
+    // 10 × 520 B (payload + UDP header) over the 1152 ms between the first and the last arrival.
+    let u = &r.udp[0];
+    assert_eq!((u.sent, u.received, u.lost()), (Some(10), 10, Some(0)));
+    assert_eq!(u.spacing_ms().p50, Some(128.0));
+    assert_eq!(u.delay_ms().max, Some(367.5));
+    let tput = u.throughput_bps().unwrap();
+    assert!((tput - 5200.0 / 1.152).abs() < 1e-6, "{tput}");
+    let table = lasthop_analysis::format_udp_table(&r.udp);
+    assert!(
+        table.contains("198.19.0.1:5000") && table.contains("4513.9"),
+        "{table}"
+    );
     // The event log knows the datagrams as UDP flows.
     let events = std::fs::read_to_string(d.path().join("events.csv")).unwrap();
     assert!(events.contains("udp:198.18.0.1:1024>198.19.0.1:5000"));

@@ -92,5 +92,6 @@ fn write_connections(out: &RunOutputs) -> Result<()> {
 fn analyse(out: &RunOutputs) -> Result<()> {
     let run = lasthop_experiment::runner::analyse_emu_run(out).context("analysing the captures")?;
     print!("{}", lasthop_analysis::format_table(&run.conns));
+    print!("{}", lasthop_analysis::format_udp_table(&run.udp));
     Ok(())
 }

@@ -88,6 +88,10 @@ pub fn run(args: SimArgs) -> Result<()> {
     println!();
     print!("{}", lasthop_analysis::format_table(&r.connections));
     println!();
+    if !r.udp.is_empty() {
+        print!("{}", lasthop_analysis::format_udp_table(&r.udp));
+        println!();
+    }
     for (d, s) in ["down", "up"].iter().zip(&r.link) {
         println!(
             "link {d}: {} packets in, {} out; drops: {} queue, {} red, {} error; {} ECN marks; {} link errors",
