@@ -90,44 +90,8 @@ fn num<T: std::str::FromStr>(
     }
 }
 
-/// The kinds of link event (`event` column).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Ev {
-    Arrive,
-    Enqueue,
-    Drop,
-    Mark,
-    Lsb,
-    TxStart,
-    TxEnd,
-    Delay,
-    Error,
-    Hold,
-    Release,
-    State,
-    Other,
-}
-
-impl Ev {
-    fn of(k: lasthop_link::event::RowKind) -> Ev {
-        use lasthop_link::event::RowKind as K;
-        match k {
-            K::Arrive => Ev::Arrive,
-            K::Enqueue => Ev::Enqueue,
-            K::Drop => Ev::Drop,
-            K::Mark => Ev::Mark,
-            K::Lsb => Ev::Lsb,
-            K::TxStart => Ev::TxStart,
-            K::TxEnd => Ev::TxEnd,
-            K::Delay => Ev::Delay,
-            K::Error => Ev::Error,
-            K::Hold => Ev::Hold,
-            K::Release => Ev::Release,
-            K::State => Ev::State,
-            _ => Ev::Other,
-        }
-    }
-}
+/// The kinds of link event (`event` column): lasthop-link's own, not a mirror of them.
+pub use lasthop_link::event::RowKind as Ev;
 
 /// One row of `events.csv` (the columns the summaries and plots need).
 #[derive(Clone, Debug)]
@@ -163,7 +127,7 @@ pub fn read_events(path: &Path) -> Result<Vec<EventRow>, FileError> {
         })?;
         out.push(EventRow {
             time_ns: r.time_ns,
-            event: Ev::of(r.event),
+            event: r.event,
             dir: match r.dir {
                 Some(lasthop_link::Dir::Down) => 0,
                 Some(lasthop_link::Dir::Up) => 1,
