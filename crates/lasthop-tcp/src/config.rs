@@ -7,7 +7,6 @@
 
 use lasthop_core::{Bytes, Dur};
 use serde::Deserialize;
-use std::fmt;
 
 /// Initial congestion window: a number of segments (1..=4), or RFC 3390's
 /// `min(4·MSS, max(2·MSS, 4380 B))`.
@@ -275,39 +274,18 @@ impl Default for TcpConfig {
     }
 }
 
-/// A configuration that cannot be used: the key, and what is allowed.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub struct ConfigError {
-    pub key: String,
-    pub message: String,
-}
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.key.is_empty() {
-            write!(f, "{}", self.message)
-        } else {
-            write!(f, "key `{}`: {}", self.key, self.message)
-        }
-    }
-}
+/// A configuration that cannot be used: the key, and what is allowed (the spec error every
+/// spec shares).
+pub type ConfigError = lasthop_core::spec::SpecError;
 
 fn err(key: &str, message: impl Into<String>) -> ConfigError {
-    ConfigError {
-        key: key.into(),
-        message: message.into(),
-    }
+    lasthop_core::spec::err(key, message)
 }
 
 impl TcpConfig {
     /// Parses a TOML table and validates it.
     pub fn from_toml(text: &str) -> Result<TcpConfig, ConfigError> {
-        let de = toml::Deserializer::new(text);
-        let cfg: TcpConfig = serde_path_to_error::deserialize(de).map_err(|e| {
-            let key = e.path().to_string();
-            let key = if key == "." { String::new() } else { key };
-            err(&key, e.into_inner().message().to_string())
-        })?;
+        let cfg: TcpConfig = lasthop_core::spec::from_toml(text)?;
         cfg.validate()?;
         Ok(cfg)
     }
