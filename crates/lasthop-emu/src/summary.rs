@@ -26,43 +26,12 @@ pub struct Summary<'a> {
     pub spin_ns: u64,
     pub rt_priority: i32,
     pub snaplen: u32,
-    pub unroutable: u64,
-    pub write_errors: u64,
-    pub same_side: u64,
-    pub sleeps: u64,
-    pub spins: u64,
-    pub spin_capped: u64,
+    /// The loop's counters, as keys of their own.
+    #[serde(flatten)]
+    pub counters: Counters,
     pub app_failures: &'a [String],
     pub lateness: LatenessSummary,
-    pub link: BTreeMap<String, LinkCounters>,
-}
-
-/// [`DirStats`] as `summary.toml` names them.
-#[derive(Debug, Serialize)]
-pub struct LinkCounters {
-    pub arrived: u64,
-    pub released: u64,
-    pub drops_queue: u64,
-    pub drops_red: u64,
-    pub drops_error: u64,
-    pub drops_mtu: u64,
-    pub marks: u64,
-    pub errors: u64,
-}
-
-impl From<DirStats> for LinkCounters {
-    fn from(s: DirStats) -> LinkCounters {
-        LinkCounters {
-            arrived: s.arrived,
-            released: s.released,
-            drops_queue: s.drops_queue,
-            drops_red: s.drops_red,
-            drops_error: s.drops_error,
-            drops_mtu: s.drops_mtu,
-            marks: s.marks,
-            errors: s.errors,
-        }
-    }
+    pub link: BTreeMap<String, DirStats>,
 }
 
 /// Stops the programs, commits every output and says what the run produced. The namespaces
@@ -103,14 +72,6 @@ pub fn finish(
             .context("writing the captures and the event log")?;
     }
     let lateness = rt.lateness.summary();
-    let Counters {
-        unroutable,
-        write_errors,
-        same_side,
-        sleeps,
-        spins,
-        spin_capped,
-    } = rt.counters;
     let summary = Summary {
         scenario: &sc.name,
         run_id: &run_id,
@@ -121,17 +82,12 @@ pub fn finish(
         spin_ns: opts.spin_ns,
         rt_priority: opts.rt_priority,
         snaplen: opts.snaplen,
-        unroutable,
-        write_errors,
-        same_side,
-        sleeps,
-        spins,
-        spin_capped,
+        counters: rt.counters,
         app_failures: &failures,
         lateness,
         link: Dir::BOTH
             .into_iter()
-            .map(|d| (d.to_string(), rt.link.stats(d).into()))
+            .map(|d| (d.to_string(), rt.link.stats(d)))
             .collect(),
     };
     let text = toml::to_string(&summary).context("serializing summary.toml")?;
@@ -171,12 +127,11 @@ mod tests {
             spin_ns: 100_000,
             rt_priority: 10,
             snaplen: 65_535,
-            unroutable: 0,
-            write_errors: 0,
-            same_side: 0,
-            sleeps: 5,
-            spins: 6,
-            spin_capped: 0,
+            counters: Counters {
+                sleeps: 5,
+                spins: 6,
+                ..Counters::default()
+            },
             app_failures: &failures,
             lateness: LatenessSummary {
                 releases: 676,
@@ -188,7 +143,7 @@ mod tests {
             },
             link: Dir::BOTH
                 .into_iter()
-                .map(|d| (d.to_string(), DirStats::default().into()))
+                .map(|d| (d.to_string(), DirStats::default()))
                 .collect(),
         };
         let text = toml::to_string(&s).unwrap();
@@ -210,7 +165,15 @@ mod tests {
         }
         for d in ["down", "up"] {
             assert_eq!(v["link"][d]["drops_queue"].as_integer(), Some(0), "{text}");
+            assert_eq!(
+                v["link"][d]["drops_middlebox"].as_integer(),
+                Some(0),
+                "{text}"
+            );
         }
+        // The loop's counters stay top-level keys.
+        assert_eq!(v["spins"].as_integer(), Some(6), "{text}");
+        assert_eq!(v["unroutable"].as_integer(), Some(0), "{text}");
         // Plain keys first, then the tables, as before.
         assert!(
             text.starts_with("scenario = \"seed000-e0\"\nrun_id = \"0a1b2c\"\n"),

@@ -46,7 +46,7 @@ pub struct Output {
 }
 
 /// Counters a driver can report without reading the event log.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
 pub struct DirStats {
     /// Packets that reached the router queue stage (after any middleboxes; injected ones too).
     pub arrived: u64,
