@@ -79,9 +79,14 @@ pub struct StateErrors;
 impl ErrorModel for StateErrors {
     #[inline]
     fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool {
-        let p = a.params.error;
-        p > 0.0 && (p >= 1.0 || unit(errors) < p)
+        state_fails(a.params, errors)
     }
+}
+
+#[inline]
+fn state_fails(params: &Params, errors: &mut Stream) -> bool {
+    let p = params.error;
+    p > 0.0 && (p >= 1.0 || unit(errors) < p)
 }
 
 /// Each attempt fails independently with `probability` (netem `loss random`).
@@ -139,11 +144,13 @@ pub(crate) struct ErrorStage {
 }
 
 impl ErrorStage {
+    /// Whether the attempt fails. It is described lazily: the default model needs only the
+    /// state's probability, and this runs for every packet.
     #[inline]
-    pub fn fails(&mut self, a: &Attempt<'_>) -> bool {
+    pub fn fails<'a>(&mut self, params: &Params, attempt: impl FnOnce() -> Attempt<'a>) -> bool {
         match &mut self.model {
-            None => StateErrors.fails(a, &mut self.rng),
-            Some(m) => m.fails(a, &mut self.rng),
+            None => state_fails(params, &mut self.rng),
+            Some(m) => m.fails(&attempt(), &mut self.rng),
         }
     }
 }

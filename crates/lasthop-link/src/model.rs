@@ -241,12 +241,12 @@ impl Link {
     }
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
+    #[inline]
     pub fn poll_timeout(&self) -> Option<Time> {
-        let t = self.timers.next();
-        if !self.mbox_on {
-            return t;
+        if self.mbox_on {
+            return self.timers.next().into_iter().chain(self.mbox_next()).min();
         }
-        t.into_iter().chain(self.mbox_next()).min()
+        self.timers.next()
     }
 
     /// Does all work scheduled at or before `now`.
@@ -297,19 +297,7 @@ impl Link {
             self.now
         );
         if self.mbox_on {
-            // Timers and middleboxes in time order (timers first at the same time).
-            loop {
-                let mbox = self.mbox_next().filter(|&m| m <= now);
-                match (self.timers.next().filter(|&t| t <= now), mbox) {
-                    (Some(t), Some(m)) if m < t => self.middleboxes_due(m),
-                    (Some(_), _) => {
-                        let (t, timer) = self.timers.pop_due(now).expect("due");
-                        self.on_timer(t, timer);
-                    }
-                    (None, Some(m)) => self.middleboxes_due(m),
-                    (None, None) => break,
-                }
-            }
+            self.process_with_middleboxes(now);
         } else {
             while let Some((t, timer)) = self.timers.pop_due(now) {
                 self.on_timer(t, timer);
@@ -317,6 +305,25 @@ impl Link {
         }
         self.now = self.now.max(now);
         self.advance_chain(now);
+    }
+
+    /// [`Link::process`]'s loop when middleboxes are installed, out of line so that the loop
+    /// without them stays small.
+    #[inline(never)]
+    fn process_with_middleboxes(&mut self, now: Time) {
+        // Timers and middleboxes in time order (timers first at the same time).
+        loop {
+            let mbox = self.mbox_next().filter(|&m| m <= now);
+            match (self.timers.next().filter(|&t| t <= now), mbox) {
+                (Some(t), Some(m)) if m < t => self.middleboxes_due(m),
+                (Some(_), _) => {
+                    let (t, timer) = self.timers.pop_due(now).expect("due");
+                    self.on_timer(t, timer);
+                }
+                (None, Some(m)) => self.middleboxes_due(m),
+                (None, None) => break,
+            }
+        }
     }
 
     #[inline(always)] // once per timer, from the loop above
@@ -427,6 +434,7 @@ impl Link {
 
     // ---- 1. router queue --------------------------------------------------------------------
 
+    #[inline(always)] // into `push`, once per packet: the packet is not moved through a call
     fn arrive(&mut self, now: Time, d: Dir, id: u64, mut pkt: Packet) {
         let len = u64::from(pkt.wire_len);
         let dc = &self.cfg.dirs[d.index()];
@@ -553,6 +561,7 @@ impl Link {
         self.timers.schedule(now + tx, Timer::TxEnd(d));
     }
 
+    #[inline(always)] // into the timer loop, once per packet
     fn tx_end(&mut self, now: Time, d: Dir) {
         let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
@@ -605,7 +614,7 @@ impl Link {
         let slot = ds.lrb.slot_mut(seq);
         slot.attempts += 1;
         let (attempt, acc) = (slot.attempts, slot.error_delay);
-        let fails = ds.errors.fails(&Attempt {
+        let fails = ds.errors.fails(p, || Attempt {
             now,
             dir: d,
             packet: slot.pkt.as_ref().expect("a packet on the link"),

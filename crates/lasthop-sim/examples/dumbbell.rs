@@ -1,7 +1,10 @@
-//! Runs seed 004's dumbbell without outputs, for profiling: `cargo run --release -p lasthop-sim --example dumbbell`.
+//! Runs seed 004's dumbbell (or the shipped scenario named by `LH_SCEN`) without outputs, N times, for
+//! profiling: `cargo run --release -p lasthop-sim --example dumbbell [N]`.
 fn main() {
-    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/scenarios/seed004-dumbbell-100.toml");
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "../../examples/scenarios/{}.toml",
+        std::env::var("LH_SCEN").unwrap_or("seed004-dumbbell-100".into())
+    ));
     let s = lasthop_scenario::Scenario::load(p).unwrap();
     let n: usize = std::env::args()
         .nth(1)

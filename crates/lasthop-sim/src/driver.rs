@@ -406,16 +406,22 @@ impl<'a> Sim<'a> {
     /// After a host's sockets ran: give the applications their events, send what the host
     /// wants to send, and schedule its next timer.
     fn after_host(&mut self, h: usize) -> Result<(), Error> {
+        // Socket events come from received segments, timers and the applications' own calls
+        // (a close), never from sending: so the applications see all of them first (their
+        // reactions may raise more), then the host sends what it has.
         loop {
             let mut evs = std::mem::take(&mut self.sock_events);
             self.hosts[h].stack.poll_events(&mut evs);
+            let none = evs.is_empty();
             for (owner, ev) in evs.drain(..) {
                 self.dispatch(owner, ev);
             }
             self.sock_events = evs;
-            let Some(p) = self.hosts[h].stack.poll_transmit(self.now) else {
+            if none {
                 break;
-            };
+            }
+        }
+        while let Some(p) = self.hosts[h].stack.poll_transmit(self.now) {
             self.out.capture(h, self.now, &p)?;
             if let Some(at) = self.hosts[h].up.send(self.now, p) {
                 self.schedule(at, Ev::UpHead(h as u32));

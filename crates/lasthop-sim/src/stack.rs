@@ -71,41 +71,38 @@ impl Stack {
     /// connection key order. A connection accepted on a listening port becomes a socket of the
     /// listener's owner, announced by [`SockEvent::Accepted`] before its own events.
     pub fn poll_events(&mut self, out: &mut Vec<(usize, SockEvent)>) {
-        // One pass over the connections (this runs before every packet a host sends); the
-        // socket tables are fields apart from the TCP model, so they are borrowed beside it.
+        // The socket tables are fields apart from the TCP model, so they are borrowed beside it.
         let (socks, by_conn, listeners) = (&mut self.socks, &mut self.by_conn, &self.listeners);
-        for (key, conn) in self.tcp.conns_mut() {
-            while let Some(ev) = conn.poll_event() {
-                let sock = match by_conn.get(key) {
-                    Some(&s) => s,
-                    None => {
-                        let Some(&listener) = listeners.get(&key.0.port()) else {
-                            continue; // a connection no application asked for
-                        };
-                        let owner = socks[listener.0 as usize].owner;
-                        socks.push(Sock {
-                            kind: Kind::Conn(*key),
-                            owner,
-                        });
-                        let s = SockId(socks.len() as u32 - 1);
-                        by_conn.insert(*key, s);
-                        out.push((owner, SockEvent::Accepted { listener, sock: s }));
-                        s
-                    }
-                };
-                let owner = socks[sock.0 as usize].owner;
-                out.push((
-                    owner,
-                    match ev {
-                        TcpEvent::Connected => SockEvent::Connected(sock),
-                        TcpEvent::Delivered(n) => SockEvent::Readable(sock, n),
-                        TcpEvent::PeerFin => SockEvent::PeerClosed(sock),
-                        TcpEvent::Closed => SockEvent::Closed(sock),
-                        TcpEvent::Aborted(why) => SockEvent::Aborted(sock, format!("{why:?}")),
-                    },
-                ));
-            }
-        }
+        self.tcp.drain_events(|key, ev| {
+            let sock = match by_conn.get(key) {
+                Some(&s) => s,
+                None => {
+                    let Some(&listener) = listeners.get(&key.0.port()) else {
+                        return; // a connection no application asked for
+                    };
+                    let owner = socks[listener.0 as usize].owner;
+                    socks.push(Sock {
+                        kind: Kind::Conn(*key),
+                        owner,
+                    });
+                    let s = SockId(socks.len() as u32 - 1);
+                    by_conn.insert(*key, s);
+                    out.push((owner, SockEvent::Accepted { listener, sock: s }));
+                    s
+                }
+            };
+            let owner = socks[sock.0 as usize].owner;
+            out.push((
+                owner,
+                match ev {
+                    TcpEvent::Connected => SockEvent::Connected(sock),
+                    TcpEvent::Delivered(n) => SockEvent::Readable(sock, n),
+                    TcpEvent::PeerFin => SockEvent::PeerClosed(sock),
+                    TcpEvent::Closed => SockEvent::Closed(sock),
+                    TcpEvent::Aborted(why) => SockEvent::Aborted(sock, format!("{why:?}")),
+                },
+            ));
+        });
     }
 
     /// A packet that arrived at this host: a datagram for a bound UDP port becomes an event of

@@ -25,6 +25,9 @@ pub struct Host {
     shared_window: Option<(Ipv4Addr, u64)>,
     /// Whether connections record their congestion-state trace.
     tracing: bool,
+    /// Whether a connection may have application events: set by whatever can raise one
+    /// (segments, timers, the application's calls), cleared by [`Host::drain_events`].
+    events_hint: bool,
 }
 
 /// A deterministic initial sequence number for an accepted connection (FNV-1a of the 4-tuple):
@@ -56,6 +59,7 @@ impl Host {
             saved: BTreeSet::new(),
             shared_window: None,
             tracing: true,
+            events_hint: false,
         }
     }
 
@@ -161,6 +165,7 @@ impl Host {
         ));
         self.saved.remove(&(local, remote));
         self.conns.insert((local, remote), c);
+        self.events_hint = true;
         (local, remote)
     }
 
@@ -171,6 +176,7 @@ impl Host {
         let key = (seg.dst?, seg.src?);
         if let Some(c) = self.conns.get_mut(&key) {
             if !c.is_closed() {
+                self.events_hint = true;
                 c.handle_segment(now, &seg);
                 self.save_metrics(key);
                 return Some(key);
@@ -182,6 +188,7 @@ impl Host {
             let c = self.adopt(c);
             self.saved.remove(&key);
             self.conns.insert(key, c);
+            self.events_hint = true;
             return Some(key);
         }
         None
@@ -191,12 +198,14 @@ impl Host {
         self.conns.get(key)
     }
     pub fn conn_mut(&mut self, key: &ConnKey) -> Option<&mut Connection> {
+        self.events_hint = true;
         self.conns.get_mut(key)
     }
     pub fn conns(&self) -> impl Iterator<Item = (&ConnKey, &Connection)> {
         self.conns.iter()
     }
     pub fn conns_mut(&mut self) -> impl Iterator<Item = (&ConnKey, &mut Connection)> {
+        self.events_hint = true;
         self.conns.iter_mut()
     }
 
@@ -210,6 +219,21 @@ impl Host {
         self.conns
             .iter_mut()
             .find_map(|(k, c)| c.poll_event().map(|e| (*k, e)))
+    }
+
+    /// Hands every pending application event to `f`, connection by connection in key order
+    /// (the order [`Host::poll_event`] gives). Costs nothing when no connection can have one:
+    /// a driver calls it after every step of a host, and most steps only send.
+    #[inline]
+    pub fn drain_events(&mut self, mut f: impl FnMut(&ConnKey, crate::conn::Event)) {
+        if !std::mem::take(&mut self.events_hint) {
+            return;
+        }
+        for (k, c) in self.conns.iter_mut() {
+            while let Some(e) = c.poll_event() {
+                f(k, e);
+            }
+        }
     }
 
     /// The next packet any connection wants to send now.
@@ -227,6 +251,7 @@ impl Host {
         let mut fired = Vec::new();
         for (k, c) in self.conns.iter_mut() {
             if c.poll_timeout().is_some_and(|t| t <= now) {
+                self.events_hint = true;
                 c.handle_timeout(now);
                 fired.push(*k);
             }
