@@ -206,17 +206,7 @@ fn render(
                 .join("<br>"),
             m.len(),
             {
-                // Connections without the SYN or the ACK of the client's FIN, and flows with no
-                // connection at all: their elapsed time ends at their last packet.
-                let bad: usize = m
-                    .iter()
-                    .map(|r| {
-                        r.conns.iter().filter(|c| !c.complete).count()
-                            + p.flows
-                                .len()
-                                .saturating_sub(r.conns.iter().filter(|c| c.flow.is_some()).count())
-                    })
-                    .sum();
+                let bad = across::incomplete_connections(p.flows.len(), m);
                 if bad == 0 {
                     "0".to_string()
                 } else {
@@ -263,19 +253,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     h.push_str("</tr>\n");
     let med = |m: Option<&FiveNum>| m.map_or("–".to_string(), |f| num(f.median));
     for p in &s.points {
-        // Seed 002's "Σ maximum drops": over the classes, the sum of each class's largest drop
-        // counts (queue, RED and error drops, both directions).
-        let sum_max_drops: f64 = p
-            .classes
-            .iter()
-            .filter(|c| c.scheme == scheme)
-            .map(|c| {
-                ["drops_queue", "drops_red", "drops_error", "ack_drops"]
-                    .iter()
-                    .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
-                    .sum::<f64>()
-            })
-            .sum();
+        let sum_max_drops = across::sum_of_max_drops(p, scheme);
         let _ = write!(
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td>",

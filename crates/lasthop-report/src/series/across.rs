@@ -1,10 +1,11 @@
 //! The data of the charts across replications: per-point values of every connection (for the
 //! CDFs), their split by the first matrix dimension, and the box-plot five numbers per point
-//! and class (from the summaries).
+//! and class (from the summaries); and the two numbers the summary tables derive (incomplete
+//! connections, seed 002's sum of maximum drops).
 
 use lasthop_experiment::runner::PointInfo;
 use lasthop_experiment::summary::class_order;
-use lasthop_experiment::{ConnMetrics, FiveNum, RunMetrics, Summary};
+use lasthop_experiment::{ConnMetrics, FiveNum, PointSummary, RunMetrics, Summary};
 
 /// A per-connection value to plot.
 pub type ConnValue = fn(&ConnMetrics) -> f64;
@@ -124,11 +125,38 @@ pub fn some_run_shares_the_link(metrics: &[Vec<RunMetrics>]) -> bool {
         .any(|runs| runs.iter().any(|r| r.conns.len() > 1))
 }
 
+/// Of a point with `flows` scenario flows, over its runs: the connections without the SYN or
+/// the ACK of the client's FIN, and the flows with no connection at all (their elapsed time
+/// ends at their last packet).
+pub fn incomplete_connections(flows: usize, runs: &[RunMetrics]) -> usize {
+    runs.iter()
+        .map(|r| {
+            r.conns.iter().filter(|c| !c.complete).count()
+                + flows.saturating_sub(r.conns.iter().filter(|c| c.flow.is_some()).count())
+        })
+        .sum()
+}
+
+/// Seed 002's "Σ maximum drops" of a point: over the classes of `scheme`, the sum of each
+/// class's largest drop counts (queue, RED and error drops of the data direction, and the ACK
+/// direction's drops).
+pub fn sum_of_max_drops(p: &PointSummary, scheme: &str) -> f64 {
+    p.classes
+        .iter()
+        .filter(|c| c.scheme == scheme)
+        .map(|c| {
+            ["drops_queue", "drops_red", "drops_error", "ack_drops"]
+                .iter()
+                .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
+                .sum::<f64>()
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use lasthop_experiment::summary::ClassSummary;
-    use lasthop_experiment::PointSummary;
 
     fn conn(elapsed_s: f64) -> ConnMetrics {
         ConnMetrics {
@@ -203,6 +231,51 @@ mod tests {
         );
         assert!(some_run_shares_the_link(&metrics));
         assert!(!some_run_shares_the_link(&[vec![run(&[1.0])], vec![]]));
+    }
+
+    #[test]
+    fn incomplete_connections_and_max_drops_by_hand() {
+        let c = |flow: Option<usize>, complete: bool| ConnMetrics {
+            flow,
+            complete,
+            ..ConnMetrics::default()
+        };
+        // 2 flows. Run 0: both complete. Run 1: one incomplete, the other flow has no
+        // connection (and a connection matching no flow). Run 2: no connection at all.
+        let runs = [
+            RunMetrics {
+                conns: vec![c(Some(0), true), c(Some(1), true)],
+                ..RunMetrics::default()
+            },
+            RunMetrics {
+                conns: vec![c(Some(0), false), c(None, true)],
+                ..RunMetrics::default()
+            },
+            RunMetrics::default(),
+        ];
+        assert_eq!(incomplete_connections(2, &runs[..1]), 0);
+        assert_eq!(incomplete_connections(2, &runs), 4);
+        // faster: largest drops q 3 (five(1): max 3), r -, e 4 (max), ACK 2; slower: q 5;
+        // the flow scheme's classes are not counted.
+        let p = point(
+            "a",
+            vec![
+                class(
+                    "faster-slower",
+                    "faster",
+                    &[
+                        ("drops_queue", 1.0),
+                        ("drops_error", 2.0),
+                        ("ack_drops", 0.0),
+                    ],
+                ),
+                class("faster-slower", "slower", &[("drops_queue", 3.0)]),
+                class("flow", "flow1", &[("drops_queue", 100.0)]),
+            ],
+            None,
+        );
+        assert_eq!(sum_of_max_drops(&p, "faster-slower"), 3.0 + 4.0 + 2.0 + 5.0);
+        assert_eq!(sum_of_max_drops(&p, "start-order"), 0.0);
     }
 
     #[test]
