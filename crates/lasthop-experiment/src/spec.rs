@@ -298,7 +298,9 @@ enum Step {
     Index(usize),
 }
 
-fn parse_path(path: &str) -> Result<Vec<Step>, String> {
+/// Splits an override's key path into its steps. Errors carry no key: the caller places them
+/// under the override's name with [`SpecError::under`].
+fn parse_path(path: &str) -> Result<Vec<Step>, SpecError> {
     let mut steps = vec![];
     for part in path.split('.') {
         let (name, mut rest) = match part.find('[') {
@@ -306,20 +308,27 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
             None => (part, ""),
         };
         if name.is_empty() {
-            return Err(format!(
-                "invalid key path {path:?}: empty key (allowed: names joined by '.', array elements as name[i])"
+            return Err(err(
+                "",
+                format!("invalid key path {path:?}: empty key (allowed: names joined by '.', array elements as name[i])"),
             ));
         }
         steps.push(Step::Key(name.to_string()));
         while !rest.is_empty() {
             let close = rest.find(']').filter(|_| rest.starts_with('['));
             let Some(close) = close else {
-                return Err(format!("invalid key path {path:?}: expected [INDEX]"));
+                return Err(err(
+                    "",
+                    format!("invalid key path {path:?}: expected [INDEX]"),
+                ));
             };
             let i: usize = rest[1..close].parse().map_err(|_| {
-                format!(
-                    "invalid key path {path:?}: [{}] is not an index (0, 1, ...)",
-                    &rest[1..close]
+                err(
+                    "",
+                    format!(
+                        "invalid key path {path:?}: [{}] is not an index (0, 1, ...)",
+                        &rest[1..close]
+                    ),
                 )
             })?;
             steps.push(Step::Index(i));
@@ -330,13 +339,14 @@ fn parse_path(path: &str) -> Result<Vec<Step>, String> {
 }
 
 /// Sets `value` at `steps` in `doc`, creating tables on the way. A table value is merged into
-/// an existing table key by key.
+/// an existing table key by key. `shown` is the key path as written (for the message); errors
+/// carry no key, like [`parse_path`]'s.
 fn set_path(
     doc: &mut toml::Value,
     steps: &[Step],
     value: toml::Value,
     shown: &str,
-) -> Result<(), String> {
+) -> Result<(), SpecError> {
     let Some((first, rest)) = steps.split_first() else {
         match (doc, value) {
             (toml::Value::Table(t), toml::Value::Table(v)) => {
@@ -359,8 +369,9 @@ fn set_path(
     match first {
         Step::Key(k) => {
             let toml::Value::Table(t) = doc else {
-                return Err(format!(
-                    "{shown}: {k:?} is inside a value that is not a table"
+                return Err(err(
+                    "",
+                    format!("{shown}: {k:?} is inside a value that is not a table"),
                 ));
             };
             if rest.is_empty() && !value.is_table() {
@@ -374,13 +385,20 @@ fn set_path(
         }
         Step::Index(i) => {
             let toml::Value::Array(a) = doc else {
-                return Err(format!(
-                    "{shown}: [{i}] applied to a value that is not an array"
+                return Err(err(
+                    "",
+                    format!("{shown}: [{i}] applied to a value that is not an array"),
                 ));
             };
             let n = a.len();
             let Some(sub) = a.get_mut(*i) else {
-                return Err(format!("{shown}: index {i} is past the end (the array has {n} elements: allowed 0..{})", n.saturating_sub(1)));
+                return Err(err(
+                    "",
+                    format!(
+                        "{shown}: index {i} is past the end (the array has {n} elements: allowed 0..{})",
+                        n.saturating_sub(1)
+                    ),
+                ));
             };
             set_path(sub, rest, value, shown)
         }
@@ -397,7 +415,7 @@ pub fn apply_overrides(
 ) -> Result<(), SpecError> {
     for (path, value) in overrides {
         let k = format!("{key}.{path:?}");
-        let steps = parse_path(path).map_err(|m| err(&k, m))?;
+        let steps = parse_path(path).map_err(|e| e.under(&k))?;
         let mut value = value.clone();
         if steps == [Step::Key("link".into())] {
             match &value {
@@ -413,7 +431,7 @@ pub fn apply_overrides(
                 }
             }
         }
-        set_path(doc, &steps, value, path).map_err(|m| err(&k, m))?;
+        set_path(doc, &steps, value, path).map_err(|e| e.under(&k))?;
     }
     Ok(())
 }
@@ -697,8 +715,62 @@ mod tests {
                 Step::Key("start".into())
             ]
         );
-        assert!(parse_path("a..b").is_err());
-        assert!(parse_path("a[x]").is_err());
+        assert_eq!(
+            parse_path("a..b").unwrap_err(),
+            err(
+                "",
+                "invalid key path \"a..b\": empty key (allowed: names joined by '.', array elements as name[i])"
+            )
+        );
+        assert_eq!(
+            parse_path("a[x]").unwrap_err().message,
+            "invalid key path \"a[x]\": [x] is not an index (0, 1, ...)"
+        );
+        assert_eq!(
+            parse_path("a[1").unwrap_err().message,
+            "invalid key path \"a[1\": expected [INDEX]"
+        );
+        assert_eq!(
+            parse_path("a[1]x").unwrap_err().message,
+            "invalid key path \"a[1]x\": expected [INDEX]"
+        );
+    }
+
+    #[test]
+    fn bad_overrides_name_the_override_and_what_is_allowed() {
+        let mut doc: toml::Value = toml::from_str(
+            "a = 1
+[[f]]
+s = \"0s\"
+",
+        )
+        .unwrap();
+        let apply = |doc: &mut toml::Value, text: &str| {
+            let o: toml::Table = toml::from_str(text).unwrap();
+            apply_overrides(doc, &o, Path::new("/x"), "matrix.v.p").unwrap_err()
+        };
+        let e = apply(&mut doc, "\"f[2].s\" = 1\n");
+        assert_eq!(e.key, "matrix.v.p.\"f[2].s\"");
+        assert_eq!(
+            e.message,
+            "f[2].s: index 2 is past the end (the array has 1 elements: allowed 0..0)"
+        );
+        let e = apply(&mut doc, "\"a.b\" = 1\n");
+        assert_eq!(
+            e.to_string(),
+            "key `matrix.v.p.\"a.b\"`: a.b: \"b\" is inside a value that is not a table"
+        );
+        let e = apply(&mut doc, "\"a[0]\" = 1\n");
+        assert_eq!(
+            e.message,
+            "a[0]: [0] applied to a value that is not an array"
+        );
+        let e = apply(&mut doc, "\"f[]\" = 1\n");
+        assert_eq!(e.key, "matrix.v.p.\"f[]\"");
+        assert!(e.message.contains("[] is not an index"), "{e}");
+        // Nothing was changed by the failed overrides.
+        assert_eq!(doc["a"].as_integer(), Some(1));
+        assert_eq!(doc["f"].as_array().map(Vec::len), Some(1));
     }
 
     #[test]

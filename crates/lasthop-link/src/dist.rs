@@ -26,50 +26,83 @@ pub enum Dist {
 
 const ALLOWED: &str = "a duration (\"700ms\"), \"uniform(MIN, MAX)\" or \"exponential(MEAN[, min=MIN][, max=MAX][, bound=clip|redraw])\"";
 
+/// A distribution that cannot be parsed: the text as written, what is wrong with it, and the
+/// forms allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid distribution {text:?}: {problem}; expected {ALLOWED}")]
+pub struct DistError {
+    pub text: String,
+    pub problem: DistProblem,
+}
+
+/// What is wrong with a distribution's text.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DistProblem {
+    /// A duration (the static value, a bound or a mean) that does not parse.
+    #[error(transparent)]
+    Duration(#[from] lasthop_core::units::UnitError),
+    #[error("missing ')'")]
+    MissingParen,
+    #[error("MIN is above MAX")]
+    MinAboveMax,
+    #[error("the mean must be above zero")]
+    ZeroMean,
+    #[error("unknown argument {0:?}")]
+    UnknownArgument(String),
+    #[error("max is below min")]
+    MaxBelowMin,
+    #[error("bound=redraw needs max above min")]
+    RedrawNeedsRange,
+    #[error("unknown name or wrong number of arguments")]
+    UnknownForm,
+}
+
 impl Dist {
-    pub fn parse(text: &str) -> Result<Dist, String> {
-        let t = text.trim();
-        let bad = |why: &str| format!("invalid distribution {text:?}: {why}; expected {ALLOWED}");
+    pub fn parse(text: &str) -> Result<Dist, DistError> {
+        Dist::parse_form(text.trim()).map_err(|problem| DistError {
+            text: text.to_string(),
+            problem,
+        })
+    }
+
+    fn parse_form(t: &str) -> Result<Dist, DistProblem> {
         let Some(open) = t.find('(') else {
-            return parse_dur(t)
-                .map(Dist::Static)
-                .map_err(|e| bad(&e.to_string()));
+            return Ok(Dist::Static(parse_dur(t)?));
         };
         let name = t[..open].trim();
         let args = t[open + 1..]
             .strip_suffix(')')
-            .ok_or_else(|| bad("missing ')'"))?;
+            .ok_or(DistProblem::MissingParen)?;
         let args: Vec<&str> = args.split(',').map(str::trim).collect();
-        let dur = |s: &str| parse_dur(s).map_err(|e| bad(&e.to_string()));
         match name {
-            "static" if args.len() == 1 => Ok(Dist::Static(dur(args[0])?)),
+            "static" if args.len() == 1 => Ok(Dist::Static(parse_dur(args[0])?)),
             "uniform" if args.len() == 2 => {
-                let (a, b) = (dur(args[0])?, dur(args[1])?);
+                let (a, b) = (parse_dur(args[0])?, parse_dur(args[1])?);
                 if a > b {
-                    return Err(bad("MIN is above MAX"));
+                    return Err(DistProblem::MinAboveMax);
                 }
                 Ok(Dist::Uniform(a, b))
             }
             "exponential" if !args.is_empty() => {
-                let mean = dur(args[0])?;
+                let mean = parse_dur(args[0])?;
                 if mean == Dur::ZERO {
-                    return Err(bad("the mean must be above zero"));
+                    return Err(DistProblem::ZeroMean);
                 }
                 let (mut min, mut max, mut redraw) = (Dur::ZERO, None, false);
                 for a in &args[1..] {
                     match a.split_once('=').map(|(k, v)| (k.trim(), v.trim())) {
-                        Some(("min", v)) => min = dur(v)?,
-                        Some(("max", v)) => max = Some(dur(v)?),
+                        Some(("min", v)) => min = parse_dur(v)?,
+                        Some(("max", v)) => max = Some(parse_dur(v)?),
                         Some(("bound", "clip")) => redraw = false,
                         Some(("bound", "redraw")) => redraw = true,
-                        _ => return Err(bad(&format!("unknown argument {a:?}"))),
+                        _ => return Err(DistProblem::UnknownArgument(a.to_string())),
                     }
                 }
                 if max.is_some_and(|m| m < min) {
-                    return Err(bad("max is below min"));
+                    return Err(DistProblem::MaxBelowMin);
                 }
                 if redraw && max.is_some_and(|m| m == min) {
-                    return Err(bad("bound=redraw needs max above min"));
+                    return Err(DistProblem::RedrawNeedsRange);
                 }
                 Ok(Dist::Exponential {
                     mean,
@@ -78,7 +111,7 @@ impl Dist {
                     redraw,
                 })
             }
-            _ => Err(bad("unknown name or wrong number of arguments")),
+            _ => Err(DistProblem::UnknownForm),
         }
     }
 
@@ -175,16 +208,62 @@ mod tests {
         );
         let e = Dist::parse("exponential(15s, min=1s, max=20s)").unwrap();
         assert_eq!(e.to_string(), "exponential(15s, min=1s, max=20s)");
-        for bad in [
-            "uniform(2s, 1s)",
-            "normal(1s)",
-            "exponential(0s)",
-            "exponential(1s, max=1s, min=2s)",
-            "uniform(1s",
-            "exponential(1s, mode=3)",
+    }
+
+    #[test]
+    fn bad_distributions_say_what_is_wrong_and_what_is_allowed() {
+        use DistProblem::*;
+        for (bad, want) in [
+            ("uniform(2s, 1s)", MinAboveMax),
+            ("normal(1s)", UnknownForm),
+            ("uniform(1s)", UnknownForm),
+            ("exponential(0s)", ZeroMean),
+            ("exponential(1s, max=1s, min=2s)", MaxBelowMin),
+            (
+                "exponential(1s, min=1s, max=1s, bound=redraw)",
+                RedrawNeedsRange,
+            ),
+            ("uniform(1s", MissingParen),
+            ("exponential(1s, mode=3)", UnknownArgument("mode=3".into())),
         ] {
-            assert!(Dist::parse(bad).is_err(), "{bad}");
+            assert_eq!(Dist::parse(bad).unwrap_err().problem, want, "{bad}");
         }
+        let e = Dist::parse(" 7 parsecs").unwrap_err();
+        assert_eq!(e.text, " 7 parsecs");
+        let DistProblem::Duration(u) = &e.problem else {
+            panic!("{e:?}");
+        };
+        assert_eq!((u.what, u.text.as_str()), ("duration", "7 parsecs"));
+        assert_eq!(
+            Dist::parse("uniform(2s, 1s)").unwrap_err().to_string(),
+            format!(
+                "invalid distribution \"uniform(2s, 1s)\": MIN is above MAX; expected {ALLOWED}"
+            )
+        );
+        // The duration's own message (with its units) sits inside the distribution's.
+        let m = Dist::parse("exponential(1s, max=2x)")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            m.starts_with("invalid distribution \"exponential(1s, max=2x)\": invalid duration \"2x\": expected "),
+            "{m}"
+        );
+        assert!(m.ends_with(&format!("; expected {ALLOWED}")), "{m}");
+        // Through serde (a link spec), the message is the same.
+        let e = toml_error("\"exponential(0s)\"");
+        assert!(e.contains("the mean must be above zero"), "{e}");
+    }
+
+    /// Deserializes a `Dist` from a TOML value and returns the error's text.
+    fn toml_error(value: &str) -> String {
+        #[derive(Deserialize, Debug)]
+        #[allow(dead_code)]
+        struct W {
+            d: Dist,
+        }
+        toml::from_str::<W>(&format!("d = {value}"))
+            .unwrap_err()
+            .to_string()
     }
 
     #[test]

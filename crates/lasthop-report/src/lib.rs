@@ -16,7 +16,7 @@ use lasthop_experiment::{
     load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summary,
 };
 use plots::{box_chart, cdf_chart, color, xy_chart, Bars, Line, Marks, Shape};
-use std::collections::BTreeMap;
+use series::{across, TimeSeq};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -206,17 +206,7 @@ fn render(
                 .join("<br>"),
             m.len(),
             {
-                // Connections without the SYN or the ACK of the client's FIN, and flows with no
-                // connection at all: their elapsed time ends at their last packet.
-                let bad: usize = m
-                    .iter()
-                    .map(|r| {
-                        r.conns.iter().filter(|c| !c.complete).count()
-                            + p.flows
-                                .len()
-                                .saturating_sub(r.conns.iter().filter(|c| c.flow.is_some()).count())
-                    })
-                    .sum();
+                let bad = across::incomplete_connections(p.flows.len(), m);
                 if bad == 0 {
                     "0".to_string()
                 } else {
@@ -246,16 +236,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         return;
     };
     let scheme = scheme.name();
-    let mut classes: Vec<String> = vec![];
-    for p in &s.points {
-        for c in p.classes.iter().filter(|c| c.scheme == scheme) {
-            let name = c.class.to_string();
-            if !classes.contains(&name) {
-                classes.push(name);
-            }
-        }
-    }
-    classes.sort_by_key(|c| class_order(c));
+    let classes = across::scheme_classes(s, scheme);
     let _ = writeln!(
         h,
         "<h2>Summary (classes: {})</h2>\n<p class=\"note\">Per point: elapsed time quartiles (s) and median drops q/r/e (router queue / RED / link error, data direction) of each class; <i>otime</i> is the median elapsed time over all connections; Jain's index and σ/μ are over the connections' throughputs within a run (median over runs); utilisation is the fraction of the transfer period the downlink serializer was busy (median); Σ max drops is seed 002's worst-case indicator: the sum over the classes of each class's largest drop count (queue, RED and error drops, both directions).</p>",
@@ -272,19 +253,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     h.push_str("</tr>\n");
     let med = |m: Option<&FiveNum>| m.map_or("–".to_string(), |f| num(f.median));
     for p in &s.points {
-        // Seed 002's "Σ maximum drops": over the classes, the sum of each class's largest drop
-        // counts (queue, RED and error drops, both directions).
-        let sum_max_drops: f64 = p
-            .classes
-            .iter()
-            .filter(|c| c.scheme == scheme)
-            .map(|c| {
-                ["drops_queue", "drops_red", "drops_error", "ack_drops"]
-                    .iter()
-                    .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
-                    .sum::<f64>()
-            })
-            .sum();
+        let sum_max_drops = across::sum_of_max_drops(p, scheme);
         let _ = write!(
             h,
             "<tr><td class=\"l\">{}</td><td>{}</td>",
@@ -506,6 +475,14 @@ fn figure(h: &mut String, svg: Result<String, plots::PlotError>, caption: &str) 
     }
 }
 
+/// The CDF steps of each `(label, values)` series.
+fn cdfs(series: &[(String, Vec<f64>)]) -> Vec<(String, Vec<(f64, f64)>)> {
+    series
+        .iter()
+        .map(|(label, v)| (label.clone(), series::cdf(v)))
+        .collect()
+}
+
 /// CDFs and box plots across replications.
 fn across(
     h: &mut String,
@@ -515,34 +492,22 @@ fn across(
 ) -> Result<(), ReportError> {
     h.push_str("<h2>Across replications</h2>\n");
     let names: Vec<String> = info.points.iter().map(|p| p.name.clone()).collect();
-    let series = |f: &dyn Fn(&lasthop_experiment::ConnMetrics) -> f64| -> Vec<(String, Vec<f64>)> {
-        names
-            .iter()
-            .zip(metrics)
-            .map(|(n, runs)| {
-                (
-                    n.clone(),
-                    runs.iter().flat_map(|r| r.conns.iter().map(f)).collect(),
-                )
-            })
-            .collect()
-    };
     // With two or more dimensions and many points, one CDF per value of the first dimension
     // (lines for the rest), on a common x axis; else one CDF with a line per point.
     let split = info.dimensions.len() >= 2 && info.points.len() > 6;
-    let metrics_cdf: [(&str, &str, &str, ConnValue); 2] = [
+    let metrics_cdf: [(&str, &str, &str, across::ConnValue); 2] = [
         ("Elapsed time", "elapsed time (s)", "Empirical CDF of the elapsed time (first SYN to the ACK of the client's FIN) over all connections of all replications", |c| c.elapsed_s),
         ("Throughput", "throughput (bytes/s)", "Empirical CDF of the throughput (unique bytes / elapsed time) over all connections of all replications", |c| c.throughput_bps),
     ];
     for (what, xdesc, caption, f) in metrics_cdf {
-        let all = series(&f);
+        let all = across::conn_values(&names, metrics, f);
         if !split {
             figure(
                 h,
                 cdf_chart(
                     &format!("{what} of every connection, per point"),
                     xdesc,
-                    &all,
+                    &cdfs(&all),
                 ),
                 &format!("{caption} of each point."),
             );
@@ -550,37 +515,16 @@ fn across(
         }
         let xr = plots::range(all.iter().flat_map(|s| s.1.iter().copied()), false);
         let d0 = &info.dimensions[0];
-        let mut values: Vec<String> = vec![];
-        for p in &info.points {
-            let v = p.coords.get(d0).cloned().unwrap_or_default();
-            if !values.contains(&v) {
-                values.push(v);
-            }
-        }
         h.push_str("<div class=\"grid2\">\n");
-        for v in &values {
-            let sub: Vec<(String, Vec<f64>)> = info
-                .points
-                .iter()
-                .zip(&all)
-                .filter(|(p, _)| p.coords.get(d0) == Some(v))
-                .map(|(p, (_, vals))| {
-                    let rest: Vec<&str> = p
-                        .coords
-                        .iter()
-                        .filter(|(k, _)| *k != d0)
-                        .map(|(_, x)| x.as_str())
-                        .collect();
-                    (rest.join("-"), vals.clone())
-                })
-                .collect();
+        for panel in across::split_by_dimension(&info.points, d0, &all) {
+            let v = &panel.value;
             figure(
                 h,
                 plots::cdf_chart_sized(
                     (640, 420),
                     &format!("{what}, {d0} = {v}"),
                     xdesc,
-                    &sub,
+                    &cdfs(&panel.series),
                     Some(xr),
                 ),
                 &format!("{caption}; {d0} = {v}, same x axis in every chart."),
@@ -589,49 +533,21 @@ fn across(
         h.push_str("</div>\n");
     }
     let scheme = info.classes.first().map(|c| c.name()).unwrap_or("flow");
+    let classes = across::scheme_classes(s, scheme);
     for (key, label) in [
         ("elapsed_s", "elapsed time (s)"),
         ("throughput_Bps", "throughput (bytes/s)"),
         ("rexmt_pkts", "retransmitted packets"),
     ] {
-        let mut classes: Vec<String> = vec![];
-        for p in &s.points {
-            for c in p.classes.iter().filter(|c| c.scheme == scheme) {
-                let name = c.class.to_string();
-                if !classes.contains(&name) {
-                    classes.push(name);
-                }
-            }
-        }
-        classes.sort_by_key(|c| class_order(c));
-        let mut boxes = vec![];
-        for (g, p) in s.points.iter().enumerate() {
-            for c in p.classes.iter().filter(|c| c.scheme == scheme) {
-                if let (Some(ci), Some(f)) = (
-                    classes.iter().position(|x| *x == c.class.to_string()),
-                    c.metrics.get(key),
-                ) {
-                    boxes.push((g, ci, *f));
-                }
-            }
-        }
+        let boxes = across::class_boxes(s, scheme, &classes, key);
         figure(
             h,
             box_chart(&format!("{label} by point and class ({scheme})"), label, &names, &classes, &boxes, None),
             &format!("Box: 25% to 75%, thick line: median, whiskers: min and max over the replications; one box per class ({scheme})."),
         );
     }
-    let jain: Vec<(usize, usize, FiveNum)> = s
-        .points
-        .iter()
-        .enumerate()
-        .filter_map(|(g, p)| p.run_metrics.get("jain").map(|f| (g, 0, *f)))
-        .collect();
-    if !jain.is_empty()
-        && metrics
-            .iter()
-            .any(|runs| runs.iter().any(|r| r.conns.len() > 1))
-    {
+    let jain = across::jain_boxes(s);
+    if !jain.is_empty() && across::some_run_shares_the_link(metrics) {
         figure(
             h,
             box_chart(
@@ -649,18 +565,51 @@ fn across(
     Ok(())
 }
 
-/// A per-connection value to plot.
-type ConnValue = fn(&lasthop_experiment::ConnMetrics) -> f64;
-
-/// Relative sequence number: bytes from `base`, wrapping.
-fn rel(seq: u32, base: u32) -> f64 {
-    f64::from(seq.wrapping_sub(base))
-}
-
-fn flow_reverse(f: &str) -> Option<String> {
-    let rest = f.strip_prefix("tcp:")?;
-    let (a, b) = rest.split_once('>')?;
-    Some(format!("tcp:{b}>{a}"))
+/// The lines, marks and bars of a time-sequence graph showing `shown` (the whole run's data
+/// or a window of it) with the legend counts of `full`.
+fn time_sequence_parts(full: &TimeSeq, shown: &TimeSeq) -> (Vec<Line>, Vec<Marks>, Vec<Bars>) {
+    use plotters::style::RGBColor;
+    let cause_color = |c: &str| match c {
+        "queue" => RGBColor(220, 0, 0),
+        "error" => RGBColor(128, 0, 160),
+        "red" => RGBColor(230, 140, 0),
+        _ => RGBColor(90, 90, 90),
+    };
+    let mut marks = vec![];
+    for (cause, pts) in &full.drops {
+        marks.push(Marks {
+            label: format!("drop ({cause}): {}", pts.len()),
+            color: cause_color(cause),
+            points: shown.drops.get(cause).cloned().unwrap_or_default(),
+            shape: Shape::Cross,
+        });
+    }
+    let bars = vec![
+        Bars {
+            label: format!("data segment at the router: {}", full.new_segs.len()),
+            color: RGBColor(0, 90, 180),
+            bars: shown.new_segs.clone(),
+        },
+        Bars {
+            label: String::new(),
+            color: RGBColor(240, 130, 0),
+            bars: shown.rexmt.clone(),
+        },
+    ];
+    marks.push(Marks {
+        label: format!("retransmission: {}", full.rexmt.len()),
+        color: RGBColor(240, 130, 0),
+        points: shown.rexmt.iter().map(|r| (r.0, r.1)).collect(),
+        shape: Shape::Triangle,
+    });
+    let lines = vec![Line {
+        label: "cumulative ACK released to the sender".into(),
+        color: RGBColor(0, 150, 70),
+        points: shown.acks.clone(),
+        step: true,
+        dashed: false,
+    }];
+    (lines, marks, bars)
 }
 
 /// Time plots of one run.
@@ -677,107 +626,14 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     } else {
         vec![]
     };
-    let secs = |ns: u64| ns as f64 / 1e9;
     // Data flows: those carrying payload, in order of first appearance.
-    let mut flows: Vec<String> = vec![];
-    for e in &events {
-        if e.tcp_len.unwrap_or(0) > 0 && !flows.contains(&e.flow) {
-            flows.push(e.flow.clone());
-        }
-    }
+    let flows = series::data_flows(&events);
     if !events.iter().any(|e| e.event == Ev::Arrive) {
         h.push_str("<p class=\"note\">This run's events.csv has no <code>arrive</code> rows (log level other than <code>all</code>): the time-sequence graph and the queue plot show drops only.</p>\n");
     }
     for (fi, flow) in flows.iter().enumerate().take(8) {
-        let rev = flow_reverse(flow).unwrap_or_default();
-        let mut base: Option<u32> = None;
-        for e in events.iter().filter(|e| &e.flow == flow) {
-            if let Some(s) = e.tcp_seq {
-                base = Some(base.map_or(
-                    s,
-                    |b: u32| if s.wrapping_sub(b) > (1 << 31) { s } else { b },
-                ));
-            }
-        }
-        let base = base.unwrap_or(0);
-        let mut sent_hi: f64 = 0.0;
-        let (mut new_segs, mut rexmt) = (vec![], vec![]);
-        let mut drops: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
-        let mut acks = vec![];
-        for e in &events {
-            if &e.flow == flow {
-                let (Some(s), Some(l)) = (e.tcp_seq, e.tcp_len) else {
-                    continue;
-                };
-                if l == 0 {
-                    continue;
-                }
-                let lo = rel(s, base);
-                let hi = lo + f64::from(l);
-                match e.event {
-                    Ev::Arrive => {
-                        if lo < sent_hi {
-                            rexmt.push((secs(e.time_ns), lo, hi));
-                        } else {
-                            new_segs.push((secs(e.time_ns), lo, hi));
-                        }
-                        sent_hi = sent_hi.max(hi);
-                    }
-                    Ev::Drop => drops
-                        .entry(e.cause.clone())
-                        .or_default()
-                        .push((secs(e.time_ns), lo)),
-                    _ => {}
-                }
-            } else if e.flow == rev && e.event == Ev::Release {
-                if let Some(a) = e.tcp_ack {
-                    let y = rel(a, base);
-                    if y < 4e9 {
-                        acks.push((secs(e.time_ns), y));
-                    }
-                }
-            }
-        }
-        let mut marks = vec![];
-        let cause_color = |c: &str| match c {
-            "queue" => plotters::style::RGBColor(220, 0, 0),
-            "error" => plotters::style::RGBColor(128, 0, 160),
-            "red" => plotters::style::RGBColor(230, 140, 0),
-            _ => plotters::style::RGBColor(90, 90, 90),
-        };
-        for (cause, pts) in &drops {
-            marks.push(Marks {
-                label: format!("drop ({cause}): {}", pts.len()),
-                color: cause_color(cause),
-                points: pts.clone(),
-                shape: Shape::Cross,
-            });
-        }
-        let bars = vec![
-            Bars {
-                label: format!("data segment at the router: {}", new_segs.len()),
-                color: plotters::style::RGBColor(0, 90, 180),
-                bars: new_segs,
-            },
-            Bars {
-                label: String::new(),
-                color: plotters::style::RGBColor(240, 130, 0),
-                bars: rexmt.clone(),
-            },
-        ];
-        marks.push(Marks {
-            label: format!("retransmission: {}", rexmt.len()),
-            color: plotters::style::RGBColor(240, 130, 0),
-            points: rexmt.iter().map(|r| (r.0, r.1)).collect(),
-            shape: Shape::Triangle,
-        });
-        let lines = vec![Line {
-            label: "cumulative ACK released to the sender".into(),
-            color: plotters::style::RGBColor(0, 150, 70),
-            points: acks,
-            step: true,
-            dashed: false,
-        }];
+        let ts = series::time_sequence(&events, flow);
+        let (lines, marks, bars) = time_sequence_parts(&ts, &ts);
         figure(
             h,
             xy_chart(
@@ -793,41 +649,8 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
             "Vertical bars: data segments (sequence range) when they reached the router; orange triangles: retransmissions (the range was sent before); crosses: drops by cause (queue = router queue, error = link ARQ gave up, red = RED); green: the cumulative ACK as the link released it towards the sender.",
         );
         // A closer look at the first loss: 3 s before to 9 s after the first drop.
-        let first_drop = marks
-            .iter()
-            .filter(|m| m.shape == Shape::Cross)
-            .flat_map(|m| m.points.iter().map(|p| p.0))
-            .fold(f64::INFINITY, f64::min);
-        if first_drop.is_finite() {
-            let (a, b) = ((first_drop - 3.0).max(0.0), first_drop + 9.0);
-            let inside = |x: f64| x >= a && x <= b;
-            let zl: Vec<Line> = lines
-                .iter()
-                .map(|l| Line {
-                    label: l.label.clone(),
-                    color: l.color,
-                    points: l.points.iter().copied().filter(|p| inside(p.0)).collect(),
-                    step: l.step,
-                    dashed: l.dashed,
-                })
-                .collect();
-            let zm: Vec<Marks> = marks
-                .iter()
-                .map(|m| Marks {
-                    label: m.label.clone(),
-                    color: m.color,
-                    points: m.points.iter().copied().filter(|p| inside(p.0)).collect(),
-                    shape: m.shape,
-                })
-                .collect();
-            let zb: Vec<Bars> = bars
-                .iter()
-                .map(|b| Bars {
-                    label: b.label.clone(),
-                    color: b.color,
-                    bars: b.bars.iter().copied().filter(|p| inside(p.0)).collect(),
-                })
-                .collect();
+        if let Some((a, b)) = ts.first_drop_window() {
+            let (zl, zm, zb) = time_sequence_parts(&ts, &ts.window(a, b));
             let ys = zl
                 .iter()
                 .flat_map(|l| l.points.iter().map(|p| p.1))
@@ -891,7 +714,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
         );
     }
     // Throughput over time per connection.
-    let t_end = events.iter().map(|e| e.time_ns).max().unwrap_or(0);
+    let t_end = series::run_end(&events);
     if !flows.is_empty() && t_end > 0 {
         let bin = series::throughput_bin(t_end);
         let mut tl = vec![];
@@ -914,55 +737,20 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     let trace_path = run_dir.join("tcp_trace.csv");
     if trace_path.exists() {
         let trace = read_trace(&trace_path)?;
-        let mut conns: Vec<(String, String)> = vec![];
-        for t in &trace {
-            let k = (t.host.clone(), format!("{}>{}", t.local, t.remote));
-            if !conns.contains(&k) {
-                conns.push(k);
-            }
-        }
-        // Keep the data senders: connections whose local end sends a data flow.
-        let senders: Vec<(String, String)> = conns
-            .into_iter()
-            .filter(|(_, k)| {
-                flows
-                    .iter()
-                    .any(|f| f.strip_prefix("tcp:") == Some(k.as_str()))
-            })
-            .collect();
-        let conn_no = |k: &str| {
-            flows
-                .iter()
-                .position(|f| f.strip_prefix("tcp:") == Some(k))
-                .map_or(0, |i| i + 1)
-        };
         let mut lines = vec![];
-        let max_cwnd = trace.iter().map(|t| t.cwnd).max().unwrap_or(1).max(1) as f64;
-        for (i, (host, key)) in senders.iter().enumerate().take(8) {
-            let rows: Vec<_> = trace
-                .iter()
-                .filter(|t| &t.host == host && format!("{}>{}", t.local, t.remote) == *key)
-                .collect();
+        for (i, c) in series::cwnd_series(&trace, &flows).into_iter().enumerate() {
             lines.push(Line {
-                label: format!("connection {} cwnd ({host} {key})", conn_no(key)),
+                label: format!("connection {} cwnd ({} {})", c.conn, c.host, c.key),
                 color: color(i),
-                points: rows
-                    .iter()
-                    .map(|t| (secs(t.time_ns), t.cwnd as f64))
-                    .collect(),
+                points: c.cwnd,
                 step: true,
                 dashed: false,
             });
-            let ss: Vec<(f64, f64)> = rows
-                .iter()
-                .filter(|t| (t.ssthresh as f64) <= 2.0 * max_cwnd)
-                .map(|t| (secs(t.time_ns), t.ssthresh as f64))
-                .collect();
-            if !ss.is_empty() {
+            if !c.ssthresh.is_empty() {
                 lines.push(Line {
-                    label: format!("connection {} ssthresh", conn_no(key)),
+                    label: format!("connection {} ssthresh", c.conn),
                     color: color(i),
-                    points: ss,
+                    points: c.ssthresh,
                     step: true,
                     dashed: true,
                 });
@@ -991,15 +779,15 @@ fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), ReportError> {
     if flows.is_empty() {
         return Ok(());
     }
-    let cdfs: Vec<(String, Vec<f64>)> = flows
+    let spacing: Vec<(String, Vec<(f64, f64)>)> = flows
         .iter()
         .filter(|f| !f.spacing_ms.is_empty())
-        .map(|f| (format!("UDP flow {}", f.flow), f.spacing_ms.clone()))
+        .map(|f| (format!("UDP flow {}", f.flow), series::cdf(&f.spacing_ms)))
         .collect();
-    if !cdfs.is_empty() {
+    if !spacing.is_empty() {
         figure(
             h,
-            cdf_chart("UDP spacing (jitter)", "spacing between consecutively received packets (ms)", &cdfs),
+            cdf_chart("UDP spacing (jitter)", "spacing between consecutively received packets (ms)", &spacing),
             "From udp_packets.csv: the receiver's inter-arrival gaps of consecutively numbered datagrams (a pair with a loss between them is left out, as in seed 000).",
         );
     }

@@ -356,9 +356,10 @@ fn draw_xy(
     Ok(())
 }
 
-/// Empirical CDFs: for each series, the sorted values against i/n.
-pub fn cdf_chart(title: &str, xdesc: &str, series: &[(String, Vec<f64>)]) -> R<String> {
-    cdf_chart_sized((W, H), title, xdesc, series, None)
+/// Empirical CDFs: for each series its label and the corners of its steps
+/// ([`crate::series::cdf`]), drawn as a line.
+pub fn cdf_chart(title: &str, xdesc: &str, curves: &[(String, Vec<(f64, f64)>)]) -> R<String> {
+    cdf_chart_sized((W, H), title, xdesc, curves, None)
 }
 
 /// [`cdf_chart`] with a size and, to compare charts, a fixed x range.
@@ -366,28 +367,18 @@ pub fn cdf_chart_sized(
     size: (u32, u32),
     title: &str,
     xdesc: &str,
-    series: &[(String, Vec<f64>)],
+    curves: &[(String, Vec<(f64, f64)>)],
     x_range: Option<(f64, f64)>,
 ) -> R<String> {
-    let lines: Vec<Line> = series
+    let lines: Vec<Line> = curves
         .iter()
         .enumerate()
-        .map(|(i, (label, v))| {
-            let mut v: Vec<f64> = v.iter().copied().filter(|x| x.is_finite()).collect();
-            v.sort_by(|a, b| a.total_cmp(b));
-            let n = v.len() as f64;
-            let mut pts = vec![];
-            for (k, x) in v.iter().enumerate() {
-                pts.push((*x, k as f64 / n));
-                pts.push((*x, (k + 1) as f64 / n));
-            }
-            Line {
-                label: label.clone(),
-                color: color(i),
-                points: pts,
-                step: false,
-                dashed: false,
-            }
+        .map(|(i, (label, pts))| Line {
+            label: label.clone(),
+            color: color(i),
+            points: pts.clone(),
+            step: false,
+            dashed: false,
         })
         .collect();
     let xs = lines.iter().flat_map(|l| l.points.iter().map(|p| p.0));

@@ -1,10 +1,35 @@
 //! The report's data, computed apart from its rendering: plain series that the HTML and SVG
-//! code only draws. (So far the router queue length, the throughput over time and the UDP
-//! flows' series; the time-sequence graph and the across-replication charts still compute
-//! theirs in `lib.rs`.)
+//! code only draws. One run's series are here (router queue length, throughput over time,
+//! cwnd and ssthresh, the UDP flows' spacing and delay) and in [`timeseq`] (the time-sequence
+//! graph); the charts across replications take theirs from [`across`] (per-point values,
+//! their split by a dimension, box-plot five numbers); [`cdf`] gives any CDF's steps.
 
-use lasthop_experiment::files::{Ev, EventRow, UdpPacketRow};
+pub mod across;
+pub mod timeseq;
+
+pub use timeseq::{data_flows, time_sequence, TimeSeq};
+
+use lasthop_experiment::files::{Ev, EventRow, TraceRow, UdpPacketRow};
 use std::collections::BTreeMap;
+
+/// The empirical CDF of `values` (non-finite ones left out) as the corners of its steps: for
+/// the sorted values x_1 ≤ ... ≤ x_n, the points (x_k, (k-1)/n) and (x_k, k/n).
+pub fn cdf(values: &[f64]) -> Vec<(f64, f64)> {
+    let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len() as f64;
+    let mut pts = Vec::with_capacity(2 * v.len());
+    for (k, x) in v.iter().enumerate() {
+        pts.push((*x, k as f64 / n));
+        pts.push((*x, (k + 1) as f64 / n));
+    }
+    pts
+}
+
+/// The time (ns) of a run's last event, 0 without events.
+pub fn run_end(events: &[EventRow]) -> u64 {
+    events.iter().map(|e| e.time_ns).max().unwrap_or(0)
+}
 
 /// Router queue length (packets) of direction `dir` (0 down, 1 up) as (time s, length) steps:
 /// the state after all the events of one instant, so a packet that passes straight through
@@ -55,6 +80,67 @@ pub fn released_throughput(
     b.iter()
         .enumerate()
         .map(|(i, v)| ((i as f64 + 0.5) * bin, v / bin))
+        .collect()
+}
+
+/// One data sender's congestion window and slow-start threshold, from `tcp_trace.csv`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CwndSeries {
+    /// The connection's number in the report: 1 + its place among the data flows.
+    pub conn: usize,
+    /// The sending host and `LOCAL>REMOTE`.
+    pub host: String,
+    pub key: String,
+    /// (time s, cwnd in segments) at every change.
+    pub cwnd: Vec<(f64, f64)>,
+    /// (time s, ssthresh in segments), left out while it is above twice the largest cwnd of
+    /// the trace (still "infinite").
+    pub ssthresh: Vec<(f64, f64)>,
+}
+
+/// The cwnd and ssthresh of the data senders among the trace's connections (those whose
+/// `tcp:LOCAL>REMOTE` is one of `flows`, the data flows), in order of first appearance in the
+/// trace, at most 8.
+pub fn cwnd_series(trace: &[TraceRow], flows: &[String]) -> Vec<CwndSeries> {
+    let secs = |ns: u64| ns as f64 / 1e9;
+    let mut conns: Vec<(String, String)> = vec![];
+    for t in trace {
+        let k = (t.host.clone(), format!("{}>{}", t.local, t.remote));
+        if !conns.contains(&k) {
+            conns.push(k);
+        }
+    }
+    let conn_no = |k: &str| {
+        flows
+            .iter()
+            .position(|f| f.strip_prefix("tcp:") == Some(k))
+            .map(|i| i + 1)
+    };
+    let max_cwnd = trace.iter().map(|t| t.cwnd).max().unwrap_or(1).max(1) as f64;
+    conns
+        .into_iter()
+        .filter_map(|(host, key)| conn_no(&key).map(|n| (n, host, key)))
+        .take(8)
+        .map(|(conn, host, key)| {
+            let rows: Vec<&TraceRow> = trace
+                .iter()
+                .filter(|t| t.host == host && format!("{}>{}", t.local, t.remote) == key)
+                .collect();
+            CwndSeries {
+                conn,
+                cwnd: rows
+                    .iter()
+                    .map(|t| (secs(t.time_ns), t.cwnd as f64))
+                    .collect(),
+                ssthresh: rows
+                    .iter()
+                    .filter(|t| (t.ssthresh as f64) <= 2.0 * max_cwnd)
+                    .map(|t| (secs(t.time_ns), t.ssthresh as f64))
+                    .collect(),
+                host,
+                key,
+            }
+        })
         .collect()
 }
 
@@ -127,6 +213,7 @@ mod tests {
         ];
         assert_eq!(queue_length(&evs, 0), [(1.0, 1.0), (2.0, 1.0)]);
         assert_eq!(queue_length(&evs, 1), [(2.5, 4.0)]);
+        assert_eq!(run_end(&evs), 3_000_000_000);
         // a 10 s run: bins of 2 s (10/50 < 2), 6 bins; 1000 B released at 1 s and 3 s, 500 at 3.5 s
         assert_eq!(throughput_bin(10_000_000_000), 2.0);
         assert_eq!(throughput_bin(200_000_000_000), 4.0);
@@ -142,6 +229,64 @@ mod tests {
         assert!(released_throughput(&rel, "other", 10_000_000_000, 2.0)
             .iter()
             .all(|p| p.1 == 0.0));
+    }
+
+    #[test]
+    fn cdf_steps_by_hand() {
+        // 3, 1, NaN, 2 -> sorted 1 2 3, n = 3
+        let c = cdf(&[3.0, 1.0, f64::NAN, 2.0]);
+        let third = 1.0 / 3.0;
+        let want = [
+            (1.0, 0.0),
+            (1.0, third),
+            (2.0, third),
+            (2.0, 2.0 / 3.0),
+            (3.0, 2.0 / 3.0),
+            (3.0, 1.0),
+        ];
+        assert_eq!(c, want);
+        // ties keep both steps
+        assert_eq!(
+            cdf(&[5.0, 5.0]),
+            [(5.0, 0.0), (5.0, 0.5), (5.0, 0.5), (5.0, 1.0)]
+        );
+        assert!(cdf(&[]).is_empty());
+        assert!(cdf(&[f64::INFINITY]).is_empty());
+    }
+
+    #[test]
+    fn cwnd_of_the_data_senders_by_hand() {
+        let row = |t_ms: u64, host: &str, local: &str, remote: &str, cwnd, ssthresh| TraceRow {
+            time_ns: t_ms * 1_000_000,
+            host: host.into(),
+            local: local.into(),
+            remote: remote.into(),
+            cwnd,
+            ssthresh,
+        };
+        // The server sends flows 2 and 1 (in that order in the trace); the mobile's end of
+        // flow 1 only receives. The largest cwnd is 6, so an ssthresh above 12 is left out.
+        let trace = [
+            row(0, "server", "S:80", "M:2", 2, u64::from(u32::MAX)),
+            row(0, "mobile", "M:1", "S:80", 2, u64::from(u32::MAX)),
+            row(100, "server", "S:80", "M:1", 2, 13),
+            row(500, "server", "S:80", "M:2", 6, 12),
+            row(900, "server", "S:80", "M:2", 3, 3),
+        ];
+        let flows = ["tcp:S:80>M:1".to_string(), "tcp:S:80>M:2".to_string()];
+        let c = cwnd_series(&trace, &flows);
+        assert_eq!(c.len(), 2);
+        assert_eq!(
+            (c[0].conn, c[0].host.as_str(), c[0].key.as_str()),
+            (2, "server", "S:80>M:2")
+        );
+        assert_eq!(c[0].cwnd, [(0.0, 2.0), (0.5, 6.0), (0.9, 3.0)]);
+        assert_eq!(c[0].ssthresh, [(0.5, 12.0), (0.9, 3.0)]);
+        assert_eq!((c[1].conn, c[1].key.as_str()), (1, "S:80>M:1"));
+        assert_eq!(c[1].cwnd, [(0.1, 2.0)]);
+        assert!(c[1].ssthresh.is_empty());
+        assert!(cwnd_series(&trace, &[]).is_empty());
+        assert_eq!(run_end(&[]), 0);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! `lasthop analyze PCAP [PCAP2] [--events events.csv] [--csv OUT]`: tcptrace-class
 //! per-connection statistics of a capture (ours or anyone's), optionally merged with a second
-//! capture of the same run and joined with the link's event log.
+//! capture of the same run and joined with the link's event log; and the UDP flows that carry
+//! lasthop's CBR records, in the table `lasthop sim` prints.
 
 use anyhow::{Context, Result};
 use lasthop_analysis as la;
@@ -17,7 +18,8 @@ pub struct AnalyzeArgs {
     /// The link's event log (events.csv) for drops by cause and spurious retransmissions.
     #[arg(long)]
     pub events: Option<PathBuf>,
-    /// Write connections.csv here (atomically).
+    /// Write connections.csv here (atomically), and udp_flows.csv beside it when the captures
+    /// hold UDP flows.
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// RTO inference: minimum time without ACK progress before a retransmission counts as an
@@ -37,19 +39,62 @@ pub struct AnalyzeArgs {
     pub usec_copy: Option<PathBuf>,
 }
 
-fn load(path: &PathBuf, opts: la::Options) -> Result<Vec<la::ConnStats>> {
+fn load(path: &PathBuf, opts: la::Options) -> Result<la::Analysis> {
     let a = la::analyze_pcap_with(path, opts)?;
     for w in &a.summary.warnings {
         eprintln!("warning: {w}");
     }
-    if a.conns.is_empty() {
+    if a.conns.is_empty() && a.udp.is_empty() {
         eprintln!(
             "note: {}: no TCP connection in {} records",
             path.display(),
             a.summary.records
         );
     }
-    Ok(a.conns)
+    Ok(a)
+}
+
+/// The UDP flows of one or two captures (each capture's datagrams that carry our record).
+/// The captures name no host, so each flow's sides are told by time: with two captures, the
+/// one that saw the flow's first datagram earlier is the sender's, the other the receiver's
+/// (a flow in only one capture was sent there and never arrived); a single capture is taken as
+/// the receiver's (what it received; no sent count, loss or delay).
+fn udp_flows(captures: &[&[la::udp::Datagram]]) -> Vec<la::UdpFlowStats> {
+    use std::collections::BTreeMap;
+    // flow -> per capture, its datagrams
+    let mut flows: BTreeMap<lasthop_core::FlowKey, Vec<Vec<la::udp::Datagram>>> = BTreeMap::new();
+    for (i, dgs) in captures.iter().enumerate() {
+        for d in dgs.iter() {
+            flows
+                .entry(d.flow)
+                .or_insert_with(|| vec![vec![]; captures.len()])[i]
+                .push(*d);
+        }
+    }
+    let mut out: Vec<_> = flows
+        .into_iter()
+        .map(|(flow, per)| {
+            let first = |v: &Vec<la::udp::Datagram>| v.iter().map(|d| d.time).min();
+            let firsts: Vec<_> = per.iter().map(first).collect();
+            let hosts: Vec<(std::net::IpAddr, Vec<la::udp::Datagram>)> = if per.len() == 1 {
+                vec![(flow.dst, per[0].clone())]
+            } else {
+                // the earliest first datagram is the sender's (a capture without any is never)
+                let sender = (0..per.len())
+                    .filter(|&i| firsts[i].is_some())
+                    .min_by_key(|&i| firsts[i])
+                    .unwrap_or(0);
+                per.into_iter()
+                    .enumerate()
+                    .map(|(i, d)| (if i == sender { flow.src } else { flow.dst }, d))
+                    .collect()
+            };
+            let start = firsts.into_iter().flatten().min();
+            (start, la::udp::udp_flows(&hosts))
+        })
+        .collect();
+    out.sort_by_key(|(t, f)| (*t, f.first().map(|f| f.flow)));
+    out.into_iter().flat_map(|(_, f)| f).collect()
 }
 
 pub fn run(args: AnalyzeArgs) -> Result<()> {
@@ -58,6 +103,11 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         partial_bytes: args.partial_bytes,
     };
     let first = load(&args.pcap, opts)?;
+    let second = args.pcap2.as_ref().map(|p| load(p, opts)).transpose()?;
+    let mut udp = match &second {
+        Some(s) => udp_flows(&[&first.udp, &s.udp]),
+        None => udp_flows(&[&first.udp]),
+    };
     if let Some(out) = &args.usec_copy {
         let f = std::fs::File::open(&args.pcap)
             .with_context(|| format!("reading {}", args.pcap.display()))?;
@@ -75,25 +125,35 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
             out.display()
         );
     }
-    let mut conns = match &args.pcap2 {
-        Some(p2) => {
-            let second = load(p2, opts)?;
-            la::merge_sides(&first, &second)
-        }
-        None => first,
+    let mut conns = match &second {
+        Some(second) => la::merge_sides(&first.conns, &second.conns),
+        None => first.conns,
     };
     if let Some(ev) = &args.events {
         la::EventLog::load(ev)?.join(&mut conns);
+        if !udp.is_empty() {
+            la::udp::join_events(ev, &mut udp)?;
+        }
     }
     if args.long {
         print!("{}", la::format_long(&conns));
     } else {
         print!("{}", la::format_table(&conns));
     }
+    print!("{}", la::format_udp_table(&udp));
     if let Some(out) = &args.csv {
         la::write_connections_csv(out, &conns)
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("wrote {} ({} connections)", out.display(), conns.len());
+        if !udp.is_empty() {
+            let path = out.with_file_name("udp_flows.csv");
+            lasthop_core::output::AtomicFile::write_all_to(
+                &path,
+                la::udp::udp_csv(&udp).as_bytes(),
+            )
+            .with_context(|| format!("writing {}", path.display()))?;
+            eprintln!("wrote {} ({} UDP flows)", path.display(), udp.len());
+        }
     }
     Ok(())
 }
@@ -127,6 +187,115 @@ mod tests {
         p.extend_from_slice(&ack.to_be_bytes());
         p.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
         Packet::with_wire_len(p, 40 + u32::from(len))
+    }
+
+    /// A CBR datagram of 512 payload bytes (UDP length 520) from 198.18.0.1:7000 to
+    /// 198.19.0.1:7001 carrying record `seq`, as the simulator captures it (headers and record).
+    fn cbr(seq: u32) -> Packet {
+        let rec = la::udp::Record {
+            seq,
+            sent_ns: u64::from(seq) * 128_000_000,
+        }
+        .encode();
+        lasthop_core::wire::build_ipv4_udp(
+            std::net::SocketAddrV4::new([198, 18, 0, 1].into(), 7000),
+            std::net::SocketAddrV4::new([198, 19, 0, 1].into(), 7001),
+            seq as u16,
+            0,
+            &rec,
+            540,
+        )
+    }
+
+    fn pcap(path: &std::path::Path, pkts: &[(u64, Packet)]) {
+        let mut sink = PcapSink::new(Vec::new(), DEFAULT_SNAPLEN).unwrap();
+        for (ms, p) in pkts {
+            sink.write(Time(ms * 1_000_000), p).unwrap();
+        }
+        std::fs::write(path, sink.into_inner()).unwrap();
+    }
+
+    #[test]
+    fn analyze_finds_cbr_udp_flows_in_the_captures() {
+        // Sent every 128 ms (seq 0-4 at 0..512 ms); received 200 ms later, seq 2 lost. Received
+        // 4 × 520 bytes between 200 and 712 ms: 2080 / 0.512 = 4062.5 B/s; spacing 128 ms
+        // (0→1 and 3→4; 1→3 spans the loss); one-way delay 200 ms.
+        let dir = tempfile::tempdir().unwrap();
+        let (tx, rx) = (
+            dir.path().join("server.pcap"),
+            dir.path().join("mobile.pcap"),
+        );
+        pcap(
+            &tx,
+            &(0..5)
+                .map(|s| (u64::from(s) * 128, cbr(s)))
+                .collect::<Vec<_>>(),
+        );
+        pcap(
+            &rx,
+            &[0, 1, 3, 4].map(|s: u32| (u64::from(s) * 128 + 200, cbr(s))),
+        );
+        let load = |p: &PathBuf| load(p, la::Options::default()).unwrap();
+        let (a_tx, a_rx) = (load(&tx), load(&rx));
+        assert!(a_tx.conns.is_empty() && a_rx.conns.is_empty());
+        // Either order of the two captures: the sender is the one that saw the flow first.
+        for flows in [
+            udp_flows(&[&a_rx.udp, &a_tx.udp]),
+            udp_flows(&[&a_tx.udp, &a_rx.udp]),
+        ] {
+            assert_eq!(flows.len(), 1);
+            let f = &flows[0];
+            assert_eq!(f.flow.to_string(), "udp:198.18.0.1:7000>198.19.0.1:7001");
+            assert_eq!((f.sent, f.received, f.lost()), (Some(5), 4, Some(1)));
+            assert_eq!(f.bytes, 2080);
+            assert_eq!(f.throughput_bps(), Some(4062.5));
+            assert_eq!(f.gaps_ms().len(), 2);
+            assert!(f.gaps_ms().iter().all(|g| (g - 128.0).abs() < 1e-9));
+            assert_eq!(f.delay_ms().p50, Some(200.0));
+        }
+        // The receiver's capture alone: what arrived, nothing about the sending side.
+        let only_rx = udp_flows(&[&a_rx.udp]);
+        assert_eq!((only_rx[0].sent, only_rx[0].received), (None, 4));
+        assert_eq!(only_rx[0].throughput_bps(), Some(4062.5));
+        assert_eq!(only_rx[0].delay_ms().p50, None);
+        // The sender's capture with an empty receiver's: sent 5, nothing arrived.
+        let none: Vec<la::udp::Datagram> = vec![];
+        let lost = udp_flows(&[&none, &a_tx.udp]);
+        assert_eq!((lost[0].sent, lost[0].received), (Some(5), 0));
+
+        // The command: the table on stdout, udp_flows.csv beside connections.csv.
+        let csv = dir.path().join("out").join("connections.csv");
+        std::fs::create_dir(dir.path().join("out")).unwrap();
+        run(AnalyzeArgs {
+            pcap: rx.clone(),
+            pcap2: Some(tx.clone()),
+            events: None,
+            csv: Some(csv.clone()),
+            rto_gap_ms: 200,
+            partial_bytes: 10_240,
+            long: false,
+            usec_copy: None,
+        })
+        .unwrap();
+        let text = std::fs::read_to_string(dir.path().join("out/udp_flows.csv")).unwrap();
+        let mut lines = text.lines();
+        let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+        assert!(lines.next().is_none());
+        let col = |name: &str| row[head.iter().position(|h| *h == name).unwrap()];
+        assert_eq!(
+            [
+                col("flow"),
+                col("sent"),
+                col("received"),
+                col("lost"),
+                col("bytes")
+            ],
+            ["1", "5", "4", "1", "2080"]
+        );
+        assert_eq!(col("throughput_Bps").parse::<f64>().unwrap(), 4062.5);
+        assert_eq!(col("spacing_p50_ms").parse::<f64>().unwrap(), 128.0);
+        assert_eq!(col("delay_p50_ms").parse::<f64>().unwrap(), 200.0);
     }
 
     #[test]
@@ -169,6 +338,8 @@ mod tests {
             row.starts_with("1,198.18.0.1:5001,198.19.0.1:80,0.000000,0.410000,0.410000,1000,"),
             "{row}"
         );
+        // No UDP flow in a TCP-only capture: no udp_flows.csv.
+        assert!(!dir.path().join("udp_flows.csv").exists());
 
         let missing = dir.path().join("missing.pcap");
         let e = run(AnalyzeArgs {
