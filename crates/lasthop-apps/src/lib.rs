@@ -12,6 +12,7 @@
 
 pub mod bulk;
 pub mod cbr;
+pub mod http;
 pub mod socket;
 
 use lasthop_core::spec::{err, SpecError};
@@ -21,10 +22,12 @@ use std::net::Ipv4Addr;
 pub use socket::{Net, SockEvent, SockId, SocketOptions};
 
 /// The application kinds a scenario may name.
-pub const KINDS: [&str; 2] = ["bulk", "cbr"];
+pub const KINDS: [&str; 3] = ["bulk", "cbr", "http"];
 
 /// First local port of the client ends (Linux 2.4's `ip_local_port_range` starts at 1024; seed
-/// 000 lists it): flow `i` sends from port 1024 + i, so ports are unique in a run.
+/// 000 lists it). Each flow has its own block of client ports, in flow order, as many as its
+/// application opens connections or sockets ([`AppParams::client_ports`]): with one each, flow
+/// `i` sends from port 1024 + i. Ports are unique in a run.
 pub const FIRST_CLIENT_PORT: u16 = 1024;
 
 /// One end of an application on one host.
@@ -87,12 +90,14 @@ pub struct FlowCtx {
     pub port: u16,
     /// When the client end starts.
     pub start: Dur,
+    /// The first of the flow's client ports.
+    pub first_client_port: u16,
 }
 
 impl FlowCtx {
-    /// The client end's local port.
+    /// The client end's (first) local port.
     pub fn client_port(&self) -> u16 {
-        FIRST_CLIENT_PORT.wrapping_add(self.index as u16)
+        self.first_client_port
     }
 }
 
@@ -113,6 +118,7 @@ pub struct SpecCtx {
 pub enum AppParams {
     Bulk(bulk::Params),
     Cbr(cbr::Params),
+    Http(http::Params),
 }
 
 impl AppParams {
@@ -122,6 +128,7 @@ impl AppParams {
         match kind {
             "bulk" => bulk::Params::parse(params, ctx).map(AppParams::Bulk),
             "cbr" => cbr::Params::parse(params, ctx).map(AppParams::Cbr),
+            "http" => http::Params::parse(params, ctx).map(AppParams::Http),
             other => Err(err(
                 format!("{}.kind", ctx.key),
                 format!(
@@ -136,6 +143,15 @@ impl AppParams {
         match self {
             AppParams::Bulk(_) => "bulk",
             AppParams::Cbr(_) => "cbr",
+            AppParams::Http(_) => "http",
+        }
+    }
+
+    /// How many client ports the flow uses (one per connection a page opens).
+    pub fn client_ports(&self) -> u16 {
+        match self {
+            AppParams::Http(p) => p.client_ports(),
+            AppParams::Bulk(_) | AppParams::Cbr(_) => 1,
         }
     }
 
@@ -150,6 +166,10 @@ impl AppParams {
                 Box::new(cbr::Receiver::new(p, f)),
                 Box::new(cbr::Sender::new(p, f)),
             ],
+            AppParams::Http(p) => [
+                Box::new(http::Server::new(p, f)),
+                Box::new(http::Client::new(p, f)),
+            ],
         }
     }
 
@@ -161,6 +181,7 @@ impl AppParams {
                 "cbr {} B every {} for {}",
                 p.payload, p.interval, p.duration
             ),
+            AppParams::Http(p) => p.describe(),
         }
     }
 
@@ -175,6 +196,7 @@ impl AppParams {
         match self {
             AppParams::Bulk(p) => p.programs(f, epoch, logs),
             AppParams::Cbr(p) => p.programs(f, epoch, logs),
+            AppParams::Http(p) => p.programs(f, epoch, logs),
         }
     }
 }

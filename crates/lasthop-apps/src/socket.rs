@@ -42,6 +42,8 @@ pub trait Net {
     fn connect(&mut self, now: Time, remote: SocketAddrV4, local_port: u16) -> SockId;
     /// Accepts TCP connections to `port`; each comes as [`SockEvent::Accepted`].
     fn listen(&mut self, port: u16) -> SockId;
+    /// The remote address of a connection (`getpeername`).
+    fn peer(&self, sock: SockId) -> Option<SocketAddrV4>;
     /// Queues `bytes` more bytes on a connection (the model's send buffer has no limit; the
     /// bytes themselves are virtual).
     fn write(&mut self, sock: SockId, bytes: u64);

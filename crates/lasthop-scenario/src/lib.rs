@@ -280,6 +280,8 @@ pub struct Flow {
     pub start: Dur,
     /// The server end's port.
     pub port: u16,
+    /// The first of the client ports the flow uses (see [`lasthop_apps::FIRST_CLIENT_PORT`]).
+    pub first_client_port: u16,
     pub app: AppParams,
 }
 
@@ -296,6 +298,7 @@ impl Flow {
             server: sc.hosts[self.to].address,
             port: self.port,
             start: self.start,
+            first_client_port: self.first_client_port,
         }
     }
 
@@ -512,12 +515,25 @@ impl ScenarioSpec {
                 run: self.duration,
             };
             let app = AppParams::parse(&f.kind, f.params.clone(), &ctx)?;
+            let first_client_port = flows
+                .last()
+                .map_or(Some(lasthop_apps::FIRST_CLIENT_PORT), |p: &Flow| {
+                    p.first_client_port.checked_add(p.app.client_ports())
+                })
+                .filter(|&p| p.checked_add(app.client_ports()).is_some())
+                .ok_or_else(|| {
+                    err(
+                        key.clone(),
+                        "the run's flows need more client ports than 1024..65535 holds",
+                    )
+                })?;
             flows.push(Flow {
                 index: i,
                 from,
                 to,
                 start,
                 port,
+                first_client_port,
                 app,
             });
         }

@@ -165,6 +165,13 @@ impl Net for HostNet<'_> {
         s
     }
 
+    fn peer(&self, sock: SockId) -> Option<SocketAddrV4> {
+        match self.stack.socks.get(sock.0 as usize)?.kind {
+            Kind::Conn((_, remote)) => Some(remote),
+            _ => None,
+        }
+    }
+
     fn write(&mut self, sock: SockId, bytes: u64) {
         if let Some(c) = self.stack.conn(sock) {
             c.send(bytes);
