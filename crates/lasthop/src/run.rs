@@ -63,27 +63,37 @@ fn embedded_quickstart(out: &Path) -> Result<Experiment> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    let default_out = |name: &str| Path::new("results").join(name);
+    // The quick start's results directory is known before its spec (which is written there).
+    let mut lock = None;
     let exp = match &args.spec {
         Some(spec) => Experiment::load(spec)?,
         None => {
             let out = args
                 .out
                 .clone()
-                .unwrap_or_else(|| Path::new("results").join("quickstart"));
+                .unwrap_or_else(|| default_out("quickstart"));
             println!(
                 "no experiment given: the embedded quick start (experiments/quickstart.toml), specs in {}/spec",
                 out.display()
             );
+            if !args.dry_run {
+                lock = Some(lock_results(&out)?);
+            }
             embedded_quickstart(&out)?
         }
     };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&exp.name));
+    let out = args.out.clone().unwrap_or_else(|| default_out(&exp.name));
     print!("{exp}");
     if args.dry_run {
         return Ok(());
+    }
+    let _lock = match lock {
+        Some(l) => l,
+        None => lock_results(&out)?,
+    };
+    if exp.mode == Mode::Sim {
+        interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref())?;
     }
     let backend: Box<dyn Backend> = match exp.mode {
         Mode::Sim => Box::new(SimBackend),
@@ -104,6 +114,14 @@ pub fn run(args: RunArgs) -> Result<()> {
         progress: !args.quiet,
     };
     let r = run_experiment(&exp, &out, backend.as_ref(), &opts).map_err(|e| anyhow!(e))?;
+    if r.failed
+        .iter()
+        .any(|(_, e)| e.starts_with("interrupted by signal"))
+    {
+        // Emulated runs stop on a signal through the emulator's own teardown.
+        eprintln!("{}", kept_message(&exp, &out, args.spec.as_deref()));
+        std::process::exit(130);
+    }
     println!(
         "{} runs: {} kept from before, {} run now, {} failed; {:.1} s of wall time",
         r.total,
@@ -130,5 +148,66 @@ pub fn run(args: RunArgs) -> Result<()> {
             r.total
         );
     }
+    Ok(())
+}
+
+/// Locks the results directory for the run (a second `lasthop run` into it fails, naming this
+/// one's process) and removes the temporary files of runs killed before they finished.
+fn lock_results(out: &Path) -> Result<lasthop_core::output::RunDirLock> {
+    let lock = lasthop_core::output::RunDirLock::acquire(out)?;
+    let removed = lasthop_core::output::remove_stale_partials(out, true)
+        .with_context(|| format!("removing stale files in {}", out.display()))?;
+    if !removed.is_empty() {
+        eprintln!(
+            "removed {} temporary files that killed runs left unfinished in {}",
+            removed.len(),
+            out.display()
+        );
+    }
+    Ok(lock)
+}
+
+/// What an interrupted experiment kept and how to resume it.
+fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>) -> String {
+    let layout = lasthop_experiment::ResultsDir::new(out);
+    let total = exp.points.len() as u64 * exp.replications;
+    let done: u64 = exp
+        .points
+        .iter()
+        .map(|p| {
+            (0..exp.replications)
+                .filter(|&k| layout.run(&p.name, k).has_marker())
+                .count() as u64
+        })
+        .sum();
+    let mut cmd = String::from("lasthop run");
+    if let Some(s) = spec {
+        cmd += &format!(" {}", s.display());
+    }
+    cmd += &format!(" --out {}", out.display());
+    format!(
+        "interrupted: {done} of {total} runs are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone, no summary or report was written.\nto resume, run the same command: {cmd}",
+        out.display()
+    )
+}
+
+/// Simulation runs on rayon's threads: Ctrl-C, SIGTERM or SIGHUP go to one thread that says
+/// what was kept and how to resume, then ends the process (unfinished runs have no marker and
+/// are redone; their temporary files are removed by the next run).
+fn interrupt_says_what_was_kept(exp: &Experiment, out: &Path, spec: Option<&Path>) -> Result<()> {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(s);
+    }
+    // Blocked here, before the runner's threads exist: they inherit the mask.
+    set.thread_block().context("blocking stop signals")?;
+    let (exp, out, spec) = (exp.clone(), out.to_path_buf(), spec.map(Path::to_path_buf));
+    std::thread::spawn(move || {
+        if let Ok(sig) = set.wait() {
+            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref()));
+            std::process::exit(128 + sig as i32);
+        }
+    });
     Ok(())
 }
