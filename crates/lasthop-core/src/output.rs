@@ -254,17 +254,24 @@ pub struct RunDirLock {
 pub enum LockError {
     #[error("{dir} is in use by another lasthop run ({holder}): wait for it to end, or give another output directory")]
     Busy { dir: String, holder: String },
-    #[error("locking {dir}: {source}")]
-    Io { dir: String, source: io::Error },
+    #[error("{dir} exists and is not a directory: give a directory for the outputs (it is created when missing)")]
+    NotADirectory { dir: String },
+    #[error("locking {dir}: {error}")]
+    Io { dir: String, error: io::Error },
 }
 
 impl RunDirLock {
     /// Creates `dir` if needed and locks it, or fails at once when another process holds it.
     pub fn acquire(dir: &Path) -> Result<RunDirLock, LockError> {
-        let io_err = |source: io::Error| LockError::Io {
+        let io_err = |error: io::Error| LockError::Io {
             dir: dir.display().to_string(),
-            source,
+            error,
         };
+        if dir.exists() && !dir.is_dir() {
+            return Err(LockError::NotADirectory {
+                dir: dir.display().to_string(),
+            });
+        }
         std::fs::create_dir_all(dir).map_err(io_err)?;
         let path = dir.join(LOCK_FILE);
         loop {
@@ -607,6 +614,11 @@ mod tests {
         assert!(!out.join(LOCK_FILE).exists(), "the lock file is removed");
         let again = RunDirLock::acquire(&out).unwrap();
         drop(again);
+        // A file where the directory should be is named as such.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let e = RunDirLock::acquire(&file).unwrap_err().to_string();
+        assert!(e.contains("exists and is not a directory"), "{e}");
         // A lock file a killed run left behind (no one holds its flock) does not block.
         std::fs::write(out.join(LOCK_FILE), "999999999\n").unwrap();
         drop(RunDirLock::acquire(&out).unwrap());
