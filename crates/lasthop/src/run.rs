@@ -4,8 +4,11 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use lasthop_experiment::runner::EmuBackend;
+use lasthop_experiment::runner::RunError;
 use lasthop_experiment::{run_experiment, Backend, Experiment, Mode, RunOptions, SimBackend};
+use lasthop_scenario::Scenario;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -92,8 +95,13 @@ pub fn run(args: RunArgs) -> Result<()> {
         Some(l) => l,
         None => lock_results(&out)?,
     };
-    if exp.mode == Mode::Sim {
-        interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref())?;
+    match exp.mode {
+        Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref())?,
+        // The emulator takes the stop signals through its signalfd; blocked in every thread
+        // (the runner's inherit the mask), none of them ends the process around it.
+        Mode::Emu => stop_signals()
+            .thread_block()
+            .context("blocking stop signals")?,
     }
     let backend: Box<dyn Backend> = match exp.mode {
         Mode::Sim => Box::new(SimBackend),
@@ -103,8 +111,11 @@ pub fn run(args: RunArgs) -> Result<()> {
                 lasthop_emu::preflight(&p.scenario)
                     .with_context(|| format!("emu mode, point {}", p.name))?;
             }
-            Box::new(EmuBackend {
-                exe: std::env::current_exe().context("locating the lasthop binary")?,
+            Box::new(StopOnSignal {
+                inner: EmuBackend {
+                    exe: std::env::current_exe().context("locating the lasthop binary")?,
+                },
+                signal: AtomicI32::new(0),
             })
         }
     };
@@ -120,7 +131,20 @@ pub fn run(args: RunArgs) -> Result<()> {
     {
         // Emulated runs stop on a signal through the emulator's own teardown.
         eprintln!("{}", kept_message(&exp, &out, args.spec.as_deref()));
-        std::process::exit(130);
+        let sig = r
+            .failed
+            .iter()
+            .find_map(|(_, e)| {
+                e.strip_prefix("interrupted by signal ")?
+                    .parse::<i32>()
+                    .ok()
+            })
+            .unwrap_or(2);
+        std::process::exit(128 + sig);
+    }
+    if exp.mode == Mode::Emu {
+        // Ctrl-C ends the process again while the report is built.
+        let _ = stop_signals().thread_unblock();
     }
     println!(
         "{} runs: {} kept from before, {} run now, {} failed; {:.1} s of wall time",
@@ -186,20 +210,25 @@ fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>) -> String {
     }
     cmd += &format!(" --out {}", out.display());
     format!(
-        "interrupted: {done} of {total} runs are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone, no summary or report was written.\nto resume, run the same command: {cmd}",
+        "interrupted: {done} of {total} runs are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone; the report is built when every run is finished.\nto resume, run the same command: {cmd}",
         out.display()
     )
+}
+
+fn stop_signals() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(s);
+    }
+    set
 }
 
 /// Simulation runs on rayon's threads: Ctrl-C, SIGTERM or SIGHUP go to one thread that says
 /// what was kept and how to resume, then ends the process (unfinished runs have no marker and
 /// are redone; their temporary files are removed by the next run).
 fn interrupt_says_what_was_kept(exp: &Experiment, out: &Path, spec: Option<&Path>) -> Result<()> {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut set = SigSet::empty();
-    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        set.add(s);
-    }
+    let set = stop_signals();
     // Blocked here, before the runner's threads exist: they inherit the mask.
     set.thread_block().context("blocking stop signals")?;
     let (exp, out, spec) = (exp.clone(), out.to_path_buf(), spec.map(Path::to_path_buf));
@@ -210,4 +239,44 @@ fn interrupt_says_what_was_kept(exp: &Experiment, out: &Path, spec: Option<&Path
         }
     });
     Ok(())
+}
+
+/// The emulator backend, stopping the experiment at the first run a signal ended: Ctrl-C ends
+/// the emulated run under way through the emulator's own teardown, and every run after it is
+/// reported as interrupted without starting, so the command stops and says what it kept.
+struct StopOnSignal {
+    inner: EmuBackend,
+    /// The signal that stopped a run (0: none yet).
+    signal: AtomicI32,
+}
+
+impl Backend for StopOnSignal {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError> {
+        let s = self.signal.load(Ordering::SeqCst);
+        if s != 0 {
+            return Err(RunError::Signal(s));
+        }
+        let r = self.inner.run(scenario, dir);
+        // The emulator unblocks the stop signals when it ends; until the next run takes them
+        // (a signal that comes meanwhile stops that run's setup), they stay pending.
+        let _ = stop_signals().thread_block();
+        let r = match r {
+            Err(RunError::Emu(e)) => match format!("{e:#}")
+                .split("stopped by signal ")
+                .nth(1)
+                .and_then(|t| t.split(' ').next()?.parse::<i32>().ok())
+            {
+                Some(s) => Err(RunError::Signal(s)),
+                None => Err(RunError::Emu(e)),
+            },
+            r => r,
+        };
+        if let Err(RunError::Signal(s)) = &r {
+            self.signal.store(*s, Ordering::SeqCst);
+        }
+        r
+    }
+    fn max_jobs(&self) -> Option<usize> {
+        self.inner.max_jobs()
+    }
 }

@@ -331,3 +331,74 @@ fn emu_mode_experiment() {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Mode <b>emu</b>") && html.contains("Time-sequence graph"));
 }
+
+/// Ctrl-C to an emulated experiment: the run under way is torn down by the emulator, no further
+/// run starts, and the command says what it kept and how to resume (skipped without root).
+#[test]
+fn emu_mode_ctrl_c_stops_and_says_what_was_kept() {
+    if !common::can_emulate("emu_mode_ctrl_c_stops_and_says_what_was_kept") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"emu-int\"\nduration = \"30s\"\nlink = \"{}\"\n[hosts.fixed]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"fixed\"\nto = \"mobile\"\nbytes = 100000\n",
+            ex.join("links/seed000-e0.toml").display()
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"emu-int\"\nscenario = \"scenario.toml\"\nmode = \"emu\"\nreplications = 3\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let child = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the first run's capture is being written (its setup is done).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline
+        && !std::fs::read_dir(out.join("runs/base/0"))
+            .map(|rd| {
+                rd.flatten()
+                    .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+            })
+            .unwrap_or(false)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(15),
+        "it ran on after Ctrl-C: {stderr}"
+    );
+    assert_eq!(o.status.code(), Some(128 + libc::SIGINT), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: 0 of 3 runs are finished and kept")
+            && stderr.contains("to resume, run the same command: lasthop run"),
+        "{stderr}"
+    );
+    assert!(
+        !out.join("runs/base/1/done.json").exists() && !out.join("runs/base/2/events.csv").exists()
+    );
+    let _ = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+        .arg("cleanup")
+        .output();
+}
