@@ -133,6 +133,9 @@ pub struct RunOutputs {
     pub app_failures: Vec<String>,
     /// Run-relative end time.
     pub end: Time,
+    /// The lock on `out_dir`, held while these outputs live, so that what is written after
+    /// the run (`connections.csv`) is still under it.
+    pub dir_lock: Option<std::sync::Arc<lasthop_core::output::RunDirLock>>,
 }
 
 /// Runs the scenario in real time. Returns when the flows are done (and the link has drained),
@@ -150,7 +153,7 @@ pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
         eprintln!("warning: {w}");
     }
     reap_dead_runs();
-    let _lock = lasthop_core::output::RunDirLock::acquire(&opts.out_dir)?;
+    let lock = lasthop_core::output::RunDirLock::acquire(&opts.out_dir)?;
     for p in lasthop_core::output::remove_stale_partials(&opts.out_dir, false)
         .with_context(|| format!("removing stale files in {}", opts.out_dir.display()))?
     {
@@ -166,7 +169,10 @@ pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
     // Forget signals that came during teardown, then restore the mask.
     while sys::read_signal(&sigfd).is_some() {}
     sys::unblock_stop_signals();
-    result
+    result.map(|mut out| {
+        out.dir_lock = Some(std::sync::Arc::new(lock));
+        out
+    })
 }
 
 /// Setup, loop, summary. An error anywhere drops the `Resources`, which removes what was made.
