@@ -136,7 +136,7 @@ impl Params {
             ));
         }
         let concurrency = match s.concurrency.unwrap_or(4) {
-            n if n < 1 || n > 64 => {
+            n if !(1..=64).contains(&n) => {
                 return Err(err(
                     format!("{key}.concurrency"),
                     format!("{n}: allowed 1..=64 connections at once"),
@@ -411,12 +411,10 @@ impl Endpoint for Server {
                     }
                 }
             }
-            SockEvent::Closed(s) => {
-                if self.conns.contains_key(&s) {
-                    self.closed += 1;
-                    if self.closed == self.p.objects.len() {
-                        self.status = Status::Done;
-                    }
+            SockEvent::Closed(s) if self.conns.contains_key(&s) => {
+                self.closed += 1;
+                if self.closed == self.p.objects.len() {
+                    self.status = Status::Done;
                 }
             }
             SockEvent::Aborted(s, why) => {

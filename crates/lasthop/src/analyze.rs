@@ -18,8 +18,8 @@ pub struct AnalyzeArgs {
     /// The link's event log (events.csv) for drops by cause and spurious retransmissions.
     #[arg(long)]
     pub events: Option<PathBuf>,
-    /// Write connections.csv here (atomically), and udp_flows.csv beside it when the captures
-    /// hold UDP flows.
+    /// Write connections.csv here (atomically), udp_flows.csv beside it when the captures
+    /// hold UDP flows, and pages.csv and page_objects.csv when --scenario names http flows.
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// RTO inference: minimum time without ACK progress before a retransmission counts as an
@@ -30,6 +30,10 @@ pub struct AnalyzeArgs {
     /// this many bytes of the data direction.
     #[arg(long, default_value_t = 10_240)]
     pub partial_bytes: u64,
+    /// The run's scenario: its http flows' pages are found in the captures (PCAP the client's,
+    /// PCAP2 the server's) and listed, with response time, total time and per-object metrics.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
     /// Print every counter of both directions of each connection (like `tcptrace -l`).
     #[arg(long, short = 'l')]
     pub long: bool,
@@ -127,7 +131,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
     }
     let mut conns = match &second {
         Some(second) => la::merge_sides(&first.conns, &second.conns),
-        None => first.conns,
+        None => first.conns.clone(),
     };
     if let Some(ev) = &args.events {
         la::EventLog::load(ev)?.join(&mut conns);
@@ -141,6 +145,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         print!("{}", la::format_table(&conns));
     }
     print!("{}", la::format_udp_table(&udp));
+    let pages = pages(&args, &first.conns, second.as_ref(), &conns)?;
     if let Some(out) = &args.csv {
         la::write_connections_csv(out, &conns)
             .with_context(|| format!("writing {}", out.display()))?;
@@ -154,8 +159,36 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
             eprintln!("wrote {} ({} UDP flows)", path.display(), udp.len());
         }
+        if !pages.is_empty() {
+            let dir = out.parent().unwrap_or(std::path::Path::new("."));
+            la::page::write_page_files(dir, &pages)?;
+            eprintln!(
+                "wrote pages.csv and page_objects.csv ({} pages)",
+                pages.len()
+            );
+        }
     }
     Ok(())
+}
+
+/// The pages of the scenario's http flows (none without `--scenario`), printed: the first
+/// capture is the client's (response times), the second the server's (total and elapsed times,
+/// counters).
+fn pages(
+    args: &AnalyzeArgs,
+    client: &[la::ConnStats],
+    server: Option<&la::Analysis>,
+    merged: &[la::ConnStats],
+) -> Result<Vec<la::PageStats>> {
+    let Some(path) = &args.scenario else {
+        return Ok(vec![]);
+    };
+    let sc = lasthop_scenario::Scenario::load(path)?;
+    let specs = lasthop_sim::page_specs(&sc);
+    let server = server.map_or(&[][..], |s| &s.conns[..]);
+    let pages = la::page::pages(&specs, client, server, merged);
+    print!("{}", la::format_page_table(&pages));
+    Ok(pages)
 }
 
 #[cfg(test)]
@@ -275,6 +308,7 @@ mod tests {
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
+            scenario: None,
         })
         .unwrap();
         let text = std::fs::read_to_string(dir.path().join("out/udp_flows.csv")).unwrap();
@@ -327,6 +361,7 @@ mod tests {
             partial_bytes: 10_240,
             long: true,
             usec_copy: Some(dir.path().join("usec.pcap")),
+            scenario: None,
         })
         .unwrap();
         let copy = la::analyze_pcap(dir.path().join("usec.pcap")).unwrap();
@@ -351,6 +386,7 @@ mod tests {
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
+            scenario: None,
         })
         .unwrap_err();
         assert!(format!("{e:#}").contains("missing.pcap"), "{e:#}");
