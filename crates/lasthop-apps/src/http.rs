@@ -68,13 +68,7 @@ impl Params {
     pub fn parse(t: toml::Table, ctx: &SpecCtx) -> Result<Params, SpecError> {
         let key = &ctx.key;
         let s: Spec = from_table(t, key)?;
-        let labels = || {
-            WORKLOADS
-                .iter()
-                .map(|w| w.0)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let labels = || WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ");
         let (main, inline, inlines) = match &s.workload {
             Some(w) => {
                 if s.main.is_some() || s.inline.is_some() || s.inlines.is_some() {
@@ -86,7 +80,10 @@ impl Params {
                 let Some(&(_, m, i, n)) = WORKLOADS.iter().find(|x| x.0 == w) else {
                     return Err(err(
                         format!("{key}.workload"),
-                        format!("unknown workload {w:?}: the seed's workloads are {}", labels()),
+                        format!(
+                            "unknown workload {w:?}: the seed's workloads are {}",
+                            labels()
+                        ),
                     ));
                 };
                 (m, i, n)
@@ -483,18 +480,40 @@ mod tests {
         for (spec, key, says) in [
             (r#"workload = "x+9z""#, "flows[0].workload", "s+2s, s+2m"),
             ("main = \"0B\"", "flows[0].main", "1 byte or more"),
-            ("main = \"1kB\"\ninline = \"0B\"\ninlines = 2", "flows[0].inline", "1 byte or more"),
-            ("main = \"1kB\"\ninline = \"1kB\"\ninlines = -1", "flows[0].inlines", "allowed 0..=1000"),
-            ("main = \"1kB\"\nconcurrency = 0", "flows[0].concurrency", "allowed 1..=64"),
-            ("main = \"1kB\"\nrequest = \"0B\"", "flows[0].request", "allowed 1..=65535"),
+            (
+                "main = \"1kB\"\ninline = \"0B\"\ninlines = 2",
+                "flows[0].inline",
+                "1 byte or more",
+            ),
+            (
+                "main = \"1kB\"\ninline = \"1kB\"\ninlines = -1",
+                "flows[0].inlines",
+                "allowed 0..=1000",
+            ),
+            (
+                "main = \"1kB\"\nconcurrency = 0",
+                "flows[0].concurrency",
+                "allowed 1..=64",
+            ),
+            (
+                "main = \"1kB\"\nrequest = \"0B\"",
+                "flows[0].request",
+                "allowed 1..=65535",
+            ),
             ("inline = \"1kB\"", "flows[0].main", "missing"),
-            ("workload = \"s+2s\"\nmain = \"1kB\"", "flows[0].workload", "not both"),
+            (
+                "workload = \"s+2s\"\nmain = \"1kB\"",
+                "flows[0].workload",
+                "not both",
+            ),
             ("main = \"-5B\"", "flows[0].main", ""),
         ] {
             let e = parse(spec).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains(says), "{spec}: {e}");
         }
-        let e = parse("main = \"1kB\"\nkeepalive = true").unwrap_err().to_string();
+        let e = parse("main = \"1kB\"\nkeepalive = true")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("keepalive"), "{e}");
     }
 }

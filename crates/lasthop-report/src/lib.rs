@@ -297,7 +297,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
 }
 
 /// Our five numbers of `metric` for a reference's class: `all`, a connection class, else a UDP
-/// flow of that name.
+/// flow or a page class (`cN`, `page`) of that name.
 fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
     if class == "all" {
         p.all_connections.metrics.get(metric).copied()
@@ -305,6 +305,7 @@ fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
         p.classes
             .iter()
             .chain(&p.udp)
+            .chain(&p.pages)
             .filter(|c| c.class.to_string() == class)
             .find_map(|c| c.metrics.get(metric))
             .copied()
@@ -399,6 +400,8 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         CONN_METRICS
             .iter()
             .chain(&lasthop_experiment::summary::UDP_METRICS)
+            .chain(&lasthop_experiment::summary::PAGE_CLASS_METRICS)
+            .chain(&lasthop_experiment::summary::PAGE_METRICS)
             .find(|x| x.0 == m)
             .map_or(m.to_string(), |x| x.1.to_string())
     };

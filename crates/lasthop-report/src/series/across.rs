@@ -206,6 +206,7 @@ mod tests {
             all_connections: class("all", "all", &[]),
             run_metrics: Default::default(),
             udp: vec![],
+            pages: vec![],
         };
         if let Some(j) = jain {
             p.run_metrics.insert("jain".into(), five(j));
