@@ -5,7 +5,7 @@
 
 use lasthop_experiment::runner::PointInfo;
 use lasthop_experiment::summary::class_order;
-use lasthop_experiment::{ConnMetrics, FiveNum, PointSummary, RunMetrics, Summary};
+use lasthop_experiment::{Class, ConnMetrics, FiveNum, PointSummary, RunMetrics, Summary};
 
 /// A per-connection value to plot.
 pub type ConnValue = fn(&ConnMetrics) -> f64;
@@ -125,6 +125,66 @@ pub fn some_run_shares_the_link(metrics: &[Vec<RunMetrics>]) -> bool {
         .any(|runs| runs.iter().any(|r| r.conns.len() > 1))
 }
 
+/// A per-page value to plot (`None`: unknown, left out).
+pub type PageValue = fn(&lasthop_experiment::metrics::PageMetrics) -> Option<f64>;
+
+/// Per point, in order (`names[i]` with `metrics[i]`): the point's name and `f` of every page of
+/// every run, runs in order (unknown values left out); the series behind the response-time
+/// CDFs. Empty when no run has a page.
+pub fn page_values(
+    names: &[String],
+    metrics: &[Vec<RunMetrics>],
+    f: PageValue,
+) -> Vec<(String, Vec<f64>)> {
+    if !metrics.iter().flatten().any(|r| !r.pages.is_empty()) {
+        return vec![];
+    }
+    names
+        .iter()
+        .zip(metrics)
+        .map(|(n, runs)| {
+            (
+                n.clone(),
+                runs.iter()
+                    .flat_map(|r| r.pages.iter().filter_map(f))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Seed 002's page classes (`c1` ... `cN`, scheme `page`) found in any point, in class order.
+pub fn page_classes(s: &Summary) -> Vec<String> {
+    let mut classes: Vec<String> = vec![];
+    for p in &s.points {
+        for c in p.pages.iter().filter(|c| c.class != Class::Page) {
+            let name = c.class.to_string();
+            if !classes.contains(&name) {
+                classes.push(name);
+            }
+        }
+    }
+    classes.sort_by_key(|c| class_order(c));
+    classes
+}
+
+/// The boxes of page metric `key` of each page class in each point; class indices are into
+/// `classes` ([`page_classes`]).
+pub fn page_boxes(s: &Summary, classes: &[String], key: &str) -> Vec<BoxStat> {
+    let mut boxes = vec![];
+    for (g, p) in s.points.iter().enumerate() {
+        for c in &p.pages {
+            if let (Some(ci), Some(f)) = (
+                classes.iter().position(|x| *x == c.class.to_string()),
+                c.metrics.get(key),
+            ) {
+                boxes.push((g, ci, *f));
+            }
+        }
+    }
+    boxes
+}
+
 /// Of a point with `flows` scenario flows, over its runs: the connections without the SYN or
 /// the ACK of the client's FIN, and the flows with no connection at all (their elapsed time
 /// ends at their last packet).
@@ -212,6 +272,57 @@ mod tests {
             p.run_metrics.insert("jain".into(), five(j));
         }
         p
+    }
+
+    #[test]
+    fn page_series_by_hand() {
+        use lasthop_experiment::metrics::PageMetrics;
+        let page = |r: Option<f64>| PageMetrics {
+            response_s: r,
+            ..PageMetrics::default()
+        };
+        let with = |pages: Vec<PageMetrics>| RunMetrics {
+            pages,
+            ..RunMetrics::default()
+        };
+        let names = ["low".to_string(), "high".to_string()];
+        // low: runs with 4.5 s and (unknown, 5.5 s); high: one run of 9 s
+        let metrics = vec![
+            vec![
+                with(vec![page(Some(4.5))]),
+                with(vec![page(None), page(Some(5.5))]),
+            ],
+            vec![with(vec![page(Some(9.0))])],
+        ];
+        assert_eq!(
+            page_values(&names, &metrics, |p| p.response_s),
+            [
+                ("low".to_string(), vec![4.5, 5.5]),
+                ("high".to_string(), vec![9.0])
+            ]
+        );
+        let none = vec![vec![run(&[1.0])], vec![]];
+        assert!(page_values(&names, &none, |p| p.response_s).is_empty());
+        // Boxes of the page classes, c1 < c2 < c10, without the class `page`.
+        let mut a = point("low", vec![], None);
+        a.pages = vec![
+            class("page", "c10", &[("elapsed_s", 7.0)]),
+            class("page", "c1", &[("elapsed_s", 4.0)]),
+            class("page", "page", &[("response_s", 5.0)]),
+        ];
+        let mut b = point("high", vec![], None);
+        b.pages = vec![class("page", "c2", &[("elapsed_s", 3.0)])];
+        let s = Summary {
+            experiment: "x".into(),
+            quantiles: String::new(),
+            points: vec![a, b],
+        };
+        let classes = page_classes(&s);
+        assert_eq!(classes, ["c1", "c2", "c10"]);
+        let boxes = page_boxes(&s, &classes, "elapsed_s");
+        let medians: Vec<(usize, usize, f64)> =
+            boxes.iter().map(|(g, c, f)| (*g, *c, f.median)).collect();
+        assert_eq!(medians, [(0, 2, 7.0), (0, 0, 4.0), (1, 1, 3.0)]);
     }
 
     #[test]
