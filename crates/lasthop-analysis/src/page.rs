@@ -89,8 +89,8 @@ pub struct ObjectStats {
     /// The client's view: first SYN sent, ACK of the client's FIN received (else its last
     /// packet); `None` when the client's capture holds no such connection.
     pub client: Option<(Time, Time)>,
-    /// The server's view: first SYN arrived, ACK of the client's FIN sent (else its last
-    /// packet); `None` when the server's capture holds no such connection.
+    /// The server's view: first SYN arrived, the last ACK of the client's FIN sent (else its
+    /// last packet); `None` when the server's capture holds no such connection.
     pub server: Option<(Time, Time)>,
     /// Both views (those present) ran from the client's SYN to the ACK of its FIN.
     pub complete: bool,
@@ -106,7 +106,7 @@ pub struct ObjectStats {
 }
 
 impl ObjectStats {
-    /// Server side: SYN arrival → ACK of the client's FIN sent, seconds.
+    /// Server side: SYN arrival → the last ACK of the client's FIN sent, seconds.
     pub fn elapsed_s(&self) -> Option<f64> {
         self.server.map(|(a, b)| secs(b.0.saturating_sub(a.0)))
     }
@@ -198,6 +198,10 @@ pub fn pages(
                     let s = find(server_side, ca, spec.server);
                     let m = find(merged, ca, spec.server);
                     let view = |c: &ConnStats| (c.start, c.end());
+                    // The server's end is its last ACK of the client's FIN (a lost ACK makes
+                    // the client resend its FIN, and the server acknowledges it again).
+                    let server_view =
+                        |c: &ConnStats| (c.start, c.fin_acked_last.unwrap_or_else(|| c.end()));
                     let counters = s.or(m);
                     let drops = m.filter(|m| m.events_joined).map(|m| ObjectDrops {
                         queue: m.s2c.drops.queue,
@@ -210,7 +214,7 @@ pub fn pages(
                         class: 0,
                         bytes,
                         client: c.map(view),
-                        server: s.map(view),
+                        server: s.map(server_view),
                         complete: (c.is_some() || s.is_some())
                             && c.is_none_or(ConnStats::complete)
                             && s.is_none_or(ConnStats::complete),
@@ -466,6 +470,7 @@ mod tests {
             client_isn: Some(1),
             start: Time(start * MS),
             fin_acked: end.map(|e| Time(e * MS)),
+            fin_acked_last: end.map(|e| Time(e * MS)),
             first: Time(start * MS),
             last: Time(end.unwrap_or(start + 1000) * MS),
             c2s: DirStats::default(),

@@ -220,6 +220,7 @@ fn render(
     h.push_str("</table>\n");
 
     overview(&mut h, info, summary);
+    page_overview(&mut h, summary);
     references(&mut h, info, summary);
     across(&mut h, info, summary, metrics)?;
     match chosen {
@@ -293,6 +294,37 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             med(p.run_metrics.get("util_down")),
             med(p.run_metrics.get("queue_mean_down")),
             num(sum_max_drops)
+        );
+    }
+    h.push_str("</table>\n");
+}
+
+/// Seed 002's summary table (its §6 tables) for the points with pages; nothing without pages.
+fn page_overview(h: &mut String, s: &Summary) {
+    let rows: Vec<_> = s
+        .points
+        .iter()
+        .filter_map(|p| across::page_row(p).map(|r| (p, r)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Pages (seed 002's summary tables)</h2>\n<p class=\"note\">Per point, medians over the pages: response time (client side, first SYN sent to the ACK of the client's last FIN received), total time (server side, the seed's \"total time of a basic test\"), server-side throughput of the main object (class c1), of the fastest (c2) and of the slowest (cN) in-line; drops (c) / (e) median: the largest per-class median of the data direction's queue / error drops; Σ max drops: over the classes, the sum of each drop counter's largest value (queue and error, both directions).</p>\n<table><tr><th class=\"l\">point</th><th>runs</th><th>response (s)</th><th>total (s)</th><th>thro. (m) (B/s)</th><th>fastest thro. (i)</th><th>slowest thro. (i)</th><th>drops (c) median</th><th>drops (e) median</th><th>Σ max drops</th></tr>\n");
+    let o = |v: Option<f64>| v.map_or("–".to_string(), num);
+    for (p, r) in rows {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.point),
+            p.runs,
+            o(r.response_s),
+            o(r.total_s),
+            o(r.main_bps),
+            o(r.fastest_bps),
+            o(r.slowest_bps),
+            o(r.drops_queue_med),
+            o(r.drops_error_med),
+            o(r.sum_max_drops)
         );
     }
     h.push_str("</table>\n");

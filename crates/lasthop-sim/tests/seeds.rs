@@ -250,3 +250,35 @@ fn seed002_optimal_s2s_page() {
     let objects = std::fs::read_to_string(dir.path().join("page_objects.csv")).unwrap();
     assert_eq!(objects.lines().count(), 4);
 }
+
+/// The same page over seed 002's low-persistency link (seed 1, replication 0): the link drops
+/// the server's ACKs of the three client FINs (error drops of the data direction at 4.821,
+/// 4.965 and 5.109 s), each client resends its FIN after its RTO and the server acknowledges it
+/// again. The server-side times end at that last ACK, so the total time is longer than the
+/// lossless 3.7955 s; every object counts one data-direction error drop.
+#[test]
+fn seed002_low_s2s_page_with_lost_fin_acks() {
+    let text = std::fs::read_to_string(scenarios().join("seed002-optimal-s2s.toml")).unwrap();
+    let low = scenarios().join("../links/seed002-low.toml");
+    let text = text.replace(
+        "link = \"../links/seed002-optimal.toml\"",
+        &format!("link = {:?}", low.display().to_string()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("low.toml");
+    std::fs::write(&path, text).unwrap();
+    let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let out = dir.path().join("out");
+    let r = run_into(&sc, &out);
+    let p = &r.pages[0];
+    assert!(p.complete());
+    for o in &p.objects {
+        let d = o.drops.unwrap();
+        assert_eq!((d.queue, d.error, d.ack_queue, d.ack_error), (0, 1, 0, 0));
+        // the server's last packet of the connection is its ACK of the resent FIN
+        let (_, end) = o.server.unwrap();
+        assert!(end.0 > 5_109_000_000, "{end:?}");
+    }
+    let (resp, total) = (p.response_s().unwrap(), p.total_s().unwrap());
+    assert!(total > 3.7955 + 1.0 && total < resp, "{resp} {total}");
+}

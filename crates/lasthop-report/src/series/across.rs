@@ -185,6 +185,48 @@ pub fn page_boxes(s: &Summary, classes: &[String], key: &str) -> Vec<BoxStat> {
     boxes
 }
 
+/// One row of seed 002's summary tables (its §6 tables, extract §4.2) for a point with pages:
+/// medians of the response time, the total time, the main object's (class 1), the fastest
+/// (class 2) and the slowest (the last class) in-line's throughput; the drops (c) and (e)
+/// medians and Σ maximum drops (class `page`'s derived numbers). `None` without pages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageRow {
+    pub response_s: Option<f64>,
+    pub total_s: Option<f64>,
+    pub main_bps: Option<f64>,
+    pub fastest_bps: Option<f64>,
+    pub slowest_bps: Option<f64>,
+    pub drops_queue_med: Option<f64>,
+    pub drops_error_med: Option<f64>,
+    pub sum_max_drops: Option<f64>,
+}
+
+pub fn page_row(p: &PointSummary) -> Option<PageRow> {
+    let page = p.pages.iter().find(|c| c.class == Class::Page)?;
+    let med =
+        |c: &lasthop_experiment::summary::ClassSummary, k: &str| c.metrics.get(k).map(|f| f.median);
+    let class = |n: u64| p.pages.iter().find(|c| c.class == Class::C(n));
+    let last = p
+        .pages
+        .iter()
+        .filter_map(|c| match c.class {
+            Class::C(n) if n >= 2 => Some((n, c)),
+            _ => None,
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, c)| c);
+    Some(PageRow {
+        response_s: med(page, "response_s"),
+        total_s: med(page, "total_s"),
+        main_bps: class(1).and_then(|c| med(c, "throughput_Bps")),
+        fastest_bps: class(2).and_then(|c| med(c, "throughput_Bps")),
+        slowest_bps: last.and_then(|c| med(c, "throughput_Bps")),
+        drops_queue_med: med(page, "drops_queue_med"),
+        drops_error_med: med(page, "drops_error_med"),
+        sum_max_drops: med(page, "sum_max_drops"),
+    })
+}
+
 /// Of a point with `flows` scenario flows, over its runs: the connections without the SYN or
 /// the ACK of the client's FIN, and the flows with no connection at all (their elapsed time
 /// ends at their last packet).
@@ -323,6 +365,30 @@ mod tests {
         let medians: Vec<(usize, usize, f64)> =
             boxes.iter().map(|(g, c, f)| (*g, *c, f.median)).collect();
         assert_eq!(medians, [(0, 2, 7.0), (0, 0, 4.0), (1, 1, 3.0)]);
+        // The summary-table row: the slowest in-line is the last class (c3 here).
+        let mut p = point("low", vec![], None);
+        p.pages = vec![
+            class("page", "c1", &[("throughput_Bps", 1600.0)]),
+            class("page", "c2", &[("throughput_Bps", 900.0)]),
+            class("page", "c3", &[("throughput_Bps", 700.0)]),
+            class(
+                "page",
+                "page",
+                &[
+                    ("response_s", 4.5),
+                    ("total_s", 3.9),
+                    ("sum_max_drops", 11.0),
+                ],
+            ),
+        ];
+        let r = page_row(&p).unwrap();
+        assert_eq!(
+            (r.main_bps, r.fastest_bps, r.slowest_bps),
+            (Some(1600.0), Some(900.0), Some(700.0))
+        );
+        assert_eq!((r.response_s, r.total_s), (Some(4.5), Some(3.9)));
+        assert_eq!((r.sum_max_drops, r.drops_error_med), (Some(11.0), None));
+        assert_eq!(page_row(&point("x", vec![], None)), None);
     }
 
     #[test]
