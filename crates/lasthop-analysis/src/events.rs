@@ -8,7 +8,7 @@
 
 use crate::conn::{ConnStats, Drops};
 use crate::Error;
-use lasthop_link::event::{read_events, RowCause, RowKind};
+use lasthop_link::event::{read_events_where, Cause, EventKind as EK, RowCause, RowKind};
 use rustc_hash::FxHashMap as HashMap;
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -51,6 +51,7 @@ pub struct EventLog {
     /// Whether the log has `arrive` and `release` rows (log level `all`), without which spurious
     /// retransmissions cannot be told.
     pub has_deliveries: bool,
+    /// Rows read: those of the kinds used here (drops, marks, arrivals, releases).
     pub rows: u64,
 }
 
@@ -87,10 +88,15 @@ impl EventLog {
         let mut saw_arrive = false;
         let mut saw_release = false;
         // The one typed reader of lasthop-link; rows are numbered from 2 (1 is the header).
-        for (i, row) in read_events(BufReader::with_capacity(1 << 16, r)).enumerate() {
-            let row = row.map_err(|e| bad(e.line, e.message))?;
+        // Only these kinds of rows matter here; the reader skips parsing the others.
+        let wanted = |kind: &str| {
+            [EK::Drop(Cause::Queue), EK::Mark, EK::Arrive, EK::Release]
+                .iter()
+                .any(|k| k.name() == kind)
+        };
+        for row in read_events_where(BufReader::with_capacity(1 << 16, r), wanted) {
+            let (lineno, row) = row.map_err(|e| bad(e.line, e.message))?;
             log.rows += 1;
-            let lineno = i as u64 + 2;
             let flow = row.flow.as_str();
             if !flow.starts_with("tcp:") {
                 continue;

@@ -1,55 +1,186 @@
-//! Output files that appear whole or not at all, and the pcap capture writer.
+//! Output files that appear whole or not at all, the lock on a run's output directory, and the
+//! pcap capture writer.
 //!
-//! Every result file is written to a temporary file in its final directory and renamed into place
-//! by [`AtomicFile::commit`]; a run that dies half way leaves no truncated file behind.
+//! Every file the tool writes goes through [`AtomicFile`]: a regular file (or a new one) is
+//! written to a temporary file in its final directory and renamed into place by
+//! [`AtomicFile::commit`], so a run that dies half way leaves no truncated file behind; a symlink
+//! is followed and its target replaced; standard output (`-`), a FIFO or a character device is
+//! written through; a directory is refused ([`output_target`]).
 
 use crate::packet::Packet;
 use crate::time::Time;
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, TsResolution};
+use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-/// A buffered file that becomes visible at `path` only when committed.
+/// The name every temporary output file starts with; with [`PARTIAL_SUFFIX`] it marks a file a
+/// run had not finished (see [`remove_stale_partials`]).
+pub const PARTIAL_PREFIX: &str = ".lasthop-";
+pub const PARTIAL_SUFFIX: &str = ".partial";
+
+/// What writing to an output path means, by what is at the path now (the rule every file the
+/// tool writes follows):
+///
+/// - `-`: standard output;
+/// - nothing, or a regular file: a temporary file beside it, renamed into place when complete;
+/// - a symlink: the same rule applied to its target (so the symlink stays a symlink);
+/// - a FIFO or a character device (`/dev/null`, a terminal): written through, never replaced;
+/// - a directory, a block device or a socket: refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputTarget {
+    Stdout,
+    /// Write a temporary file and rename it to this path (the symlink-resolved one).
+    Replace(PathBuf),
+    /// Open this path for writing and write through (FIFO, character device).
+    WriteThrough(PathBuf),
+}
+
+const ALLOWED_OUTPUT: &str =
+    "give a file path (a new or a regular file), `-` for standard output, a FIFO or a character device";
+
+/// Classifies `path` by the rule of [`OutputTarget`], following symlinks (at most 40).
+pub fn output_target(path: &Path) -> io::Result<OutputTarget> {
+    if path.as_os_str() == "-" {
+        return Ok(OutputTarget::Stdout);
+    }
+    let mut p = path.to_path_buf();
+    for _ in 0..40 {
+        let meta = match std::fs::symlink_metadata(&p) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(OutputTarget::Replace(p)),
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", p.display()))),
+        };
+        let ft = meta.file_type();
+        if ft.is_symlink() {
+            let to = std::fs::read_link(&p)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+            p = match p.parent() {
+                Some(dir) if to.is_relative() => dir.join(to),
+                _ => to,
+            };
+            continue;
+        }
+        if ft.is_file() {
+            return Ok(OutputTarget::Replace(p));
+        }
+        if ft.is_dir() {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                format!(
+                    "{}: is a directory, not a file: {ALLOWED_OUTPUT}",
+                    p.display()
+                ),
+            ));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::FileTypeExt;
+            if ft.is_fifo() || ft.is_char_device() {
+                return Ok(OutputTarget::WriteThrough(p));
+            }
+            let what = if ft.is_block_device() {
+                "a block device"
+            } else if ft.is_socket() {
+                "a socket"
+            } else {
+                "not a regular file"
+            };
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "{}: is {what}: refusing to write to it: {ALLOWED_OUTPUT}",
+                    p.display()
+                ),
+            ));
+        }
+        #[cfg(not(unix))]
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not a regular file: {ALLOWED_OUTPUT}", p.display()),
+        ));
+    }
+    Err(io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("{}: too many levels of symbolic links", path.display()),
+    ))
+}
+
+enum Sink {
+    /// The temporary file and the path it is renamed to.
+    Temp(BufWriter<tempfile::NamedTempFile>, PathBuf),
+    Through(BufWriter<Box<dyn Write + Send>>),
+}
+
+/// A buffered output file that follows the rule of [`OutputTarget`]: a regular file (or a new
+/// one) becomes visible at its path only when committed, whole; standard output, a FIFO or a
+/// character device is written through.
 pub struct AtomicFile {
-    tmp: BufWriter<tempfile::NamedTempFile>,
-    path: PathBuf,
+    sink: Sink,
 }
 
 impl AtomicFile {
     pub fn create(path: impl AsRef<Path>) -> io::Result<AtomicFile> {
-        let path = path.as_ref().to_path_buf();
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
+        let path = path.as_ref();
+        let sink = match output_target(path)? {
+            OutputTarget::Stdout => Sink::Through(BufWriter::with_capacity(
+                1 << 16,
+                Box::new(io::stdout()) as Box<dyn Write + Send>,
+            )),
+            OutputTarget::WriteThrough(p) => {
+                let f = std::fs::OpenOptions::new()
+                    .write(true)
+                    .open(&p)
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?;
+                Sink::Through(BufWriter::with_capacity(
+                    1 << 16,
+                    Box::new(f) as Box<dyn Write + Send>,
+                ))
+            }
+            OutputTarget::Replace(target) => {
+                let dir = match target.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+                    _ => PathBuf::from("."),
+                };
+                let tmp = tempfile::Builder::new()
+                    .prefix(PARTIAL_PREFIX)
+                    .suffix(PARTIAL_SUFFIX)
+                    .tempfile_in(&dir)
+                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+                Sink::Temp(BufWriter::with_capacity(1 << 16, tmp), target)
+            }
         };
-        let tmp = tempfile::Builder::new()
-            .prefix(".lasthop-")
-            .suffix(".partial")
-            .tempfile_in(&dir)
-            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-        Ok(AtomicFile {
-            tmp: BufWriter::with_capacity(1 << 16, tmp),
-            path,
-        })
+        Ok(AtomicFile { sink })
     }
 
-    /// Flushes, syncs and renames the file into place, readable by all (as a plain file would
-    /// be; the temporary file was private).
+    /// Completes the file. A temporary file is flushed, synced and renamed into place with the
+    /// mode of the file it replaces (readable by all for a new file, as a plain file would be;
+    /// the temporary file was private); a written-through one is flushed.
     pub fn commit(self) -> io::Result<()> {
-        let tmp = self.tmp.into_inner().map_err(|e| e.into_error())?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(0o644))?;
+        match self.sink {
+            Sink::Through(mut w) => w.flush(),
+            Sink::Temp(w, target) => {
+                let tmp = w.into_inner().map_err(|e| e.into_error())?;
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::PermissionsExt;
+                    let mode = std::fs::metadata(&target)
+                        .map(|m| m.permissions().mode() & 0o7777)
+                        .unwrap_or(0o644);
+                    tmp.as_file()
+                        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+                }
+                tmp.as_file().sync_all()?;
+                tmp.persist(&target).map_err(|e| {
+                    io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error))
+                })?;
+                Ok(())
+            }
         }
-        tmp.as_file().sync_all()?;
-        tmp.persist(&self.path).map_err(|e| e.error)?;
-        Ok(())
     }
 
-    /// Writes `bytes` to `path` atomically.
+    /// Writes `bytes` to `path` by the rule of [`OutputTarget`].
     pub fn write_all_to(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
         let mut f = AtomicFile::create(path)?;
         f.write_all(bytes)?;
@@ -59,11 +190,179 @@ impl AtomicFile {
 
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.tmp.write(buf)
+        match &mut self.sink {
+            Sink::Temp(w, _) => w.write(buf),
+            Sink::Through(w) => w.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match &mut self.sink {
+            Sink::Temp(w, _) => w.write_all(buf),
+            Sink::Through(w) => w.write_all(buf),
+        }
     }
     fn flush(&mut self) -> io::Result<()> {
-        self.tmp.flush()
+        match &mut self.sink {
+            Sink::Temp(w, _) => w.flush(),
+            Sink::Through(w) => w.flush(),
+        }
     }
+}
+
+/// Removes the temporary files (`.lasthop-*.partial`) that runs killed before their commit left
+/// in `dir`, and in its subdirectories when `recursive`; returns what it removed. Call it only
+/// while holding the directory's [`RunDirLock`]: a live run's temporary files look the same.
+pub fn remove_stale_partials(dir: &Path, recursive: bool) -> io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let rd = match std::fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(removed),
+        Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", dir.display()))),
+    };
+    for e in rd {
+        let e = e?;
+        let ft = e.file_type()?;
+        let name = e.file_name();
+        let name = name.to_string_lossy();
+        if ft.is_file() && name.starts_with(PARTIAL_PREFIX) && name.ends_with(PARTIAL_SUFFIX) {
+            std::fs::remove_file(e.path())?;
+            removed.push(e.path());
+        } else if ft.is_dir() && recursive {
+            removed.extend(remove_stale_partials(&e.path(), true)?);
+        }
+    }
+    removed.sort();
+    Ok(removed)
+}
+
+/// The lock file's name inside a locked directory.
+pub const LOCK_FILE: &str = ".lasthop.lock";
+
+/// An exclusive lock on an output directory for the length of a run: a second run into the same
+/// directory fails with [`RunDirLock::acquire`]'s error, which names the holder's process. The
+/// lock is an `flock` on `DIR/.lasthop.lock` (holding the holder's pid), so the kernel releases
+/// it when the process dies, also by kill -9; the file is removed on drop.
+#[derive(Debug)]
+pub struct RunDirLock {
+    path: PathBuf,
+    #[allow(dead_code)] // holds the lock while open
+    file: File,
+}
+
+/// Why a directory could not be locked.
+#[derive(Debug, thiserror::Error)]
+pub enum LockError {
+    #[error("{dir} is in use by another lasthop run ({holder}): wait for it to end, or give another output directory")]
+    Busy { dir: String, holder: String },
+    #[error("{dir} exists and is not a directory: give a directory for the outputs (it is created when missing)")]
+    NotADirectory { dir: String },
+    #[error("locking {dir}: {error}")]
+    Io { dir: String, error: io::Error },
+}
+
+impl RunDirLock {
+    /// Creates `dir` if needed and locks it, or fails at once when another process holds it.
+    pub fn acquire(dir: &Path) -> Result<RunDirLock, LockError> {
+        let io_err = |error: io::Error| LockError::Io {
+            dir: dir.display().to_string(),
+            error,
+        };
+        if dir.exists() && !dir.is_dir() {
+            return Err(LockError::NotADirectory {
+                dir: dir.display().to_string(),
+            });
+        }
+        std::fs::create_dir_all(dir).map_err(io_err)?;
+        let path = dir.join(LOCK_FILE);
+        loop {
+            let mut file = std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(false)
+                .open(&path)
+                .map_err(io_err)?;
+            if !try_lock(&file).map_err(io_err)? {
+                let mut text = String::new();
+                let _ = io::Read::read_to_string(&mut file, &mut text);
+                let holder = describe_holder(text.trim());
+                return Err(LockError::Busy {
+                    dir: dir.display().to_string(),
+                    holder,
+                });
+            }
+            // The holder before us may have removed the file between our open and our lock:
+            // then we hold a lock on a file nobody else sees; start again.
+            if !same_file(&file, &path) {
+                continue;
+            }
+            file.set_len(0).map_err(io_err)?;
+            writeln!(file, "{}", std::process::id()).map_err(io_err)?;
+            return Ok(RunDirLock { path, file });
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for RunDirLock {
+    fn drop(&mut self) {
+        // Removed while still locked; a waiter that opened it meanwhile sees it gone and retries.
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+fn describe_holder(pid: &str) -> String {
+    match pid.parse::<u32>() {
+        Ok(pid) => {
+            let cmd = std::fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|b| {
+                    b.split(|&c| c == 0)
+                        .filter(|a| !a.is_empty())
+                        .map(|a| String::from_utf8_lossy(a).into_owned())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                })
+                .unwrap_or_default();
+            if cmd.is_empty() {
+                format!("pid {pid}")
+            } else {
+                format!("pid {pid}: {cmd}")
+            }
+        }
+        Err(_) => "pid unknown".into(),
+    }
+}
+
+#[cfg(unix)]
+fn try_lock(f: &File) -> io::Result<bool> {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(f, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(true),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(false),
+        Err(e) => Err(e.into()),
+    }
+}
+
+#[cfg(not(unix))]
+fn try_lock(_: &File) -> io::Result<bool> {
+    Ok(true)
+}
+
+#[cfg(unix)]
+fn same_file(f: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (f.metadata(), std::fs::metadata(path)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
+
+#[cfg(not(unix))]
+fn same_file(_: &File, _: &Path) -> bool {
+    true
 }
 
 /// A pcap capture of raw IP packets (link type 101) with nanosecond timestamps, as tcpdump,
@@ -150,5 +449,178 @@ mod tests {
         let f = AtomicFile::create(dir.path().join("y.csv")).unwrap();
         drop(f);
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+    fn read_to_string(p: &Path) -> String {
+        std::fs::read_to_string(p).unwrap()
+    }
+
+    #[test]
+    fn a_regular_file_is_replaced_whole_keeping_its_mode() {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.csv");
+        std::fs::write(&path, "old\n").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        let ino = std::fs::metadata(&path).unwrap().ino();
+        let mut f = AtomicFile::create(&path).unwrap();
+        f.write_all(b"new\n").unwrap();
+        assert_eq!(read_to_string(&path), "old\n", "visible before the commit");
+        f.commit().unwrap();
+        let m = std::fs::metadata(&path).unwrap();
+        assert_eq!(read_to_string(&path), "new\n");
+        assert_ne!(m.ino(), ino, "replaced by rename, not rewritten in place");
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_symlink_stays_a_symlink_and_its_target_is_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("real")).unwrap();
+        let target = dir.path().join("real/out.csv");
+        std::fs::write(&target, "old\n").unwrap();
+        let link = dir.path().join("link.csv");
+        std::os::unix::fs::symlink("real/out.csv", &link).unwrap();
+        assert_eq!(
+            output_target(&link).unwrap(),
+            OutputTarget::Replace(dir.path().join("real/out.csv"))
+        );
+        AtomicFile::write_all_to(&link, b"new\n").unwrap();
+        assert!(std::fs::symlink_metadata(&link)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(read_to_string(&target), "new\n");
+        // A dangling symlink: its target is created.
+        let dangling = dir.path().join("dangling.csv");
+        std::os::unix::fs::symlink(dir.path().join("real/made.csv"), &dangling).unwrap();
+        AtomicFile::write_all_to(&dangling, b"x\n").unwrap();
+        assert!(std::fs::symlink_metadata(&dangling)
+            .unwrap()
+            .file_type()
+            .is_symlink());
+        assert_eq!(read_to_string(&dir.path().join("real/made.csv")), "x\n");
+        // A loop of symlinks is an error, not a hang.
+        std::os::unix::fs::symlink("loop2", dir.path().join("loop1")).unwrap();
+        std::os::unix::fs::symlink("loop1", dir.path().join("loop2")).unwrap();
+        let e = AtomicFile::create(dir.path().join("loop1")).err().unwrap();
+        assert!(e.to_string().contains("too many levels"), "{e}");
+    }
+
+    #[test]
+    fn a_fifo_is_written_through() {
+        use std::os::unix::fs::FileTypeExt;
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("pipe");
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &fifo,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        assert_eq!(
+            output_target(&fifo).unwrap(),
+            OutputTarget::WriteThrough(fifo.clone())
+        );
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(&fifo).unwrap())
+        };
+        AtomicFile::write_all_to(&fifo, b"through the pipe\n").unwrap();
+        assert_eq!(reader.join().unwrap(), b"through the pipe\n");
+        assert!(std::fs::symlink_metadata(&fifo)
+            .unwrap()
+            .file_type()
+            .is_fifo());
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn a_character_device_is_written_through_never_replaced() {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let null = Path::new("/dev/null");
+        let before = std::fs::metadata(null).unwrap();
+        assert!(before.file_type().is_char_device());
+        assert_eq!(
+            output_target(null).unwrap(),
+            OutputTarget::WriteThrough(null.into())
+        );
+        // As root this would have replaced /dev/null by a regular file before; as anyone else
+        // the rename would have failed. Now it writes through either way.
+        AtomicFile::write_all_to(null, b"discarded\n").unwrap();
+        let after = std::fs::metadata(null).unwrap();
+        assert!(after.file_type().is_char_device());
+        assert_eq!((before.ino(), before.rdev()), (after.ino(), after.rdev()));
+        // /dev/stdout is a symlink into /proc: followed, never replaced.
+        let t = output_target(Path::new("/dev/stdout")).unwrap();
+        assert!(
+            !matches!(t, OutputTarget::Replace(ref p) if p == Path::new("/dev/stdout")),
+            "{t:?}"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_refused_and_dash_is_stdout() {
+        let dir = tempfile::tempdir().unwrap();
+        let e = AtomicFile::create(dir.path()).err().unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::IsADirectory);
+        assert!(e.to_string().contains("is a directory"), "{e}");
+        assert!(e.to_string().contains("`-` for standard output"), "{e}");
+        // Through a symlink too.
+        let link = dir.path().join("d");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert!(AtomicFile::create(&link).is_err());
+        assert_eq!(output_target(Path::new("-")).unwrap(), OutputTarget::Stdout);
+    }
+
+    #[test]
+    fn stale_partials_are_removed_and_nothing_else() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("runs/a/0")).unwrap();
+        let stale = dir.path().join("runs/a/0/.lasthop-x1y2.partial");
+        std::fs::write(&stale, "half").unwrap();
+        std::fs::write(dir.path().join(".lasthop-top.partial"), "half").unwrap();
+        std::fs::write(dir.path().join("keep.partial"), "mine").unwrap();
+        std::fs::write(dir.path().join("runs/a/0/events.csv"), "x").unwrap();
+        let flat = remove_stale_partials(dir.path(), false).unwrap();
+        assert_eq!(flat, vec![dir.path().join(".lasthop-top.partial")]);
+        assert!(stale.exists());
+        let deep = remove_stale_partials(dir.path(), true).unwrap();
+        assert_eq!(deep, vec![stale.clone()]);
+        assert!(!stale.exists());
+        assert!(dir.path().join("keep.partial").exists());
+        assert!(dir.path().join("runs/a/0/events.csv").exists());
+    }
+
+    #[test]
+    fn a_locked_directory_refuses_a_second_run_naming_the_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out");
+        let lock = RunDirLock::acquire(&out).unwrap();
+        assert!(out.join(LOCK_FILE).exists());
+        // flock locks belong to the open file, so a second acquire in this process conflicts
+        // as another process's would.
+        let e = RunDirLock::acquire(&out).unwrap_err();
+        let msg = e.to_string();
+        assert!(matches!(e, LockError::Busy { .. }), "{msg}");
+        assert!(
+            msg.contains(&format!("pid {}", std::process::id())),
+            "{msg}"
+        );
+        assert!(msg.contains("in use by another lasthop run"), "{msg}");
+        drop(lock);
+        assert!(!out.join(LOCK_FILE).exists(), "the lock file is removed");
+        let again = RunDirLock::acquire(&out).unwrap();
+        drop(again);
+        // A file where the directory should be is named as such.
+        let file = dir.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let e = RunDirLock::acquire(&file).unwrap_err().to_string();
+        assert!(e.contains("exists and is not a directory"), "{e}");
+        // A lock file a killed run left behind (no one holds its flock) does not block.
+        std::fs::write(out.join(LOCK_FILE), "999999999\n").unwrap();
+        drop(RunDirLock::acquire(&out).unwrap());
     }
 }

@@ -68,52 +68,144 @@ const BYTE_UNITS: &[(&str, u64)] = &[
 ];
 const BYTE_ALLOWED: &str = "a number followed by B, kB, KiB, MB, MiB, GB or GiB (e.g. \"9600B\")";
 
-/// Why a quantity did not parse: the text, and what is allowed.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("invalid {what} {text:?}: expected {allowed}")]
+/// Why a quantity did not parse: the text, what is wrong with it, and what is allowed.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UnitError {
     pub what: &'static str,
     pub text: String,
+    pub problem: UnitProblem,
     pub allowed: &'static str,
 }
 
-/// Splits `"1.5ms"` into ("1.5", "ms") and returns `number × scale` exactly, or `None` when the
-/// number is malformed, negative, overflows, or is not a whole multiple of the base unit.
-fn scaled(text: &str, units: &[(&str, u64)]) -> Option<u64> {
+/// What is wrong with a quantity's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UnitProblem {
+    /// Not a number followed by a known unit.
+    Malformed,
+    /// More than the largest value (given in words).
+    TooLarge(&'static str),
+    /// Not a whole number of the base unit (named).
+    NotWhole(&'static str),
+    /// Zero where zero means nothing can happen (given: why).
+    Zero(&'static str),
+}
+
+impl fmt::Display for UnitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (what, text, allowed) = (self.what, &self.text, self.allowed);
+        match &self.problem {
+            UnitProblem::Malformed => write!(f, "invalid {what} {text:?}: expected {allowed}"),
+            UnitProblem::TooLarge(max) => write!(
+                f,
+                "invalid {what} {text:?}: too large, the largest is {max}; expected {allowed}"
+            ),
+            UnitProblem::NotWhole(base) => write!(
+                f,
+                "invalid {what} {text:?}: not a whole number of {base}; expected {allowed}"
+            ),
+            UnitProblem::Zero(why) => {
+                write!(
+                    f,
+                    "invalid {what} {text:?}: zero is not allowed ({why}); expected {allowed}"
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for UnitError {}
+
+/// Splits `"1.5ms"` into ("1.5", "ms") and returns `number × scale` exactly, or what is wrong:
+/// malformed (or negative), too large for a u64 of the base unit, or not a whole multiple of it.
+fn scaled(text: &str, units: &[(&str, u64)]) -> Result<u64, Scaled> {
     let t = text.trim();
-    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.'))?;
+    let split = t
+        .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .ok_or(Scaled::Malformed)?;
     let (num, unit) = t.split_at(split);
     let unit = unit
         .trim_start()
         .strip_suffix("/s")
         .unwrap_or(unit.trim_start());
-    let scale = units.iter().find(|(u, _)| *u == unit)?.1;
+    let scale = units
+        .iter()
+        .find(|(u, _)| *u == unit)
+        .ok_or(Scaled::Malformed)?
+        .1;
     let (int, frac) = match num.split_once('.') {
         Some((i, f)) => (i, f),
         None => (num, ""),
     };
     if int.is_empty() && frac.is_empty() {
-        return None;
+        return Err(Scaled::Malformed);
     }
-    let int: u128 = if int.is_empty() { 0 } else { int.parse().ok()? };
-    let mut value = int.checked_mul(scale as u128)?;
-    if !frac.is_empty() {
-        let digits: u128 = frac.parse().ok()?;
-        let denom = 10u128.checked_pow(frac.len() as u32)?;
-        let part = digits.checked_mul(scale as u128)?;
-        if part % denom != 0 {
-            return None;
+    let digits = |d: &str| -> Result<(), Scaled> {
+        if d.bytes().all(|b| b.is_ascii_digit()) {
+            Ok(())
+        } else {
+            Err(Scaled::Malformed)
         }
-        value = value.checked_add(part / denom)?;
+    };
+    digits(int)?;
+    digits(frac)?;
+    // Past u128 it is too large anyway (all digits checked above).
+    let int: u128 = if int.is_empty() {
+        0
+    } else {
+        int.parse().map_err(|_| Scaled::TooLarge)?
+    };
+    let mut value = int.checked_mul(scale as u128).ok_or(Scaled::TooLarge)?;
+    let frac = frac.trim_end_matches('0');
+    if !frac.is_empty() {
+        let digits: u128 = frac.parse().map_err(|_| Scaled::NotWhole)?;
+        let denom = 10u128
+            .checked_pow(frac.len() as u32)
+            .ok_or(Scaled::NotWhole)?;
+        let part = digits.checked_mul(scale as u128).ok_or(Scaled::NotWhole)?;
+        if part % denom != 0 {
+            return Err(Scaled::NotWhole);
+        }
+        value = value.checked_add(part / denom).ok_or(Scaled::TooLarge)?;
     }
-    u64::try_from(value).ok()
+    u64::try_from(value).map_err(|_| Scaled::TooLarge)
+}
+
+enum Scaled {
+    Malformed,
+    TooLarge,
+    NotWhole,
+}
+
+fn unit_error(
+    what: &'static str,
+    text: &str,
+    s: Scaled,
+    max: &'static str,
+    base: &'static str,
+    allowed: &'static str,
+) -> UnitError {
+    UnitError {
+        what,
+        text: text.into(),
+        problem: match s {
+            Scaled::Malformed => UnitProblem::Malformed,
+            Scaled::TooLarge => UnitProblem::TooLarge(max),
+            Scaled::NotWhole => UnitProblem::NotWhole(base),
+        },
+        allowed,
+    }
 }
 
 pub fn parse_dur(text: &str) -> Result<Dur, UnitError> {
-    scaled(text, DUR_UNITS).map(Dur).ok_or_else(|| UnitError {
-        what: "duration",
-        text: text.into(),
-        allowed: DUR_ALLOWED,
+    scaled(text, DUR_UNITS).map(Dur).map_err(|s| {
+        unit_error(
+            "duration",
+            text,
+            s,
+            "2^64-1 ns (about 584 years, \"5124095h\")",
+            "nanoseconds",
+            DUR_ALLOWED,
+        )
     })
 }
 
@@ -121,24 +213,33 @@ pub fn parse_rate(text: &str) -> Result<Rate, UnitError> {
     if text.trim() == "unlimited" {
         return Ok(Rate::UNLIMITED);
     }
+    let max = "18446744073Gbit (for no limit write \"unlimited\")";
     match scaled(text, RATE_UNITS) {
-        Some(r) if r > 0 && r != u64::MAX => Ok(Rate(r)),
-        _ => Err(UnitError {
+        Ok(0) => Err(UnitError {
             what: "rate",
             text: text.into(),
+            problem: UnitProblem::Zero(
+                "a link of 0 bit/s never sends a packet: give a positive rate, e.g. \"64kbit\", or \"unlimited\"",
+            ),
             allowed: RATE_ALLOWED,
         }),
+        Ok(r) if r != u64::MAX => Ok(Rate(r)),
+        Ok(_) => Err(unit_error("rate", text, Scaled::TooLarge, max, "bit/s", RATE_ALLOWED)),
+        Err(s) => Err(unit_error("rate", text, s, max, "bit/s", RATE_ALLOWED)),
     }
 }
 
 pub fn parse_bytes(text: &str) -> Result<Bytes, UnitError> {
-    scaled(text, BYTE_UNITS)
-        .map(Bytes)
-        .ok_or_else(|| UnitError {
-            what: "size",
-            text: text.into(),
-            allowed: BYTE_ALLOWED,
-        })
+    scaled(text, BYTE_UNITS).map(Bytes).map_err(|s| {
+        unit_error(
+            "size",
+            text,
+            s,
+            "2^64-1 B (\"16EiB\" less one byte)",
+            "bytes",
+            BYTE_ALLOWED,
+        )
+    })
 }
 
 impl fmt::Display for Rate {
@@ -258,6 +359,21 @@ mod tests {
             let e = parse_dur(bad).unwrap_err();
             assert!(e.to_string().contains("ns, us, ms, s"), "{e}");
         }
+        // Each says what is wrong, not only what is allowed.
+        let e = parse_dur("99999999999999h").unwrap_err().to_string();
+        assert!(e.contains("too large, the largest is 2^64-1 ns"), "{e}");
+        let e = parse_dur("999999999999999999999999999999999999999999s")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("too large"), "{e}");
+        let e = parse_dur("1.5ns").unwrap_err().to_string();
+        assert!(e.contains("not a whole number of nanoseconds"), "{e}");
+        let e = parse_dur("3 parsecs").unwrap_err().to_string();
+        assert!(
+            e.starts_with("invalid duration \"3 parsecs\": expected a number"),
+            "{e}"
+        );
+        assert_eq!(parse_dur("1.500s").unwrap(), Dur::from_millis(1500));
     }
 
     #[test]
@@ -266,7 +382,12 @@ mod tests {
         assert_eq!(parse_rate("9600bit").unwrap(), Rate(9_600));
         assert_eq!(parse_rate("1.5Mbit/s").unwrap(), Rate(1_500_000));
         assert_eq!(parse_rate("unlimited").unwrap(), Rate::UNLIMITED);
-        assert!(parse_rate("0kbit").is_err());
+        let zero = parse_rate("0kbit").unwrap_err().to_string();
+        assert!(zero.contains("zero is not allowed"), "{zero}");
+        assert!(zero.contains("\"unlimited\""), "{zero}");
+        let huge = parse_rate("99999999999Gbit").unwrap_err().to_string();
+        assert!(huge.contains("too large"), "{huge}");
+        assert!(!huge.contains("zero"), "{huge}");
         assert!(parse_rate("64kbps").is_err());
         assert_eq!(Rate(64_000).to_string(), "64kbit");
         assert_eq!(Rate(45_000_000).to_string(), "45Mbit");
@@ -279,7 +400,10 @@ mod tests {
         assert_eq!(parse_bytes("64KiB").unwrap(), Bytes(65536));
         assert_eq!(parse_bytes("1.22kB").unwrap(), Bytes(1220));
         assert!(parse_bytes("9600").is_err());
-        assert!(parse_bytes("0.5B").is_err());
+        let e = parse_bytes("0.5B").unwrap_err().to_string();
+        assert!(e.contains("not a whole number of bytes"), "{e}");
+        let e = parse_bytes("99999999999GiB").unwrap_err().to_string();
+        assert!(e.contains("too large"), "{e}");
     }
 
     #[test]

@@ -29,6 +29,7 @@
 #[allow(unsafe_code)]
 pub mod app;
 pub mod netns;
+pub mod progress;
 pub mod realtime;
 pub mod routing;
 pub mod setup;
@@ -69,8 +70,11 @@ pub struct EmuOptions {
     pub replication: Option<u64>,
     /// Run the real-time loop under `SCHED_FIFO` at this priority (0: normal scheduling).
     pub rt_priority: i32,
-    /// Print progress lines on stderr.
+    /// Print what is created, started and removed on stderr.
     pub verbose: bool,
+    /// Print a progress line on stderr every few seconds (elapsed time, bytes delivered per
+    /// flow, lateness so far: [`progress`]).
+    pub progress: bool,
 }
 
 impl EmuOptions {
@@ -84,6 +88,7 @@ impl EmuOptions {
             replication: None,
             rt_priority: 10,
             verbose: false,
+            progress: false,
         }
     }
 }
@@ -128,18 +133,35 @@ pub struct RunOutputs {
     pub app_failures: Vec<String>,
     /// Run-relative end time.
     pub end: Time,
+    /// The lock on `out_dir`, held while these outputs live, so that what is written after
+    /// the run (`connections.csv`) is still under it.
+    pub dir_lock: Option<std::sync::Arc<lasthop_core::output::RunDirLock>>,
 }
 
 /// Runs the scenario in real time. Returns when the flows are done (and the link has drained),
 /// the duration has passed, or a stop signal came; the outputs are committed in every one of
 /// these cases. Everything the run created is removed before this returns, also on error.
+///
+/// Before it creates anything the run reaps what dead runs left behind (their namespaces with
+/// the TUN devices and processes in them, their registry entries; never a live run's), locks its
+/// output directory for its whole length (a second run into it fails, naming this one's
+/// process), and removes the temporary files a killed run left there; each says on stderr what
+/// it removed.
 pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
     preflight(sc)?;
     for w in warnings(sc) {
         eprintln!("warning: {w}");
     }
-    std::fs::create_dir_all(&opts.out_dir)
-        .with_context(|| format!("creating {}", opts.out_dir.display()))?;
+    reap_dead_runs();
+    let lock = lasthop_core::output::RunDirLock::acquire(&opts.out_dir)?;
+    for p in lasthop_core::output::remove_stale_partials(&opts.out_dir, false)
+        .with_context(|| format!("removing stale files in {}", opts.out_dir.display()))?
+    {
+        eprintln!(
+            "removed {}: a temporary file an earlier run left unfinished",
+            p.display()
+        );
+    }
     // From here Ctrl-C, SIGTERM and SIGHUP only end the run through the signalfd: the
     // teardown always runs.
     let sigfd = sys::block_stop_signals().context("blocking stop signals")?;
@@ -147,7 +169,10 @@ pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
     // Forget signals that came during teardown, then restore the mask.
     while sys::read_signal(&sigfd).is_some() {}
     sys::unblock_stop_signals();
-    result
+    result.map(|mut out| {
+        out.dir_lock = Some(std::sync::Arc::new(lock));
+        out
+    })
 }
 
 /// Setup, loop, summary. An error anywhere drops the `Resources`, which removes what was made.
@@ -179,6 +204,22 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
     let stop = rt.run();
     sys::set_normal();
     summary::finish(sc, opts, run_id, rt, stop?)
+}
+
+/// What [`run`] does first: [`netns::cleanup`] of dead runs only, saying on stderr what it
+/// removed; what it could not remove is a warning (the new run does not need it gone).
+pub fn reap_dead_runs() -> netns::CleanupReport {
+    let rep = netns::cleanup(false);
+    for ns in &rep.removed {
+        eprintln!("reaped namespace {ns} (with its TUN device and processes): its run is dead");
+    }
+    for id in &rep.registry_removed {
+        eprintln!("reaped the registry entry of dead run {id}");
+    }
+    for e in &rep.errors {
+        eprintln!("warning: could not reap {e}");
+    }
+    rep
 }
 
 /// Re-exported for the CLI: remove what killed runs left behind.

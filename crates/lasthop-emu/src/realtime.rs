@@ -8,6 +8,7 @@
 //! that write was. The model never sees the wall clock, so a late wake-up delays a packet but
 //! never changes the model's timeline.
 
+use crate::progress::Progress;
 use crate::routing::{Route, Routes};
 use crate::setup::{Host, Resources};
 use crate::stats::Lateness;
@@ -81,6 +82,7 @@ pub struct Realtime<'a> {
     actual: HashMap<u64, Time>,
     pub lateness: Lateness,
     pub counters: Counters,
+    progress: Progress,
 }
 
 impl<'a> Realtime<'a> {
@@ -125,6 +127,7 @@ impl<'a> Realtime<'a> {
             actual: HashMap::new(),
             lateness: Lateness::default(),
             counters: Counters::default(),
+            progress: Progress::new(sc),
         })
     }
 
@@ -200,6 +203,11 @@ impl<'a> Realtime<'a> {
                 self.link.handle_timeout(now);
             }
             self.flush();
+            if self.opts.progress {
+                if let Some(line) = self.progress.due(now) {
+                    eprintln!("{line}");
+                }
+            }
             if let Some(s) = stop {
                 return Ok(s);
             }
@@ -286,7 +294,12 @@ impl<'a> Realtime<'a> {
         // the host's receive path (and often its reply) before it returns.
         let actual = self.now();
         match sys::write(self.res.tuns[d].as_fd(), &pkt.data) {
-            Ok(_) => self.traffic[d].received += 1,
+            Ok(_) => {
+                self.traffic[d].received += 1;
+                if self.opts.progress {
+                    self.progress.delivered(&pkt.data);
+                }
+            }
             Err(_) => self.counters.write_errors += 1,
         }
         self.writer().pcap(d, actual, pkt);
@@ -301,8 +314,9 @@ impl<'a> Realtime<'a> {
                 continue;
             };
             let actual = self.deliver(d, o.packet);
-            self.lateness
-                .record(actual.as_nanos().saturating_sub(o.at.as_nanos()));
+            let late = actual.as_nanos().saturating_sub(o.at.as_nanos());
+            self.lateness.record(late);
+            self.progress.lateness(late);
             if self.sc.log == LogLevel::All {
                 self.actual.insert(o.id, actual);
             }

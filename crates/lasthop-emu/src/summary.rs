@@ -107,6 +107,7 @@ pub fn finish(
         stop,
         app_failures: failures,
         end,
+        dir_lock: None,
     })
 }
 

@@ -382,6 +382,16 @@ impl std::error::Error for ReadError {}
 
 /// Reads `events.csv` rows from `r`, in file order. The first error ends the rows.
 pub fn read_events<R: io::Read>(r: R) -> impl Iterator<Item = Result<EventRow, ReadError>> {
+    read_events_where(r, |_| true).map(|r| r.map(|(_, row)| row))
+}
+
+/// [`read_events`] for the rows whose `event` column `keep` accepts (`"drop"`, `"arrive"`, ...),
+/// each with its line in the file (1 is the header). The other rows are split into fields but
+/// not parsed, which is most of the work for a reader that wants few kinds of a full log.
+pub fn read_events_where<R: io::Read>(
+    r: R,
+    keep: impl Fn(&str) -> bool,
+) -> impl Iterator<Item = Result<(u64, EventRow), ReadError>> {
     let mut rd = csv::ReaderBuilder::new()
         .has_headers(true)
         .buffer_capacity(1 << 16)
@@ -398,13 +408,33 @@ pub fn read_events<R: io::Read>(r: R) -> impl Iterator<Item = Result<EventRow, R
         Err(e) => Some(e.to_string()),
     };
     let headers = headers.unwrap_or_default();
+    // Our own files have exactly our columns in our order: rows are then read by position,
+    // which skips matching every field's name in every row (a file is read once per analysis,
+    // and is often the largest input). Any other column set is read by name.
+    let ours = headers.iter().eq(CSV_HEADER.trim_end().split(','));
+    let by_name = (!ours).then(|| headers.clone());
+    let event_col = headers.iter().position(|c| c == "event").unwrap_or(1);
     let failed = header_err.is_some();
     let first = header_err.map(|message| Err(ReadError { line: 1, message }));
     let mut done = failed;
-    let rows = rd.into_deserialize::<EventRow>().map_while(move |r| {
+    let mut record = csv::StringRecord::new();
+    let rows = std::iter::from_fn(move || {
         if done {
             return None;
         }
+        let r = loop {
+            match rd.read_record(&mut record) {
+                Ok(false) => return None,
+                Ok(true) if !keep(record.get(event_col).unwrap_or("")) => continue,
+                Ok(true) => {
+                    let line = record.position().map_or(0, |p| p.line());
+                    break record
+                        .deserialize::<EventRow>(by_name.as_ref())
+                        .map(|row| (line, row));
+                }
+                Err(e) => break Err(e),
+            }
+        };
         Some(r.map_err(|e| {
             done = true;
             let line = e.position().map(|p| p.line()).unwrap_or(0);

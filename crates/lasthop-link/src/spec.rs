@@ -920,6 +920,18 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             }
             (Policy::Droptail, None) => None,
         };
+    if q.packets == Some(0) {
+        return Err(err(
+            format!("{key}.packets"),
+            "0 packets is no queue at all (every packet that finds the link busy would be dropped): give 1 or more, or leave the key out for no packet limit",
+        ));
+    }
+    if q.bytes == Some(Bytes(0)) {
+        return Err(err(
+            format!("{key}.bytes"),
+            "0B is no queue at all (every packet that finds the link busy would be dropped): give a size that holds a packet, e.g. \"9600B\", or leave the key out for no byte limit",
+        ));
+    }
     Ok(QueueConfig {
         packets: q.packets,
         bytes: q.bytes.map(|b| b.0),

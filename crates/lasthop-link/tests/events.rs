@@ -1,7 +1,7 @@
 //! `events.csv` written by `EventCsv` and read back by the one typed reader, `read_events`.
 
 use lasthop_core::{Dur, Packet, Seeds, Time};
-use lasthop_link::event::{read_events, RowCause, RowKind, CSV_HEADER};
+use lasthop_link::event::{read_events, read_events_where, RowCause, RowKind, CSV_HEADER};
 use lasthop_link::middlebox::{Action, Inject, Middlebox};
 use lasthop_link::{Dir, EventCsv, Link, LinkSpec, LogLevel};
 
@@ -142,6 +142,33 @@ fn bad_files_are_errors_with_line_numbers_and_columns() {
         (rows[0].event, rows[0].cause, rows[0].dir),
         (RowKind::Other, Some(RowCause::Other), Some(Dir::Up))
     );
+}
+
+#[test]
+fn a_filtered_read_keeps_the_kinds_asked_for_with_their_lines() {
+    let text = format!(
+        "{CSV_HEADER}0,arrive,down,0,tcp:a,,,,,576,0,0,0,0,,,,,\n\
+         0,enqueue,down,0,tcp:a,,,,,576,1,576,0,0,,,,,\n\
+         5,drop,down,1,tcp:a,,,,,576,20,11520,0,0,queue,,,,\n\
+         7,release,down,0,tcp:a,,,,,576,0,0,0,0,,,,,\n"
+    );
+    let rows: Vec<_> = read_events_where(text.as_bytes(), |k| k == "drop" || k == "release")
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let got: Vec<_> = rows.iter().map(|(l, r)| (*l, r.event, r.time_ns)).collect();
+    assert_eq!(got, [(4, RowKind::Drop, 5), (5, RowKind::Release, 7)]);
+    assert_eq!(rows[0].1.cause, Some(RowCause::Queue));
+    // A bad row among the skipped kinds is not parsed, so not an error; among the kept it is.
+    let bad = format!("{CSV_HEADER}x,enqueue,down,0,tcp:a,,,,,576,1,576,0,0,,,,,\n");
+    assert_eq!(
+        read_events_where(bad.as_bytes(), |k| k == "drop").count(),
+        0
+    );
+    let e = read_events_where(bad.as_bytes(), |_| true)
+        .next()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(e.line, 2);
 }
 
 #[test]

@@ -170,6 +170,28 @@ fn bad_specs_name_the_key_the_value_and_what_is_allowed() {
         &["down.delays[0].nth", "from 1"],
     );
     assert_mentions("[down]\nrate = \"64kbit\"\nschedule = [{ at = \"2s\", rate = \"1kbit\" }, { at = \"1s\", rate = \"2kbit\" }]\n", &["down.schedule", "increasing"]);
+    // Zero where zero means nothing: say so, and what is allowed.
+    assert_mentions(
+        "[down]\nrate = \"0kbit\"\n",
+        &["down.rate", "0kbit", "zero is not allowed", "\"unlimited\""],
+    );
+    assert_mentions(
+        "[both]\ndelay = \"99999999999999h\"\n",
+        &["both.delay", "too large", "the largest is"],
+    );
+    assert_mentions(
+        "[down.queue]\npackets = 0\n",
+        &[
+            "down.queue.packets",
+            "no queue at all",
+            "1 or more",
+            "leave the key out",
+        ],
+    );
+    assert_mentions(
+        "[up.queue]\nbytes = \"0B\"\n",
+        &["up.queue.bytes", "no queue at all"],
+    );
     // TOML syntax errors say where.
     assert_mentions("[down\nrate = 1\n", &["line 1"]);
 }

@@ -32,7 +32,7 @@ fn slow_start_drops(dir: &Path) -> (usize, usize) {
         .lines()
         .skip(1)
         .map(|l| l.split(',').collect::<Vec<_>>())
-        .find(|f| f[1] == "server" && (f[9] == "Recovery" || f[9] == "Loss"))
+        .find(|f| f[1] == "fixed" && (f[9] == "Recovery" || f[9] == "Loss"))
         .map(|f| f[0].parse::<u64>().unwrap())
         .expect("the sender recovers from the overshoot");
     let events = std::fs::read_to_string(dir.join("events.csv")).unwrap();
@@ -107,7 +107,7 @@ fn seed001_buffer7_baseline() {
         trace
             .lines()
             .map(|l| l.split(',').collect::<Vec<_>>())
-            .find(|f| f[1] == "server" && f[4] == w)
+            .find(|f| f[1] == "fixed" && f[4] == w)
             .map(|f| f[0].parse::<f64>().unwrap() / 1e9)
             .unwrap()
     };

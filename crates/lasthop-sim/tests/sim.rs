@@ -46,8 +46,8 @@ fn same_spec_and_seed_give_identical_files() {
         [
             "connections.csv",
             "events.csv",
+            "fixed.pcap",
             "mobile.pcap",
-            "server.pcap",
             "tcp_trace.csv"
         ]
     );
@@ -149,20 +149,20 @@ fn scenario_text(tweak: impl Fn(String) -> String) -> Result<Scenario, String> {
 fn bad_input_is_refused_by_key() {
     let cases: &[(&str, &str, &[&str])] = &[
         (
-            "from = \"server\"",
+            "from = \"fixed\"",
             "from = \"nobody\"",
             &["flows", "nobody"],
         ),
         ("bytes = 188640", "bytes = 0", &["bytes", "0"]),
         (
-            "[hosts.server.tcp]",
-            "[hosts.server.tcp]\nmss = \"2000B\"",
-            &["hosts.server.tcp.mss", "2000"],
+            "[hosts.fixed.tcp]",
+            "[hosts.fixed.tcp]\nmss = \"2000B\"",
+            &["hosts.fixed.tcp.mss", "2000"],
         ),
         (
-            "[hosts.server.tcp]",
-            "[hosts.server.tcp]\nsacks = true",
-            &["hosts.server.tcp", "sacks"],
+            "[hosts.fixed.tcp]",
+            "[hosts.fixed.tcp]\nsacks = true",
+            &["hosts.fixed.tcp", "sacks"],
         ),
         (
             "link = \"../links/seed000-e0.toml\"",

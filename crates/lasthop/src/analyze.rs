@@ -10,16 +10,20 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct AnalyzeArgs {
-    /// A pcap capture. With PCAP2, the client-side capture (it gives the elapsed times).
+    /// A pcap capture. With PCAP2, the two are the captures at the two ends of the same run, in
+    /// either order: the TCP client's capture gives the elapsed times, the data sender's the
+    /// data, retransmission, duplicate-ACK, RTO and SACK counts; which is which is told from the
+    /// captures (see `docs/analysis.md`).
     pub pcap: PathBuf,
-    /// The server-side capture of the same run: the data sender's capture gives the data,
-    /// retransmission, duplicate-ACK, RTO and SACK counts; one row per connection.
+    /// The capture at the other end of the same run; one row per connection.
     pub pcap2: Option<PathBuf>,
     /// The link's event log (events.csv) for drops by cause and spurious retransmissions.
     #[arg(long)]
     pub events: Option<PathBuf>,
-    /// Write connections.csv here (atomically), udp_flows.csv beside it when the captures
-    /// hold UDP flows, and pages.csv and page_objects.csv when --scenario names http flows.
+    /// Write connections.csv here, udp_flows.csv beside it when the captures hold UDP flows,
+    /// and pages.csv and page_objects.csv when --scenario names http flows (`-`: standard
+    /// output; a regular file is replaced whole, a FIFO or device written through, a directory
+    /// refused).
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// RTO inference: minimum time without ACK progress before a retransmission counts as an
@@ -30,8 +34,9 @@ pub struct AnalyzeArgs {
     /// this many bytes of the data direction.
     #[arg(long, default_value_t = 10_240)]
     pub partial_bytes: u64,
-    /// The run's scenario: its http flows' pages are found in the captures (PCAP the client's,
-    /// PCAP2 the server's) and listed, with response time, total time and per-object metrics.
+    /// The run's scenario: its http flows' pages are found in the client's and the server's
+    /// capture (told apart as for the connections) and listed, with response time, total time
+    /// and per-object metrics.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
     /// Print every counter of both directions of each connection (like `tcptrace -l`).
@@ -129,9 +134,27 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
             out.display()
         );
     }
-    let mut conns = match &second {
-        Some(second) => la::merge_sides(&first.conns, &second.conns),
-        None => first.conns.clone(),
+    // and whether the first capture is the client's (the pages need to know)
+    let (mut conns, first_is_client) = match (&second, &args.pcap2) {
+        (Some(second), Some(p2)) => {
+            let (a, b) = (args.pcap.display(), p2.display());
+            match client_side(&first.conns, &second.conns) {
+                Side::First => (la::merge_sides(&first.conns, &second.conns), true),
+                Side::Second => {
+                    eprintln!(
+                        "note: {b} is the TCP client's capture and {a} the server's (told by the data sender's round-trip times): merged as such"
+                    );
+                    (la::merge_sides(&second.conns, &first.conns), false)
+                }
+                Side::Unknown => {
+                    eprintln!(
+                        "warning: cannot tell which of {a} and {b} was captured at the TCP client (no connection whose data sender's capture shows clearly longer round trips): taking {a} as the client's; if it is not, elapsed times and counts come from the wrong side, so give the client's capture first"
+                    );
+                    (la::merge_sides(&first.conns, &second.conns), true)
+                }
+            }
+        }
+        _ => (first.conns.clone(), true),
     };
     if let Some(ev) = &args.events {
         la::EventLog::load(ev)?.join(&mut conns);
@@ -145,7 +168,12 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         print!("{}", la::format_table(&conns));
     }
     print!("{}", la::format_udp_table(&udp));
-    let pages = pages(&args, &first.conns, second.as_ref(), &conns)?;
+    let (client, server) = match (&second, first_is_client) {
+        (Some(s), true) => (&first.conns[..], &s.conns[..]),
+        (Some(s), false) => (&s.conns[..], &first.conns[..]),
+        (None, _) => (&first.conns[..], &[][..]),
+    };
+    let pages = pages(&args, client, server, &conns)?;
     if let Some(out) = &args.csv {
         la::write_connections_csv(out, &conns)
             .with_context(|| format!("writing {}", out.display()))?;
@@ -171,13 +199,13 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
     Ok(())
 }
 
-/// The pages of the scenario's http flows (none without `--scenario`), printed: the first
-/// capture is the client's (response times), the second the server's (total and elapsed times,
-/// counters).
+/// The pages of the scenario's http flows (none without `--scenario`), printed: `client` is
+/// the client's capture's connections (response times), `server` the server's (total and
+/// elapsed times, counters).
 fn pages(
     args: &AnalyzeArgs,
     client: &[la::ConnStats],
-    server: Option<&la::Analysis>,
+    server: &[la::ConnStats],
     merged: &[la::ConnStats],
 ) -> Result<Vec<la::PageStats>> {
     let Some(path) = &args.scenario else {
@@ -185,10 +213,57 @@ fn pages(
     };
     let sc = lasthop_scenario::Scenario::load(path)?;
     let specs = lasthop_sim::page_specs(&sc);
-    let server = server.map_or(&[][..], |s| &s.conns[..]);
     let pages = la::page::pages(&specs, client, server, merged);
     print!("{}", la::format_page_table(&pages));
     Ok(pages)
+}
+
+/// Which of two captures of one run was taken at the TCP client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    First,
+    Second,
+    Unknown,
+}
+
+/// Tells which of two captures, taken at the two ends of the same connections, is at the TCP
+/// client. At the data sender a data segment's ACK comes a network round trip later; at the
+/// receiver the ACK leaves at once (or after the delayed-ACK timer), so the data direction's
+/// smallest RTT sample is clearly larger in the sender's capture. With the connection's data
+/// direction that places the client. Connections vote; a tie, or no connection with a clear
+/// difference (a link with almost no delay, no samples), is `Unknown`.
+pub fn client_side(a: &[la::ConnStats], b: &[la::ConnStats]) -> Side {
+    let mut votes = 0i64;
+    for ca in a {
+        let Some(cb) = b.iter().find(|cb| {
+            cb.client == ca.client
+                && cb.server == ca.server
+                && (ca.client_isn.is_none()
+                    || cb.client_isn.is_none()
+                    || ca.client_isn == cb.client_isn)
+        }) else {
+            continue;
+        };
+        let (ra, rb) = (&ca.data().rtt, &cb.data().rtt);
+        if ra.samples == 0 || rb.samples == 0 {
+            continue;
+        }
+        let clearly = |x: u64, y: u64| x > 2 * y && x - y > 1_000_000;
+        let a_sends = if clearly(ra.min_ns, rb.min_ns) {
+            true
+        } else if clearly(rb.min_ns, ra.min_ns) {
+            false
+        } else {
+            continue;
+        };
+        let client_sends = matches!(ca.data_dir(), la::DataDir::ClientToServer);
+        votes += if a_sends == client_sends { 1 } else { -1 };
+    }
+    match votes.signum() {
+        1 => Side::First,
+        -1 => Side::Second,
+        _ => Side::Unknown,
+    }
 }
 
 #[cfg(test)]

@@ -1,32 +1,111 @@
 //! `lasthop check SPEC`: load a spec, print what it describes or why it cannot be used.
 //!
-//! The kind of spec is told by its top-level keys: a scenario names `hosts`, `flows` or a
-//! `link` file; anything else is read as a link spec. Either way every key is checked.
+//! The kind of spec (link, scenario, experiment) is told by its top-level keys, each kind by keys
+//! only it has; the spec is then checked as that kind, every key of it. An empty spec is refused:
+//! as a link it would describe an unlimited link nobody meant.
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use lasthop_experiment::Experiment;
 use lasthop_link::LinkSpec;
 use lasthop_scenario::Scenario;
 use std::path::Path;
 
+/// The kinds of spec, each with the top-level keys that only it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Link,
+    Scenario,
+    Experiment,
+}
+
+const EXPERIMENT_KEYS: &[&str] = &[
+    "scenario",
+    "matrix",
+    "mode",
+    "replications",
+    "classes",
+    "set",
+    "report_run",
+    "reference",
+];
+const SCENARIO_KEYS: &[&str] = &["hosts", "flows", "link", "duration", "replication", "log"];
+
+/// The kind of spec a parsed document is: the first kind (experiment, scenario) one of whose own
+/// keys it has, else a link spec (every key of a link is optional). An experiment names a scenario, a scenario names a link, so a
+/// document with keys of two kinds is the larger one (and its loader names the stray keys).
+pub fn detect(t: &toml::Table) -> Result<Kind> {
+    if t.is_empty() {
+        bail!(
+            "the spec is empty: nothing to check. A link spec has [down], [up] or [both] (rate, delay, queue ...); a scenario has link = \"...\", duration, [hosts.NAME] and [[flows]]; an experiment has scenario = \"...\" and [matrix.*] (see examples/ and experiments/)"
+        );
+    }
+    let has = |keys: &[&str]| keys.iter().any(|k| t.contains_key(*k));
+    if has(EXPERIMENT_KEYS) {
+        Ok(Kind::Experiment)
+    } else if has(SCENARIO_KEYS) {
+        Ok(Kind::Scenario)
+    } else {
+        // A link spec with only a name is the unlimited link (`passthrough-link.toml`); unknown
+        // keys are named by the link loader with the keys it allows.
+        Ok(Kind::Link)
+    }
+}
+
 pub fn run(spec: &Path) -> Result<()> {
     let text = std::fs::read_to_string(spec)
         .with_context(|| format!("{}: cannot read the file", spec.display()))?;
-    // A syntax error is reported by the loaders below with its line; only sniff valid TOML.
-    let scenario = toml::from_str::<toml::Table>(&text)
-        .map(|t| {
-            ["hosts", "flows", "link"]
-                .iter()
-                .any(|k| t.contains_key(*k))
-        })
-        .unwrap_or(false);
-    if scenario {
-        let s = Scenario::load(spec)?;
-        print!("{}", s.describe());
-        println!();
-        print!("{}", s.link.describe());
-    } else {
-        let cfg = LinkSpec::load(spec)?;
-        print!("{}", cfg.describe());
+    // A syntax error is reported by the link loader with its line (the syntax is the same for
+    // every kind).
+    let kind = match toml::from_str::<toml::Table>(&text) {
+        Ok(t) => detect(&t).with_context(|| format!("{}", spec.display()))?,
+        Err(_) => Kind::Link,
+    };
+    match kind {
+        Kind::Experiment => {
+            let exp = Experiment::load(spec)?;
+            println!("{}: an experiment", spec.display());
+            print!("{exp}");
+        }
+        Kind::Scenario => {
+            let s = Scenario::load(spec)?;
+            println!("{}: a scenario", spec.display());
+            print!("{}", s.describe());
+            println!();
+            print!("{}", s.link.describe());
+        }
+        Kind::Link => {
+            let cfg = LinkSpec::load(spec)?;
+            println!("{}: a link spec", spec.display());
+            print!("{}", cfg.describe());
+        }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(text: &str) -> Result<Kind> {
+        detect(&toml::from_str(text).unwrap())
+    }
+
+    #[test]
+    fn kinds_by_their_own_keys() {
+        assert_eq!(kind("[down]\nrate = \"64kbit\"\n").unwrap(), Kind::Link);
+        assert_eq!(kind("mtu = \"576B\"\n").unwrap(), Kind::Link);
+        assert_eq!(
+            kind("name = \"x\"\nduration = \"1s\"\nlink = \"l.toml\"\n").unwrap(),
+            Kind::Scenario
+        );
+        assert_eq!(
+            kind("scenario = \"s.toml\"\n[matrix.link]\na = { link = \"l.toml\" }\n").unwrap(),
+            Kind::Experiment
+        );
+        let e = kind("").unwrap_err().to_string();
+        assert!(e.contains("the spec is empty"), "{e}");
+        let e = kind("# only a comment\n").unwrap_err().to_string();
+        assert!(e.contains("the spec is empty"), "{e}");
+        assert_eq!(kind("name = \"passthrough\"\n").unwrap(), Kind::Link);
+    }
 }

@@ -33,6 +33,9 @@ pub struct EmuArgs {
     /// Print what is created, started and removed.
     #[arg(short, long)]
     pub verbose: bool,
+    /// No progress line (every 5 s on stderr: elapsed time, bytes delivered per flow, lateness).
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
 pub fn run(args: EmuArgs) -> Result<()> {
@@ -45,6 +48,7 @@ pub fn run(args: EmuArgs) -> Result<()> {
     opts.seed = args.seed;
     opts.replication = args.replication;
     opts.verbose = args.verbose;
+    opts.progress = !args.quiet;
     opts.rt_priority = args.rt_priority.clamp(0, 99);
     let out = lasthop_emu::run(&sc, &opts)?;
     println!(

@@ -30,9 +30,10 @@ enum Command {
     /// Per-connection TCP statistics (tcptrace-class) of a capture, optionally merged with the
     /// other side's capture and joined with the link's event log; prints a table, writes CSV.
     Analyze(analyze::AnalyzeArgs),
-    /// Load a spec and print what it describes, or every error in it.
+    /// Load a spec (link, scenario or experiment: told by its keys) and print what it
+    /// describes, or what is wrong with it.
     Check {
-        /// A link spec or a scenario spec (TOML).
+        /// A link spec, a scenario or an experiment (TOML).
         spec: PathBuf,
     },
     /// Simulate one replication of a scenario in virtual time (no root needed). Without a spec,

@@ -15,6 +15,12 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
+    // Not while a `lasthop run` writes into the directory (its error names that run).
+    let _lock = if args.dir.is_dir() {
+        Some(lasthop_core::output::RunDirLock::acquire(&args.dir)?)
+    } else {
+        None
+    };
     lasthop_experiment::write_summary(&args.dir).map_err(|e| anyhow!(e))?;
     let path =
         lasthop_report::build_with(&args.dir, args.run.as_deref()).map_err(|e| anyhow!(e))?;

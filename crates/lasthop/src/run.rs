@@ -4,8 +4,11 @@
 
 use anyhow::{anyhow, bail, Context, Result};
 use lasthop_experiment::runner::EmuBackend;
+use lasthop_experiment::runner::RunError;
 use lasthop_experiment::{run_experiment, Backend, Experiment, Mode, RunOptions, SimBackend};
+use lasthop_scenario::Scenario;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI32, Ordering};
 
 #[derive(clap::Args)]
 pub struct RunArgs {
@@ -63,27 +66,42 @@ fn embedded_quickstart(out: &Path) -> Result<Experiment> {
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
+    let default_out = |name: &str| Path::new("results").join(name);
+    // The quick start's results directory is known before its spec (which is written there).
+    let mut lock = None;
     let exp = match &args.spec {
         Some(spec) => Experiment::load(spec)?,
         None => {
             let out = args
                 .out
                 .clone()
-                .unwrap_or_else(|| Path::new("results").join("quickstart"));
+                .unwrap_or_else(|| default_out("quickstart"));
             println!(
                 "no experiment given: the embedded quick start (experiments/quickstart.toml), specs in {}/spec",
                 out.display()
             );
+            if !args.dry_run {
+                lock = Some(lock_results(&out)?);
+            }
             embedded_quickstart(&out)?
         }
     };
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| Path::new("results").join(&exp.name));
+    let out = args.out.clone().unwrap_or_else(|| default_out(&exp.name));
     print!("{exp}");
     if args.dry_run {
         return Ok(());
+    }
+    let _lock = match lock {
+        Some(l) => l,
+        None => lock_results(&out)?,
+    };
+    match exp.mode {
+        Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref())?,
+        // The emulator takes the stop signals through its signalfd; blocked in every thread
+        // (the runner's inherit the mask), none of them ends the process around it.
+        Mode::Emu => stop_signals()
+            .thread_block()
+            .context("blocking stop signals")?,
     }
     let backend: Box<dyn Backend> = match exp.mode {
         Mode::Sim => Box::new(SimBackend),
@@ -93,8 +111,11 @@ pub fn run(args: RunArgs) -> Result<()> {
                 lasthop_emu::preflight(&p.scenario)
                     .with_context(|| format!("emu mode, point {}", p.name))?;
             }
-            Box::new(EmuBackend {
-                exe: std::env::current_exe().context("locating the lasthop binary")?,
+            Box::new(StopOnSignal {
+                inner: EmuBackend {
+                    exe: std::env::current_exe().context("locating the lasthop binary")?,
+                },
+                signal: AtomicI32::new(0),
             })
         }
     };
@@ -104,6 +125,27 @@ pub fn run(args: RunArgs) -> Result<()> {
         progress: !args.quiet,
     };
     let r = run_experiment(&exp, &out, backend.as_ref(), &opts).map_err(|e| anyhow!(e))?;
+    if r.failed
+        .iter()
+        .any(|(_, e)| e.starts_with("interrupted by signal"))
+    {
+        // Emulated runs stop on a signal through the emulator's own teardown.
+        eprintln!("{}", kept_message(&exp, &out, args.spec.as_deref()));
+        let sig = r
+            .failed
+            .iter()
+            .find_map(|(_, e)| {
+                e.strip_prefix("interrupted by signal ")?
+                    .parse::<i32>()
+                    .ok()
+            })
+            .unwrap_or(2);
+        std::process::exit(128 + sig);
+    }
+    if exp.mode == Mode::Emu {
+        // Ctrl-C ends the process again while the report is built.
+        let _ = stop_signals().thread_unblock();
+    }
     println!(
         "{} runs: {} kept from before, {} run now, {} failed; {:.1} s of wall time",
         r.total,
@@ -131,4 +173,110 @@ pub fn run(args: RunArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Locks the results directory for the run (a second `lasthop run` into it fails, naming this
+/// one's process) and removes the temporary files of runs killed before they finished.
+fn lock_results(out: &Path) -> Result<lasthop_core::output::RunDirLock> {
+    let lock = lasthop_core::output::RunDirLock::acquire(out)?;
+    let removed = lasthop_core::output::remove_stale_partials(out, true)
+        .with_context(|| format!("removing stale files in {}", out.display()))?;
+    if !removed.is_empty() {
+        eprintln!(
+            "removed {} temporary files that killed runs left unfinished in {}",
+            removed.len(),
+            out.display()
+        );
+    }
+    Ok(lock)
+}
+
+/// What an interrupted experiment kept and how to resume it.
+fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>) -> String {
+    let layout = lasthop_experiment::ResultsDir::new(out);
+    let total = exp.points.len() as u64 * exp.replications;
+    let done: u64 = exp
+        .points
+        .iter()
+        .map(|p| {
+            (0..exp.replications)
+                .filter(|&k| layout.run(&p.name, k).has_marker())
+                .count() as u64
+        })
+        .sum();
+    let mut cmd = String::from("lasthop run");
+    if let Some(s) = spec {
+        cmd += &format!(" {}", s.display());
+    }
+    cmd += &format!(" --out {}", out.display());
+    format!(
+        "interrupted: {done} of {total} runs are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone; the report is built when every run is finished.\nto resume, run the same command: {cmd}",
+        out.display()
+    )
+}
+
+fn stop_signals() -> nix::sys::signal::SigSet {
+    use nix::sys::signal::{SigSet, Signal};
+    let mut set = SigSet::empty();
+    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
+        set.add(s);
+    }
+    set
+}
+
+/// Simulation runs on rayon's threads: Ctrl-C, SIGTERM or SIGHUP go to one thread that says
+/// what was kept and how to resume, then ends the process (unfinished runs have no marker and
+/// are redone; their temporary files are removed by the next run).
+fn interrupt_says_what_was_kept(exp: &Experiment, out: &Path, spec: Option<&Path>) -> Result<()> {
+    let set = stop_signals();
+    // Blocked here, before the runner's threads exist: they inherit the mask.
+    set.thread_block().context("blocking stop signals")?;
+    let (exp, out, spec) = (exp.clone(), out.to_path_buf(), spec.map(Path::to_path_buf));
+    std::thread::spawn(move || {
+        if let Ok(sig) = set.wait() {
+            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref()));
+            std::process::exit(128 + sig as i32);
+        }
+    });
+    Ok(())
+}
+
+/// The emulator backend, stopping the experiment at the first run a signal ended: Ctrl-C ends
+/// the emulated run under way through the emulator's own teardown, and every run after it is
+/// reported as interrupted without starting, so the command stops and says what it kept.
+struct StopOnSignal {
+    inner: EmuBackend,
+    /// The signal that stopped a run (0: none yet).
+    signal: AtomicI32,
+}
+
+impl Backend for StopOnSignal {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError> {
+        let s = self.signal.load(Ordering::SeqCst);
+        if s != 0 {
+            return Err(RunError::Signal(s));
+        }
+        let r = self.inner.run(scenario, dir);
+        // The emulator unblocks the stop signals when it ends; until the next run takes them
+        // (a signal that comes meanwhile stops that run's setup), they stay pending.
+        let _ = stop_signals().thread_block();
+        let r = match r {
+            Err(RunError::Emu(e)) => match format!("{e:#}")
+                .split("stopped by signal ")
+                .nth(1)
+                .and_then(|t| t.split(' ').next()?.parse::<i32>().ok())
+            {
+                Some(s) => Err(RunError::Signal(s)),
+                None => Err(RunError::Emu(e)),
+            },
+            r => r,
+        };
+        if let Err(RunError::Signal(s)) = &r {
+            self.signal.store(*s, Ordering::SeqCst);
+        }
+        r
+    }
+    fn max_jobs(&self) -> Option<usize> {
+        self.inner.max_jobs()
+    }
 }

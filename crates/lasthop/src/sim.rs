@@ -70,6 +70,16 @@ pub fn run(args: SimArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&scenario.name));
+    // One run at a time into a directory; a killed run's temporary files go.
+    let _lock = lasthop_core::output::RunDirLock::acquire(&out)?;
+    for p in lasthop_core::output::remove_stale_partials(&out, false)
+        .with_context(|| format!("removing stale files in {}", out.display()))?
+    {
+        eprintln!(
+            "removed {}: a temporary file an earlier run left unfinished",
+            p.display()
+        );
+    }
     let opts = OutputOptions {
         dir: Some(out.clone()),
         capture: true,

@@ -1,84 +1,106 @@
-//! `lasthop analyze` on the captures of a simulated run with a CBR UDP flow (seed 000's
-//! 2tcp1udp on e0): it prints the UDP table `lasthop sim` printed and writes the same
-//! `udp_flows.csv`, whichever order the two captures are given in.
+//! `lasthop analyze` through the command line: two captures of one run in either order give the
+//! same answer, and `--csv` follows the rule for output paths.
 
 use std::path::Path;
-use std::process::Command;
+use std::process::{Command, Output};
 
-fn lasthop(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+fn lasthop(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_lasthop"))
         .args(args)
         .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "{args:?}: {stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
+        .unwrap()
 }
 
-/// The UDP table: from its header line to the end of the block of flow rows.
-fn udp_table(stdout: &str) -> Vec<&str> {
-    stdout
-        .lines()
-        .skip_while(|l| !l.starts_with(" udp sender"))
-        .take_while(|l| l.starts_with(" udp sender") || l.trim_start().starts_with("1 "))
-        .collect()
+fn text(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).to_string() + &String::from_utf8_lossy(&o.stderr)
+}
+
+/// A simulated run of the shipped seed 000 e0 scenario: the fixed host is the TCP client and
+/// sends, the mobile host receives.
+fn run(dir: &Path) -> (String, String) {
+    let sc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios/seed000-e0.toml");
+    let out = dir.join("run");
+    let o = lasthop(&["sim", sc.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o));
+    (
+        out.join("fixed.pcap").display().to_string(),
+        out.join("mobile.pcap").display().to_string(),
+    )
 }
 
 #[test]
-fn analyze_prints_and_writes_the_udp_flows_the_simulator_did() {
+fn two_captures_in_either_order_give_the_same_table() {
     let d = tempfile::tempdir().unwrap();
-    let scenario = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../examples/scenarios/seed000-e0-2tcp1udp.toml");
-    let sim = d.path().join("sim");
-    let sim_out = lasthop(&[
-        "sim",
-        scenario.to_str().unwrap(),
-        "--out",
-        sim.to_str().unwrap(),
-    ]);
-    let sim_table = udp_table(&sim_out);
-    assert_eq!(sim_table.len(), 2, "{sim_out}");
-    let want_csv = std::fs::read_to_string(sim.join("udp_flows.csv")).unwrap();
-    let (server, mobile, events) = (
-        sim.join("server.pcap"),
-        sim.join("mobile.pcap"),
-        sim.join("events.csv"),
+    let (fixed, mobile) = run(d.path());
+    let (a, b) = (d.path().join("a.csv"), d.path().join("b.csv"));
+    let right = lasthop(&["analyze", &fixed, &mobile, "--csv", a.to_str().unwrap()]);
+    assert!(right.status.success(), "{}", text(&right));
+    assert!(
+        !text(&right).contains("note:") && !text(&right).contains("warning"),
+        "{}",
+        text(&right)
     );
-    for (i, (a, b)) in [(&server, &mobile), (&mobile, &server)]
-        .into_iter()
-        .enumerate()
-    {
-        let out = d.path().join(format!("a{i}"));
-        std::fs::create_dir(&out).unwrap();
-        let csv = out.join("connections.csv");
-        let stdout = lasthop(&[
-            "analyze",
-            a.to_str().unwrap(),
-            b.to_str().unwrap(),
-            "--events",
-            events.to_str().unwrap(),
-            "--csv",
-            csv.to_str().unwrap(),
-        ]);
-        assert_eq!(udp_table(&stdout), sim_table, "{stdout}");
-        assert_eq!(
-            std::fs::read_to_string(out.join("udp_flows.csv")).unwrap(),
-            want_csv
-        );
-    }
-    // The receiver's capture alone: the datagrams it received, 1389 of them (as the simulator
-    // counted), nothing about the sender's side.
-    let stdout = lasthop(&["analyze", mobile.to_str().unwrap()]);
-    let t = udp_table(&stdout);
-    let row: Vec<&str> = t[1].split_whitespace().collect();
-    let sim_row: Vec<&str> = sim_table[1].split_whitespace().collect();
+    let swapped = lasthop(&["analyze", &mobile, &fixed, "--csv", b.to_str().unwrap()]);
+    assert!(swapped.status.success(), "{}", text(&swapped));
+    assert!(
+        text(&swapped).contains(&format!("note: {fixed} is the TCP client's capture")),
+        "{}",
+        text(&swapped)
+    );
     assert_eq!(
-        &row[..6],
-        &["1", sim_row[1], sim_row[2], "-", sim_row[4], "-"]
+        std::fs::read_to_string(&a).unwrap(),
+        std::fs::read_to_string(&b).unwrap()
     );
-    assert_eq!(row[6], sim_row[6], "throughput");
+    assert_eq!(right.stdout, swapped.stdout);
+    // The merged row: the client's elapsed time, the sender's counts; the transfer is whole.
+    let csv = std::fs::read_to_string(&a).unwrap();
+    assert!(csv.lines().nth(1).unwrap().contains(",188640,"), "{csv}");
+}
+
+#[test]
+fn csv_output_paths_follow_the_rule() {
+    let d = tempfile::tempdir().unwrap();
+    let (fixed, _) = run(d.path());
+    // A directory is refused, with what is allowed.
+    let o = lasthop(&["analyze", &fixed, "--csv", d.path().to_str().unwrap()]);
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("is a directory") && text(&o).contains("`-` for standard output"),
+        "{}",
+        text(&o)
+    );
+    // `-` is standard output: the table, then the CSV.
+    let o = lasthop(&["analyze", &fixed, "--csv", "-"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("\nconn,client,server,"),
+        "{}",
+        text(&o)
+    );
+    // A symlink stays a symlink; its target gets the CSV.
+    let target = d.path().join("target.csv");
+    let link = d.path().join("link.csv");
+    std::os::unix::fs::symlink(&target, &link).unwrap();
+    let o = lasthop(&[
+        "analyze",
+        &fixed,
+        "--csv",
+        link.to_str().unwrap(),
+        "--usec-copy",
+        "/dev/null",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(std::fs::symlink_metadata(&link)
+        .unwrap()
+        .file_type()
+        .is_symlink());
+    assert!(std::fs::read_to_string(&target)
+        .unwrap()
+        .starts_with("conn,client,server,"));
+    // /dev/null took the copy and is still a character device.
+    use std::os::unix::fs::FileTypeExt;
+    assert!(std::fs::metadata("/dev/null")
+        .unwrap()
+        .file_type()
+        .is_char_device());
 }

@@ -39,6 +39,49 @@ fn every_shipped_spec_checks() {
 }
 
 #[test]
+fn experiments_check_as_experiments_and_empty_specs_are_refused() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments");
+    let mut n = 0;
+    for e in std::fs::read_dir(&root).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "toml") {
+            let (ok, text) = lasthop(&["check", p.to_str().unwrap()]);
+            assert!(ok, "{}: {text}", p.display());
+            assert!(text.contains(": an experiment"), "{text}");
+            assert!(!text.contains("unknown field"), "{text}");
+            n += 1;
+        }
+    }
+    assert!(n >= 3, "{n} experiments");
+    let dir = tempfile::tempdir().unwrap();
+    // A scenario is checked as one (it names the kind), a link as a link.
+    let sc = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/scenarios/seed000-e0.toml");
+    let (ok, text) = lasthop(&["check", sc.to_str().unwrap()]);
+    assert!(ok && text.contains(": a scenario"), "{text}");
+    // An experiment with a bad key is checked as an experiment: the error is about its key.
+    let p = dir.path().join("exp.toml");
+    std::fs::write(&p, "scenario = \"nowhere.toml\"\nreplications = 2\n").unwrap();
+    let (ok, out) = lasthop(&["check", p.to_str().unwrap()]);
+    assert!(!ok && out.contains("nowhere.toml"), "{out}");
+    for empty in ["", "\n\n", "# nothing but a comment\n"] {
+        std::fs::write(&p, empty).unwrap();
+        let (ok, out) = lasthop(&["check", p.to_str().unwrap()]);
+        assert!(!ok, "accepted an empty spec: {out}");
+        assert!(
+            out.starts_with("error: ") && out.contains("the spec is empty"),
+            "{out}"
+        );
+    }
+    // Keys of no kind: read as a link spec, whose loader names the key and the allowed ones.
+    std::fs::write(&p, "colour = 1\n").unwrap();
+    let (ok, out) = lasthop(&["check", p.to_str().unwrap()]);
+    assert!(
+        !ok && out.contains("colour") && out.contains("expected one of"),
+        "{out}"
+    );
+}
+
+#[test]
 fn bad_specs_fail_with_the_key() {
     let dir = tempfile::tempdir().unwrap();
     for (text, want) in [
@@ -47,6 +90,9 @@ fn bad_specs_fail_with_the_key() {
         ("initial_state = \"x\"\n[states.y]\n", "initial_state"),
         ("duration = \"1s\"\nlink = \"nowhere.toml\"\n", "nowhere.toml"),
         ("[down\n", "line 1"),
+        ("[down]\nrate = \"0kbit\"\n", "zero is not allowed"),
+        ("[down.queue]\npackets = 0\n", "no queue at all"),
+        ("[both]\ndelay = \"99999999999999h\"\n", "too large"),
     ] {
         let p = dir.path().join("spec.toml");
         std::fs::write(&p, text).unwrap();

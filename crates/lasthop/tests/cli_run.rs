@@ -1,5 +1,7 @@
 //! `lasthop run` and `lasthop report` end to end on a tiny experiment (simulation).
 
+mod common;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -127,7 +129,7 @@ fn interrupted_run_resumes() {
             .filter(|r| dir.join(format!("runs/base/{r}/done.json")).exists())
             .count()
     };
-    let mut child = lasthop()
+    let child = lasthop()
         .args([
             "run",
             spec.to_str().unwrap(),
@@ -138,7 +140,7 @@ fn interrupted_run_resumes() {
             "1",
         ])
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
     // Wait (bounded) for the first finished run, then interrupt.
@@ -147,10 +149,26 @@ fn interrupted_run_resumes() {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    child.wait().unwrap();
+    let o = child.wait_with_output().unwrap();
     let kept = markers(&out);
     eprintln!("interrupted with {kept} of 16 runs finished");
     assert!(kept >= 1);
+    // It says what it kept and how to resume, and ends as killed by SIGINT would.
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(128 + libc::SIGINT), "{stderr}");
+    assert!(
+        stderr.contains("of 16 runs are finished and kept in")
+            && stderr.contains(&format!(
+                "to resume, run the same command: lasthop run {} --out {}",
+                spec.display(),
+                out.display()
+            )),
+        "{stderr}"
+    );
+    // A temporary file of a killed run goes on the next run into the directory.
+    let stale = out.join("runs/base/15/.lasthop-killed.partial");
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(&stale, "half a capture").unwrap();
     let o = lasthop()
         .args([
             "run",
@@ -163,6 +181,13 @@ fn interrupted_run_resumes() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{stdout}");
+    assert!(!stale.exists(), "the stale temporary file stayed");
+    assert!(
+        String::from_utf8_lossy(&o.stderr)
+            .contains("temporary files that killed runs left unfinished"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(
         stdout.contains(&format!(
             "16 runs: {kept} kept from before, {} run now, 0 failed",
@@ -196,24 +221,68 @@ fn interrupted_run_resumes() {
     }
 }
 
-fn can_emulate() -> bool {
-    let ok = unsafe { libc::geteuid() } == 0
-        && Path::new("/dev/net/tun").exists()
-        && Command::new("ip")
-            .arg("-V")
-            .output()
-            .is_ok_and(|o| o.status.success());
-    if !ok {
-        eprintln!("SKIPPED: emu mode needs root, /dev/net/tun and iproute2");
-    }
-    ok
-}
-
 /// `mode = "emu"`: the runs go through the real-time emulator, one at a time, with the same
 /// layout and summaries (skipped without root).
+/// One run at a time into a directory: while a process holds it, `lasthop sim`, `run` and
+/// `report` into it fail with an error naming that process; when it is gone, they work, and a
+/// killed run's temporary files are removed.
+#[test]
+fn a_second_run_into_a_locked_directory_names_the_first() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    // This test process plays the first run: the lock is the same flock a run takes.
+    let lock = lasthop_core::output::RunDirLock::acquire(&out).unwrap();
+    let sc = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/scenarios/seed000-e0-2tcp-5s.toml");
+    let exp = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/quickstart.toml");
+    let me = format!("pid {}", std::process::id());
+    for args in [
+        vec!["sim", sc.to_str().unwrap(), "--out", out.to_str().unwrap()],
+        vec![
+            "run",
+            exp.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ],
+        vec!["run", "--out", out.to_str().unwrap(), "-q"],
+        vec!["report", out.to_str().unwrap()],
+    ] {
+        let o = lasthop().args(&args).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{args:?} ran into a locked directory");
+        assert!(
+            stderr.contains("is in use by another lasthop run") && stderr.contains(&me),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(&out).unwrap().count(),
+        1,
+        "only the lock file: nothing was written"
+    );
+    drop(lock);
+    std::fs::write(out.join(".lasthop-abc123.partial"), "half").unwrap();
+    let o = lasthop()
+        .args(["sim", sc.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(".lasthop-abc123.partial: a temporary file an earlier run left unfinished"),
+        "{stderr}"
+    );
+    assert!(!out.join(".lasthop-abc123.partial").exists());
+    assert!(
+        !out.join(lasthop_core::output::LOCK_FILE).exists(),
+        "the lock file stays after the run"
+    );
+}
+
 #[test]
 fn emu_mode_experiment() {
-    if !can_emulate() {
+    if !common::can_emulate("emu_mode_experiment") {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -261,4 +330,75 @@ fn emu_mode_experiment() {
     assert!(out.join("runs/base/0/done.json").exists());
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("Mode <b>emu</b>") && html.contains("Time-sequence graph"));
+}
+
+/// Ctrl-C to an emulated experiment: the run under way is torn down by the emulator, no further
+/// run starts, and the command says what it kept and how to resume (skipped without root).
+#[test]
+fn emu_mode_ctrl_c_stops_and_says_what_was_kept() {
+    if !common::can_emulate("emu_mode_ctrl_c_stops_and_says_what_was_kept") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"emu-int\"\nduration = \"30s\"\nlink = \"{}\"\n[hosts.fixed]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"fixed\"\nto = \"mobile\"\nbytes = 100000\n",
+            ex.join("links/seed000-e0.toml").display()
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"emu-int\"\nscenario = \"scenario.toml\"\nmode = \"emu\"\nreplications = 3\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let child = lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Interrupt once the first run's capture is being written (its setup is done).
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::time::Instant::now() < deadline
+        && !std::fs::read_dir(out.join("runs/base/0"))
+            .map(|rd| {
+                rd.flatten()
+                    .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+            })
+            .unwrap_or(false)
+    {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(1000));
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t = std::time::Instant::now();
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(15),
+        "it ran on after Ctrl-C: {stderr}"
+    );
+    assert_eq!(o.status.code(), Some(128 + libc::SIGINT), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: 0 of 3 runs are finished and kept")
+            && stderr.contains("to resume, run the same command: lasthop run"),
+        "{stderr}"
+    );
+    assert!(
+        !out.join("runs/base/1/done.json").exists() && !out.join("runs/base/2/events.csv").exists()
+    );
+    let _ = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+        .arg("cleanup")
+        .output();
 }

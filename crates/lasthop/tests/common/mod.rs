@@ -1,0 +1,45 @@
+//! What the emulator's tests share: whether this machine can run them.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::Command;
+
+/// Whether the tests that need the real thing (root, `/dev/net/tun`, iproute2) can run here.
+///
+/// When they cannot, the test is skipped: it says so on the terminal (written past the test
+/// harness's capture, so the skip is seen, not only a pass) and returns. With
+/// `LASTHOP_ROOT_TESTS=1` in the environment (`.ci/run` sets it) a skip is a failure instead:
+/// where the emulator must be tested, a test that cannot run must not pass.
+#[allow(dead_code)] // each test binary uses what it needs
+pub fn can_emulate(test: &str) -> bool {
+    let mut missing = Vec::new();
+    // SAFETY: no arguments.
+    if unsafe { libc::geteuid() } != 0 {
+        missing.push("root");
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        missing.push("/dev/net/tun");
+    }
+    if !Command::new("ip")
+        .arg("-V")
+        .output()
+        .is_ok_and(|o| o.status.success())
+    {
+        missing.push("iproute2 (`ip`)");
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let why = format!(
+        "{test}: needs {} (the emulator's namespaces and TUN devices)",
+        missing.join(", ")
+    );
+    if std::env::var("LASTHOP_ROOT_TESTS").is_ok_and(|v| v == "1") {
+        panic!("LASTHOP_ROOT_TESTS=1 but {why}");
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {why}; set LASTHOP_ROOT_TESTS=1 to make this a failure"
+    );
+    false
+}
