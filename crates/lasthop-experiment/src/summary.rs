@@ -359,6 +359,8 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnM
                 (class, (*c).clone())
             })
             .collect(),
+        // The page classes come from page_objects.csv (summarise_pages), not from connections.
+        ClassScheme::Page => vec![],
         ClassScheme::MainInline => {
             let (main, mut rest): (Vec<&ConnMetrics>, Vec<&ConnMetrics>) =
                 v.into_iter().partition(|c| c.flow == Some(0));

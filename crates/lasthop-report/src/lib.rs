@@ -264,11 +264,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             p.runs
         );
         for c in &classes {
-            match p
-                .classes
-                .iter()
-                .find(|x| x.scheme == scheme && x.class.to_string() == *c)
-            {
+            match across::scheme_summaries(p, scheme).find(|x| x.class.to_string() == *c) {
                 Some(cs) => {
                     let e = cs.metrics.get("elapsed_s");
                     let _ = write!(
@@ -587,6 +583,10 @@ fn page_plots(
         "every page",
         &resp,
     );
+    if info.classes.first() == Some(&lasthop_experiment::ClassScheme::Page) {
+        // The class box plots above are the page classes' already.
+        return;
+    }
     let classes = across::page_classes(s);
     for (key, label) in [
         ("elapsed_s", "elapsed time, server side (s)"),

@@ -73,12 +73,24 @@ pub fn split_by_dimension(
         .collect()
 }
 
+/// The class summaries of `scheme` in a point: its connection classes, or for scheme `page`
+/// the page classes `c1` ... `cN` (not the class `page`).
+pub fn scheme_summaries<'a>(
+    p: &'a PointSummary,
+    scheme: &'a str,
+) -> impl Iterator<Item = &'a lasthop_experiment::summary::ClassSummary> + 'a {
+    p.classes
+        .iter()
+        .chain(p.pages.iter().filter(|c| c.class != Class::Page))
+        .filter(move |c| c.scheme == scheme)
+}
+
 /// The classes of `scheme` found in any point, in class order (faster, slower, first, second,
 /// main, then numbered classes by number).
 pub fn scheme_classes(s: &Summary, scheme: &str) -> Vec<String> {
     let mut classes: Vec<String> = vec![];
     for p in &s.points {
-        for c in p.classes.iter().filter(|c| c.scheme == scheme) {
+        for c in scheme_summaries(p, scheme) {
             let name = c.class.to_string();
             if !classes.contains(&name) {
                 classes.push(name);
@@ -97,7 +109,7 @@ pub type BoxStat = (usize, usize, FiveNum);
 pub fn class_boxes(s: &Summary, scheme: &str, classes: &[String], key: &str) -> Vec<BoxStat> {
     let mut boxes = vec![];
     for (g, p) in s.points.iter().enumerate() {
-        for c in p.classes.iter().filter(|c| c.scheme == scheme) {
+        for c in scheme_summaries(p, scheme) {
             if let (Some(ci), Some(f)) = (
                 classes.iter().position(|x| *x == c.class.to_string()),
                 c.metrics.get(key),
@@ -241,16 +253,22 @@ pub fn incomplete_connections(flows: usize, runs: &[RunMetrics]) -> usize {
 
 /// Seed 002's "Σ maximum drops" of a point: over the classes of `scheme`, the sum of each
 /// class's largest drop counts (queue, RED and error drops of the data direction, and the ACK
-/// direction's drops).
+/// direction's drops; for the page classes queue and error drops of both directions, which
+/// is class `page`'s `sum_max_drops`).
 pub fn sum_of_max_drops(p: &PointSummary, scheme: &str) -> f64 {
-    p.classes
-        .iter()
-        .filter(|c| c.scheme == scheme)
+    scheme_summaries(p, scheme)
         .map(|c| {
-            ["drops_queue", "drops_red", "drops_error", "ack_drops"]
-                .iter()
-                .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
-                .sum::<f64>()
+            [
+                "drops_queue",
+                "drops_red",
+                "drops_error",
+                "ack_drops",
+                "ack_drops_queue",
+                "ack_drops_error",
+            ]
+            .iter()
+            .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
+            .sum::<f64>()
         })
         .sum()
 }
@@ -368,8 +386,16 @@ mod tests {
         // The summary-table row: the slowest in-line is the last class (c3 here).
         let mut p = point("low", vec![], None);
         p.pages = vec![
-            class("page", "c1", &[("throughput_Bps", 1600.0)]),
-            class("page", "c2", &[("throughput_Bps", 900.0)]),
+            class(
+                "page",
+                "c1",
+                &[("throughput_Bps", 1600.0), ("drops_error", 1.0)],
+            ),
+            class(
+                "page",
+                "c2",
+                &[("throughput_Bps", 900.0), ("ack_drops_error", 0.0)],
+            ),
             class("page", "c3", &[("throughput_Bps", 700.0)]),
             class(
                 "page",
@@ -381,6 +407,15 @@ mod tests {
                 ],
             ),
         ];
+        // Scheme `page` names the page classes for the summary table and the boxes.
+        assert_eq!(
+            scheme_summaries(&p, "page")
+                .map(|c| c.class.to_string())
+                .collect::<Vec<_>>(),
+            ["c1", "c2", "c3"]
+        );
+        // maxima (median + 2 here): c1's error drops 3, c2's ACK-direction error drops 2
+        assert_eq!(sum_of_max_drops(&p, "page"), 5.0);
         let r = page_row(&p).unwrap();
         assert_eq!(
             (r.main_bps, r.fastest_bps, r.slowest_bps),
