@@ -611,6 +611,14 @@ impl Experiment {
                 "\"main-inline\" needs at least two flows (flow 0 is the main object)",
             ));
         }
+        if classes.contains(&ClassScheme::Page)
+            && !points[0].scenario.flows.iter().any(|f| f.kind() == "http")
+        {
+            return Err(err(
+                "classes",
+                "\"page\" needs an http flow (its classes are the objects of a page)",
+            ));
+        }
         let seed = spec.seed.unwrap_or(points[0].scenario.seed);
         let report_run = match &spec.report_run {
             None => None,

@@ -348,6 +348,9 @@ fn spec_errors_name_the_key() {
     let e = error_of("BASE\n[reference.e0]\nc1 = { response = 4.5 }\n");
     assert_eq!(e.key, "reference.e0.c1.response", "{e}");
     assert!(e.message.contains("sum_max_drops"), "{e}");
+    let e = error_with(|b| b.replace("\"flow\"]", "\"page\"]"));
+    assert_eq!(e.key, "classes", "{e}");
+    assert!(e.message.contains("http flow"), "{e}");
     let e = error_of("BASE\n[reference.e0]\ncx = { elapsed_s = 4.5 }\n");
     assert_eq!(e.key, "reference.e0.cx", "{e}");
     assert!(e.message.contains("cN"), "{e}");

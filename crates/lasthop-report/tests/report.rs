@@ -209,7 +209,7 @@ fn pages_in_metrics_summary_references_and_report() {
     std::fs::write(
         &spec,
         format!(
-            "name = \"pages\"\nscenario = {:?}\nreplications = 2\n[reference.base]\nsource = \"seed 002, B.1.1\"\nc1 = {{ elapsed_s = 3.85 }}\npage = {{ total_s = [3.78, 3.85, 3.97], sum_max_drops = 0 }}\n",
+            "name = \"pages\"\nscenario = {:?}\nreplications = 2\nclasses = [\"page\", \"flow\"]\n[reference.base]\nsource = \"seed 002, B.1.1\"\nc1 = {{ elapsed_s = 3.85 }}\npage = {{ total_s = [3.78, 3.85, 3.97], sum_max_drops = 0 }}\n",
             ex.join("scenarios/seed002-optimal-s2s.toml").display().to_string()
         ),
     )
@@ -238,9 +238,10 @@ fn pages_in_metrics_summary_references_and_report() {
     for needle in [
         "Pages (seed 002's summary tables)",
         "Response time of every page, per point",
-        "by point and page class",
+        "by point and class (page)",
         "page class c3",
         "seed 002, B.1.1",
+        "Summary (classes: page)",
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
