@@ -168,6 +168,10 @@ pub struct ConnStats {
     pub start: Time,
     /// The first server→client ACK covering the client's FIN, if seen.
     pub fin_acked: Option<Time>,
+    /// The last server→client ACK covering the client's FIN, if seen (later than
+    /// `fin_acked` when the client retransmitted its FIN: the server's last ACK sent, seed 002's
+    /// server-side end).
+    pub fin_acked_last: Option<Time>,
     /// Time of the connection's first and last packet.
     pub first: Time,
     pub last: Time,
@@ -389,6 +393,7 @@ impl Analyzer {
                 client_isn: None,
                 start: seg.time,
                 fin_acked: None,
+                fin_acked_last: None,
                 first: seg.time,
                 last: seg.time,
                 c2s: DirStats::default(),
@@ -581,10 +586,11 @@ impl Analyzer {
                 os.partial_acked = Some(now);
             }
             // The end of the connection: the server acknowledges the client's FIN.
-            if !from_client && st.fin_acked.is_none() {
+            if !from_client {
                 if let Some(fin) = other.fin_seq {
                     if ack > fin {
-                        st.fin_acked = Some(now);
+                        st.fin_acked.get_or_insert(now);
+                        st.fin_acked_last = Some(now);
                     }
                 }
             }

@@ -13,6 +13,7 @@
 pub mod capture;
 pub mod conn;
 pub mod events;
+pub mod page;
 pub mod report;
 pub mod seqspace;
 pub mod stats;
@@ -24,6 +25,7 @@ pub use capture::{
 };
 pub use conn::{Analyzer, ConnStats, DataDir, DirStats, Drops, Options, RttStats};
 pub use events::EventLog;
+pub use page::{format_page_table, PageSpec, PageStats};
 pub use report::{
     csv_row, format_long, format_table, format_udp_table, merge_sides, write_connections_csv,
     write_csv_to, CSV_COLUMNS, CSV_LEADING,
@@ -154,11 +156,13 @@ pub enum Capture<'a> {
     Bytes(&'a [u8]),
 }
 
-/// What a run's captures say: one row per TCP connection and one per UDP flow.
+/// What a run's captures say: one row per TCP connection, one per UDP flow, one per page.
 #[derive(Clone, Debug, Default)]
 pub struct RunAnalysis {
     pub conns: Vec<ConnStats>,
     pub udp: Vec<UdpFlowStats>,
+    /// The pages of the run's `http` flows (empty when none was given).
+    pub pages: Vec<PageStats>,
 }
 
 /// Analyses a run that captured at every host (the simulator and the emulator both do): `hosts`
@@ -173,6 +177,16 @@ pub struct RunAnalysis {
 pub fn analyze_run(
     hosts: &[(std::net::IpAddr, Capture<'_>)],
     events: Option<&Path>,
+) -> Result<RunAnalysis, Error> {
+    analyze_run_with_pages(hosts, events, &[])
+}
+
+/// [`analyze_run`], and the pages of the run's `http` flows ([`page::pages`]): each page's
+/// objects are found by client address and port in the client's and the server's capture.
+pub fn analyze_run_with_pages(
+    hosts: &[(std::net::IpAddr, Capture<'_>)],
+    events: Option<&Path>,
+    pages: &[PageSpec],
 ) -> Result<RunAnalysis, Error> {
     let (mut client_side, mut server_side) = (vec![], vec![]);
     let mut datagrams = vec![];
@@ -205,7 +219,8 @@ pub fn analyze_run(
             udp::join_events(ev, &mut udp)?;
         }
     }
-    Ok(RunAnalysis { conns, udp })
+    let pages = page::pages(pages, &client_side, &server_side, &conns);
+    Ok(RunAnalysis { conns, udp, pages })
 }
 
 /// One row per connection of a run (the TCP half of [`analyze_run`]).
@@ -225,7 +240,18 @@ pub fn write_run_analysis(
     hosts: &[(std::net::IpAddr, Capture<'_>)],
     events: Option<&Path>,
 ) -> Result<RunAnalysis, Error> {
-    let run = analyze_run(hosts, events)?;
+    write_run_analysis_with_pages(dir, hosts, events, &[])
+}
+
+/// [`write_run_analysis`] with the pages of the run's `http` flows: `pages.csv` and
+/// `page_objects.csv` too when there are any.
+pub fn write_run_analysis_with_pages(
+    dir: &Path,
+    hosts: &[(std::net::IpAddr, Capture<'_>)],
+    events: Option<&Path>,
+    pages: &[PageSpec],
+) -> Result<RunAnalysis, Error> {
+    let run = analyze_run_with_pages(hosts, events, pages)?;
     write_run_files(dir, &run)?;
     Ok(run)
 }
@@ -237,5 +263,6 @@ pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
         path: path.display().to_string(),
         error: e,
     })?;
-    udp::write_udp_files(dir, &run.udp)
+    udp::write_udp_files(dir, &run.udp)?;
+    page::write_page_files(dir, &run.pages)
 }

@@ -23,6 +23,12 @@ pub enum ClassScheme {
     /// each run, highest first ("inline1" fastest ... "inlineN" slowest).
     #[serde(rename = "main-inline")]
     MainInline,
+    /// Seed 002's page classes (`c1` the main object, `c2` ... `cN` the in-lines by throughput,
+    /// from `page_objects.csv`): connections are not classed by it (the pages' classes are
+    /// summarised for every run with pages, scheme `page`); naming it first makes the report's
+    /// summary table and class box plots those of the page classes.
+    #[serde(rename = "page")]
+    Page,
 }
 
 impl ClassScheme {
@@ -32,18 +38,21 @@ impl ClassScheme {
             ClassScheme::StartOrder => "start-order",
             ClassScheme::Flow => "flow",
             ClassScheme::MainInline => "main-inline",
+            ClassScheme::Page => "page",
         }
     }
-    pub const ALL: [ClassScheme; 4] = [
+    pub const ALL: [ClassScheme; 5] = [
         ClassScheme::FasterSlower,
         ClassScheme::StartOrder,
         ClassScheme::Flow,
         ClassScheme::MainInline,
+        ClassScheme::Page,
     ];
 }
 
-/// One class of connections (or of UDP flows). Written as in `summary.csv`: `faster`,
-/// `slower`, `first`, `second`, `main`, `rankN`, `startN`, `flowN`, `inlineN`, `udpN`, `other`
+/// One class of connections (or of UDP flows, or of pages' objects). Written as in
+/// `summary.csv`: `faster`, `slower`, `first`, `second`, `main`, `rankN`, `startN`, `flowN`,
+/// `inlineN`, `udpN`, `cN` and `page`, `other`
 /// (a connection that matches no scenario flow) and `all` (every connection pooled).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Class {
@@ -58,13 +67,19 @@ pub enum Class {
     Inline(u64),
     /// A UDP flow of `udp_flows.csv` that matches no scenario flow.
     Udp(u64),
+    /// Seed 002's connection class N of a page (scheme `page`): `c1` the main object, `c2` the
+    /// fastest in-line ... `cN` the slowest.
+    C(u64),
+    /// A whole page (scheme `page`): response and total time, and the derived numbers of the
+    /// seed's summary tables.
+    Page,
     Other,
     All,
 }
 
 /// A class name that is none of [`Class`]'s forms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, other, all, rankN, startN, flowN, inlineN, udpN)")]
+#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, page, other, all, rankN, startN, flowN, inlineN, udpN, cN)")]
 pub struct UnknownClass(pub String);
 
 impl fmt::Display for Class {
@@ -80,6 +95,8 @@ impl fmt::Display for Class {
             Class::Flow(n) => write!(f, "flow{n}"),
             Class::Inline(n) => write!(f, "inline{n}"),
             Class::Udp(n) => write!(f, "udp{n}"),
+            Class::C(n) => write!(f, "c{n}"),
+            Class::Page => f.write_str("page"),
             Class::Other => f.write_str("other"),
             Class::All => f.write_str("all"),
         }
@@ -95,6 +112,7 @@ impl FromStr for Class {
             "first" => Some(Class::First),
             "second" => Some(Class::Second),
             "main" => Some(Class::Main),
+            "page" => Some(Class::Page),
             "other" => Some(Class::Other),
             "all" => Some(Class::All),
             _ => None,
@@ -115,6 +133,7 @@ impl FromStr for Class {
             "flow" => Ok(Class::Flow(n)),
             "inline" => Ok(Class::Inline(n)),
             "udp" => Ok(Class::Udp(n)),
+            "c" => Ok(Class::C(n)),
             _ => Err(bad()),
         }
     }
@@ -169,11 +188,13 @@ mod tests {
     fn names_round_trip_and_order() {
         for s in [
             "faster", "slower", "first", "second", "main", "rank3", "start1", "flow0", "inline12",
-            "udp1", "other", "all",
+            "udp1", "c1", "c12", "page", "other", "all",
         ] {
             assert_eq!(s.parse::<Class>().unwrap().to_string(), s);
         }
-        for bad in ["", "rank", "flowx", "fast", "flow-1", "udp1a", "x1"] {
+        for bad in [
+            "", "rank", "flowx", "fast", "flow-1", "udp1a", "x1", "c", "cx1", "pages",
+        ] {
             let e = bad.parse::<Class>().unwrap_err();
             assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
         }

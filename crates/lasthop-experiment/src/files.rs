@@ -372,3 +372,113 @@ pub fn read_udp_packets(path: &Path) -> Result<Vec<UdpPacketRow>, FileError> {
     }
     Ok(out)
 }
+
+/// One object of a page (a row of `page_objects.csv`, written by `lasthop-analysis` only for
+/// runs with http flows); `None` where the row is empty (unknown).
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PageObjectRow {
+    /// 0 = the main object.
+    pub object: usize,
+    /// 1 = the main object, then the in-lines by throughput within the run, highest first.
+    pub class: usize,
+    pub bytes: u64,
+    /// Server side: SYN arrival to the ACK of the client's FIN sent.
+    pub elapsed_s: Option<f64>,
+    /// bytes / elapsed_s.
+    pub throughput_bps: Option<f64>,
+    pub rexmt_pkts: Option<u64>,
+    pub dupacks: Option<u64>,
+    pub triple_dupacks: Option<u64>,
+    pub sack_pkts: Option<u64>,
+    /// Data direction (server to client): queue and error drops.
+    pub drops_queue: Option<u64>,
+    pub drops_error: Option<u64>,
+    /// ACK direction (client to server): queue and error drops.
+    pub ack_drops_queue: Option<u64>,
+    pub ack_drops_error: Option<u64>,
+}
+
+/// One page (a row of `pages.csv`) with its objects.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PageRow {
+    /// The scenario's flow index.
+    pub flow: usize,
+    pub workload: String,
+    /// Client side: first SYN sent to the ACK of the last client FIN received.
+    pub response_s: Option<f64>,
+    /// Server side: first SYN arrival to the last ACK of a client FIN sent.
+    pub total_s: Option<f64>,
+    pub complete: bool,
+    /// In object order.
+    pub objects: Vec<PageObjectRow>,
+}
+
+/// Reads `pages.csv` and `page_objects.csv` (the objects go to the page of their `flow`).
+pub fn read_pages(pages: &Path, objects: &Path) -> Result<Vec<PageRow>, FileError> {
+    let csv = Csv::load(pages)?;
+    let names = ["flow", "workload", "response_s", "total_s", "complete"];
+    let mut cols = [0usize; 5];
+    for (c, n) in cols.iter_mut().zip(names) {
+        *c = csv.col(n)?;
+    }
+    let mut out: Vec<PageRow> = vec![];
+    for (line, f) in csv.rows() {
+        let x = |k: usize| num::<f64>(&csv, line, &f, cols[k], names[k]);
+        let flow = num::<usize>(&csv, line, &f, cols[0], "flow")?
+            .ok_or_else(|| csv.err(line, "flow: empty"))?;
+        out.push(PageRow {
+            flow,
+            workload: f.get(cols[1]).copied().unwrap_or("").to_string(),
+            response_s: x(2)?,
+            total_s: x(3)?,
+            complete: f.get(cols[4]).copied() == Some("1"),
+            objects: vec![],
+        });
+    }
+    let csv = Csv::load(objects)?;
+    let names = [
+        "flow",
+        "object",
+        "class",
+        "bytes",
+        "elapsed_s",
+        "throughput_Bps",
+        "rexmt_pkts",
+        "dupacks",
+        "triple_dupacks",
+        "sack_pkts",
+        "drops_queue",
+        "drops_error",
+        "ack_drops_queue",
+        "ack_drops_error",
+    ];
+    let mut cols = [0usize; 14];
+    for (c, n) in cols.iter_mut().zip(names) {
+        *c = csv.col(n)?;
+    }
+    for (line, f) in csv.rows() {
+        let u = |k: usize| num::<u64>(&csv, line, &f, cols[k], names[k]);
+        let x = |k: usize| num::<f64>(&csv, line, &f, cols[k], names[k]);
+        let need = |k: usize| u(k)?.ok_or_else(|| csv.err(line, format!("{}: empty", names[k])));
+        let flow = need(0)? as usize;
+        let Some(page) = out.iter_mut().find(|p| p.flow == flow) else {
+            return Err(csv.err(line, format!("flow {flow}: no such page in pages.csv")));
+        };
+        page.objects.push(PageObjectRow {
+            object: need(1)? as usize,
+            class: need(2)? as usize,
+            bytes: need(3)?,
+            elapsed_s: x(4)?,
+            throughput_bps: x(5)?,
+            rexmt_pkts: u(6)?,
+            dupacks: u(7)?,
+            triple_dupacks: u(8)?,
+            sack_pkts: u(9)?,
+            drops_queue: u(10)?,
+            drops_error: u(11)?,
+            ack_drops_queue: u(12)?,
+            ack_drops_error: u(13)?,
+        });
+    }
+    Ok(out)
+}

@@ -98,6 +98,14 @@ impl RunDir {
     pub fn udp_packets_csv(&self) -> PathBuf {
         self.path.join("udp_packets.csv")
     }
+    /// Only in runs with http flows.
+    pub fn pages_csv(&self) -> PathBuf {
+        self.path.join("pages.csv")
+    }
+    /// Only in runs with http flows.
+    pub fn page_objects_csv(&self) -> PathBuf {
+        self.path.join("page_objects.csv")
+    }
     /// Removes whatever an unfinished attempt left (partial files included) and creates the
     /// directory afresh.
     pub fn reset(&self) -> std::io::Result<()> {

@@ -1,7 +1,10 @@
 //! The metrics of one run, computed from its files (`connections.csv`, `udp_flows.csv` when the
 //! run has UDP flows, `events.csv`) and kept in `metrics.json` beside them.
 
-use crate::files::{read_connections, read_events, read_udp_flows, Ev, FileError, UdpRow};
+use crate::files::{
+    read_connections, read_events, read_pages, read_udp_flows, Ev, FileError, UdpRow,
+};
+pub use crate::files::{PageObjectRow as ObjectMetrics, PageRow as PageMetrics};
 use crate::stats::{cov, jain, quantile, time_weighted_mean};
 use lasthop_scenario::Scenario;
 use serde::{Deserialize, Serialize};
@@ -98,6 +101,10 @@ pub struct RunMetrics {
     /// UDP flows (runs without any leave it out of `metrics.json`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpMetrics>,
+    /// Pages of `http` flows (`pages.csv`, `page_objects.csv`; runs without any leave it out
+    /// of `metrics.json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<PageMetrics>,
 }
 
 fn ip_port(s: &str) -> Option<(&str, u16)> {
@@ -164,7 +171,12 @@ impl RunMetrics {
             total_time_s,
             link: Default::default(),
             udp: vec![],
+            pages: vec![],
         };
+        let (pages, objects) = (rd.pages_csv(), rd.page_objects_csv());
+        if pages.exists() {
+            m.pages = read_pages(&pages, &objects)?;
+        }
         let udp = rd.udp_flows_csv();
         if udp.exists() {
             m.udp = read_udp_flows(&udp)?

@@ -128,7 +128,7 @@ impl Backend for EmuBackend {
             lasthop_emu::Stop::AppFailed => return Err(RunError::AppFailed(out.app_failures)),
             lasthop_emu::Stop::FlowsDone | lasthop_emu::Stop::Duration => {}
         }
-        analyse_emu_run(&out)?;
+        analyse_emu_run_with_pages(&out, &lasthop_sim::page_specs(scenario))?;
         Ok(())
     }
     fn max_jobs(&self) -> Option<usize> {
@@ -141,6 +141,15 @@ impl Backend for EmuBackend {
 pub fn analyse_emu_run(
     out: &lasthop_emu::RunOutputs,
 ) -> Result<lasthop_analysis::RunAnalysis, lasthop_analysis::Error> {
+    analyse_emu_run_with_pages(out, &[])
+}
+
+/// [`analyse_emu_run`], and the pages of the scenario's `http` flows (`pages.csv`,
+/// `page_objects.csv`; [`lasthop_sim::page_specs`]).
+pub fn analyse_emu_run_with_pages(
+    out: &lasthop_emu::RunOutputs,
+    pages: &[lasthop_analysis::PageSpec],
+) -> Result<lasthop_analysis::RunAnalysis, lasthop_analysis::Error> {
     use lasthop_analysis as la;
     let captures: Vec<_> = out
         .pcaps
@@ -148,7 +157,7 @@ pub fn analyse_emu_run(
         .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
         .collect();
     let events = out.events.exists().then_some(out.events.as_path());
-    la::write_run_analysis(&out.out_dir, &captures, events)
+    la::write_run_analysis_with_pages(&out.out_dir, &captures, events, pages)
 }
 
 /// A backend that refuses, for a mode this build cannot run.

@@ -105,11 +105,11 @@ pub struct PointRef {
 }
 
 fn is_class_name(c: &str) -> bool {
-    const FIXED: [&str; 6] = ["faster", "slower", "first", "second", "main", "all"];
+    const FIXED: [&str; 7] = ["faster", "slower", "first", "second", "main", "all", "page"];
     if FIXED.contains(&c) {
         return true;
     }
-    ["flow", "rank", "start", "inline"].iter().any(|p| {
+    ["flow", "rank", "start", "inline", "c"].iter().any(|p| {
         c.strip_prefix(p)
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
     })
@@ -119,11 +119,14 @@ fn parse_references(
     refs: &IndexMap<String, toml::Table>,
     points: &[Point],
 ) -> Result<Vec<PointRef>, SpecError> {
-    // A class's published values are connection metrics, or UDP flow metrics for a flowN that
-    // is a UDP stream (seed 000's Tables 10 and 11).
+    // A class's published values are connection metrics, UDP flow metrics for a flowN that
+    // is a UDP stream (seed 000's Tables 10 and 11), or page metrics for cN and page (seed 002).
     let mut metrics: Vec<&str> = crate::summary::CONN_METRICS.iter().map(|m| m.0).collect();
-    for (m, _) in crate::summary::UDP_METRICS {
-        if !metrics.contains(&m) {
+    let pages = crate::summary::PAGE_CLASS_METRICS
+        .iter()
+        .chain(&crate::summary::PAGE_METRICS);
+    for (m, _) in crate::summary::UDP_METRICS.iter().chain(pages) {
+        if !metrics.contains(m) {
             metrics.push(m);
         }
     }
@@ -161,7 +164,7 @@ fn parse_references(
             if !is_class_name(class) {
                 return Err(err(
                     &ck,
-                    format!("{class:?} is not a class: allowed source, faster, slower, first, second, main, all, flowN, rankN, startN, inlineN"),
+                    format!("{class:?} is not a class: allowed source, faster, slower, first, second, main, all, page, flowN, rankN, startN, inlineN, cN"),
                 ));
             }
             let toml::Value::Table(ms) = v else {
@@ -606,6 +609,14 @@ impl Experiment {
             return Err(err(
                 "classes",
                 "\"main-inline\" needs at least two flows (flow 0 is the main object)",
+            ));
+        }
+        if classes.contains(&ClassScheme::Page)
+            && !points[0].scenario.flows.iter().any(|f| f.kind() == "http")
+        {
+            return Err(err(
+                "classes",
+                "\"page\" needs an http flow (its classes are the objects of a page)",
             ));
         }
         let seed = spec.seed.unwrap_or(points[0].scenario.seed);

@@ -21,6 +21,20 @@ pub struct FiveNum {
 
 impl FiveNum {
     /// Summarises the finite values of `values` (NaN are left out); `None` when none is left.
+    /// One number computed once for `n` values (a derived value of a point): every quantile,
+    /// the extremes and the mean are that number.
+    pub fn single(x: f64, n: usize) -> FiveNum {
+        FiveNum {
+            n,
+            min: x,
+            p25: x,
+            median: x,
+            p75: x,
+            max: x,
+            mean: x,
+        }
+    }
+
     pub fn of(values: &[f64]) -> Option<FiveNum> {
         let mut v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
         if v.is_empty() {

@@ -5,7 +5,7 @@
 
 pub use crate::classes::class_order;
 use crate::classes::{Class, ClassScheme};
-use crate::metrics::{ConnMetrics, RunMetrics, UdpMetrics};
+use crate::metrics::{ConnMetrics, ObjectMetrics, RunMetrics, UdpMetrics};
 use crate::stats::FiveNum;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -67,6 +67,155 @@ pub const UDP_METRICS: [(&str, &str); 15] = [
     ("delay_p99_ms", "one-way delay 99% (ms)"),
     ("delay_max_ms", "one-way delay max (ms)"),
 ];
+
+/// The per-object metrics of pages summarised per class (scheme `page`, classes `c1` ...
+/// `cN`: seed 002's connection classes), in table order: (key, label). The names are those of
+/// the connection metrics where they mean the same; elapsed time and throughput are the
+/// server-side ones of seed 002's appendix.
+pub const PAGE_CLASS_METRICS: [(&str, &str); 10] = [
+    ("elapsed_s", "elapsed time, server side (s)"),
+    ("throughput_Bps", "throughput, server side (bytes/s)"),
+    ("rexmt_pkts", "rexmt data pkts"),
+    ("dupacks", "duplicate acks"),
+    ("triple_dupacks", "triple dupacks"),
+    ("sack_pkts", "sack pkts sent (client)"),
+    ("drops_queue", "pkts dropped (q)"),
+    ("drops_error", "pkts dropped (e)"),
+    ("ack_drops_queue", "ACK-dir pkts dropped (q)"),
+    ("ack_drops_error", "ACK-dir pkts dropped (e)"),
+];
+
+/// The metrics of class `page` (scheme `page`): per page, then the numbers of seed 002's
+/// summary tables computed once per point from the classes' summaries (their five numbers are
+/// that one value, n the runs).
+pub const PAGE_METRICS: [(&str, &str); 5] = [
+    ("response_s", "response time, client side (s)"),
+    ("total_s", "total time of a basic test, server side (s)"),
+    (
+        "sum_max_drops",
+        "Σ maximum drops (per class and counter the largest, q and e, both directions)",
+    ),
+    (
+        "drops_queue_med",
+        "drops (c) median: the largest per-class median of data-direction queue drops",
+    ),
+    (
+        "drops_error_med",
+        "drops (e) median: the largest per-class median of data-direction error drops",
+    ),
+];
+
+fn object_value(o: &ObjectMetrics, key: &str) -> f64 {
+    let o64 = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+    match key {
+        "elapsed_s" => o64(o.elapsed_s),
+        "throughput_Bps" => o64(o.throughput_bps),
+        "rexmt_pkts" => n(o.rexmt_pkts),
+        "dupacks" => n(o.dupacks),
+        "triple_dupacks" => n(o.triple_dupacks),
+        "sack_pkts" => n(o.sack_pkts),
+        "drops_queue" => n(o.drops_queue),
+        "drops_error" => n(o.drops_error),
+        "ack_drops_queue" => n(o.ack_drops_queue),
+        "ack_drops_error" => n(o.ack_drops_error),
+        _ => f64::NAN,
+    }
+}
+
+/// The pages of a point's runs (scheme `page`): one class per seed 002 connection class (`c1`
+/// the main object, `c2` the fastest in-line ... `cN` the slowest; each page of each run gives
+/// one value per class), then class `page` with the response and total times and the derived
+/// numbers of [`PAGE_METRICS`]. Empty when the runs have no page.
+pub fn summarise_pages(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let mut groups: IndexMap<Class, Vec<&ObjectMetrics>> = IndexMap::new();
+    let mut pages = vec![];
+    for r in runs {
+        for p in &r.pages {
+            pages.push(p);
+            for o in &p.objects {
+                groups.entry(Class::C(o.class as u64)).or_default().push(o);
+            }
+        }
+    }
+    if pages.is_empty() {
+        return vec![];
+    }
+    groups.sort_keys();
+    let mut out: Vec<ClassSummary> = groups
+        .into_iter()
+        .map(|(class, v)| {
+            let mut metrics = IndexMap::new();
+            for (k, _) in PAGE_CLASS_METRICS {
+                let vals: Vec<f64> = v.iter().map(|o| object_value(o, k)).collect();
+                if let Some(f) = FiveNum::of(&vals) {
+                    metrics.insert(k.to_string(), f);
+                }
+            }
+            ClassSummary {
+                scheme: "page".to_string(),
+                class,
+                n: v.len(),
+                metrics,
+            }
+        })
+        .collect();
+    let mut metrics = IndexMap::new();
+    let times = |f: fn(&crate::metrics::PageMetrics) -> Option<f64>| -> Vec<f64> {
+        pages.iter().map(|p| f(p).unwrap_or(f64::NAN)).collect()
+    };
+    for (k, vals) in [
+        ("response_s", times(|p| p.response_s)),
+        ("total_s", times(|p| p.total_s)),
+    ] {
+        if let Some(f) = FiveNum::of(&vals) {
+            metrics.insert(k.to_string(), f);
+        }
+    }
+    for (k, v) in page_derived(&out) {
+        if let Some(v) = v {
+            metrics.insert(k.to_string(), FiveNum::single(v, runs.len()));
+        }
+    }
+    out.push(ClassSummary {
+        scheme: "page".to_string(),
+        class: Class::Page,
+        n: pages.len(),
+        metrics,
+    });
+    out
+}
+
+/// Seed 002's summary-table numbers of a point from its page classes' summaries (extract §4.2):
+/// `sum_max_drops` = Σ over the classes of each drop counter's largest value (queue and error
+/// drops, data and ACK direction); `drops_queue_med` / `drops_error_med` = the largest
+/// per-class median of the data direction's queue / error drops. `None` without drop counts.
+pub fn page_derived(classes: &[ClassSummary]) -> [(&'static str, Option<f64>); 3] {
+    let cs = || classes.iter().filter(|c| matches!(c.class, Class::C(_)));
+    let counters = [
+        "drops_queue",
+        "drops_error",
+        "ack_drops_queue",
+        "ack_drops_error",
+    ];
+    let maxes: Vec<f64> = cs()
+        .flat_map(|c| {
+            counters
+                .iter()
+                .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
+        })
+        .collect();
+    let sum_max = (!maxes.is_empty()).then(|| maxes.iter().sum());
+    let largest_median = |k: &str| {
+        cs().filter_map(|c| c.metrics.get(k).map(|f| f.median))
+            .reduce(f64::max)
+    };
+    [
+        ("sum_max_drops", sum_max),
+        ("drops_queue_med", largest_median("drops_queue")),
+        ("drops_error_med", largest_median("drops_error")),
+    ]
+}
 
 fn udp_value(u: &UdpMetrics, key: &str) -> f64 {
     let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
@@ -210,6 +359,8 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnM
                 (class, (*c).clone())
             })
             .collect(),
+        // The page classes come from page_objects.csv (summarise_pages), not from connections.
+        ClassScheme::Page => vec![],
         ClassScheme::MainInline => {
             let (main, mut rest): (Vec<&ConnMetrics>, Vec<&ConnMetrics>) =
                 v.into_iter().partition(|c| c.flow == Some(0));
@@ -256,6 +407,10 @@ pub struct PointSummary {
     /// point has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<ClassSummary>,
+    /// Pages of `http` flows (scheme `page`, see [`summarise_pages`]); left out of
+    /// `summary.json` when the point has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pages: Vec<ClassSummary>,
 }
 
 /// The summary of an experiment.
@@ -323,6 +478,7 @@ pub fn summarise_point(
         all_connections: summarise_conns("all", Class::All, &all),
         run_metrics,
         udp: summarise_udp(runs),
+        pages: summarise_pages(runs),
     }
 }
 
@@ -362,7 +518,7 @@ impl Summary {
                     fmt_num(f.mean)
                 );
             };
-            let udp = p.udp.iter();
+            let udp = p.udp.iter().chain(&p.pages);
             for c in p.classes.iter().chain([&p.all_connections]).chain(udp) {
                 for (m, f) in &c.metrics {
                     row(&c.scheme, &c.class, m, f);
@@ -492,6 +648,88 @@ mod tests {
             csv.contains("p,faster-slower,faster,elapsed_s,4,10,17.5,25,32.5,40,25\n"),
             "{csv}"
         );
+    }
+
+    #[test]
+    fn page_summary_by_hand() {
+        use crate::metrics::{ObjectMetrics, PageMetrics};
+        // Three runs of one page of three objects; (data-direction error drops, ACK-direction
+        // error drops) per class: run 0 c1 (1, 0) c2 (0, 0) c3 (2, 1); run 1 (3, 0) (1, 0)
+        // (0, 0); run 2 (0, 0) (0, 0) (4, 2). No queue drops.
+        let obj = |class: usize, e: u64, ae: u64, elapsed: f64| ObjectMetrics {
+            object: class - 1,
+            class,
+            bytes: 2096,
+            elapsed_s: Some(elapsed),
+            throughput_bps: Some(2096.0 / elapsed),
+            rexmt_pkts: Some(e),
+            dupacks: Some(1),
+            triple_dupacks: Some(0),
+            sack_pkts: Some(0),
+            drops_queue: Some(0),
+            drops_error: Some(e),
+            ack_drops_queue: Some(0),
+            ack_drops_error: Some(ae),
+        };
+        let runs: Vec<RunMetrics> = [
+            ([(1, 0), (0, 0), (2, 1)], 4.5, 3.9),
+            ([(3, 0), (1, 0), (0, 0)], 5.0, 4.4),
+            ([(0, 0), (0, 0), (4, 2)], 6.0, 5.3),
+        ]
+        .iter()
+        .map(|(d, resp, total)| RunMetrics {
+            pages: vec![PageMetrics {
+                flow: 0,
+                workload: "s+2s".into(),
+                response_s: Some(*resp),
+                total_s: Some(*total),
+                complete: true,
+                objects: (0..3)
+                    .map(|k| obj(k + 1, d[k].0, d[k].1, 2.0 + k as f64))
+                    .collect(),
+            }],
+            ..Default::default()
+        })
+        .collect();
+        let s = summarise_point("p", &[], &runs, &[ClassScheme::Flow]);
+        let names: Vec<String> = s.pages.iter().map(|c| c.class.to_string()).collect();
+        assert_eq!(names, ["c1", "c2", "c3", "page"]);
+        assert!(s.pages.iter().all(|c| c.scheme == "page" && c.n == 3));
+        // c1's error drops 1, 3, 0: median 1, max 3
+        let e = s.pages[0].metrics["drops_error"];
+        assert_eq!((e.median, e.max), (1.0, 3.0));
+        assert_eq!(s.pages[2].metrics["elapsed_s"].median, 4.0);
+        let page = &s.pages[3].metrics;
+        assert_eq!(page["response_s"].median, 5.0);
+        assert_eq!(page["total_s"].median, 4.4);
+        // Σ max: c1 3 + c2 1 + c3 (4 + ACK 2) = 10; the largest per-class median of error
+        // drops: c1 1, c2 0, c3 2 -> 2; of queue drops 0.
+        assert_eq!(page["sum_max_drops"], FiveNum::single(10.0, 3));
+        assert_eq!(page["drops_error_med"].median, 2.0);
+        assert_eq!(page["drops_queue_med"].median, 0.0);
+        let sum = Summary {
+            experiment: "x".into(),
+            quantiles: QUANTILE_METHOD.into(),
+            points: vec![s],
+        };
+        let csv = sum.to_csv(&[]);
+        assert!(
+            csv.contains("p,page,page,sum_max_drops,3,10,10,10,10,10,10\n"),
+            "{csv}"
+        );
+        assert!(
+            csv.contains("p,page,c3,ack_drops_error,3,0,0.5,1,1.5,2,1\n"),
+            "{csv}"
+        );
+        // Without an event log the drop counts are unknown: no derived drop numbers.
+        let mut blind = runs.clone();
+        for o in blind.iter_mut().flat_map(|r| r.pages[0].objects.iter_mut()) {
+            (o.drops_queue, o.drops_error) = (None, None);
+            (o.ack_drops_queue, o.ack_drops_error) = (None, None);
+        }
+        let s = summarise_point("p", &[], &blind, &[ClassScheme::Flow]);
+        assert!(!s.pages[3].metrics.contains_key("sum_max_drops"));
+        assert!(summarise_pages(&runs[..0]).is_empty());
     }
 
     #[test]

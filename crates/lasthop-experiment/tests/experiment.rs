@@ -332,6 +332,28 @@ fn spec_errors_name_the_key() {
     assert_eq!((r.values[1].2.median, r.values[1].2.p25), (2.0, None));
     assert_eq!((r.values[2].2.p25, r.values[2].2.max), (Some(1.5), None));
     drop(d);
+    // Seed 002's page classes and metrics (c1 ... cN, page).
+    let (d, spec) = setup();
+    let text = std::fs::read_to_string(&spec).unwrap()
+        + "[reference.r1]\nc1 = { elapsed_s = 3.85, throughput_Bps = 1635, triple_dupacks = 0, sack_pkts = 0, ack_drops_error = 0 }\nc3 = { drops_error = [0, 1, 2] }\npage = { total_s = [3.85, 3.85, 3.85], response_s = 4.5, sum_max_drops = 11, drops_queue_med = 0, drops_error_med = 1 }\n";
+    std::fs::write(&spec, text).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    let r = &exp.references[0];
+    assert_eq!(r.values.len(), 11);
+    assert!(r
+        .values
+        .iter()
+        .any(|(c, m, v)| c == "page" && m == "sum_max_drops" && v.median == 11.0));
+    drop(d);
+    let e = error_of("BASE\n[reference.e0]\nc1 = { response = 4.5 }\n");
+    assert_eq!(e.key, "reference.e0.c1.response", "{e}");
+    assert!(e.message.contains("sum_max_drops"), "{e}");
+    let e = error_with(|b| b.replace("\"flow\"]", "\"page\"]"));
+    assert_eq!(e.key, "classes", "{e}");
+    assert!(e.message.contains("http flow"), "{e}");
+    let e = error_of("BASE\n[reference.e0]\ncx = { elapsed_s = 4.5 }\n");
+    assert_eq!(e.key, "reference.e0.cx", "{e}");
+    assert!(e.message.contains("cN"), "{e}");
 
     let e = error_of("BASE\n[matrix.bad-name]\nx = {}\n");
     assert!(e.key.contains("bad-name"), "{e}");

@@ -11,7 +11,9 @@ pub mod series;
 
 use lasthop_core::output::AtomicFile;
 use lasthop_experiment::files::{read_events, read_trace, read_udp_packets, Ev, EventRow};
-use lasthop_experiment::summary::{class_order, CONN_METRICS, RUN_METRICS, UDP_METRICS};
+use lasthop_experiment::summary::{
+    class_order, CONN_METRICS, PAGE_CLASS_METRICS, PAGE_METRICS, RUN_METRICS, UDP_METRICS,
+};
 use lasthop_experiment::{
     load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summary,
 };
@@ -218,6 +220,7 @@ fn render(
     h.push_str("</table>\n");
 
     overview(&mut h, info, summary);
+    page_overview(&mut h, summary);
     references(&mut h, info, summary);
     across(&mut h, info, summary, metrics)?;
     match chosen {
@@ -261,11 +264,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             p.runs
         );
         for c in &classes {
-            match p
-                .classes
-                .iter()
-                .find(|x| x.scheme == scheme && x.class.to_string() == *c)
-            {
+            match across::scheme_summaries(p, scheme).find(|x| x.class.to_string() == *c) {
                 Some(cs) => {
                     let e = cs.metrics.get("elapsed_s");
                     let _ = write!(
@@ -296,8 +295,39 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     h.push_str("</table>\n");
 }
 
+/// Seed 002's summary table (its §6 tables) for the points with pages; nothing without pages.
+fn page_overview(h: &mut String, s: &Summary) {
+    let rows: Vec<_> = s
+        .points
+        .iter()
+        .filter_map(|p| across::page_row(p).map(|r| (p, r)))
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    h.push_str("<h2>Pages (seed 002's summary tables)</h2>\n<p class=\"note\">Per point, medians over the pages: response time (client side, first SYN sent to the ACK of the client's last FIN received), total time (server side, the seed's \"total time of a basic test\"), server-side throughput of the main object (class c1), of the fastest (c2) and of the slowest (cN) in-line; drops (c) / (e) median: the largest per-class median of the data direction's queue / error drops; Σ max drops: over the classes, the sum of each drop counter's largest value (queue and error, both directions).</p>\n<table><tr><th class=\"l\">point</th><th>runs</th><th>response (s)</th><th>total (s)</th><th>thro. (m) (B/s)</th><th>fastest thro. (i)</th><th>slowest thro. (i)</th><th>drops (c) median</th><th>drops (e) median</th><th>Σ max drops</th></tr>\n");
+    let o = |v: Option<f64>| v.map_or("–".to_string(), num);
+    for (p, r) in rows {
+        let _ = writeln!(
+            h,
+            "<tr><td class=\"l\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(&p.point),
+            p.runs,
+            o(r.response_s),
+            o(r.total_s),
+            o(r.main_bps),
+            o(r.fastest_bps),
+            o(r.slowest_bps),
+            o(r.drops_queue_med),
+            o(r.drops_error_med),
+            o(r.sum_max_drops)
+        );
+    }
+    h.push_str("</table>\n");
+}
+
 /// Our five numbers of `metric` for a reference's class: `all`, a connection class, else a UDP
-/// flow of that name.
+/// flow or a page class (`cN`, `page`) of that name.
 fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
     if class == "all" {
         p.all_connections.metrics.get(metric).copied()
@@ -305,6 +335,7 @@ fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
         p.classes
             .iter()
             .chain(&p.udp)
+            .chain(&p.pages)
             .filter(|c| c.class.to_string() == class)
             .find_map(|c| c.metrics.get(metric))
             .copied()
@@ -399,6 +430,8 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         CONN_METRICS
             .iter()
             .chain(&lasthop_experiment::summary::UDP_METRICS)
+            .chain(&lasthop_experiment::summary::PAGE_CLASS_METRICS)
+            .chain(&lasthop_experiment::summary::PAGE_METRICS)
             .find(|x| x.0 == m)
             .map_or(m.to_string(), |x| x.1.to_string())
     };
@@ -483,6 +516,92 @@ fn cdfs(series: &[(String, Vec<f64>)]) -> Vec<(String, Vec<(f64, f64)>)> {
         .collect()
 }
 
+/// The CDFs of `all` (one series per point): one chart with a line per point, or with `split`
+/// one chart per value of the first dimension on a common x axis.
+#[allow(clippy::too_many_arguments)]
+fn cdf_figures(
+    h: &mut String,
+    info: &ExperimentInfo,
+    split: bool,
+    what: &str,
+    xdesc: &str,
+    caption: &str,
+    of: &str,
+    all: &[(String, Vec<f64>)],
+) {
+    if !split {
+        figure(
+            h,
+            cdf_chart(&format!("{what} of {of}, per point"), xdesc, &cdfs(all)),
+            &format!("{caption} of each point."),
+        );
+        return;
+    }
+    let xr = plots::range(all.iter().flat_map(|s| s.1.iter().copied()), false);
+    let d0 = &info.dimensions[0];
+    h.push_str("<div class=\"grid2\">\n");
+    for panel in across::split_by_dimension(&info.points, d0, all) {
+        let v = &panel.value;
+        figure(
+            h,
+            plots::cdf_chart_sized(
+                (640, 420),
+                &format!("{what}, {d0} = {v}"),
+                xdesc,
+                &cdfs(&panel.series),
+                Some(xr),
+            ),
+            &format!("{caption}; {d0} = {v}, same x axis in every chart."),
+        );
+    }
+    h.push_str("</div>\n");
+}
+
+/// Seed 002's pages (when the runs have `http` flows): the CDF of the response time per point
+/// (split like the other CDFs) and box plots per page class (`c1` the main object, `c2` the
+/// fastest in-line ... `cN` the slowest).
+fn page_plots(
+    h: &mut String,
+    info: &ExperimentInfo,
+    s: &Summary,
+    metrics: &[Vec<RunMetrics>],
+    split: bool,
+) {
+    let names: Vec<String> = info.points.iter().map(|p| p.name.clone()).collect();
+    let resp = across::page_values(&names, metrics, |p| p.response_s);
+    if resp.is_empty() {
+        return;
+    }
+    h.push_str("<h3>Pages</h3>\n");
+    cdf_figures(
+        h,
+        info,
+        split,
+        "Response time",
+        "response time (s)",
+        "Empirical CDF of the page response time (client side: first SYN sent to the ACK of the client's last FIN received) over all pages of all replications",
+        "every page",
+        &resp,
+    );
+    if info.classes.first() == Some(&lasthop_experiment::ClassScheme::Page) {
+        // The class box plots above are the page classes' already.
+        return;
+    }
+    let classes = across::page_classes(s);
+    for (key, label) in [
+        ("elapsed_s", "elapsed time, server side (s)"),
+        ("throughput_Bps", "throughput, server side (bytes/s)"),
+        ("rexmt_pkts", "retransmitted packets"),
+    ] {
+        let boxes = across::page_boxes(s, &classes, key);
+        figure(
+            h,
+            box_chart(&format!("{label} by point and page class"), label, &names, &classes, &boxes, None),
+            "Box: 25% to 75%, thick line: median, whiskers: min and max over the replications; one box per page class (c1 the main object, c2 the fastest in-line of each run ... cN the slowest).",
+        );
+    }
+}
+
 /// CDFs and box plots across replications.
 fn across(
     h: &mut String,
@@ -501,36 +620,16 @@ fn across(
     ];
     for (what, xdesc, caption, f) in metrics_cdf {
         let all = across::conn_values(&names, metrics, f);
-        if !split {
-            figure(
-                h,
-                cdf_chart(
-                    &format!("{what} of every connection, per point"),
-                    xdesc,
-                    &cdfs(&all),
-                ),
-                &format!("{caption} of each point."),
-            );
-            continue;
-        }
-        let xr = plots::range(all.iter().flat_map(|s| s.1.iter().copied()), false);
-        let d0 = &info.dimensions[0];
-        h.push_str("<div class=\"grid2\">\n");
-        for panel in across::split_by_dimension(&info.points, d0, &all) {
-            let v = &panel.value;
-            figure(
-                h,
-                plots::cdf_chart_sized(
-                    (640, 420),
-                    &format!("{what}, {d0} = {v}"),
-                    xdesc,
-                    &cdfs(&panel.series),
-                    Some(xr),
-                ),
-                &format!("{caption}; {d0} = {v}, same x axis in every chart."),
-            );
-        }
-        h.push_str("</div>\n");
+        cdf_figures(
+            h,
+            info,
+            split,
+            what,
+            xdesc,
+            caption,
+            "every connection",
+            &all,
+        );
     }
     let scheme = info.classes.first().map(|c| c.name()).unwrap_or("flow");
     let classes = across::scheme_classes(s, scheme);
@@ -562,6 +661,7 @@ fn across(
             "Jain's index (Σx)²/(n·Σx²) of the connections' throughputs in each run; box over the replications.",
         );
     }
+    page_plots(h, info, s, metrics, split);
     Ok(())
 }
 
@@ -879,6 +979,27 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
         );
         for (k, label) in UDP_METRICS {
             five_row(h, label, c.metrics.get(k));
+        }
+        h.push_str("</table></div>\n");
+    }
+    for c in &p.pages {
+        let page = c.class == lasthop_experiment::Class::Page;
+        let _ = write!(
+            h,
+            "<div class=\"block\"><h4>{}</h4><table>{FIVE_HEAD}",
+            if page {
+                "page (response, total time; seed 002's summary numbers)".to_string()
+            } else {
+                format!("page class {}", c.class)
+            }
+        );
+        let keys = if page {
+            &PAGE_METRICS[..]
+        } else {
+            &PAGE_CLASS_METRICS[..]
+        };
+        for (k, label) in keys {
+            five_row(h, label, c.metrics.get(*k));
         }
         h.push_str("</table></div>\n");
     }

@@ -196,3 +196,54 @@ fn udp_flows_in_metrics_summary_and_report() {
         assert!(html.contains(needle), "{needle} missing");
     }
 }
+
+/// Seed 002's page (the shipped `seed002-optimal-s2s` scenario) through the runner: the pages'
+/// files become `pages` in metrics.json, scheme `page` in the summaries (classes c1..c3 and
+/// page, with the derived numbers), the published values of `c1` and `page` beside ours, and
+/// the report's page table, response-time CDF and class boxes.
+#[test]
+fn pages_in_metrics_summary_references_and_report() {
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        format!(
+            "name = \"pages\"\nscenario = {:?}\nreplications = 2\nclasses = [\"page\", \"flow\"]\n[reference.base]\nsource = \"seed 002, B.1.1\"\nc1 = {{ elapsed_s = 3.85 }}\npage = {{ total_s = [3.78, 3.85, 3.97], sum_max_drops = 0 }}\n",
+            ex.join("scenarios/seed002-optimal-s2s.toml").display().to_string()
+        ),
+    )
+    .unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    let out = d.path().join("out");
+    let opts = RunOptions {
+        jobs: Some(1),
+        progress: false,
+    };
+    run_experiment(&exp, &out, &SimBackend, &opts).unwrap();
+    let m = lasthop_experiment::RunMetrics::load(&out.join("runs/base/0/metrics.json")).unwrap();
+    assert_eq!(m.pages.len(), 1);
+    assert_eq!(m.pages[0].objects.len(), 3);
+    assert_eq!(m.pages[0].total_s, Some(3.7955));
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    for row in [
+        "base,page,c1,elapsed_s,2,3.7955,3.7955,3.7955,3.7955,3.7955,3.7955\n",
+        "base,page,page,response_s,2,4.409,4.409,4.409,4.409,4.409,4.409\n",
+        "base,page,page,sum_max_drops,2,0,0,0,0,0,0\n",
+        "base,page,c3,ack_drops_error,2,0,0,0,0,0,0\n",
+    ] {
+        assert!(csv.contains(row), "{row} missing from\n{csv}");
+    }
+    let html = std::fs::read_to_string(lasthop_report::build(&out).unwrap()).unwrap();
+    for needle in [
+        "Pages (seed 002's summary tables)",
+        "Response time of every page, per point",
+        "by point and class (page)",
+        "page class c3",
+        "seed 002, B.1.1",
+        "Summary (classes: page)",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
+    assert!(!html.contains("(no such class or metric)"));
+}

@@ -44,6 +44,8 @@ pub struct SimResult {
     pub connections: Vec<ConnStats>,
     /// One entry per UDP flow, likewise.
     pub udp: Vec<lasthop_analysis::udp::UdpFlowStats>,
+    /// One entry per page (`http` flow), likewise.
+    pub pages: Vec<lasthop_analysis::PageStats>,
     /// The link's counters, down then up.
     pub link: [DirStats; 2],
     /// Events the driver processed (a measure of the work done).
@@ -70,6 +72,7 @@ pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error
         flows,
         connections: run.conns,
         udp: run.udp,
+        pages: run.pages,
         link,
         events,
     })
@@ -107,12 +110,29 @@ fn analyse(
         })
         .collect();
     let events = opts.dir.as_ref().map(|d| d.join("events.csv"));
-    let run = lasthop_analysis::analyze_run(&captures, events.as_deref())?;
+    let pages = page_specs(scenario);
+    let run = lasthop_analysis::analyze_run_with_pages(&captures, events.as_deref(), &pages)?;
     if let Some(dir) = &opts.dir {
-        // connections.csv, and the UDP flows' files when there are UDP flows
+        // connections.csv, the UDP flows' files when there are UDP flows, the pages' files when
+        // there are http flows
         lasthop_analysis::write_run_files(dir, &run)?;
     }
     Ok(run)
+}
+
+/// The pages of the scenario's `http` flows, for the analysis to find in the captures (both
+/// modes: the emulator's real programs use the same client ports).
+pub fn page_specs(scenario: &Scenario) -> Vec<lasthop_analysis::PageSpec> {
+    scenario
+        .flows
+        .iter()
+        .filter_map(|f| match &f.app {
+            lasthop_apps::AppParams::Http(p) => {
+                Some(lasthop_analysis::PageSpec::of(&f.ctx(scenario), p))
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Writes `text` to `path` atomically (for the CLI's summary files).

@@ -211,3 +211,74 @@ fn seed000_e0_two_transfers_5s_apart() {
     assert!((18..=22).contains(&c[0].drops().queue));
     assert!((1..=3).contains(&c[1].drops().queue));
 }
+
+/// Seed 002's optimal link, workload s+2s (one page of three objects, no loss): the page
+/// metrics of `pages.csv` and `page_objects.csv`. The total time (server side) is shorter than
+/// the response time (client side) by the first SYN's way up and the last ACK's way down:
+/// (60 B SYN + 52 B ACK, timestamps on) x 8 / 64 kbit/s + 2 x 300 ms = 0.6135 s (the seed:
+/// 4.50 - 3.85 s, 0.61-0.68 s on the optimal link).
+#[test]
+fn seed002_optimal_s2s_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = run_into(&scenario("seed002-optimal-s2s.toml"), dir.path());
+    assert_eq!(r.pages.len(), 1);
+    let p = &r.pages[0];
+    assert!(p.complete());
+    assert_eq!(p.objects.len(), 3);
+    let (resp, total) = (p.response_s().unwrap(), p.total_s().unwrap());
+    assert!((resp - total - 0.6135).abs() < 1e-9, "{resp} {total}");
+    let mut classes: Vec<usize> = p.objects.iter().map(|o| o.class).collect();
+    assert_eq!(classes[0], 1);
+    classes.sort_unstable();
+    assert_eq!(classes, [1, 2, 3]);
+    for o in &p.objects {
+        assert_eq!(o.drops.unwrap().total(), 0);
+        assert_eq!(o.rexmt_pkts, Some(0));
+        // class 2 is the faster in-line
+        if o.class == 2 {
+            let other = p.objects.iter().find(|x| x.class == 3).unwrap();
+            assert!(o.throughput_bps() >= other.throughput_bps());
+        }
+    }
+    // The main object's connection spans the page at the server (as in the seed's appendix,
+    // where the class-1 elapsed time equals the total time).
+    assert_eq!(p.objects[0].elapsed_s(), Some(total));
+    let csv = std::fs::read_to_string(dir.path().join("pages.csv")).unwrap();
+    let row: Vec<&str> = csv.lines().nth(1).unwrap().split(',').collect();
+    assert_eq!(&row[..4], ["0", "s+2s", "3", "10480"]);
+    assert_eq!(row[9], "1");
+    let objects = std::fs::read_to_string(dir.path().join("page_objects.csv")).unwrap();
+    assert_eq!(objects.lines().count(), 4);
+}
+
+/// The same page over seed 002's low-persistency link (seed 1, replication 0): the link drops
+/// the server's ACKs of the three client FINs (error drops of the data direction at 4.821,
+/// 4.965 and 5.109 s), each client resends its FIN after its RTO and the server acknowledges it
+/// again. The server-side times end at that last ACK, so the total time is longer than the
+/// lossless 3.7955 s; every object counts one data-direction error drop.
+#[test]
+fn seed002_low_s2s_page_with_lost_fin_acks() {
+    let text = std::fs::read_to_string(scenarios().join("seed002-optimal-s2s.toml")).unwrap();
+    let low = scenarios().join("../links/seed002-low.toml");
+    let text = text.replace(
+        "link = \"../links/seed002-optimal.toml\"",
+        &format!("link = {:?}", low.display().to_string()),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("low.toml");
+    std::fs::write(&path, text).unwrap();
+    let sc = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    let out = dir.path().join("out");
+    let r = run_into(&sc, &out);
+    let p = &r.pages[0];
+    assert!(p.complete());
+    for o in &p.objects {
+        let d = o.drops.unwrap();
+        assert_eq!((d.queue, d.error, d.ack_queue, d.ack_error), (0, 1, 0, 0));
+        // the server's last packet of the connection is its ACK of the resent FIN
+        let (_, end) = o.server.unwrap();
+        assert!(end.0 > 5_109_000_000, "{end:?}");
+    }
+    let (resp, total) = (p.response_s().unwrap(), p.total_s().unwrap());
+    assert!(total > 3.7955 + 1.0 && total < resp, "{resp} {total}");
+}

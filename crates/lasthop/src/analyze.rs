@@ -20,9 +20,10 @@ pub struct AnalyzeArgs {
     /// The link's event log (events.csv) for drops by cause and spurious retransmissions.
     #[arg(long)]
     pub events: Option<PathBuf>,
-    /// Write connections.csv here, and udp_flows.csv beside it when the captures hold UDP
-    /// flows (`-`: standard output; a regular file is replaced whole, a FIFO or device written
-    /// through, a directory refused).
+    /// Write connections.csv here, udp_flows.csv beside it when the captures hold UDP flows,
+    /// and pages.csv and page_objects.csv when --scenario names http flows (`-`: standard
+    /// output; a regular file is replaced whole, a FIFO or device written through, a directory
+    /// refused).
     #[arg(long)]
     pub csv: Option<PathBuf>,
     /// RTO inference: minimum time without ACK progress before a retransmission counts as an
@@ -33,6 +34,11 @@ pub struct AnalyzeArgs {
     /// this many bytes of the data direction.
     #[arg(long, default_value_t = 10_240)]
     pub partial_bytes: u64,
+    /// The run's scenario: its http flows' pages are found in the client's and the server's
+    /// capture (told apart as for the connections) and listed, with response time, total time
+    /// and per-object metrics.
+    #[arg(long)]
+    pub scenario: Option<PathBuf>,
     /// Print every counter of both directions of each connection (like `tcptrace -l`).
     #[arg(long, short = 'l')]
     pub long: bool,
@@ -128,26 +134,27 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
             out.display()
         );
     }
-    let mut conns = match (&second, &args.pcap2) {
+    // and whether the first capture is the client's (the pages need to know)
+    let (mut conns, first_is_client) = match (&second, &args.pcap2) {
         (Some(second), Some(p2)) => {
             let (a, b) = (args.pcap.display(), p2.display());
             match client_side(&first.conns, &second.conns) {
-                Side::First => la::merge_sides(&first.conns, &second.conns),
+                Side::First => (la::merge_sides(&first.conns, &second.conns), true),
                 Side::Second => {
                     eprintln!(
                         "note: {b} is the TCP client's capture and {a} the server's (told by the data sender's round-trip times): merged as such"
                     );
-                    la::merge_sides(&second.conns, &first.conns)
+                    (la::merge_sides(&second.conns, &first.conns), false)
                 }
                 Side::Unknown => {
                     eprintln!(
                         "warning: cannot tell which of {a} and {b} was captured at the TCP client (no connection whose data sender's capture shows clearly longer round trips): taking {a} as the client's; if it is not, elapsed times and counts come from the wrong side, so give the client's capture first"
                     );
-                    la::merge_sides(&first.conns, &second.conns)
+                    (la::merge_sides(&first.conns, &second.conns), true)
                 }
             }
         }
-        _ => first.conns,
+        _ => (first.conns.clone(), true),
     };
     if let Some(ev) = &args.events {
         la::EventLog::load(ev)?.join(&mut conns);
@@ -161,6 +168,12 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         print!("{}", la::format_table(&conns));
     }
     print!("{}", la::format_udp_table(&udp));
+    let (client, server) = match (&second, first_is_client) {
+        (Some(s), true) => (&first.conns[..], &s.conns[..]),
+        (Some(s), false) => (&s.conns[..], &first.conns[..]),
+        (None, _) => (&first.conns[..], &[][..]),
+    };
+    let pages = pages(&args, client, server, &conns)?;
     if let Some(out) = &args.csv {
         la::write_connections_csv(out, &conns)
             .with_context(|| format!("writing {}", out.display()))?;
@@ -174,8 +187,35 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
             .with_context(|| format!("writing {}", path.display()))?;
             eprintln!("wrote {} ({} UDP flows)", path.display(), udp.len());
         }
+        if !pages.is_empty() {
+            let dir = out.parent().unwrap_or(std::path::Path::new("."));
+            la::page::write_page_files(dir, &pages)?;
+            eprintln!(
+                "wrote pages.csv and page_objects.csv ({} pages)",
+                pages.len()
+            );
+        }
     }
     Ok(())
+}
+
+/// The pages of the scenario's http flows (none without `--scenario`), printed: `client` is
+/// the client's capture's connections (response times), `server` the server's (total and
+/// elapsed times, counters).
+fn pages(
+    args: &AnalyzeArgs,
+    client: &[la::ConnStats],
+    server: &[la::ConnStats],
+    merged: &[la::ConnStats],
+) -> Result<Vec<la::PageStats>> {
+    let Some(path) = &args.scenario else {
+        return Ok(vec![]);
+    };
+    let sc = lasthop_scenario::Scenario::load(path)?;
+    let specs = lasthop_sim::page_specs(&sc);
+    let pages = la::page::pages(&specs, client, server, merged);
+    print!("{}", la::format_page_table(&pages));
+    Ok(pages)
 }
 
 /// Which of two captures of one run was taken at the TCP client.
@@ -343,6 +383,7 @@ mod tests {
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
+            scenario: None,
         })
         .unwrap();
         let text = std::fs::read_to_string(dir.path().join("out/udp_flows.csv")).unwrap();
@@ -395,6 +436,7 @@ mod tests {
             partial_bytes: 10_240,
             long: true,
             usec_copy: Some(dir.path().join("usec.pcap")),
+            scenario: None,
         })
         .unwrap();
         let copy = la::analyze_pcap(dir.path().join("usec.pcap")).unwrap();
@@ -419,6 +461,7 @@ mod tests {
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
+            scenario: None,
         })
         .unwrap_err();
         assert!(format!("{e:#}").contains("missing.pcap"), "{e:#}");

@@ -67,7 +67,7 @@ pub fn run(args: EmuArgs) -> Result<()> {
             out.lateness.max as f64 / 1e6
         );
     }
-    write_connections(&out)?;
+    write_connections(&out, &sc)?;
     println!("results in {}", out.out_dir.display());
     for f in &out.app_failures {
         eprintln!("warning: {f}");
@@ -86,16 +86,19 @@ pub fn run(args: EmuArgs) -> Result<()> {
 /// merges the capture at its client (start and end: elapsed time) with the one at its server,
 /// counts come from the data sender's side, drops by cause from the joined event log. The run's
 /// own outputs stand whatever happens here: a failure is a warning.
-fn write_connections(out: &RunOutputs) -> Result<()> {
-    if let Err(e) = analyse(out) {
+fn write_connections(out: &RunOutputs, sc: &Scenario) -> Result<()> {
+    if let Err(e) = analyse(out, sc) {
         eprintln!("warning: connections.csv not written: {e:#}");
     }
     Ok(())
 }
 
-fn analyse(out: &RunOutputs) -> Result<()> {
-    let run = lasthop_experiment::runner::analyse_emu_run(out).context("analysing the captures")?;
+fn analyse(out: &RunOutputs, sc: &Scenario) -> Result<()> {
+    let pages = lasthop_sim::page_specs(sc);
+    let run = lasthop_experiment::runner::analyse_emu_run_with_pages(out, &pages)
+        .context("analysing the captures")?;
     print!("{}", lasthop_analysis::format_table(&run.conns));
     print!("{}", lasthop_analysis::format_udp_table(&run.udp));
+    print!("{}", lasthop_analysis::format_page_table(&run.pages));
     Ok(())
 }

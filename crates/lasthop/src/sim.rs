@@ -102,6 +102,10 @@ pub fn run(args: SimArgs) -> Result<()> {
         print!("{}", lasthop_analysis::format_udp_table(&r.udp));
         println!();
     }
+    if !r.pages.is_empty() {
+        print!("{}", lasthop_analysis::format_page_table(&r.pages));
+        println!();
+    }
     for (d, s) in ["down", "up"].iter().zip(&r.link) {
         println!(
             "link {d}: {} packets in, {} out; drops: {} queue, {} red, {} error; {} ECN marks; {} link errors",

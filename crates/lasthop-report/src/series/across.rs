@@ -5,7 +5,7 @@
 
 use lasthop_experiment::runner::PointInfo;
 use lasthop_experiment::summary::class_order;
-use lasthop_experiment::{ConnMetrics, FiveNum, PointSummary, RunMetrics, Summary};
+use lasthop_experiment::{Class, ConnMetrics, FiveNum, PointSummary, RunMetrics, Summary};
 
 /// A per-connection value to plot.
 pub type ConnValue = fn(&ConnMetrics) -> f64;
@@ -73,12 +73,24 @@ pub fn split_by_dimension(
         .collect()
 }
 
+/// The class summaries of `scheme` in a point: its connection classes, or for scheme `page`
+/// the page classes `c1` ... `cN` (not the class `page`).
+pub fn scheme_summaries<'a>(
+    p: &'a PointSummary,
+    scheme: &'a str,
+) -> impl Iterator<Item = &'a lasthop_experiment::summary::ClassSummary> + 'a {
+    p.classes
+        .iter()
+        .chain(p.pages.iter().filter(|c| c.class != Class::Page))
+        .filter(move |c| c.scheme == scheme)
+}
+
 /// The classes of `scheme` found in any point, in class order (faster, slower, first, second,
 /// main, then numbered classes by number).
 pub fn scheme_classes(s: &Summary, scheme: &str) -> Vec<String> {
     let mut classes: Vec<String> = vec![];
     for p in &s.points {
-        for c in p.classes.iter().filter(|c| c.scheme == scheme) {
+        for c in scheme_summaries(p, scheme) {
             let name = c.class.to_string();
             if !classes.contains(&name) {
                 classes.push(name);
@@ -97,7 +109,7 @@ pub type BoxStat = (usize, usize, FiveNum);
 pub fn class_boxes(s: &Summary, scheme: &str, classes: &[String], key: &str) -> Vec<BoxStat> {
     let mut boxes = vec![];
     for (g, p) in s.points.iter().enumerate() {
-        for c in p.classes.iter().filter(|c| c.scheme == scheme) {
+        for c in scheme_summaries(p, scheme) {
             if let (Some(ci), Some(f)) = (
                 classes.iter().position(|x| *x == c.class.to_string()),
                 c.metrics.get(key),
@@ -125,6 +137,108 @@ pub fn some_run_shares_the_link(metrics: &[Vec<RunMetrics>]) -> bool {
         .any(|runs| runs.iter().any(|r| r.conns.len() > 1))
 }
 
+/// A per-page value to plot (`None`: unknown, left out).
+pub type PageValue = fn(&lasthop_experiment::metrics::PageMetrics) -> Option<f64>;
+
+/// Per point, in order (`names[i]` with `metrics[i]`): the point's name and `f` of every page of
+/// every run, runs in order (unknown values left out); the series behind the response-time
+/// CDFs. Empty when no run has a page.
+pub fn page_values(
+    names: &[String],
+    metrics: &[Vec<RunMetrics>],
+    f: PageValue,
+) -> Vec<(String, Vec<f64>)> {
+    if !metrics.iter().flatten().any(|r| !r.pages.is_empty()) {
+        return vec![];
+    }
+    names
+        .iter()
+        .zip(metrics)
+        .map(|(n, runs)| {
+            (
+                n.clone(),
+                runs.iter()
+                    .flat_map(|r| r.pages.iter().filter_map(f))
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+/// Seed 002's page classes (`c1` ... `cN`, scheme `page`) found in any point, in class order.
+pub fn page_classes(s: &Summary) -> Vec<String> {
+    let mut classes: Vec<String> = vec![];
+    for p in &s.points {
+        for c in p.pages.iter().filter(|c| c.class != Class::Page) {
+            let name = c.class.to_string();
+            if !classes.contains(&name) {
+                classes.push(name);
+            }
+        }
+    }
+    classes.sort_by_key(|c| class_order(c));
+    classes
+}
+
+/// The boxes of page metric `key` of each page class in each point; class indices are into
+/// `classes` ([`page_classes`]).
+pub fn page_boxes(s: &Summary, classes: &[String], key: &str) -> Vec<BoxStat> {
+    let mut boxes = vec![];
+    for (g, p) in s.points.iter().enumerate() {
+        for c in &p.pages {
+            if let (Some(ci), Some(f)) = (
+                classes.iter().position(|x| *x == c.class.to_string()),
+                c.metrics.get(key),
+            ) {
+                boxes.push((g, ci, *f));
+            }
+        }
+    }
+    boxes
+}
+
+/// One row of seed 002's summary tables (its §6 tables, extract §4.2) for a point with pages:
+/// medians of the response time, the total time, the main object's (class 1), the fastest
+/// (class 2) and the slowest (the last class) in-line's throughput; the drops (c) and (e)
+/// medians and Σ maximum drops (class `page`'s derived numbers). `None` without pages.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PageRow {
+    pub response_s: Option<f64>,
+    pub total_s: Option<f64>,
+    pub main_bps: Option<f64>,
+    pub fastest_bps: Option<f64>,
+    pub slowest_bps: Option<f64>,
+    pub drops_queue_med: Option<f64>,
+    pub drops_error_med: Option<f64>,
+    pub sum_max_drops: Option<f64>,
+}
+
+pub fn page_row(p: &PointSummary) -> Option<PageRow> {
+    let page = p.pages.iter().find(|c| c.class == Class::Page)?;
+    let med =
+        |c: &lasthop_experiment::summary::ClassSummary, k: &str| c.metrics.get(k).map(|f| f.median);
+    let class = |n: u64| p.pages.iter().find(|c| c.class == Class::C(n));
+    let last = p
+        .pages
+        .iter()
+        .filter_map(|c| match c.class {
+            Class::C(n) if n >= 2 => Some((n, c)),
+            _ => None,
+        })
+        .max_by_key(|(n, _)| *n)
+        .map(|(_, c)| c);
+    Some(PageRow {
+        response_s: med(page, "response_s"),
+        total_s: med(page, "total_s"),
+        main_bps: class(1).and_then(|c| med(c, "throughput_Bps")),
+        fastest_bps: class(2).and_then(|c| med(c, "throughput_Bps")),
+        slowest_bps: last.and_then(|c| med(c, "throughput_Bps")),
+        drops_queue_med: med(page, "drops_queue_med"),
+        drops_error_med: med(page, "drops_error_med"),
+        sum_max_drops: med(page, "sum_max_drops"),
+    })
+}
+
 /// Of a point with `flows` scenario flows, over its runs: the connections without the SYN or
 /// the ACK of the client's FIN, and the flows with no connection at all (their elapsed time
 /// ends at their last packet).
@@ -139,16 +253,22 @@ pub fn incomplete_connections(flows: usize, runs: &[RunMetrics]) -> usize {
 
 /// Seed 002's "Σ maximum drops" of a point: over the classes of `scheme`, the sum of each
 /// class's largest drop counts (queue, RED and error drops of the data direction, and the ACK
-/// direction's drops).
+/// direction's drops; for the page classes queue and error drops of both directions, which
+/// is class `page`'s `sum_max_drops`).
 pub fn sum_of_max_drops(p: &PointSummary, scheme: &str) -> f64 {
-    p.classes
-        .iter()
-        .filter(|c| c.scheme == scheme)
+    scheme_summaries(p, scheme)
         .map(|c| {
-            ["drops_queue", "drops_red", "drops_error", "ack_drops"]
-                .iter()
-                .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
-                .sum::<f64>()
+            [
+                "drops_queue",
+                "drops_red",
+                "drops_error",
+                "ack_drops",
+                "ack_drops_queue",
+                "ack_drops_error",
+            ]
+            .iter()
+            .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
+            .sum::<f64>()
         })
         .sum()
 }
@@ -206,11 +326,104 @@ mod tests {
             all_connections: class("all", "all", &[]),
             run_metrics: Default::default(),
             udp: vec![],
+            pages: vec![],
         };
         if let Some(j) = jain {
             p.run_metrics.insert("jain".into(), five(j));
         }
         p
+    }
+
+    #[test]
+    fn page_series_by_hand() {
+        use lasthop_experiment::metrics::PageMetrics;
+        let page = |r: Option<f64>| PageMetrics {
+            response_s: r,
+            ..PageMetrics::default()
+        };
+        let with = |pages: Vec<PageMetrics>| RunMetrics {
+            pages,
+            ..RunMetrics::default()
+        };
+        let names = ["low".to_string(), "high".to_string()];
+        // low: runs with 4.5 s and (unknown, 5.5 s); high: one run of 9 s
+        let metrics = vec![
+            vec![
+                with(vec![page(Some(4.5))]),
+                with(vec![page(None), page(Some(5.5))]),
+            ],
+            vec![with(vec![page(Some(9.0))])],
+        ];
+        assert_eq!(
+            page_values(&names, &metrics, |p| p.response_s),
+            [
+                ("low".to_string(), vec![4.5, 5.5]),
+                ("high".to_string(), vec![9.0])
+            ]
+        );
+        let none = vec![vec![run(&[1.0])], vec![]];
+        assert!(page_values(&names, &none, |p| p.response_s).is_empty());
+        // Boxes of the page classes, c1 < c2 < c10, without the class `page`.
+        let mut a = point("low", vec![], None);
+        a.pages = vec![
+            class("page", "c10", &[("elapsed_s", 7.0)]),
+            class("page", "c1", &[("elapsed_s", 4.0)]),
+            class("page", "page", &[("response_s", 5.0)]),
+        ];
+        let mut b = point("high", vec![], None);
+        b.pages = vec![class("page", "c2", &[("elapsed_s", 3.0)])];
+        let s = Summary {
+            experiment: "x".into(),
+            quantiles: String::new(),
+            points: vec![a, b],
+        };
+        let classes = page_classes(&s);
+        assert_eq!(classes, ["c1", "c2", "c10"]);
+        let boxes = page_boxes(&s, &classes, "elapsed_s");
+        let medians: Vec<(usize, usize, f64)> =
+            boxes.iter().map(|(g, c, f)| (*g, *c, f.median)).collect();
+        assert_eq!(medians, [(0, 2, 7.0), (0, 0, 4.0), (1, 1, 3.0)]);
+        // The summary-table row: the slowest in-line is the last class (c3 here).
+        let mut p = point("low", vec![], None);
+        p.pages = vec![
+            class(
+                "page",
+                "c1",
+                &[("throughput_Bps", 1600.0), ("drops_error", 1.0)],
+            ),
+            class(
+                "page",
+                "c2",
+                &[("throughput_Bps", 900.0), ("ack_drops_error", 0.0)],
+            ),
+            class("page", "c3", &[("throughput_Bps", 700.0)]),
+            class(
+                "page",
+                "page",
+                &[
+                    ("response_s", 4.5),
+                    ("total_s", 3.9),
+                    ("sum_max_drops", 11.0),
+                ],
+            ),
+        ];
+        // Scheme `page` names the page classes for the summary table and the boxes.
+        assert_eq!(
+            scheme_summaries(&p, "page")
+                .map(|c| c.class.to_string())
+                .collect::<Vec<_>>(),
+            ["c1", "c2", "c3"]
+        );
+        // maxima (median + 2 here): c1's error drops 3, c2's ACK-direction error drops 2
+        assert_eq!(sum_of_max_drops(&p, "page"), 5.0);
+        let r = page_row(&p).unwrap();
+        assert_eq!(
+            (r.main_bps, r.fastest_bps, r.slowest_bps),
+            (Some(1600.0), Some(900.0), Some(700.0))
+        );
+        assert_eq!((r.response_s, r.total_s), (Some(4.5), Some(3.9)));
+        assert_eq!((r.sum_max_drops, r.drops_error_med), (Some(11.0), None));
+        assert_eq!(page_row(&point("x", vec![], None)), None);
     }
 
     #[test]
