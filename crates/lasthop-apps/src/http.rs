@@ -68,13 +68,7 @@ impl Params {
     pub fn parse(t: toml::Table, ctx: &SpecCtx) -> Result<Params, SpecError> {
         let key = &ctx.key;
         let s: Spec = from_table(t, key)?;
-        let labels = || {
-            WORKLOADS
-                .iter()
-                .map(|w| w.0)
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let labels = || WORKLOADS.iter().map(|w| w.0).collect::<Vec<_>>().join(", ");
         let (main, inline, inlines) = match &s.workload {
             Some(w) => {
                 if s.main.is_some() || s.inline.is_some() || s.inlines.is_some() {
@@ -86,7 +80,10 @@ impl Params {
                 let Some(&(_, m, i, n)) = WORKLOADS.iter().find(|x| x.0 == w) else {
                     return Err(err(
                         format!("{key}.workload"),
-                        format!("unknown workload {w:?}: the seed's workloads are {}", labels()),
+                        format!(
+                            "unknown workload {w:?}: the seed's workloads are {}",
+                            labels()
+                        ),
                     ));
                 };
                 (m, i, n)
@@ -136,7 +133,7 @@ impl Params {
             ));
         }
         let concurrency = match s.concurrency.unwrap_or(4) {
-            n if n < 1 || n > 64 => {
+            n if !(1..=64).contains(&n) => {
                 return Err(err(
                     format!("{key}.concurrency"),
                     format!("{n}: allowed 1..=64 connections at once"),
@@ -185,7 +182,15 @@ impl Params {
             .collect::<Vec<_>>()
             .join(",");
         let log = |l: &Path| ["--log".to_string(), l.display().to_string()];
-        let mut srv = vec!["http-server".to_string(), "--listen".into(), server.clone()];
+        // The server serves one connection per object and then exits, so the emulator sees the
+        // flow end.
+        let mut srv = vec![
+            "http-server".to_string(),
+            "--listen".into(),
+            server.clone(),
+            "--connections".into(),
+            self.objects.len().to_string(),
+        ];
         srv.extend(log(logs[0]));
         srv.extend(["--epoch".into(), epoch.to_string()]);
         let mut cli = vec![
@@ -411,12 +416,10 @@ impl Endpoint for Server {
                     }
                 }
             }
-            SockEvent::Closed(s) => {
-                if self.conns.contains_key(&s) {
-                    self.closed += 1;
-                    if self.closed == self.p.objects.len() {
-                        self.status = Status::Done;
-                    }
+            SockEvent::Closed(s) if self.conns.contains_key(&s) => {
+                self.closed += 1;
+                if self.closed == self.p.objects.len() {
+                    self.status = Status::Done;
                 }
             }
             SockEvent::Aborted(s, why) => {
@@ -485,18 +488,40 @@ mod tests {
         for (spec, key, says) in [
             (r#"workload = "x+9z""#, "flows[0].workload", "s+2s, s+2m"),
             ("main = \"0B\"", "flows[0].main", "1 byte or more"),
-            ("main = \"1kB\"\ninline = \"0B\"\ninlines = 2", "flows[0].inline", "1 byte or more"),
-            ("main = \"1kB\"\ninline = \"1kB\"\ninlines = -1", "flows[0].inlines", "allowed 0..=1000"),
-            ("main = \"1kB\"\nconcurrency = 0", "flows[0].concurrency", "allowed 1..=64"),
-            ("main = \"1kB\"\nrequest = \"0B\"", "flows[0].request", "allowed 1..=65535"),
+            (
+                "main = \"1kB\"\ninline = \"0B\"\ninlines = 2",
+                "flows[0].inline",
+                "1 byte or more",
+            ),
+            (
+                "main = \"1kB\"\ninline = \"1kB\"\ninlines = -1",
+                "flows[0].inlines",
+                "allowed 0..=1000",
+            ),
+            (
+                "main = \"1kB\"\nconcurrency = 0",
+                "flows[0].concurrency",
+                "allowed 1..=64",
+            ),
+            (
+                "main = \"1kB\"\nrequest = \"0B\"",
+                "flows[0].request",
+                "allowed 1..=65535",
+            ),
             ("inline = \"1kB\"", "flows[0].main", "missing"),
-            ("workload = \"s+2s\"\nmain = \"1kB\"", "flows[0].workload", "not both"),
+            (
+                "workload = \"s+2s\"\nmain = \"1kB\"",
+                "flows[0].workload",
+                "not both",
+            ),
             ("main = \"-5B\"", "flows[0].main", ""),
         ] {
             let e = parse(spec).unwrap_err().to_string();
             assert!(e.contains(key) && e.contains(says), "{spec}: {e}");
         }
-        let e = parse("main = \"1kB\"\nkeepalive = true").unwrap_err().to_string();
+        let e = parse("main = \"1kB\"\nkeepalive = true")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("keepalive"), "{e}");
     }
 }
