@@ -250,6 +250,21 @@ fn emu_seed002_optimal_s2s_fetches_the_page_as_the_simulator_does() {
         );
     }
     assert!(log.contains(",page_end,10480,"), "{log}");
+    // The client lingers on each close until its FIN is acknowledged, so its own page time (first
+    // connect to page_end) is the response time the capture shows.
+    let t = |ev: &str| -> f64 {
+        log.lines()
+            .find(|l| l.split(',').nth(1) == Some(ev))
+            .and_then(|l| l.split(',').next()?.parse::<f64>().ok())
+            .unwrap_or_else(|| panic!("{ev} in {log}"))
+            / 1e9
+    };
+    let app_page = t("page_end") - t("connect");
+    assert!(
+        (app_page - page_time(&conns)).abs() < 0.005,
+        "the client's page {app_page:.4} s, the capture's {:.4} s",
+        page_time(&conns)
+    );
     let srv = std::fs::read_to_string(emu.join("flow0-recv.csv")).unwrap();
     assert_eq!(srv.matches(",written,").count(), 3, "{srv}");
 
@@ -373,6 +388,7 @@ fn http_programs_fetch_a_page_over_loopback_with_the_scenarios_arguments() {
     for (k, size) in [6288, 2096, 2096].iter().enumerate() {
         let p = first + k as u16;
         assert!(c.contains(&format!(",eof,{size},{k},{p}\n")), "{c}");
+        assert!(c.contains(&format!(",fin_acked,{size},{k},{p}\n")), "{c}");
         assert!(c.contains(&format!(",request,350,{k},{p}\n")), "{c}");
         assert!(s.contains(&format!(",written,{size},{k},{p}\n")), "{s}");
         assert!(s.contains(&format!(",request,350,{k},{p}\n")), "{s}");
@@ -390,6 +406,15 @@ fn http_programs_fetch_a_page_over_loopback_with_the_scenarios_arguments() {
     };
     for k in ["1", "2"] {
         assert!(at(&c, "connect", k) >= at(&c, "first_byte", "0"), "{c}");
+    }
+    // The page ends when the last FIN is acknowledged.
+    let end: i64 = c
+        .lines()
+        .find(|l| l.contains(",page_end,"))
+        .and_then(|l| l.split(',').next()?.parse().ok())
+        .unwrap();
+    for k in ["0", "1", "2"] {
+        assert!(end >= at(&c, "fin_acked", k), "{c}");
     }
 }
 

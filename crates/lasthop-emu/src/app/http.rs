@@ -12,8 +12,10 @@
 //!
 //! Both log CSV rows `time_ns,event,bytes,object,port` (times since the epoch, the peer's or the
 //! local client port). Client events per object: `connect`, `connected`, `request`,
-//! `first_byte`, `eof`, `close`; for the page `page_start` and `page_end` (bytes: the page's
-//! total). Server events per connection: `accept`, `request` (the request's bytes), `written`
+//! `first_byte`, `eof` (the server's FIN read), `close` (the client's FIN sent: the slot frees),
+//! `fin_acked` (the lingering close returned: the ACK of that FIN arrived); for the page
+//! `page_start` and `page_end` (after the last `fin_acked`, so it is the seed's response time's
+//! end; bytes: the page's total). Server events per connection: `accept`, `request` (the request's bytes), `written`
 //! (the response's bytes), `eof`, `close`; `listen` once.
 
 use super::bulk::{listener, setsockopt_int, sockaddr, tcp_socket};
@@ -307,6 +309,8 @@ pub struct HttpClientArgs {
 
 enum Msg {
     FirstByte(usize),
+    /// The object's response was read to EOF and the client sent its FIN: the slot is free.
+    SlotFree,
     Done(usize, Result<u64>),
 }
 
@@ -316,6 +320,24 @@ fn connect_from(port: u16, to: SocketAddrV4) -> Result<TcpStream> {
     // SAFETY: we own fd from here.
     let owned = unsafe { OwnedFd::from_raw_fd(fd) };
     setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_REUSEADDR, 1, "SO_REUSEADDR")?;
+    // close() returns when the FIN is acknowledged (or after 10 minutes).
+    let linger = libc::linger {
+        l_onoff: 1,
+        l_linger: 600,
+    };
+    // SAFETY: a struct linger option with its size.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_LINGER,
+            (&linger as *const libc::linger).cast(),
+            std::mem::size_of::<libc::linger>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        bail!("setting SO_LINGER: {}", std::io::Error::last_os_error());
+    }
     let local = sockaddr(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, port));
     let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
     // SAFETY: valid sockaddr_in.
@@ -405,8 +427,14 @@ fn fetch(
     }
     let total = got.len() as u64 + extra;
     at("eof", total);
-    drop(s);
+    // Close: the FIN goes out now and the slot frees; the socket lingers until the FIN is
+    // acknowledged (SO_LINGER), so the program lives until its connections are over.
+    s.shutdown(Shutdown::Write)
+        .with_context(|| format!("closing the connection from port {port}"))?;
     at("close", total);
+    let _ = tx.send(Msg::SlotFree);
+    drop(s);
+    at("fin_acked", total);
     if extra > 0 {
         bail!("received {total} bytes on port {port}, expected {size}");
     }
@@ -487,11 +515,11 @@ fn client(a: &HttpClientArgs, log: &Log, progress: &AtomicU64) -> Result<()> {
         match rx.recv() {
             Ok(Msg::FirstByte(0)) => inlines_go = true,
             Ok(Msg::FirstByte(_)) => {}
+            Ok(Msg::SlotFree) => busy -= 1,
             Ok(Msg::Done(k, r)) => {
                 let got = r.with_context(|| format!("object {k} ({} bytes)", a.objects[k]))?;
                 total += got;
                 progress.store(total, Ordering::Relaxed);
-                busy -= 1;
                 done += 1;
             }
             Err(_) => bail!("the fetching threads ended without reporting"),
