@@ -712,10 +712,10 @@ rcvbuf = "64KiB"
         assert!(e.message.contains("cross the link"), "{e}");
 
         // Applications: an unknown kind lists the kinds; each kind checks its own keys.
-        let e = error_of(&BASE.replace("kind = \"bulk\"", "kind = \"http\""));
+        let e = error_of(&BASE.replace("kind = \"bulk\"", "kind = \"ftp\""));
         assert_eq!(e.key, "flows[0].kind", "{e}");
         assert!(
-            e.message.contains("\"http\"") && e.message.contains("bulk, cbr"),
+            e.message.contains("\"ftp\"") && e.message.contains("bulk, cbr, http"),
             "{e}"
         );
         let e = error_of(&BASE.replace("kind = \"bulk\"", "kind = \"cbr\""));
