@@ -182,7 +182,15 @@ impl Params {
             .collect::<Vec<_>>()
             .join(",");
         let log = |l: &Path| ["--log".to_string(), l.display().to_string()];
-        let mut srv = vec!["http-server".to_string(), "--listen".into(), server.clone()];
+        // The server serves one connection per object and then exits, so the emulator sees the
+        // flow end.
+        let mut srv = vec![
+            "http-server".to_string(),
+            "--listen".into(),
+            server.clone(),
+            "--connections".into(),
+            self.objects.len().to_string(),
+        ];
         srv.extend(log(logs[0]));
         srv.extend(["--epoch".into(), epoch.to_string()]);
         let mut cli = vec![

@@ -2,7 +2,9 @@
 //! also run by hand: `ip netns exec NS lasthop app bulk-recv --listen 198.19.0.1:5000`.
 
 use anyhow::Result;
-use lasthop_emu::app::{bulk_recv, bulk_send, cbr_recv, cbr_send, AppCommon};
+use lasthop_emu::app::{
+    bulk_recv, bulk_send, cbr_recv, cbr_send, http_client, http_server, AppCommon, HttpClientArgs,
+};
 use lasthop_scenario::SocketOptions;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -66,6 +68,42 @@ pub enum AppCommand {
         /// Stop receiving this many ns after the epoch.
         #[arg(long)]
         until: u64,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// Serve HTTP/1.0 `GET /<object>/<size>` requests: answer each with exactly <size> bytes
+    /// (headers included) and close.
+    HttpServer {
+        /// The address and port to listen on.
+        #[arg(long)]
+        listen: SocketAddr,
+        /// Exit after serving this many connections (default: serve until stopped).
+        #[arg(long)]
+        connections: Option<u64>,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// Fetch one HTTP/1.0 page: the main object, then the in-line objects once the main
+    /// response's first bytes arrive, one connection per object, at most N at once.
+    HttpClient {
+        /// The server's address and port.
+        #[arg(long)]
+        to: SocketAddr,
+        /// Object sizes in bytes, the main object first (e.g. 6288,2096,2096).
+        #[arg(long, value_delimiter = ',', required = true)]
+        objects: Vec<u64>,
+        /// Connections open at once, the main one included.
+        #[arg(long, default_value_t = 4)]
+        concurrency: u32,
+        /// Request size in bytes (padded with an X-Pad header).
+        #[arg(long, default_value_t = 350)]
+        request: u64,
+        /// The main object's local port; object k is fetched from this port + k.
+        #[arg(long)]
+        first_port: u16,
+        /// Start this many ns after the epoch (default: at once).
+        #[arg(long)]
+        start_at: Option<u64>,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -163,5 +201,29 @@ pub fn run(cmd: AppCommand) -> Result<()> {
             &log.into_common(),
         ),
         AppCommand::CbrRecv { listen, until, log } => cbr_recv(listen, until, &log.into_common()),
+        AppCommand::HttpServer {
+            listen,
+            connections,
+            log,
+        } => http_server(listen, connections, &log.into_common()),
+        AppCommand::HttpClient {
+            to,
+            objects,
+            concurrency,
+            request,
+            first_port,
+            start_at,
+            log,
+        } => http_client(
+            &HttpClientArgs {
+                to,
+                objects,
+                concurrency,
+                request,
+                first_port,
+                start_at,
+            },
+            &log.into_common(),
+        ),
     }
 }

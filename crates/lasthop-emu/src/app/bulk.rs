@@ -11,7 +11,7 @@ use std::os::fd::{FromRawFd, RawFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-fn setsockopt_int(fd: RawFd, level: i32, opt: i32, v: i32, what: &str) -> Result<()> {
+pub(crate) fn setsockopt_int(fd: RawFd, level: i32, opt: i32, v: i32, what: &str) -> Result<()> {
     // SAFETY: an int option.
     let r = unsafe {
         libc::setsockopt(
@@ -76,7 +76,7 @@ fn apply_options(fd: RawFd, s: &SocketOptions) -> Result<()> {
     Ok(())
 }
 
-fn tcp_socket() -> Result<RawFd> {
+pub(crate) fn tcp_socket() -> Result<RawFd> {
     // SAFETY: plain syscall.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
@@ -85,7 +85,7 @@ fn tcp_socket() -> Result<RawFd> {
     Ok(fd)
 }
 
-fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
+pub(crate) fn sockaddr(a: SocketAddrV4) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
         sin_port: a.port().to_be(),
@@ -169,7 +169,7 @@ pub fn bulk_send(to: SocketAddr, bytes: u64, start_at: Option<u64>, c: &AppCommo
 
 /// Creates the listening socket with the options set before `listen` (buffer sizes decide the
 /// window scale).
-fn listener(addr: SocketAddrV4, s: &SocketOptions) -> Result<TcpListener> {
+pub(crate) fn listener(addr: SocketAddrV4, s: &SocketOptions) -> Result<TcpListener> {
     let fd = tcp_socket()?;
     // SAFETY: we own fd from here.
     let owned = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };

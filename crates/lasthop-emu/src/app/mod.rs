@@ -1,11 +1,12 @@
 //! The real workload programs the emulator starts inside the host namespaces, one module per
-//! application (`lasthop app bulk-send` / `bulk-recv`, `cbr-send` / `cbr-recv`); their command
-//! lines come from `lasthop_apps::AppParams::programs`.
+//! application (`lasthop app bulk-send` / `bulk-recv`, `cbr-send` / `cbr-recv`, `http-server` /
+//! `http-client`); their command lines come from `lasthop_apps::AppParams::programs`.
 //!
 //! Each logs application-level timestamps as CSV (`time_ns,event,bytes`), with times relative to
 //! `--epoch` (a `CLOCK_MONOTONIC` reading: the emulator passes its run start, so the log shares
 //! the time base of the captures and the event log). Events: `listen`, `connect`, `connected`,
-//! `accept`, `first_byte`, `last_byte`, `eof`, `close`, `error`.
+//! `accept`, `first_byte`, `last_byte`, `eof`, `close`, `error`. The HTTP programs' logs have two
+//! more columns, `object,port` (`http.rs`).
 //!
 //! The payload is a fixed pattern (byte i is `i % 251`); the bulk receiver checks it, so a
 //! transfer is known to have arrived intact.
@@ -33,6 +34,8 @@ struct LogInner {
     epoch: u64,
     rows: String,
     path: Option<PathBuf>,
+    /// Empty columns after `bytes` in rows written by `at` (a log with more columns).
+    extra: usize,
 }
 
 /// The timestamp log, shared with the thread that saves it when a stop signal comes.
@@ -41,10 +44,21 @@ pub(crate) struct Log(Arc<Mutex<LogInner>>);
 
 impl Log {
     pub(crate) fn new(epoch: Option<u64>, path: Option<PathBuf>) -> Log {
+        Log::with_columns(epoch, path, &[])
+    }
+    /// A log with more columns after `time_ns,event,bytes` (filled by `at_row`).
+    pub(crate) fn with_columns(epoch: Option<u64>, path: Option<PathBuf>, extra: &[&str]) -> Log {
+        let mut rows = String::from("time_ns,event,bytes");
+        for c in extra {
+            rows.push(',');
+            rows.push_str(c);
+        }
+        rows.push('\n');
         Log(Arc::new(Mutex::new(LogInner {
             epoch: epoch.unwrap_or_else(sys::monotonic_ns),
-            rows: String::from("time_ns,event,bytes\n"),
+            rows,
             path,
+            extra: extra.len(),
         })))
     }
     pub(crate) fn epoch(&self) -> u64 {
@@ -56,7 +70,21 @@ impl Log {
     pub(crate) fn at_time(&self, mono_ns: u64, event: &str, bytes: u64) {
         if let Ok(mut l) = self.0.lock() {
             let t = mono_ns as i128 - l.epoch as i128;
-            l.rows.push_str(&format!("{t},{event},{bytes}\n"));
+            let pad = ",".repeat(l.extra);
+            l.rows.push_str(&format!("{t},{event},{bytes}{pad}\n"));
+        }
+    }
+    /// A row with the extra columns' values (`values` joined by commas).
+    pub(crate) fn at_row(&self, mono_ns: u64, event: &str, bytes: u64, values: &[String]) {
+        if let Ok(mut l) = self.0.lock() {
+            let t = mono_ns as i128 - l.epoch as i128;
+            let mut row = format!("{t},{event},{bytes}");
+            for v in values {
+                row.push(',');
+                row.push_str(v);
+            }
+            row.push('\n');
+            l.rows.push_str(&row);
         }
     }
     pub(crate) fn save(&self) -> Result<()> {
@@ -108,6 +136,8 @@ pub(crate) fn v4(a: SocketAddr) -> Result<SocketAddrV4> {
 
 mod bulk;
 mod cbr;
+mod http;
 
 pub use bulk::{bulk_recv, bulk_send};
 pub use cbr::{cbr_recv, cbr_send};
+pub use http::{http_client, http_server, HttpClientArgs};
