@@ -11,8 +11,11 @@ use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+/// A target's body.
+pub type Body = fn(&[u8]);
+
 /// The targets by name, as the corpus directories are named.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[(&str, Body)] = &[
     ("link_spec", link_spec),
     ("scenario_spec", scenario_spec),
     ("experiment_spec", experiment_spec),
