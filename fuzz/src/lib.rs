@@ -46,6 +46,13 @@ fn spec_dir() -> &'static Path {
     })
 }
 
+/// Removes the directory of [`spec_dir`], if this process made it (the replay test calls it at
+/// its end; a libFuzzer process leaves its one directory behind).
+pub fn remove_spec_dir() {
+    let d = std::env::temp_dir().join(format!("lasthop-fuzz-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(d);
+}
+
 /// A link spec's text: parse and validate it; when valid, describe it and build a link from it.
 pub fn link_spec(data: &[u8]) {
     let Ok(text) = std::str::from_utf8(data) else {
