@@ -9,7 +9,6 @@
 
 use crate::conn::ConnStats;
 use crate::Error;
-use lasthop_core::output::AtomicFile;
 use lasthop_core::Time;
 use std::fmt::Write as _;
 use std::net::{IpAddr, SocketAddr};
@@ -365,17 +364,13 @@ pub fn write_page_files(dir: &Path, pages: &[PageStats]) -> Result<(), Error> {
     if pages.is_empty() {
         return Ok(());
     }
-    for (name, text) in [
-        ("pages.csv", pages_csv(pages)),
-        ("page_objects.csv", page_objects_csv(pages)),
-    ] {
-        let path = dir.join(name);
-        AtomicFile::write_all_to(&path, text.as_bytes()).map_err(|e| Error::Io {
-            path: path.display().to_string(),
-            error: e,
-        })?;
-    }
-    Ok(())
+    crate::udp::write_files(
+        dir,
+        [
+            ("pages.csv", pages_csv(pages)),
+            ("page_objects.csv", page_objects_csv(pages)),
+        ],
+    )
 }
 
 /// A readable table, one line per page and one per object (empty when there is no page).

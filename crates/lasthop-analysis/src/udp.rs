@@ -420,10 +420,21 @@ pub fn write_udp_files(dir: &Path, flows: &[UdpFlowStats]) -> Result<(), Error> 
     if flows.is_empty() {
         return Ok(());
     }
-    for (name, text) in [
-        ("udp_flows.csv", udp_csv(flows)),
-        ("udp_packets.csv", udp_packets_csv(flows)),
-    ] {
+    write_files(
+        dir,
+        [
+            ("udp_flows.csv", udp_csv(flows)),
+            ("udp_packets.csv", udp_packets_csv(flows)),
+        ],
+    )
+}
+
+/// Writes each `(name, text)` into `dir`, atomically; the first failure names its file.
+pub(crate) fn write_files<const N: usize>(
+    dir: &Path,
+    files: [(&str, String); N],
+) -> Result<(), Error> {
+    for (name, text) in files {
         let path = dir.join(name);
         AtomicFile::write_all_to(&path, text.as_bytes()).map_err(|e| Error::Io {
             path: path.display().to_string(),

@@ -3,22 +3,10 @@
 //! `pages.csv` and `page_objects.csv`, whichever order the two captures are given in; without
 //! `--scenario` there is no page.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn lasthop(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_lasthop"))
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "{args:?}: {stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
-}
+use common::lasthop_ok as lasthop;
+use std::path::Path;
 
 /// The page table: from its `page flow` line to the last object row.
 fn page_table(stdout: &str) -> Vec<&str> {

@@ -2,22 +2,10 @@
 //! 2tcp1udp on e0): it prints the UDP table `lasthop sim` printed and writes the same
 //! `udp_flows.csv`, whichever order the two captures are given in.
 
-use std::path::Path;
-use std::process::Command;
+mod common;
 
-fn lasthop(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_lasthop"))
-        .args(args)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
-    assert!(
-        o.status.success(),
-        "{args:?}: {stdout}\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    stdout
-}
+use common::lasthop_ok as lasthop;
+use std::path::Path;
 
 /// The UDP table: from its header line to the end of the block of flow rows.
 fn udp_table(stdout: &str) -> Vec<&str> {

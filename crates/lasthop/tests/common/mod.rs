@@ -1,4 +1,4 @@
-//! What the emulator's tests share: whether this machine can run them.
+//! What the CLI and emulator tests share: running `lasthop`, and whether this machine can emulate.
 
 use std::io::Write;
 use std::path::Path;
@@ -42,4 +42,20 @@ pub fn can_emulate(test: &str) -> bool {
         "SKIPPED {why}; set LASTHOP_ROOT_TESTS=1 to make this a failure"
     );
     false
+}
+
+/// Runs `lasthop ARGS`, asserts it succeeded (else shows its output), and returns its stdout.
+#[allow(dead_code)] // each test binary uses what it needs
+pub fn lasthop_ok(args: &[&str]) -> String {
+    let o = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+        .args(args)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert!(
+        o.status.success(),
+        "{args:?}: {stdout}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    stdout
 }
