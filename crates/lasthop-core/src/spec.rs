@@ -80,7 +80,16 @@ pub fn from_table<T: serde::de::DeserializeOwned>(
     table: toml::Table,
     prefix: &str,
 ) -> Result<T, SpecError> {
-    serde_path_to_error::deserialize(toml::Value::Table(table)).map_err(|e| {
+    from_value(toml::Value::Table(table), prefix)
+}
+
+/// Deserializes a spec type from one value already parsed (a table, a list or a single value);
+/// errors name their key under `prefix`.
+pub fn from_value<T: serde::de::DeserializeOwned>(
+    value: toml::Value,
+    prefix: &str,
+) -> Result<T, SpecError> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
         let key = e.path().to_string();
         let key = if key == "." { String::new() } else { key };
         err(join_key(prefix, &key), e.into_inner().message().to_string())

@@ -27,6 +27,12 @@
 //! [hosts.mobile]
 //! side = "mobile"
 //!
+//! [hosts.s]                            # a host group: s0, s1, ..., s9
+//! side = "fixed"
+//! count = 10
+//! access_delay = { groups = ["5ms", "10ms"] }   # per member: one value, a list of 10, or
+//!                                      # groups (here s0..s4 5 ms, s5..s9 10 ms)
+//!
 //! [[flows]]                            # one application: a client end and a server end
 //! kind = "bulk"                        # the application (lasthop-apps: bulk, cbr)
 //! from = "server"                      # the client end's host (it starts the flow)
@@ -79,12 +85,16 @@ pub struct ScenarioSpec {
 #[serde(deny_unknown_fields)]
 pub struct HostSpec {
     pub side: Side,
+    /// A host group: this many hosts named NAME0, NAME1, ... with the same settings, except
+    /// the values given per member (see [`PerMember`]). Absent: one host called NAME.
+    pub count: Option<u32>,
+    /// The host's address; a group's first member's (member i gets this address + i).
     pub address: Option<Ipv4Addr>,
     pub mtu: Option<Bytes>,
-    /// Simulation: the rate of the host's own access link to the router.
-    pub access_rate: Option<Rate>,
-    /// Simulation: the delay of the host's own access link to the router.
-    pub access_delay: Option<Dur>,
+    /// Simulation: the rate of the host's own access link to the router (per member).
+    pub access_rate: Option<toml::Value>,
+    /// Simulation: the delay of the host's own access link to the router (per member).
+    pub access_delay: Option<toml::Value>,
     /// Emulation: `net.ipv4.*` sysctls in the host's namespace, without the `net.ipv4.` prefix.
     #[serde(default)]
     pub sysctl: IndexMap<String, SysctlValue>,
@@ -214,16 +224,19 @@ impl RouteOptions {
 }
 
 /// A flow as written: where its two ends run, and its application's parameters (validated by
-/// the application's own module in `lasthop-apps`).
+/// the application's own module in `lasthop-apps`). A flow between host groups is one flow per
+/// member: member i of `from` to member i of `to` (or to the one host `to` names), with port
+/// `port + i` and a start per member.
 #[derive(Deserialize, Debug, Clone)]
 pub struct FlowSpec {
     /// The application (`bulk`, `cbr`, ...).
     pub kind: String,
-    /// The client end's host.
+    /// The client end's host (or host group).
     pub from: String,
-    /// The server end's host.
+    /// The server end's host (or host group).
     pub to: String,
-    pub start: Option<Dur>,
+    /// The start time (per member, see [`PerMember`]).
+    pub start: Option<toml::Value>,
     pub port: Option<u16>,
     /// The application's parameters: every other key.
     #[serde(flatten)]
@@ -250,7 +263,10 @@ pub struct Scenario {
 
 #[derive(Debug, Clone)]
 pub struct Host {
+    /// The host's name: a group's members are NAME0, NAME1, ...
     pub name: String,
+    /// The group the host belongs to and its position in it, if it is a group member.
+    pub group: Option<(String, u32)>,
     pub side: Side,
     pub address: Ipv4Addr,
     /// Interface MTU in bytes.
@@ -271,8 +287,12 @@ pub use lasthop_apps::SocketOptions;
 
 #[derive(Debug, Clone)]
 pub struct Flow {
-    /// Position in `[[flows]]`, from 0.
+    /// Position among the run's flows, from 0 (a flow between host groups is one per member).
     pub index: usize,
+    /// Position in `[[flows]]` of the entry it comes from.
+    pub spec: usize,
+    /// Its member number, if the entry is a flow between host groups.
+    pub member: Option<u32>,
     /// Index into [`Scenario::hosts`]: the client end's host.
     pub from: usize,
     /// The server end's host.
@@ -288,6 +308,14 @@ pub struct Flow {
 impl Flow {
     pub fn kind(&self) -> &'static str {
         self.app.kind()
+    }
+
+    /// Where the flow was written: `flows[2]`, or `flows[2] member 7` for a group's flow.
+    pub fn spec_key(&self) -> String {
+        match self.member {
+            None => format!("flows[{}]", self.spec),
+            Some(m) => format!("flows[{}] member {m}", self.spec),
+        }
     }
 
     /// Where the flow's ends run, for building them.
@@ -311,6 +339,91 @@ impl Flow {
             self.app.describe(),
             self.start
         )
+    }
+}
+
+/// Resolves a value a host group (or a flow between groups) may give per member, for
+/// `members` members (`None`: a single host or flow, which takes only a single value). Written
+/// as one value for every member, a list of one value per member, or
+/// `{ groups = [v0, v1, ...] }`: the members in that many consecutive groups of sizes as equal
+/// as possible (the first groups one larger when they cannot be equal: 10 in 4 are 3, 3, 2, 2),
+/// group g taking v_g.
+pub fn per_member<T: serde::de::DeserializeOwned + Clone>(
+    v: &toml::Value,
+    key: &str,
+    members: Option<usize>,
+) -> Result<Vec<T>, SpecError> {
+    let n = members.unwrap_or(1);
+    let forms = format!(
+        "allowed one value, a list of {n} (one per member) or {{ groups = [...] }} (consecutive groups of members)"
+    );
+    let one = |v: &toml::Value, k: &str| lasthop_core::spec::from_value::<T>(v.clone(), k);
+    match v {
+        toml::Value::Array(list) => {
+            if members.is_none() {
+                return Err(err(key, "a list of values is for a host group (count = N): a single host or flow takes one value"));
+            }
+            if list.len() != n {
+                return Err(err(
+                    key,
+                    format!("a list of {} values for {n} members: {forms}", list.len()),
+                ));
+            }
+            list.iter()
+                .enumerate()
+                .map(|(i, v)| one(v, &format!("{key}[{i}]")))
+                .collect()
+        }
+        toml::Value::Table(t) if t.contains_key("groups") => {
+            if members.is_none() {
+                return Err(err(key, "{ groups = [...] } is for a host group (count = N): a single host or flow takes one value"));
+            }
+            if let Some(k) = t.keys().find(|k| *k != "groups") {
+                return Err(err(
+                    format!("{key}.{k}"),
+                    "unknown key: allowed only groups",
+                ));
+            }
+            let gkey = format!("{key}.groups");
+            let Some(toml::Value::Array(groups)) = t.get("groups") else {
+                return Err(err(gkey, "expected a list of values, one per group"));
+            };
+            let g = groups.len();
+            if g == 0 || g > n {
+                return Err(err(
+                    gkey,
+                    format!("{g} groups for {n} members: allowed 1..{n} groups"),
+                ));
+            }
+            let values = groups
+                .iter()
+                .enumerate()
+                .map(|(j, v)| one(v, &format!("{gkey}[{j}]")))
+                .collect::<Result<Vec<T>, _>>()?;
+            // Group j holds n / g members, and one more if j < n % g.
+            let (base, extra) = (n / g, n % g);
+            Ok(values
+                .into_iter()
+                .enumerate()
+                .flat_map(|(j, v)| std::iter::repeat_n(v, base + usize::from(j < extra)))
+                .collect())
+        }
+        v => Ok(vec![one(v, key)?; n]),
+    }
+}
+
+/// [`per_member`] for an optional key: `None` for every member when it is absent.
+fn per_member_opt<T: serde::de::DeserializeOwned + Clone>(
+    v: Option<&toml::Value>,
+    key: &str,
+    members: Option<usize>,
+) -> Result<Vec<Option<T>>, SpecError> {
+    match v {
+        None => Ok((0..members.unwrap_or(1)).map(|_| None).collect()),
+        Some(v) => Ok(per_member::<T>(v, key, members)?
+            .into_iter()
+            .map(Some)
+            .collect()),
     }
 }
 
@@ -363,179 +476,271 @@ impl ScenarioSpec {
             return Err(err("hosts", "missing: at least one [hosts.NAME] table"));
         }
         let mut hosts: Vec<Host> = vec![];
+        // Each entry of `[hosts]`: its first host and its number of members (None: one host).
+        let mut entries: Vec<(usize, Option<usize>)> = vec![];
         let mut count = [0u8; 2];
         for (name, h) in &self.hosts {
             let key = format!("hosts.{name}");
             check_name(&key, "host name", name)?;
-            let n = &mut count[h.side as usize];
-            *n = n
-                .checked_add(1)
-                .filter(|&n| n < 255)
-                .ok_or_else(|| err(&key, "too many hosts on one side: at most 254"))?;
-            let address = match h.address {
-                Some(a) => {
-                    if !in_bench_range(a) {
-                        return Err(err(
-                            format!("{key}.address"),
-                            format!("{a} is outside the benchmarking range: allowed 198.18.0.0/15 (198.18.0.0 to 198.19.255.255)"),
-                        ));
-                    }
-                    a
-                }
-                None => match h.side {
-                    Side::Fixed => Ipv4Addr::new(198, 18, 0, *n),
-                    Side::Mobile => Ipv4Addr::new(198, 19, 0, *n),
-                },
-            };
-            if let Some(other) = hosts.iter().find(|o| o.address == address) {
-                return Err(err(
-                    format!("{key}.address"),
-                    format!("{address} is already host {:?}'s address", other.name),
-                ));
-            }
-            let mtu = match h.mtu {
-                Some(m) => {
-                    if !(68..=65535).contains(&m.0) {
-                        return Err(err(
-                            format!("{key}.mtu"),
-                            format!("{m} is not a valid IPv4 MTU: allowed 68B..65535B"),
-                        ));
-                    }
-                    m.0 as u32
-                }
-                None => link.mtu.unwrap_or(1500),
-            };
-            let mut sysctl = vec![];
-            for (k, v) in &h.sysctl {
-                let k2 = k.strip_prefix("net.ipv4.").unwrap_or(k);
-                let ok = !k2.is_empty()
-                    && k2.split('.').all(|part| {
-                        !part.is_empty()
-                            && part
-                                .bytes()
-                                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-                    });
-                if !ok {
+            let members = match h.count {
+                None => None,
+                Some(0) => {
                     return Err(err(
-                        format!("{key}.sysctl.{k}"),
-                        "invalid sysctl name: allowed a name under net.ipv4. such as tcp_sack or conf.all.rp_filter",
+                        format!("{key}.count"),
+                        "0: a host group has 1 or more members (leave count out for one host)",
+                    ))
+                }
+                Some(n) if n > 254 => {
+                    return Err(err(
+                        format!("{key}.count"),
+                        format!("{n}: allowed 1..254 (the hosts of one side share 254 addresses)"),
+                    ))
+                }
+                Some(n) => Some(n as usize),
+            };
+            let rates: Vec<Option<Rate>> = per_member_opt(
+                h.access_rate.as_ref(),
+                &format!("{key}.access_rate"),
+                members,
+            )?;
+            let delays: Vec<Option<Dur>> = per_member_opt(
+                h.access_delay.as_ref(),
+                &format!("{key}.access_delay"),
+                members,
+            )?;
+            entries.push((hosts.len(), members));
+            for i in 0..members.unwrap_or(1) {
+                let member = match members {
+                    None => name.clone(),
+                    Some(_) => format!("{name}{i}"),
+                };
+                if members.is_some() {
+                    check_name(&format!("{key}.count"), "group member name", &member)?;
+                }
+                if let Some(o) = hosts.iter().find(|o| o.name == member) {
+                    return Err(err(
+                        &key,
+                        format!(
+                            "host {member:?} is defined twice (a host group's members are named NAME0, NAME1, ...; {:?} is {})",
+                            o.name,
+                            o.group.as_ref().map_or("a host of its own".to_string(), |g| format!("member {} of group {:?}", g.1, g.0))
+                        ),
                     ));
                 }
-                sysctl.push((k2.to_string(), v.clone()));
-            }
-            if h.route.initcwnd == Some(0) || h.route.initrwnd == Some(0) {
-                return Err(err(
-                    format!("{key}.route"),
-                    "initcwnd and initrwnd are in segments: allowed 1 or more",
-                ));
-            }
-            if let Some(r) = h.route.rto_min {
-                if r < Dur::from_millis(1) || r > Dur::from_secs(120) {
+                let n = &mut count[h.side as usize];
+                *n = n
+                    .checked_add(1)
+                    .filter(|&n| n < 255)
+                    .ok_or_else(|| err(&key, "too many hosts on one side: at most 254"))?;
+                let address = match h.address {
+                    Some(a) => {
+                        let a = u32::from(a).checked_add(i as u32).map(Ipv4Addr::from);
+                        match a.filter(|&a| in_bench_range(a)) {
+                            Some(a) => a,
+                            None => return Err(err(
+                                format!("{key}.address"),
+                                format!("{} (member {i}'s) is outside the benchmarking range: allowed 198.18.0.0/15 (198.18.0.0 to 198.19.255.255)", a.map_or("beyond 255.255.255.255".into(), |a| a.to_string())),
+                            )),
+                        }
+                    }
+                    None => match h.side {
+                        Side::Fixed => Ipv4Addr::new(198, 18, 0, *n),
+                        Side::Mobile => Ipv4Addr::new(198, 19, 0, *n),
+                    },
+                };
+                if let Some(other) = hosts.iter().find(|o| o.address == address) {
                     return Err(err(
-                        format!("{key}.route.rto_min"),
-                        format!("{r}: allowed 1ms..120s"),
+                        format!("{key}.address"),
+                        format!("{address} is already host {:?}'s address", other.name),
                     ));
                 }
+                let mtu = match h.mtu {
+                    Some(m) => {
+                        if !(68..=65535).contains(&m.0) {
+                            return Err(err(
+                                format!("{key}.mtu"),
+                                format!("{m} is not a valid IPv4 MTU: allowed 68B..65535B"),
+                            ));
+                        }
+                        m.0 as u32
+                    }
+                    None => link.mtu.unwrap_or(1500),
+                };
+                let mut sysctl = vec![];
+                for (k, v) in &h.sysctl {
+                    let k2 = k.strip_prefix("net.ipv4.").unwrap_or(k);
+                    let ok = !k2.is_empty()
+                        && k2.split('.').all(|part| {
+                            !part.is_empty()
+                                && part
+                                    .bytes()
+                                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                        });
+                    if !ok {
+                        return Err(err(
+                            format!("{key}.sysctl.{k}"),
+                            "invalid sysctl name: allowed a name under net.ipv4. such as tcp_sack or conf.all.rp_filter",
+                        ));
+                    }
+                    sysctl.push((k2.to_string(), v.clone()));
+                }
+                if h.route.initcwnd == Some(0) || h.route.initrwnd == Some(0) {
+                    return Err(err(
+                        format!("{key}.route"),
+                        "initcwnd and initrwnd are in segments: allowed 1 or more",
+                    ));
+                }
+                if let Some(r) = h.route.rto_min {
+                    if r < Dur::from_millis(1) || r > Dur::from_secs(120) {
+                        return Err(err(
+                            format!("{key}.route.rto_min"),
+                            format!("{r}: allowed 1ms..120s"),
+                        ));
+                    }
+                }
+                hosts.push(Host {
+                    name: member,
+                    group: members.map(|_| (name.clone(), i as u32)),
+                    side: h.side,
+                    address,
+                    mtu,
+                    access_rate: rates[i],
+                    access_delay: delays[i],
+                    sysctl,
+                    route: h.route.clone(),
+                    tcp: match hosts.iter().find(|o| o.tcp_table == h.tcp && o.mtu == mtu) {
+                        // Hosts usually share a few tables (a dumbbell's hundred senders one).
+                        Some(o) => o.tcp.clone(),
+                        None => tcp_config(name, &h.tcp, mtu)?,
+                    },
+                    tcp_table: h.tcp.clone(),
+                });
             }
-            hosts.push(Host {
-                name: name.clone(),
-                side: h.side,
-                address,
-                mtu,
-                access_rate: h.access_rate,
-                access_delay: h.access_delay,
-                sysctl,
-                route: h.route.clone(),
-                tcp: match hosts.iter().find(|o| o.tcp_table == h.tcp && o.mtu == mtu) {
-                    // Hosts usually share a few tables (a dumbbell's hundred senders one).
-                    Some(o) => o.tcp.clone(),
-                    None => tcp_config(name, &h.tcp, mtu)?,
-                },
-                tcp_table: h.tcp.clone(),
-            });
         }
         let names = || {
-            hosts
+            self.hosts
                 .iter()
-                .map(|h| format!("{:?}", h.name))
+                .map(|(n, h)| match h.count {
+                    Some(c) => format!("{n:?} (a group of {c})"),
+                    None => format!("{n:?}"),
+                })
                 .collect::<Vec<_>>()
                 .join(", ")
         };
         let mut flows: Vec<Flow> = vec![];
         for (i, f) in self.flows.iter().enumerate() {
             let key = format!("flows[{i}]");
+            // A name in `[hosts]` (a host or a group: its first host and its members), or one
+            // group member by its own name.
             let find = |k: &str, n: &str| {
-                hosts.iter().position(|h| h.name == n).ok_or_else(|| {
-                    err(
-                        format!("{key}.{k}"),
-                        format!("no host is called {n:?}; the hosts are {}", names()),
-                    )
-                })
+                self.hosts
+                    .get_index_of(n)
+                    .map(|e| entries[e])
+                    .or_else(|| hosts.iter().position(|h| h.name == n).map(|h| (h, None)))
+                    .ok_or_else(|| {
+                        err(
+                            format!("{key}.{k}"),
+                            format!(
+                                "no host or host group is called {n:?}; they are {}",
+                                names()
+                            ),
+                        )
+                    })
             };
-            let from = find("from", &f.from)?;
-            let to = find("to", &f.to)?;
-            if hosts[from].side == hosts[to].side {
+            let (from0, from_n) = find("from", &f.from)?;
+            let (to0, to_n) = find("to", &f.to)?;
+            let members = match (from_n, to_n) {
+                (Some(a), Some(b)) if a != b => {
+                    return Err(err(
+                        format!("{key}.to"),
+                        format!(
+                            "group {:?} has {b} members and group {:?} {a}: a flow between two groups pairs their members, so they must be as many",
+                            f.to, f.from
+                        ),
+                    ))
+                }
+                (a, b) => a.or(b),
+            };
+            if hosts[from0].side == hosts[to0].side {
                 return Err(err(
                     format!("{key}.to"),
                     format!(
                         "{:?} is on the {} side like {:?}: a flow must cross the link",
-                        f.to, hosts[to].side, f.from
+                        f.to, hosts[to0].side, f.from
                     ),
                 ));
             }
-            let start = f.start.unwrap_or(Dur::ZERO);
-            if start >= self.duration {
-                return Err(err(
-                    format!("{key}.start"),
-                    format!(
-                        "{start} is not before the end of the run ({})",
-                        self.duration
-                    ),
-                ));
+            let starts: Vec<Option<Dur>> =
+                per_member_opt(f.start.as_ref(), &format!("{key}.start"), members)?;
+            for m in 0..members.unwrap_or(1) {
+                let from = from0 + if from_n.is_some() { m } else { 0 };
+                let to = to0 + if to_n.is_some() { m } else { 0 };
+                let start = starts[m].unwrap_or(Dur::ZERO);
+                if start >= self.duration {
+                    return Err(err(
+                        format!("{key}.start"),
+                        format!(
+                            "{start}{} is not before the end of the run ({})",
+                            members.map_or(String::new(), |_| format!(" (member {m}'s)")),
+                            self.duration
+                        ),
+                    ));
+                }
+                let index = flows.len();
+                let port = match f.port {
+                    Some(0) => return Err(err(format!("{key}.port"), "0: allowed 1..65535")),
+                    Some(p) => p.checked_add(m as u16).ok_or_else(|| {
+                        err(
+                            format!("{key}.port"),
+                            format!("{p}: member {m}'s port {p} + {m} is beyond 65535"),
+                        )
+                    })?,
+                    None => u16::try_from(5000 + index).map_err(|_| {
+                        err(format!("{key}.port"), "too many flows for default ports")
+                    })?,
+                };
+                if let Some(o) = flows.iter().find(|o| o.to == to && o.port == port) {
+                    return Err(err(
+                        format!("{key}.port"),
+                        format!(
+                            "{port} on {:?} is already used by flow {} ({}): each flow needs its own",
+                            hosts[to].name,
+                            o.index,
+                            o.spec_key()
+                        ),
+                    ));
+                }
+                let ctx = SpecCtx {
+                    key: key.clone(),
+                    client_mtu: hosts[from].mtu,
+                    start,
+                    run: self.duration,
+                };
+                let app = AppParams::parse(&f.kind, f.params.clone(), &ctx)?;
+                let first_client_port = flows
+                    .last()
+                    .map_or(Some(lasthop_apps::FIRST_CLIENT_PORT), |p: &Flow| {
+                        p.first_client_port.checked_add(p.app.client_ports())
+                    })
+                    .filter(|&p| p.checked_add(app.client_ports()).is_some())
+                    .ok_or_else(|| {
+                        err(
+                            key.clone(),
+                            "the run's flows need more client ports than 1024..65535 holds",
+                        )
+                    })?;
+                flows.push(Flow {
+                    index,
+                    spec: i,
+                    member: members.map(|_| m as u32),
+                    from,
+                    to,
+                    start,
+                    port,
+                    first_client_port,
+                    app,
+                });
             }
-            let port = match f.port {
-                Some(0) => return Err(err(format!("{key}.port"), "0: allowed 1..65535")),
-                Some(p) => p,
-                None => u16::try_from(5000 + i)
-                    .map_err(|_| err(format!("{key}.port"), "too many flows for default ports"))?,
-            };
-            if let Some(o) = flows.iter().find(|o| o.to == to && o.port == port) {
-                return Err(err(
-                    format!("{key}.port"),
-                    format!(
-                        "{port} on {:?} is already flows[{}]'s port: each flow needs its own",
-                        f.to, o.index
-                    ),
-                ));
-            }
-            let ctx = SpecCtx {
-                key: key.clone(),
-                client_mtu: hosts[from].mtu,
-                start,
-                run: self.duration,
-            };
-            let app = AppParams::parse(&f.kind, f.params.clone(), &ctx)?;
-            let first_client_port = flows
-                .last()
-                .map_or(Some(lasthop_apps::FIRST_CLIENT_PORT), |p: &Flow| {
-                    p.first_client_port.checked_add(p.app.client_ports())
-                })
-                .filter(|&p| p.checked_add(app.client_ports()).is_some())
-                .ok_or_else(|| {
-                    err(
-                        key.clone(),
-                        "the run's flows need more client ports than 1024..65535 holds",
-                    )
-                })?;
-            flows.push(Flow {
-                index: i,
-                from,
-                to,
-                start,
-                port,
-                first_client_port,
-                app,
-            });
         }
         Ok(Scenario {
             name: self.name.clone().unwrap_or_else(|| "scenario".into()),
@@ -751,5 +956,123 @@ rcvbuf = "64KiB"
         );
         let e = Scenario::from_str_in(&dup, d.path()).unwrap_err();
         assert!(e.message.contains("server"), "{e}");
+    }
+
+    const GROUPS: &str = r#"
+duration = "10s"
+link = "l.toml"
+[hosts.s]
+side = "fixed"
+count = 10
+access_rate = "150Mbit"
+access_delay = { groups = ["5.01ms", "10ms", "15ms", "25ms"] }
+[hosts.r]
+side = "mobile"
+count = 10
+[[flows]]
+kind = "bulk"
+from = "s"
+to = "r"
+bytes = 10240
+start = { groups = ["0s", "250ms"] }
+"#;
+
+    #[test]
+    fn host_groups_expand_with_values_per_member() {
+        let d = dir_with_link();
+        let s = Scenario::from_str_in(GROUPS, d.path()).unwrap();
+        assert_eq!(s.hosts.len(), 20);
+        assert_eq!(s.hosts[0].name, "s0");
+        assert_eq!(s.hosts[9].name, "s9");
+        assert_eq!(s.hosts[10].name, "r0");
+        assert_eq!(s.hosts[3].group, Some(("s".to_string(), 3)));
+        assert_eq!(s.hosts[9].address, Ipv4Addr::new(198, 18, 0, 10));
+        assert_eq!(s.hosts[19].address, Ipv4Addr::new(198, 19, 0, 10));
+        // 10 members in 4 groups: 3, 3, 2, 2 (the first groups one larger).
+        let ms = |h: &Host| h.access_delay.unwrap().as_nanos() / 10_000;
+        let delays: Vec<u64> = s.hosts[..10].iter().map(ms).collect();
+        assert_eq!(
+            delays,
+            [501, 501, 501, 1000, 1000, 1000, 1500, 1500, 2500, 2500]
+        );
+        assert!(s.hosts[..10]
+            .iter()
+            .all(|h| h.access_rate == Some(Rate(150_000_000))));
+        assert_eq!(s.hosts[10].access_delay, None);
+        // One flow per member: s_i -> r_i, default ports 5000 + i, starts by group of 5.
+        assert_eq!(s.flows.len(), 10);
+        for (i, f) in s.flows.iter().enumerate() {
+            assert_eq!((f.from, f.to, f.port), (i, 10 + i, 5000 + i as u16));
+            assert_eq!(f.spec, 0);
+            assert_eq!(f.member, Some(i as u32));
+            let want = if i < 5 { 0 } else { 250 };
+            assert_eq!(f.start, Dur::from_millis(want), "flow {i}");
+        }
+        assert_eq!(s.flows[7].spec_key(), "flows[0] member 7");
+        // A list gives one value per member; an explicit port is member 0's.
+        let list = GROUPS.replace(
+            r#"start = { groups = ["0s", "250ms"] }"#,
+            r#"start = ["0s", "1s", "2s", "3s", "4s", "5s", "6s", "7s", "8s", "9s"]
+port = 6000"#,
+        );
+        let s = Scenario::from_str_in(&list, d.path()).unwrap();
+        assert_eq!(s.flows[9].start, Dur::from_secs(9));
+        assert_eq!(s.flows[9].port, 6009);
+        // A group to one host: every member's flow goes to it, each on its own port.
+        let one = GROUPS.replace(
+            "[hosts.r]\nside = \"mobile\"\ncount = 10",
+            "[hosts.r]\nside = \"mobile\"",
+        );
+        let s = Scenario::from_str_in(&one, d.path()).unwrap();
+        assert_eq!(s.hosts.len(), 11);
+        assert!(s.flows.iter().all(|f| f.to == 10));
+        assert_eq!(s.flows[3].port, 5003);
+        // A member can be named on its own.
+        let single = GROUPS
+            .replace("from = \"s\"\nto = \"r\"", "from = \"s4\"\nto = \"r7\"")
+            .replace(r#"start = { groups = ["0s", "250ms"] }"#, "");
+        let s = Scenario::from_str_in(&single, d.path()).unwrap();
+        assert_eq!((s.flows.len(), s.flows[0].from, s.flows[0].to), (1, 4, 17));
+    }
+
+    #[test]
+    fn host_group_errors_name_the_key() {
+        let e = error_of(&GROUPS.replace("count = 10\naccess_rate", "count = 0\naccess_rate"));
+        assert_eq!(e.key, "hosts.s.count", "{e}");
+        assert!(e.message.contains("1 or more"), "{e}");
+        let e = error_of(&GROUPS.replace("count = 10\naccess_rate", "count = 300\naccess_rate"));
+        assert_eq!(e.key, "hosts.s.count", "{e}");
+        assert!(e.message.contains("1..254"), "{e}");
+        let e = error_of(&GROUPS.replace(
+            r#"{ groups = ["5.01ms", "10ms", "15ms", "25ms"] }"#,
+            r#"["1ms", "2ms", "3ms"]"#,
+        ));
+        assert_eq!(e.key, "hosts.s.access_delay", "{e}");
+        assert!(e.message.contains("3 values for 10 members"), "{e}");
+        let e = error_of(&GROUPS.replace(r#""10ms", "15ms""#, r#""10ms", "fast""#));
+        assert_eq!(e.key, "hosts.s.access_delay.groups[2]", "{e}");
+        let e = error_of(&GROUPS.replace(
+            "[hosts.r]\nside = \"mobile\"\ncount = 10",
+            "[hosts.r]\nside = \"mobile\"\ncount = 9",
+        ));
+        assert_eq!(e.key, "flows[0].to", "{e}");
+        assert!(
+            e.message.contains("9 members") && e.message.contains("as many"),
+            "{e}"
+        );
+        // A list for a single host.
+        let e = error_of(&BASE.replace(
+            "side = \"mobile\"",
+            "side = \"mobile\"\naccess_delay = [\"1ms\"]",
+        ));
+        assert_eq!(e.key, "hosts.mobile.access_delay", "{e}");
+        assert!(e.message.contains("host group"), "{e}");
+        // A member name taken by another host.
+        let e = error_of(&format!("{GROUPS}[hosts.s3]\nside = \"fixed\"\n"));
+        assert!(e.message.contains("\"s3\" is defined twice"), "{e}");
+        // A start per member past the run's end names the member.
+        let e = error_of(&GROUPS.replace(r#""250ms""#, r#""10s""#));
+        assert_eq!(e.key, "flows[0].start", "{e}");
+        assert!(e.message.contains("member 5"), "{e}");
     }
 }
