@@ -672,10 +672,10 @@ impl ScenarioSpec {
             }
             let starts: Vec<Option<Dur>> =
                 per_member_opt(f.start.as_ref(), &format!("{key}.start"), members)?;
-            for m in 0..members.unwrap_or(1) {
+            for (m, start) in starts.into_iter().enumerate() {
                 let from = from0 + if from_n.is_some() { m } else { 0 };
                 let to = to0 + if to_n.is_some() { m } else { 0 };
-                let start = starts[m].unwrap_or(Dur::ZERO);
+                let start = start.unwrap_or(Dur::ZERO);
                 if start >= self.duration {
                     return Err(err(
                         format!("{key}.start"),
