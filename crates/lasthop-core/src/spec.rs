@@ -96,6 +96,19 @@ pub fn from_value<T: serde::de::DeserializeOwned>(
     })
 }
 
+/// Puts `over`'s values over `base`'s, key by key: tables merge recursively, anything else
+/// (a value, a list) replaces what was there.
+pub fn merge_tables(base: &mut toml::Table, over: &toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge_tables(b, o),
+            _ => {
+                base.insert(k.clone(), v.clone());
+            }
+        }
+    }
+}
+
 /// Reads a spec file and hands its text to `parse`; every error, including one reading the
 /// file, names the file.
 pub fn load_file<T>(

@@ -75,6 +75,11 @@ pub struct ScenarioSpec {
     /// The link spec, relative to the scenario file.
     pub link: PathBuf,
     pub log: Option<LogLevel>,
+    /// Values put over the link spec's own (tables merge key by key), e.g.
+    /// `link_set = { both = { rate = "1.5Mbit" } }`: what a sweep changes of a link without a
+    /// file per value.
+    #[serde(default)]
+    pub link_set: toml::Table,
     #[serde(default)]
     pub hosts: IndexMap<String, HostSpec>,
     #[serde(default)]
@@ -427,6 +432,23 @@ fn per_member_opt<T: serde::de::DeserializeOwned + Clone>(
     }
 }
 
+/// Loads the link spec, with `link_set`'s values over the file's.
+fn load_link(path: &Path, link_set: &toml::Table) -> Result<LinkConfig, SpecError> {
+    let in_file = |e: SpecError| {
+        let file = e.file.clone().unwrap_or_else(|| path.display().to_string());
+        let with = if link_set.is_empty() { "" } else { " with link_set" };
+        err("link", format!("{file}{with}: {}", SpecError { file: None, ..e }))
+    };
+    if link_set.is_empty() {
+        return LinkSpec::load(path).map_err(in_file);
+    }
+    let mut table: toml::Table = load_file(path, lasthop_core::spec::from_toml).map_err(in_file)?;
+    lasthop_core::spec::merge_tables(&mut table, link_set);
+    lasthop_core::spec::from_table::<LinkSpec>(table, "")
+        .and_then(|s| s.validate())
+        .map_err(in_file)
+}
+
 /// The range every host address must lie in (RFC 2544's benchmarking range).
 pub const NET: (Ipv4Addr, u8) = (Ipv4Addr::new(198, 18, 0, 0), 15);
 
@@ -465,10 +487,7 @@ impl ScenarioSpec {
     /// Validates the spec, loading the link spec relative to `base_dir`.
     pub fn validate(&self, base_dir: &Path) -> Result<Scenario, SpecError> {
         let link_path = base_dir.join(&self.link);
-        let link = LinkSpec::load(&link_path).map_err(|e| {
-            let file = e.file.clone().unwrap_or_default();
-            err("link", format!("{file}: {}", SpecError { file: None, ..e }))
-        })?;
+        let link = load_link(&link_path, &self.link_set)?;
         if self.duration == Dur::ZERO {
             return Err(err("duration", "0s: a run must last longer than 0s"));
         }
@@ -1074,5 +1093,28 @@ port = 6000"#,
         let e = error_of(&GROUPS.replace(r#""250ms""#, r#""10s""#));
         assert_eq!(e.key, "flows[0].start", "{e}");
         assert!(e.message.contains("member 5"), "{e}");
+    }
+
+    #[test]
+    fn link_set_puts_values_over_the_link_spec() {
+        let d = dir_with_link();
+        let text = BASE.replace(
+            "link = \"l.toml\"",
+            "link = \"l.toml\"\nlink_set = { down = { rate = \"128kbit\", queue = { packets = 7 } } }",
+        );
+        let s = Scenario::from_str_in(&text, d.path()).unwrap();
+        let (down, up) = (&s.link.dirs[Dir::Down.index()], &s.link.dirs[Dir::Up.index()]);
+        assert_eq!(down.per_state[0].base_rate, Rate(128_000));
+        assert_eq!(up.per_state[0].base_rate, Rate(64_000), "the file's rate stays up");
+        assert_eq!(down.per_state[0].delay, Dur::from_millis(300));
+        assert_eq!(down.queue.packets, Some(7));
+        assert_eq!(s.link.mtu, Some(576));
+        // A bad value names the link and link_set.
+        let e = error_of(&BASE.replace(
+            "link = \"l.toml\"",
+            "link = \"l.toml\"\nlink_set = { down = { rate = \"0kbit\" } }",
+        ));
+        assert_eq!(e.key, "link", "{e}");
+        assert!(e.message.contains("with link_set") && e.message.contains("rate"), "{e}");
     }
 }
