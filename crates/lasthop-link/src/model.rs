@@ -24,6 +24,7 @@ use crate::error_model::{self, Attempt, ErrorModel, ErrorStage};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::lrb::ReceiveBuffer;
 use crate::lsb::SendBuffer;
+use crate::meter::Meter;
 use crate::middlebox::{self, Action, Inject, Middlebox};
 use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict};
 use crate::serializer::Serializer;
@@ -99,6 +100,8 @@ struct Log {
     level: LogLevel,
     events: Vec<Event>,
     state_names: Vec<Arc<str>>,
+    /// Each direction's queue and serializer figures, kept whatever the level.
+    meters: [Meter; 2],
 }
 
 /// The Markov chain of link states. It draws from its own stream only, so its timeline depends
@@ -191,6 +194,7 @@ impl Link {
                 level,
                 events: Vec::new(),
                 state_names,
+                meters: Default::default(),
             },
             mbox: Default::default(),
             mbox_on: false,
@@ -271,6 +275,12 @@ impl Link {
 
     pub fn stats(&self, dir: Dir) -> DirStats {
         self.dirs[dir.index()].stats
+    }
+
+    /// Direction `dir`'s router-queue length over time and serializer busy time (see
+    /// [`crate::meter`]).
+    pub fn meter(&self, dir: Dir) -> &Meter {
+        &self.log.meters[dir.index()]
     }
 
     /// Whether no packet is anywhere in the link (queues, buffers, on the wire, in recovery).
@@ -713,6 +723,7 @@ impl Log {
         packet: Option<(u64, &Packet)>,
         delay_ns: Option<u64>,
     ) {
+        self.meters[d.index()].on_event(t, kind, ds.queue.len() as u64);
         if kind.level() > self.level {
             return;
         }

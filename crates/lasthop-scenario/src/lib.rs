@@ -436,8 +436,15 @@ fn per_member_opt<T: serde::de::DeserializeOwned + Clone>(
 fn load_link(path: &Path, link_set: &toml::Table) -> Result<LinkConfig, SpecError> {
     let in_file = |e: SpecError| {
         let file = e.file.clone().unwrap_or_else(|| path.display().to_string());
-        let with = if link_set.is_empty() { "" } else { " with link_set" };
-        err("link", format!("{file}{with}: {}", SpecError { file: None, ..e }))
+        let with = if link_set.is_empty() {
+            ""
+        } else {
+            " with link_set"
+        };
+        err(
+            "link",
+            format!("{file}{with}: {}", SpecError { file: None, ..e }),
+        )
     };
     if link_set.is_empty() {
         return LinkSpec::load(path).map_err(in_file);
@@ -1103,9 +1110,16 @@ port = 6000"#,
             "link = \"l.toml\"\nlink_set = { down = { rate = \"128kbit\", queue = { packets = 7 } } }",
         );
         let s = Scenario::from_str_in(&text, d.path()).unwrap();
-        let (down, up) = (&s.link.dirs[Dir::Down.index()], &s.link.dirs[Dir::Up.index()]);
+        let (down, up) = (
+            &s.link.dirs[Dir::Down.index()],
+            &s.link.dirs[Dir::Up.index()],
+        );
         assert_eq!(down.per_state[0].base_rate, Rate(128_000));
-        assert_eq!(up.per_state[0].base_rate, Rate(64_000), "the file's rate stays up");
+        assert_eq!(
+            up.per_state[0].base_rate,
+            Rate(64_000),
+            "the file's rate stays up"
+        );
         assert_eq!(down.per_state[0].delay, Dur::from_millis(300));
         assert_eq!(down.queue.packets, Some(7));
         assert_eq!(s.link.mtu, Some(576));
@@ -1115,6 +1129,9 @@ port = 6000"#,
             "link = \"l.toml\"\nlink_set = { down = { rate = \"0kbit\" } }",
         ));
         assert_eq!(e.key, "link", "{e}");
-        assert!(e.message.contains("with link_set") && e.message.contains("rate"), "{e}");
+        assert!(
+            e.message.contains("with link_set") && e.message.contains("rate"),
+            "{e}"
+        );
     }
 }

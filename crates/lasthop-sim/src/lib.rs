@@ -13,7 +13,8 @@ pub mod stack;
 use lasthop_analysis::ConnStats;
 use lasthop_core::output::AtomicFile;
 use lasthop_core::Time;
-use lasthop_link::{Dir, DirStats};
+use lasthop_link::meter::{write_link_csv, LinkRow};
+use lasthop_link::{Dir, DirStats, MeterReading};
 use lasthop_scenario::Scenario;
 use std::net::IpAddr;
 
@@ -48,6 +49,8 @@ pub struct SimResult {
     pub pages: Vec<lasthop_analysis::PageStats>,
     /// The link's counters, down then up.
     pub link: [DirStats; 2],
+    /// The router queue and serializer figures over the run, down then up (`link.csv`).
+    pub meters: [MeterReading; 2],
     /// Events the driver processed (a measure of the work done).
     pub events: u64,
 }
@@ -60,6 +63,7 @@ pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error
     let end = sim.run()?;
     let flows = sim.flow_reports();
     let link = [sim.link().stats(Dir::Down), sim.link().stats(Dir::Up)];
+    let meters = [Dir::Down, Dir::Up].map(|d| sim.link().meter(d).reading(end));
     let events = sim.events_processed;
     let mem = sim.into_outputs().finish()?;
     let run = if opts.capture {
@@ -67,9 +71,21 @@ pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error
     } else {
         lasthop_analysis::RunAnalysis::default()
     };
+    if let Some(dir) = &opts.dir {
+        let path = dir.join("link.csv");
+        let rows: Vec<LinkRow> = [Dir::Down, Dir::Up]
+            .iter()
+            .map(|&d| LinkRow::new(d, &link[d.index()], &meters[d.index()], end))
+            .collect();
+        write_link_csv(&path, &rows).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+    }
     Ok(SimResult {
         end,
         flows,
+        meters,
         connections: run.conns,
         udp: run.udp,
         pages: run.pages,

@@ -106,10 +106,13 @@ pub fn run(args: SimArgs) -> Result<()> {
         print!("{}", lasthop_analysis::format_page_table(&r.pages));
         println!();
     }
-    for (d, s) in ["down", "up"].iter().zip(&r.link) {
+    let secs = r.end.as_nanos() as f64 / 1e9;
+    for ((d, s), m) in ["down", "up"].iter().zip(&r.link).zip(&r.meters) {
         println!(
-            "link {d}: {} packets in, {} out; drops: {} queue, {} red, {} error; {} ECN marks; {} link errors",
-            s.arrived, s.released, s.drops_queue, s.drops_red, s.drops_error, s.marks, s.errors
+            "link {d}: {} packets in, {} out; drops: {} queue, {} red, {} error; {} ECN marks; {} link errors; busy {:.1} % of {secs:.3} s; router queue mean {:.2}, max {} packets",
+            s.arrived, s.released, s.drops_queue, s.drops_red, s.drops_error, s.marks, s.errors,
+            if secs > 0.0 { m.busy_ns as f64 / 1e7 / secs } else { 0.0 },
+            m.queue_mean, m.queue_max
         );
     }
     for f in &r.flows {
