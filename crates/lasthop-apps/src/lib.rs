@@ -13,6 +13,7 @@
 pub mod bulk;
 pub mod cbr;
 pub mod http;
+pub mod repeat;
 pub mod socket;
 
 use lasthop_core::spec::{err, SpecError};
@@ -22,7 +23,7 @@ use std::net::Ipv4Addr;
 pub use socket::{Net, SockEvent, SockId, SocketOptions};
 
 /// The application kinds a scenario may name.
-pub const KINDS: [&str; 3] = ["bulk", "cbr", "http"];
+pub const KINDS: [&str; 4] = ["bulk", "cbr", "http", "repeat"];
 
 /// First local port of the client ends (Linux 2.4's `ip_local_port_range` starts at 1024; seed
 /// 000 lists it). Each flow has its own block of client ports, in flow order, as many as its
@@ -119,6 +120,7 @@ pub enum AppParams {
     Bulk(bulk::Params),
     Cbr(cbr::Params),
     Http(http::Params),
+    Repeat(repeat::Params),
 }
 
 impl AppParams {
@@ -129,6 +131,7 @@ impl AppParams {
             "bulk" => bulk::Params::parse(params, ctx).map(AppParams::Bulk),
             "cbr" => cbr::Params::parse(params, ctx).map(AppParams::Cbr),
             "http" => http::Params::parse(params, ctx).map(AppParams::Http),
+            "repeat" => repeat::Params::parse(params, ctx).map(AppParams::Repeat),
             other => Err(err(
                 format!("{}.kind", ctx.key),
                 format!(
@@ -144,6 +147,7 @@ impl AppParams {
             AppParams::Bulk(_) => "bulk",
             AppParams::Cbr(_) => "cbr",
             AppParams::Http(_) => "http",
+            AppParams::Repeat(_) => "repeat",
         }
     }
 
@@ -151,6 +155,7 @@ impl AppParams {
     pub fn client_ports(&self) -> u16 {
         match self {
             AppParams::Http(p) => p.client_ports(),
+            AppParams::Repeat(p) => p.client_ports(),
             AppParams::Bulk(_) | AppParams::Cbr(_) => 1,
         }
     }
@@ -170,6 +175,10 @@ impl AppParams {
                 Box::new(http::Server::new(p, f)),
                 Box::new(http::Client::new(p, f)),
             ],
+            AppParams::Repeat(p) => [
+                Box::new(repeat::Server::new(p, f)),
+                Box::new(repeat::Client::new(p, f)),
+            ],
         }
     }
 
@@ -182,6 +191,7 @@ impl AppParams {
                 p.payload, p.interval, p.duration
             ),
             AppParams::Http(p) => p.describe(),
+            AppParams::Repeat(p) => p.describe(),
         }
     }
 
@@ -197,6 +207,7 @@ impl AppParams {
             AppParams::Bulk(p) => p.programs(f, epoch, logs),
             AppParams::Cbr(p) => p.programs(f, epoch, logs),
             AppParams::Http(p) => p.programs(f, epoch, logs),
+            AppParams::Repeat(p) => p.programs(f, epoch, logs),
         }
     }
 }

@@ -107,3 +107,94 @@ fn udp_and_tcp_share_the_link_and_the_transfer_still_completes() {
     );
     assert_eq!(r.connections.len(), 1, "the stream is no TCP connection");
 }
+
+/// A wired link worked out by hand: 8 Mbit/s (a 1064-byte packet takes 1.064 ms), 5 ms one
+/// way, a link send buffer of one packet; hosts without access links.
+fn wired(flows: &str, duration: &str) -> (tempfile::TempDir, Scenario) {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("l.toml"),
+        "mtu = \"1064B\"\n[both]\nrate = \"8Mbit\"\ndelay = \"5ms\"\nlsb = \"1064B\"\nlink_ack = false\n",
+    )
+    .unwrap();
+    let tcp = "tcp = { sack = false, initial_window = 1, delayed_ack = \"off\" }";
+    let text = format!(
+        "name = \"wired\"\nduration = \"{duration}\"\nlink = \"l.toml\"\n[hosts.s]\nside = \"fixed\"\n{tcp}\n[hosts.r]\nside = \"mobile\"\n{tcp}\n{flows}"
+    );
+    let s = Scenario::from_str_in(&text, d.path()).unwrap_or_else(|e| panic!("{e}"));
+    (d, s)
+}
+
+#[test]
+fn repeated_transfers_each_on_a_fresh_connection_after_the_pause() {
+    // One 1024-byte segment per transfer (MSS 1024): SYN, SYN-ACK, data with FIN, the server's
+    // ACK of the FIN: two round trips of 10 ms, plus 1.064 ms for the data segment and well
+    // under 0.1 ms for each of the three small ones. The client's close completes when the
+    // server's FIN arrives; 250 ms later the next transfer starts from the next client port.
+    // In 1 s: starts at 0 and then every (close + 250 ms), about 271 ms: 4 transfers (the fifth
+    // would start after 1 s).
+    let flows =
+        "[[flows]]\nkind = \"repeat\"\nfrom = \"s\"\nto = \"r\"\nbytes = 1024\npause = \"250ms\"\n";
+    let (d, s) = wired(flows, "1s");
+    let opts = OutputOptions {
+        dir: Some(d.path().join("out")),
+        capture: true,
+    };
+    let r = lasthop_sim::run(&s, &opts).unwrap();
+    let c = &r.connections;
+    assert_eq!(c.len(), 4, "{c:#?}");
+    let ms = |t: Time| t.as_nanos() as f64 / 1e6;
+    for (k, conn) in c.iter().enumerate() {
+        assert!(conn.complete(), "transfer {k}");
+        assert_eq!(
+            conn.client.port(),
+            1024 + k as u16,
+            "a new port per transfer"
+        );
+        assert_eq!(conn.c2s.unique_bytes, 1024);
+        let e = conn.elapsed().as_nanos() as f64 / 1e6;
+        assert!((21.064..21.5).contains(&e), "transfer {k}: {e} ms");
+        // Every transfer starts afresh (initial window, no cached state): the same timeline.
+        assert_eq!(conn.elapsed(), c[0].elapsed(), "transfer {k}");
+    }
+    for w in c.windows(2) {
+        let gap = ms(w[1].start) - ms(w[0].end());
+        // The pause runs from the client's close, at or after the ACK of its FIN.
+        assert!((250.0..250.5).contains(&gap), "{gap} ms");
+        assert_eq!(w[1].start - w[0].start, c[1].start - c[0].start);
+    }
+    assert_eq!(r.flows[0].bytes, 4 * 1024);
+}
+
+#[test]
+fn repeat_parameters_are_checked() {
+    let bad = |extra: &str, key: &str, says: &str| {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("l.toml"), "[both]\nrate = \"8Mbit\"\n").unwrap();
+        let text = format!("duration = \"10s\"\nlink = \"l.toml\"\n[hosts.s]\nside = \"fixed\"\n[hosts.r]\nside = \"mobile\"\n[[flows]]\nkind = \"repeat\"\nfrom = \"s\"\nto = \"r\"\n{extra}");
+        let e = Scenario::from_str_in(&text, d.path()).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.message.contains(says), "{e}");
+    };
+    bad(
+        "bytes = 0\npause = \"250ms\"\n",
+        "flows[0].bytes",
+        "1 or more",
+    );
+    bad(
+        "bytes = 10240\npause = \"0s\"\n",
+        "flows[0].pause",
+        "longer than 0",
+    );
+    bad(
+        "bytes = 10240\npause = \"250ms\"\ncount = 0\n",
+        "flows[0].count",
+        "1 or more",
+    );
+    bad(
+        "bytes = 10240\npause = \"1us\"\n",
+        "flows[0].pause",
+        "at most 16384",
+    );
+    bad("bytes = 10240\n", "flows[0]", "pause");
+}

@@ -3,7 +3,8 @@
 
 use anyhow::Result;
 use lasthop_emu::app::{
-    bulk_recv, bulk_send, cbr_recv, cbr_send, http_client, http_server, AppCommon, HttpClientArgs,
+    bulk_recv, bulk_send, cbr_recv, cbr_send, http_client, http_server, repeat_recv, repeat_send,
+    AppCommon, HttpClientArgs,
 };
 use lasthop_scenario::SocketOptions;
 use std::net::SocketAddr;
@@ -104,6 +105,43 @@ pub enum AppCommand {
         /// Start this many ns after the epoch (default: at once).
         #[arg(long)]
         start_at: Option<u64>,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// Repeated short transfers: connect, send BYTES of the checked pattern, close, wait for
+    /// the receiver's close, pause PAUSE ns, again on a new connection; at most COUNT, none
+    /// starting at or after UNTIL ns after the epoch.
+    RepeatSend {
+        /// The receiver's address and port.
+        #[arg(long)]
+        to: SocketAddr,
+        /// Bytes per transfer.
+        #[arg(long)]
+        bytes: u64,
+        /// Nanoseconds between one connection's close and the next connect.
+        #[arg(long)]
+        pause: u64,
+        /// At most this many transfers.
+        #[arg(long)]
+        count: u32,
+        /// Start this many ns after the epoch.
+        #[arg(long, default_value_t = 0)]
+        start_at: u64,
+        /// Start no transfer this many ns after the epoch or later.
+        #[arg(long)]
+        until: u64,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// Accept connections until UNTIL ns after the epoch; read and check each to its end and
+    /// close it.
+    RepeatRecv {
+        /// The address and port to listen on.
+        #[arg(long)]
+        listen: SocketAddr,
+        /// Stop accepting this many ns after the epoch.
+        #[arg(long)]
+        until: u64,
         #[command(flatten)]
         log: LogArgs,
     },
@@ -225,5 +263,17 @@ pub fn run(cmd: AppCommand) -> Result<()> {
             },
             &log.into_common(),
         ),
+        AppCommand::RepeatSend {
+            to,
+            bytes,
+            pause,
+            count,
+            start_at,
+            until,
+            log,
+        } => repeat_send(to, bytes, pause, count, start_at, until, &log.into_common()),
+        AppCommand::RepeatRecv { listen, until, log } => {
+            repeat_recv(listen, until, &log.into_common())
+        }
     }
 }

@@ -106,65 +106,75 @@ pub fn bulk_send(to: SocketAddr, bytes: u64, start_at: Option<u64>, c: &AppCommo
     if let Some(s) = start_at {
         sys::sleep_until_monotonic(log.epoch() + s);
     }
-    let result = (|| -> Result<u64> {
-        let fd = tcp_socket()?;
-        // SAFETY: we own fd from here.
-        let stream_fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
-        apply_options(fd, &c.socket)?;
-        let sa = sockaddr(to);
-        log.at("connect", 0);
-        // SAFETY: valid sockaddr_in.
-        let r = unsafe {
-            libc::connect(
-                fd,
-                (&sa as *const libc::sockaddr_in).cast(),
-                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-            )
-        };
-        if r < 0 {
-            bail!("connect to {to}: {}", std::io::Error::last_os_error());
-        }
-        log.at("connected", 0);
-        let mut stream = TcpStream::from(stream_fd);
-        let mut buf = vec![0u8; 64 * 1024];
-        let mut sent = 0u64;
-        while sent < bytes {
-            let n = (bytes - sent).min(buf.len() as u64) as usize;
-            for (i, b) in buf[..n].iter_mut().enumerate() {
-                *b = ((sent + i as u64) % PATTERN) as u8;
-            }
-            stream
-                .write_all(&buf[..n])
-                .with_context(|| format!("sending to {to} after {sent} bytes"))?;
-            if sent == 0 {
-                log.at("first_byte", n as u64);
-            }
-            sent += n as u64;
-            progress.store(sent, Ordering::Relaxed);
-        }
-        log.at("last_byte", sent);
-        stream.shutdown(std::net::Shutdown::Write)?;
-        // Wait for the receiver's close so the connection ends in the capture.
-        let mut rest = 0u64;
-        loop {
-            match stream.read(&mut buf) {
-                Ok(0) => break,
-                Ok(n) => rest += n as u64,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e).context("waiting for the receiver to close"),
-            }
-        }
-        log.at("eof", rest);
-        drop(stream);
-        log.at("close", sent);
-        Ok(sent)
-    })();
+    let result = send_one(to, bytes, &c.socket, &log, &progress);
     if let Err(e) = &result {
         log.at("error", 0);
         let _ = log.save();
         return Err(anyhow::anyhow!("bulk-send: {e:#}"));
     }
     log.save()
+}
+
+/// One transfer: connects to `to`, sends `bytes` bytes of the pattern, shuts down its sending
+/// side and waits for the receiver to close (so the connection ends in the capture).
+pub(crate) fn send_one(
+    to: SocketAddrV4,
+    bytes: u64,
+    socket: &SocketOptions,
+    log: &Log,
+    progress: &AtomicU64,
+) -> Result<u64> {
+    let fd = tcp_socket()?;
+    // SAFETY: we own fd from here.
+    let stream_fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    apply_options(fd, socket)?;
+    let sa = sockaddr(to);
+    log.at("connect", 0);
+    // SAFETY: valid sockaddr_in.
+    let r = unsafe {
+        libc::connect(
+            fd,
+            (&sa as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        bail!("connect to {to}: {}", std::io::Error::last_os_error());
+    }
+    log.at("connected", 0);
+    let mut stream = TcpStream::from(stream_fd);
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut sent = 0u64;
+    while sent < bytes {
+        let n = (bytes - sent).min(buf.len() as u64) as usize;
+        for (i, b) in buf[..n].iter_mut().enumerate() {
+            *b = ((sent + i as u64) % PATTERN) as u8;
+        }
+        stream
+            .write_all(&buf[..n])
+            .with_context(|| format!("sending to {to} after {sent} bytes"))?;
+        if sent == 0 {
+            log.at("first_byte", n as u64);
+        }
+        sent += n as u64;
+        progress.store(sent, Ordering::Relaxed);
+    }
+    log.at("last_byte", sent);
+    stream.shutdown(std::net::Shutdown::Write)?;
+    // Wait for the receiver's close so the connection ends in the capture.
+    let mut rest = 0u64;
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => rest += n as u64,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e).context("waiting for the receiver to close"),
+        }
+    }
+    log.at("eof", rest);
+    drop(stream);
+    log.at("close", sent);
+    Ok(sent)
 }
 
 /// Creates the listening socket with the options set before `listen` (buffer sizes decide the
