@@ -5,7 +5,9 @@
 use anyhow::{anyhow, bail, Context, Result};
 use lasthop_experiment::runner::EmuBackend;
 use lasthop_experiment::runner::RunError;
-use lasthop_experiment::{run_experiment, Backend, Experiment, Mode, RunOptions, SimBackend};
+use lasthop_experiment::{
+    run_experiment_shard, Backend, Experiment, Mode, RunOptions, Shard, SimBackend,
+};
 use lasthop_scenario::Scenario;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -22,7 +24,12 @@ pub struct RunArgs {
     /// Runs at once (default: all cores for sim, 1 for emu).
     #[arg(long, short)]
     jobs: Option<usize>,
-    /// Only print the expanded matrix.
+    /// Run only shard K of N (K = 1..N): a fixed subset of the runs, the same whatever the other
+    /// shards do; writes shard.json and no summary or report (`lasthop merge` combines the
+    /// shards' directories). See docs/cluster.md.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// Only print the expanded matrix (with --shard, the shard's runs).
     #[arg(long)]
     dry_run: bool,
     /// No progress bar.
@@ -88,6 +95,18 @@ pub fn run(args: RunArgs) -> Result<()> {
     };
     let out = args.out.clone().unwrap_or_else(|| default_out(&exp.name));
     print!("{exp}");
+    if let Some(shard) = args.shard {
+        let runs = shard.runs(&exp);
+        println!(
+            "shard {shard}: {} of {} runs: {}",
+            runs.len(),
+            exp.points.len() as u64 * exp.replications,
+            runs.iter()
+                .map(|r| format!("{}/{}", exp.points[r.point].name, r.replication))
+                .collect::<Vec<_>>()
+                .join(" ")
+        );
+    }
     if args.dry_run {
         return Ok(());
     }
@@ -124,7 +143,8 @@ pub fn run(args: RunArgs) -> Result<()> {
         jobs: args.jobs,
         progress: !args.quiet,
     };
-    let r = run_experiment(&exp, &out, backend.as_ref(), &opts).map_err(|e| anyhow!(e))?;
+    let r = run_experiment_shard(&exp, &out, backend.as_ref(), &opts, args.shard)
+        .map_err(|e| anyhow!(e))?;
     if r.failed
         .iter()
         .any(|(_, e)| e.starts_with("interrupted by signal"))
@@ -154,11 +174,19 @@ pub fn run(args: RunArgs) -> Result<()> {
         r.failed.len(),
         started.elapsed().as_secs_f64()
     );
-    lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
-    println!(
-        "wrote {0}/summary.csv, {0}/summary.json, {0}/report.html",
-        out.display()
-    );
+    match args.shard {
+        None => {
+            lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
+            println!(
+                "wrote {0}/summary.csv, {0}/summary.json, {0}/report.html",
+                out.display()
+            );
+        }
+        Some(shard) => println!(
+            "shard {shard} in {}: merge it with the other shards' directories: lasthop merge DIR... --out DIR",
+            out.display()
+        ),
+    }
     if !r.failed.is_empty() {
         for (run, e) in &r.failed {
             eprintln!(
