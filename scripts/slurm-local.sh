@@ -139,15 +139,22 @@ EOF
     die "the node did not become idle in 60 s: $(sinfo -N 2>&1 | tail -2); slurmctld.log: $(tail -5 "$state/slurmctld.log")"
 }
 
+# Whether process $1 runs (a zombie, ended but not yet reaped by its parent, does not).
+alive() {
+    local st
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 1
+    [ -n "$st" ] && [ "${st:0:1}" != Z ]
+}
+
 # Sends SIGTERM, then SIGKILL after 10 s, to the process in pid file $1 (if it is alive).
 stop_pidfile() {
     local f=$1 pid
     [ -f "$f" ] || return 0
     pid=$(cat "$f")
-    [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 0
+    [ -n "$pid" ] && alive "$pid" || return 0
     kill -TERM "$pid" 2>/dev/null || true
     for _ in $(seq 1 100); do
-        [ -d "/proc/$pid" ] || return 0
+        alive "$pid" || return 0
         sleep 0.1
     done
     kill -KILL "$pid" 2>/dev/null || true
