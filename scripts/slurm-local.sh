@@ -184,7 +184,7 @@ down() {
     for p in /proc/[0-9]*; do
         [ "$(cat "$p/comm" 2>/dev/null)" = slurmstepd ] || continue
         if [ "$(readlink "$p/cwd" 2>/dev/null)" = "$state/spool" ] ||
-            tr '\0' '\n' <"$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$state/slurm.conf"; then
+            { tr '\0' '\n' <"$p/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$state/slurm.conf"; then
             kill -KILL "${p#/proc/}" 2>/dev/null || true
         fi
     done

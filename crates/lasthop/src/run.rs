@@ -97,14 +97,20 @@ pub fn run(args: RunArgs) -> Result<()> {
     print!("{exp}");
     if let Some(shard) = args.shard {
         let runs = shard.runs(&exp);
+        // The list only for --dry-run: a shard of a big sweep holds thousands.
+        let list = if args.dry_run {
+            let names: Vec<String> = runs
+                .iter()
+                .map(|r| format!("{}/{}", exp.points[r.point].name, r.replication))
+                .collect();
+            format!(": {}", names.join(" "))
+        } else {
+            String::new()
+        };
         println!(
-            "shard {shard}: {} of {} runs: {}",
+            "shard {shard}: {} of {} runs{list}",
             runs.len(),
             exp.points.len() as u64 * exp.replications,
-            runs.iter()
-                .map(|r| format!("{}/{}", exp.points[r.point].name, r.replication))
-                .collect::<Vec<_>>()
-                .join(" ")
         );
     }
     if args.dry_run {
