@@ -72,6 +72,10 @@ up() {
     mkdir -p "$state"
     state=$(cd "$state" && pwd -P)
     chmod 755 "$state"
+    # Ours from here: `down` stops what it finds, also what a failed `up` started.
+    : >"$state/.slurm-local"
+    UP_STATE=$state
+    trap 'down "$UP_STATE" >/dev/null 2>&1 || true' EXIT
     mkdir -m 700 "$state/munge"
     mkdir -p "$state/ctld" "$state/spool"
     # munge: a fresh key and a daemon of our own on our own socket.
@@ -84,7 +88,7 @@ up() {
 
     # slurm.conf: this machine's name, CPUs and memory as slurmd sees them.
     local node host
-    node=$(slurmd -C | head -1)
+    node=$(slurmd -C 2>&1 | head -1) || die "slurmd -C failed: $node"
     case "$node" in NodeName=*) ;; *) die "slurmd -C gave no NodeName line: $node" ;; esac
     host=${node#NodeName=}
     host=${host%% *}
@@ -131,6 +135,7 @@ EOF
     for t in $(seq 1 120); do
         if [ "$(sinfo -h -N -n "$host" -o %t 2>/dev/null)" = idle ]; then
             echo "slurm-local.sh: node $host idle after ${t}x0.5 s" >&2
+            trap - EXIT
             echo "export SLURM_CONF=$SLURM_CONF"
             return 0
         fi
@@ -164,7 +169,7 @@ down() {
     local state=$1
     [ -d "$state" ] || return 0
     state=$(cd "$state" && pwd -P)
-    [ -f "$state/slurm.conf" ] || die "$state has no slurm.conf: not a directory of scripts/slurm-local.sh up, leaving it alone"
+    [ -f "$state/.slurm-local" ] || die "$state is not a directory of scripts/slurm-local.sh up (no .slurm-local): leaving it alone"
     export SLURM_CONF=$state/slurm.conf
     # Cancel its jobs first, so that slurmd ends their steps itself.
     if [ -f "$state/slurmctld.pid" ] && command -v scancel >/dev/null; then

@@ -19,7 +19,17 @@ pub struct MergeArgs {
 pub fn run(args: MergeArgs) -> Result<()> {
     // Not while a shard still runs into one of them (the error names its process).
     let mut locks = vec![];
+    let mut seen = vec![];
     for d in &args.dirs {
+        if let Ok(c) = std::fs::canonicalize(d) {
+            if seen.contains(&c) {
+                bail!(
+                    "{} is given twice: give each shard directory once",
+                    d.display()
+                );
+            }
+            seen.push(c);
+        }
         if !d.is_dir() {
             bail!(
                 "{}: not a directory (allowed: the --out directories of `lasthop run --shard K/N`)",

@@ -256,6 +256,11 @@ fn shards_are_the_unsharded_runs_and_merge_to_its_summaries() {
     let e = lasthop_err(&["merge", s(&shard(1)), s(&s5), "--out", s(&partial)]);
     assert!(e.contains("are shards of different experiments"), "{e}");
 
+    let e = lasthop_err(&["merge", s(&shard(1)), s(&shard(1)), "--out", s(&partial)]);
+    assert!(
+        e.contains("is given twice: give each shard directory once"),
+        "{e}"
+    );
     // --out: one of the inputs, a shard directory, or a directory that is not ours.
     let e = lasthop_err(&["merge", s(&shard(1)), s(&shard(2)), "--out", s(&shard(2))]);
     assert!(e.contains("is one of the shard directories"), "{e}");

@@ -164,14 +164,20 @@ fn processes_naming(dir: &Path) -> Vec<String> {
     let mut v = vec![];
     for e in std::fs::read_dir("/proc").unwrap().flatten() {
         let name = e.file_name();
-        let Some(pid) = name.to_str().filter(|n| n.bytes().all(|b| b.is_ascii_digit())) else {
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        else {
             continue;
         };
         let Ok(cmd) = std::fs::read(e.path().join("cmdline")) else {
             continue;
         };
         if cmd.windows(want.len()).any(|w| w == want) {
-            v.push(format!("{pid}: {}", String::from_utf8_lossy(&cmd).replace('\0', " ")));
+            v.push(format!(
+                "{pid}: {}",
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            ));
         }
     }
     v
@@ -245,7 +251,9 @@ fn quickstart_in_three_shards_on_a_local_slurm_cluster() {
         }
         let shard_states = cluster.states(array);
         if shard_states.len() == 3
-            && shard_states.iter().all(|s| s != "PENDING" && s != "RUNNING")
+            && shard_states
+                .iter()
+                .all(|s| s != "PENDING" && s != "RUNNING")
             && shard_states.iter().any(|s| s != "COMPLETED")
         {
             panic!(
