@@ -121,7 +121,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         None => lock_results(&out)?,
     };
     match exp.mode {
-        Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref())?,
+        Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref(), args.shard)?,
         // The emulator takes the stop signals through its signalfd; blocked in every thread
         // (the runner's inherit the mask), none of them ends the process around it.
         Mode::Emu => stop_signals()
@@ -156,7 +156,10 @@ pub fn run(args: RunArgs) -> Result<()> {
         .any(|(_, e)| e.starts_with("interrupted by signal"))
     {
         // Emulated runs stop on a signal through the emulator's own teardown.
-        eprintln!("{}", kept_message(&exp, &out, args.spec.as_deref()));
+        eprintln!(
+            "{}",
+            kept_message(&exp, &out, args.spec.as_deref(), args.shard)
+        );
         let sig = r
             .failed
             .iter()
@@ -225,26 +228,42 @@ fn lock_results(out: &Path) -> Result<lasthop_core::output::RunDirLock> {
     Ok(lock)
 }
 
-/// What an interrupted experiment kept and how to resume it.
-fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>) -> String {
+/// What an interrupted experiment (or shard) kept and how to resume it.
+fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>, shard: Option<Shard>) -> String {
     let layout = lasthop_experiment::ResultsDir::new(out);
-    let total = exp.points.len() as u64 * exp.replications;
-    let done: u64 = exp
-        .points
+    let runs = match shard {
+        Some(s) => s.runs(exp),
+        None => exp.runs(),
+    };
+    let total = runs.len();
+    let done = runs
         .iter()
-        .map(|p| {
-            (0..exp.replications)
-                .filter(|&k| layout.run(&p.name, k).has_marker())
-                .count() as u64
+        .filter(|r| {
+            layout
+                .run(&exp.points[r.point].name, r.replication)
+                .has_marker()
         })
-        .sum();
+        .count();
     let mut cmd = String::from("lasthop run");
     if let Some(s) = spec {
         cmd += &format!(" {}", s.display());
     }
+    if let Some(s) = shard {
+        cmd += &format!(" --shard {s}");
+    }
     cmd += &format!(" --out {}", out.display());
+    let (of, after) = match shard {
+        None => (
+            String::new(),
+            "the report is built when every run is finished",
+        ),
+        Some(s) => (
+            format!(" (shard {s})"),
+            "merge the shards when every one is finished",
+        ),
+    };
     format!(
-        "interrupted: {done} of {total} runs are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone; the report is built when every run is finished.\nto resume, run the same command: {cmd}",
+        "interrupted: {done} of {total} runs{of} are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone; {after}.\nto resume, run the same command: {cmd}",
         out.display()
     )
 }
@@ -261,14 +280,19 @@ fn stop_signals() -> nix::sys::signal::SigSet {
 /// Simulation runs on rayon's threads: Ctrl-C, SIGTERM or SIGHUP go to one thread that says
 /// what was kept and how to resume, then ends the process (unfinished runs have no marker and
 /// are redone; their temporary files are removed by the next run).
-fn interrupt_says_what_was_kept(exp: &Experiment, out: &Path, spec: Option<&Path>) -> Result<()> {
+fn interrupt_says_what_was_kept(
+    exp: &Experiment,
+    out: &Path,
+    spec: Option<&Path>,
+    shard: Option<Shard>,
+) -> Result<()> {
     let set = stop_signals();
     // Blocked here, before the runner's threads exist: they inherit the mask.
     set.thread_block().context("blocking stop signals")?;
     let (exp, out, spec) = (exp.clone(), out.to_path_buf(), spec.map(Path::to_path_buf));
     std::thread::spawn(move || {
         if let Ok(sig) = set.wait() {
-            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref()));
+            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref(), shard));
             std::process::exit(128 + sig as i32);
         }
     });

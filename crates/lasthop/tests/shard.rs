@@ -397,3 +397,85 @@ fn bad_shards_are_refused_by_name() {
         "{e}"
     );
 }
+
+#[test]
+fn an_interrupted_shard_says_how_to_resume_it() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"tiny\"\nduration = \"60s\"\nlink = \"{}\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 40000\n",
+            root().join("examples/links/seed000-r1.toml").display()
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"ctrlc\"\nscenario = \"scenario.toml\"\nreplications = 16\n",
+    )
+    .unwrap();
+    let out = d.path().join("s1");
+    let markers = |dir: &Path| {
+        (0..16)
+            .filter(|r| dir.join(format!("runs/base/{r}/done.json")).exists())
+            .count()
+    };
+    let args = [
+        "run",
+        s(&spec),
+        "--shard",
+        "1/2",
+        "--out",
+        s(&out),
+        "-q",
+        "-j",
+        "1",
+    ];
+    let child = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while markers(&out) == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    // SAFETY: a signal to the child we started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let o = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    let kept = markers(&out);
+    if o.status.success() {
+        // The shard finished before the signal came: nothing to resume.
+        assert_eq!(kept, 8, "{stderr}");
+        return;
+    }
+    assert_eq!(o.status.code(), Some(128 + libc::SIGINT), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "interrupted: {kept} of 8 runs (shard 1/2) are finished and kept in {}/runs",
+            out.display()
+        )),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "merge the shards when every one is finished.\nto resume, run the same command: lasthop run {} --shard 1/2 --out {}",
+            spec.display(),
+            out.display()
+        )),
+        "{stderr}"
+    );
+    // Resumed: only this shard's runs, the finished ones kept.
+    let again = lasthop_ok(&args);
+    assert!(
+        again.contains(&format!(
+            "8 runs: {kept} kept from before, {} run now, 0 failed",
+            8 - kept
+        )),
+        "{again}"
+    );
+    assert_eq!(markers(&out), 8);
+}
