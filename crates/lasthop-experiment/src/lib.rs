@@ -15,19 +15,23 @@
 pub mod classes;
 pub mod files;
 pub mod layout;
+pub mod merge;
 pub mod metrics;
 pub mod runner;
+pub mod shard;
 pub mod spec;
 pub mod stats;
 pub mod summary;
 
 pub use classes::{Class, ClassScheme, UnknownClass};
 pub use layout::{ResultsDir, RunDir};
+pub use merge::{merge, MergeReport};
 pub use metrics::{ConnMetrics, RunMetrics, UdpMetrics};
 pub use runner::{
-    load_metrics, run_experiment, run_one, summarise, write_summary, Backend, ExperimentError,
-    ExperimentInfo, RunOptions, RunReport, SimBackend, Unavailable, MARKER,
+    load_metrics, run_experiment, run_experiment_shard, run_one, summarise, write_summary, Backend,
+    ExperimentError, ExperimentInfo, RunOptions, RunReport, SimBackend, Unavailable, MARKER,
 };
+pub use shard::{Shard, ShardInfo};
 pub use spec::{Experiment, Mode, Point, PointRef, RefValue, RunId};
 pub use stats::{cov, jain, quantile, FiveNum};
 pub use summary::{PointSummary, Summary};

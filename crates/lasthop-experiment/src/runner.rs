@@ -37,6 +37,16 @@ pub enum ExperimentError {
         dir: String,
         source: std::io::Error,
     },
+    /// `shard.json` missing or unreadable: not a shard directory.
+    #[error("{path}: {source} (is {dir} the --out directory of `lasthop run --shard K/N`? `lasthop merge` combines shard directories)")]
+    NotShard {
+        path: String,
+        dir: String,
+        source: std::io::Error,
+    },
+    /// Shard directories that cannot be merged, and why.
+    #[error("{0}")]
+    Merge(String),
     #[error("{path}: {source}")]
     Json {
         path: String,
@@ -51,14 +61,14 @@ pub enum ExperimentError {
     Pool(String),
 }
 
-fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExperimentError + '_ {
+pub(crate) fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExperimentError + '_ {
     move |source| ExperimentError::Io {
         path: path.display().to_string(),
         source,
     }
 }
 
-fn json<T: Serialize>(v: &T) -> String {
+pub(crate) fn json<T: Serialize>(v: &T) -> String {
     serde_json::to_string_pretty(v).expect("plain data serializes") + "\n"
 }
 
@@ -302,7 +312,7 @@ pub struct RunReport {
     pub failed: Vec<(RunId, String)>,
 }
 
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
+pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
     AtomicFile::write_all_to(path, bytes).map_err(io_err(path))
 }
 
@@ -353,6 +363,19 @@ pub fn run_experiment(
     backend: &dyn Backend,
     opts: &RunOptions,
 ) -> Result<RunReport, ExperimentError> {
+    run_experiment_shard(exp, out, backend, opts, None)
+}
+
+/// [`run_experiment`], or with `shard` (`--shard K/N`) only that shard's runs
+/// ([`crate::shard`]): it records the shard in `shard.json` and writes no summary (the merge of
+/// the shards does). A sharded run's files are those of the same runs unsharded, byte for byte.
+pub fn run_experiment_shard(
+    exp: &Experiment,
+    out: &Path,
+    backend: &dyn Backend,
+    opts: &RunOptions,
+    shard: Option<crate::shard::Shard>,
+) -> Result<RunReport, ExperimentError> {
     let layout = ResultsDir::new(out);
     std::fs::create_dir_all(layout.runs()).map_err(io_err(out))?;
     write_atomic(&layout.experiment_toml(), exp.spec_text.as_bytes())?;
@@ -361,7 +384,14 @@ pub fn run_experiment(
         json(&ExperimentInfo::of(exp)).as_bytes(),
     )?;
 
-    let all = exp.runs();
+    let all = match shard {
+        None => exp.runs(),
+        Some(shard) => {
+            let info = crate::shard::ShardInfo::of(exp, shard);
+            write_atomic(&out.join(crate::shard::SHARD_JSON), json(&info).as_bytes())?;
+            shard.runs(exp)
+        }
+    };
     let pending: Vec<RunId> = all
         .iter()
         .copied()
@@ -430,7 +460,9 @@ pub fn run_experiment(
         .filter(|r| !failed.iter().any(|f| f.0 == *r))
         .collect();
     report.failed = failed;
-    write_summary(out)?;
+    if shard.is_none() {
+        write_summary(out)?;
+    }
     Ok(report)
 }
 

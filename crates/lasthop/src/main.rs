@@ -10,9 +10,11 @@ mod app;
 mod check;
 mod cleanup;
 mod emu;
+mod merge;
 mod report;
 mod run;
 mod sim;
+mod slurm;
 
 #[derive(Parser)]
 #[command(
@@ -42,6 +44,12 @@ enum Command {
     /// Run an experiment: expand its matrix, run every replication (resumable), write the
     /// summaries and the HTML report.
     Run(run::RunArgs),
+    /// Combine the shard directories of one experiment (`run --shard K/N`) into one results
+    /// directory with its summary.csv, summary.json and report.html.
+    Merge(merge::MergeArgs),
+    /// Write (and with --submit, submit) an experiment as a Slurm job array of shards and a
+    /// merge job that depends on it; prints the job ids.
+    Slurm(slurm::SlurmArgs),
     /// Rebuild an experiment's summary.csv, summary.json and report.html from its results.
     Report(report::ReportArgs),
     /// Emulate a scenario in real time: real Linux hosts in network namespaces, joined through
@@ -62,6 +70,8 @@ fn main() -> ExitCode {
         Command::Sim(args) => sim::run(args),
         Command::Run(args) => run::run(args),
         Command::Report(args) => report::run(args),
+        Command::Merge(args) => merge::run(args),
+        Command::Slurm(args) => slurm::run(args),
         Command::Emu(args) => emu::run(args),
         Command::Cleanup(args) => cleanup::run(args),
         Command::App(cmd) => app::run(cmd),

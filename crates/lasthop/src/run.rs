@@ -5,7 +5,9 @@
 use anyhow::{anyhow, bail, Context, Result};
 use lasthop_experiment::runner::EmuBackend;
 use lasthop_experiment::runner::RunError;
-use lasthop_experiment::{run_experiment, Backend, Experiment, Mode, RunOptions, SimBackend};
+use lasthop_experiment::{
+    run_experiment_shard, Backend, Experiment, Mode, RunOptions, Shard, SimBackend,
+};
 use lasthop_scenario::Scenario;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -22,7 +24,12 @@ pub struct RunArgs {
     /// Runs at once (default: all cores for sim, 1 for emu).
     #[arg(long, short)]
     jobs: Option<usize>,
-    /// Only print the expanded matrix.
+    /// Run only shard K of N (K = 1..N): a fixed subset of the runs, the same whatever the other
+    /// shards do; writes shard.json and no summary or report (`lasthop merge` combines the
+    /// shards' directories). See docs/cluster.md.
+    #[arg(long, value_name = "K/N")]
+    shard: Option<Shard>,
+    /// Only print the expanded matrix (with --shard, the shard's runs).
     #[arg(long)]
     dry_run: bool,
     /// No progress bar.
@@ -88,6 +95,24 @@ pub fn run(args: RunArgs) -> Result<()> {
     };
     let out = args.out.clone().unwrap_or_else(|| default_out(&exp.name));
     print!("{exp}");
+    if let Some(shard) = args.shard {
+        let runs = shard.runs(&exp);
+        // The list only for --dry-run: a shard of a big sweep holds thousands.
+        let list = if args.dry_run {
+            let names: Vec<String> = runs
+                .iter()
+                .map(|r| format!("{}/{}", exp.points[r.point].name, r.replication))
+                .collect();
+            format!(": {}", names.join(" "))
+        } else {
+            String::new()
+        };
+        println!(
+            "shard {shard}: {} of {} runs{list}",
+            runs.len(),
+            exp.points.len() as u64 * exp.replications,
+        );
+    }
     if args.dry_run {
         return Ok(());
     }
@@ -96,7 +121,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         None => lock_results(&out)?,
     };
     match exp.mode {
-        Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref())?,
+        Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref(), args.shard)?,
         // The emulator takes the stop signals through its signalfd; blocked in every thread
         // (the runner's inherit the mask), none of them ends the process around it.
         Mode::Emu => stop_signals()
@@ -124,13 +149,17 @@ pub fn run(args: RunArgs) -> Result<()> {
         jobs: args.jobs,
         progress: !args.quiet,
     };
-    let r = run_experiment(&exp, &out, backend.as_ref(), &opts).map_err(|e| anyhow!(e))?;
+    let r = run_experiment_shard(&exp, &out, backend.as_ref(), &opts, args.shard)
+        .map_err(|e| anyhow!(e))?;
     if r.failed
         .iter()
         .any(|(_, e)| e.starts_with("interrupted by signal"))
     {
         // Emulated runs stop on a signal through the emulator's own teardown.
-        eprintln!("{}", kept_message(&exp, &out, args.spec.as_deref()));
+        eprintln!(
+            "{}",
+            kept_message(&exp, &out, args.spec.as_deref(), args.shard)
+        );
         let sig = r
             .failed
             .iter()
@@ -154,11 +183,19 @@ pub fn run(args: RunArgs) -> Result<()> {
         r.failed.len(),
         started.elapsed().as_secs_f64()
     );
-    lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
-    println!(
-        "wrote {0}/summary.csv, {0}/summary.json, {0}/report.html",
-        out.display()
-    );
+    match args.shard {
+        None => {
+            lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
+            println!(
+                "wrote {0}/summary.csv, {0}/summary.json, {0}/report.html",
+                out.display()
+            );
+        }
+        Some(shard) => println!(
+            "shard {shard} in {}: merge it with the other shards' directories: lasthop merge DIR... --out DIR",
+            out.display()
+        ),
+    }
     if !r.failed.is_empty() {
         for (run, e) in &r.failed {
             eprintln!(
@@ -191,26 +228,42 @@ fn lock_results(out: &Path) -> Result<lasthop_core::output::RunDirLock> {
     Ok(lock)
 }
 
-/// What an interrupted experiment kept and how to resume it.
-fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>) -> String {
+/// What an interrupted experiment (or shard) kept and how to resume it.
+fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>, shard: Option<Shard>) -> String {
     let layout = lasthop_experiment::ResultsDir::new(out);
-    let total = exp.points.len() as u64 * exp.replications;
-    let done: u64 = exp
-        .points
+    let runs = match shard {
+        Some(s) => s.runs(exp),
+        None => exp.runs(),
+    };
+    let total = runs.len();
+    let done = runs
         .iter()
-        .map(|p| {
-            (0..exp.replications)
-                .filter(|&k| layout.run(&p.name, k).has_marker())
-                .count() as u64
+        .filter(|r| {
+            layout
+                .run(&exp.points[r.point].name, r.replication)
+                .has_marker()
         })
-        .sum();
+        .count();
     let mut cmd = String::from("lasthop run");
     if let Some(s) = spec {
         cmd += &format!(" {}", s.display());
     }
+    if let Some(s) = shard {
+        cmd += &format!(" --shard {s}");
+    }
     cmd += &format!(" --out {}", out.display());
+    let (of, after) = match shard {
+        None => (
+            String::new(),
+            "the report is built when every run is finished",
+        ),
+        Some(s) => (
+            format!(" (shard {s})"),
+            "merge the shards when every one is finished",
+        ),
+    };
     format!(
-        "interrupted: {done} of {total} runs are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone; the report is built when every run is finished.\nto resume, run the same command: {cmd}",
+        "interrupted: {done} of {total} runs{of} are finished and kept in {}/runs (each with its done.json); the runs under way are discarded and redone; {after}.\nto resume, run the same command: {cmd}",
         out.display()
     )
 }
@@ -227,14 +280,19 @@ fn stop_signals() -> nix::sys::signal::SigSet {
 /// Simulation runs on rayon's threads: Ctrl-C, SIGTERM or SIGHUP go to one thread that says
 /// what was kept and how to resume, then ends the process (unfinished runs have no marker and
 /// are redone; their temporary files are removed by the next run).
-fn interrupt_says_what_was_kept(exp: &Experiment, out: &Path, spec: Option<&Path>) -> Result<()> {
+fn interrupt_says_what_was_kept(
+    exp: &Experiment,
+    out: &Path,
+    spec: Option<&Path>,
+    shard: Option<Shard>,
+) -> Result<()> {
     let set = stop_signals();
     // Blocked here, before the runner's threads exist: they inherit the mask.
     set.thread_block().context("blocking stop signals")?;
     let (exp, out, spec) = (exp.clone(), out.to_path_buf(), spec.map(Path::to_path_buf));
     std::thread::spawn(move || {
         if let Ok(sig) = set.wait() {
-            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref()));
+            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref(), shard));
             std::process::exit(128 + sig as i32);
         }
     });

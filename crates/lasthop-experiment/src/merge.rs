@@ -1,0 +1,273 @@
+//! `lasthop merge DIR... --out DIR`: the shard directories of one experiment
+//! ([`crate::shard`]) combined into one results directory, with the summaries of an unsharded
+//! run.
+//!
+//! The shards must come from the same experiment ([`crate::shard::experiment_fingerprint`],
+//! which holds wherever they ran) and from this lasthop version. Every run of the experiment
+//! must be finished in one of them: a run counts when its marker names its point, replication,
+//! seed, mode and the scenario hash its own directory's `shard.json` records. Runs are taken
+//! from the first directory that has them; their files are hard-linked into `--out` when it is
+//! on the same filesystem, else copied (each atomically, the marker last).
+//!
+//! `--out` is new, empty, or an earlier merge of the same experiment (merging again after a
+//! failed shard was rerun refreshes it); anything else is refused, as is a shard directory.
+
+use crate::layout::{ResultsDir, MARKER};
+use crate::runner::{io_err, write_atomic, write_summary, ExperimentError, ExperimentInfo, Marker};
+use crate::shard::{shard_of, ShardInfo, SHARD_JSON, VERSION};
+use crate::summary::Summary;
+use lasthop_core::output::{AtomicFile, LOCK_FILE, PARTIAL_PREFIX};
+use std::path::{Path, PathBuf};
+
+/// What [`merge`] did.
+#[derive(Debug)]
+pub struct MergeReport {
+    pub experiment: String,
+    /// Every run of the experiment, now in `--out`.
+    pub runs: usize,
+    /// How many runs came from each input directory, in the order given.
+    pub from: Vec<(PathBuf, usize)>,
+    /// Files hard-linked and files copied.
+    pub linked: usize,
+    pub copied: usize,
+    pub summary: Summary,
+}
+
+fn merge_err(msg: String) -> ExperimentError {
+    ExperimentError::Merge(msg)
+}
+
+struct Input {
+    dir: PathBuf,
+    shard: ShardInfo,
+    info_bytes: Vec<u8>,
+    info: ExperimentInfo,
+}
+
+fn load_input(dir: &Path) -> Result<Input, ExperimentError> {
+    if !dir.is_dir() {
+        return Err(merge_err(format!(
+            "{}: not a directory (allowed: the --out directories of `lasthop run --shard K/N`)",
+            dir.display()
+        )));
+    }
+    let shard = ShardInfo::load(dir)?;
+    let info = ExperimentInfo::load(dir)?;
+    let path = ResultsDir::new(dir).experiment_json();
+    let info_bytes = std::fs::read(&path).map_err(io_err(&path))?;
+    Ok(Input {
+        dir: dir.to_path_buf(),
+        shard,
+        info_bytes,
+        info,
+    })
+}
+
+/// Whether `out` may receive the merge: missing, empty (but for a lock file), or an earlier
+/// merge of the experiment `info` describes.
+fn check_out(out: &Path, inputs: &[Input]) -> Result<(), ExperimentError> {
+    let canon = |p: &Path| std::fs::canonicalize(p).ok();
+    if let Some(o) = canon(out) {
+        if let Some(i) = inputs.iter().find(|i| canon(&i.dir).as_ref() == Some(&o)) {
+            return Err(merge_err(format!(
+                "--out {} is one of the shard directories ({}): give a new directory for the merged results",
+                out.display(),
+                i.dir.display()
+            )));
+        }
+    }
+    if !out.exists() {
+        return Ok(());
+    }
+    if !out.is_dir() {
+        return Err(merge_err(format!(
+            "--out {}: exists and is not a directory (allowed: a new or empty directory, or an earlier merge of the same experiment)",
+            out.display()
+        )));
+    }
+    if out.join(SHARD_JSON).exists() {
+        return Err(merge_err(format!(
+            "--out {} is a shard directory (it has {SHARD_JSON}): give a new directory for the merged results",
+            out.display()
+        )));
+    }
+    let entries: Vec<_> = std::fs::read_dir(out)
+        .map_err(io_err(out))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name() != LOCK_FILE)
+        .collect();
+    if entries.is_empty() {
+        return Ok(());
+    }
+    match ExperimentInfo::load(out) {
+        Ok(info) if info == inputs[0].info => Ok(()),
+        Ok(info) => Err(merge_err(format!(
+            "--out {} holds the results of another experiment ({:?}, or another definition of it): refusing to write into it; give a new directory",
+            out.display(),
+            info.name
+        ))),
+        Err(_) => Err(merge_err(format!(
+            "--out {} is not empty and is not a results directory (no readable experiment.json): refusing to write into what is not lasthop's; give a new or empty directory",
+            out.display()
+        ))),
+    }
+}
+
+/// Whether run `replication` of `point` is finished in `input` with the definition its
+/// `shard.json` records.
+fn finished_in(input: &Input, point: &str, replication: u64) -> bool {
+    let Some(hash) = input.shard.scenario_hashes.get(point) else {
+        return false;
+    };
+    let want = Marker {
+        point: point.to_string(),
+        replication,
+        seed: input.info.seed,
+        mode: input.info.mode.clone(),
+        scenario_hash: hash.clone(),
+    };
+    let rd = input.info.run_layout(&input.dir, point, replication);
+    std::fs::read_to_string(rd.marker())
+        .ok()
+        .and_then(|t| serde_json::from_str::<Marker>(&t).ok())
+        == Some(want)
+}
+
+/// Links (or, across filesystems, copies) every file of `src` into the empty `dst`, the marker
+/// last. Temporary files of killed runs are left behind.
+fn copy_run(
+    src: &Path,
+    dst: &Path,
+    linked: &mut usize,
+    copied: &mut usize,
+) -> Result<(), ExperimentError> {
+    let mut names: Vec<_> = std::fs::read_dir(src)
+        .map_err(io_err(src))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name())
+        .filter(|n| !n.to_string_lossy().starts_with(PARTIAL_PREFIX))
+        .collect();
+    names.sort();
+    // The marker last: a merge killed half-way leaves a run that does not count.
+    names.sort_by_key(|n| n == MARKER);
+    for n in names {
+        let (s, d) = (src.join(&n), dst.join(&n));
+        let meta = std::fs::metadata(&s).map_err(io_err(&s))?;
+        if meta.is_dir() {
+            std::fs::create_dir_all(&d).map_err(io_err(&d))?;
+            copy_run(&s, &d, linked, copied)?;
+            continue;
+        }
+        if std::fs::hard_link(&s, &d).is_ok() {
+            *linked += 1;
+            continue;
+        }
+        let mut from = std::fs::File::open(&s).map_err(io_err(&s))?;
+        let mut to = AtomicFile::create(&d).map_err(io_err(&d))?;
+        std::io::copy(&mut from, &mut to).map_err(io_err(&d))?;
+        to.commit().map_err(io_err(&d))?;
+        *copied += 1;
+    }
+    Ok(())
+}
+
+/// Merges the shard directories `inputs` into `out` and writes its `summary.csv` and
+/// `summary.json` (the caller builds the report and holds the directories' locks).
+pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeReport, ExperimentError> {
+    if inputs.is_empty() {
+        return Err(merge_err(
+            "no shard directories given: allowed one or more --out directories of `lasthop run --shard K/N`".into(),
+        ));
+    }
+    let inputs = inputs
+        .iter()
+        .map(|d| load_input(d))
+        .collect::<Result<Vec<_>, _>>()?;
+    for i in &inputs {
+        if i.shard.lasthop_version != VERSION {
+            return Err(merge_err(format!(
+                "{}: shard {}/{} was run by lasthop {}, this is lasthop {VERSION}: merge with the version that ran the shards, or rerun the shard with this one",
+                i.dir.display(),
+                i.shard.shard,
+                i.shard.shards,
+                i.shard.lasthop_version
+            )));
+        }
+    }
+    let first = &inputs[0];
+    for i in &inputs[1..] {
+        if i.shard.fingerprint != first.shard.fingerprint || i.info != first.info {
+            return Err(merge_err(format!(
+                "{} (experiment {:?}, fingerprint {}) and {} (experiment {:?}, fingerprint {}) are shards of different experiments, or of a spec changed in between: merge only the shards of one spec (rerun a stale shard with the current spec; its finished runs that still match are kept)",
+                first.dir.display(),
+                first.shard.experiment,
+                first.shard.fingerprint,
+                i.dir.display(),
+                i.shard.experiment,
+                i.shard.fingerprint
+            )));
+        }
+    }
+    check_out(out, &inputs)?;
+
+    // Where each run comes from: the first directory where it is finished.
+    let info = &first.info;
+    let mut plan = vec![];
+    let mut missing = vec![];
+    for p in &info.points {
+        for k in 0..info.replications {
+            match inputs.iter().position(|i| finished_in(i, &p.name, k)) {
+                Some(i) => plan.push((i, p.name.clone(), k)),
+                None => missing.push((p.name.clone(), k)),
+            }
+        }
+    }
+    if !missing.is_empty() {
+        let counts: Vec<u64> = inputs.iter().map(|i| i.shard.shards).collect();
+        let n = counts[0];
+        let shown: Vec<String> = missing
+            .iter()
+            .take(12)
+            .map(|(p, k)| {
+                if counts.iter().all(|c| *c == n) {
+                    format!("{p}/{k} (shard {}/{n})", shard_of(p, *k, n))
+                } else {
+                    format!("{p}/{k}")
+                }
+            })
+            .collect();
+        return Err(merge_err(format!(
+            "{} of {} runs are finished in none of the {} directories: {}{}; run or rerun their shards (`lasthop run SPEC --shard K/N --out DIR` keeps the finished runs) and merge again",
+            missing.len(),
+            info.points.len() as u64 * info.replications,
+            inputs.len(),
+            shown.join(", "),
+            if missing.len() > shown.len() { ", ..." } else { "" }
+        )));
+    }
+
+    let layout = ResultsDir::new(out);
+    std::fs::create_dir_all(layout.runs()).map_err(io_err(out))?;
+    let exp_toml = ResultsDir::new(&first.dir).experiment_toml();
+    let text = std::fs::read(&exp_toml).map_err(io_err(&exp_toml))?;
+    write_atomic(&layout.experiment_toml(), &text)?;
+    write_atomic(&layout.experiment_json(), &first.info_bytes)?;
+    let (mut linked, mut copied) = (0, 0);
+    let mut from = vec![0usize; inputs.len()];
+    for (i, point, k) in &plan {
+        let src = info.run_layout(&inputs[*i].dir, point, *k);
+        let dst = info.run_layout(out, point, *k);
+        dst.reset().map_err(io_err(dst.path()))?;
+        copy_run(src.path(), dst.path(), &mut linked, &mut copied)?;
+        from[*i] += 1;
+    }
+    let summary = write_summary(out)?;
+    Ok(MergeReport {
+        experiment: info.name.clone(),
+        runs: plan.len(),
+        from: inputs.iter().map(|i| i.dir.clone()).zip(from).collect(),
+        linked,
+        copied,
+        summary,
+    })
+}
