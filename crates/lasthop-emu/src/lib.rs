@@ -41,7 +41,7 @@ pub mod writer;
 
 use anyhow::{Context, Result};
 use lasthop_core::{Seeds, Time};
-use lasthop_link::{Link, LogLevel};
+use lasthop_link::LogLevel;
 use lasthop_scenario::Scenario;
 use nix::sys::signalfd::SignalFd;
 use stats::LatenessSummary;
@@ -188,7 +188,7 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
         opts.seed.unwrap_or(sc.seed),
         opts.replication.unwrap_or(sc.replication),
     );
-    let link = Link::new(sc.link.clone(), seeds, sc.log);
+    let link = sc.new_link(seeds);
     setup::check_signal(sigfd)?;
     // The loop's deadlines are absolute: no slack for the kernel to batch our wake-ups.
     let _ = sys::set_timer_slack(1);

@@ -22,6 +22,7 @@ pub mod meter;
 pub mod middlebox;
 pub mod model;
 pub mod queue;
+pub mod rate_control;
 pub mod red;
 pub mod serializer;
 pub mod spec;

@@ -51,6 +51,7 @@ use indexmap::IndexMap;
 use lasthop_apps::{AppParams, FlowCtx, SpecCtx};
 use lasthop_core::spec::{check_name, err, from_table, from_toml, load_file, SpecError};
 use lasthop_core::{Bytes, Dur, Rate};
+use lasthop_link::rate_control::RateControlConfig;
 use lasthop_link::{Dir, LinkConfig, LinkSpec, LogLevel};
 use lasthop_tcp::TcpConfig;
 use serde::de::{self, Deserializer, Visitor};
@@ -84,6 +85,9 @@ pub struct ScenarioSpec {
     pub hosts: IndexMap<String, HostSpec>,
     #[serde(default)]
     pub flows: Vec<FlowSpec>,
+    /// Middleboxes at the router, in order: `[[middleboxes]]` with `kind` and its parameters.
+    #[serde(default)]
+    pub middleboxes: Vec<toml::Table>,
 }
 
 #[derive(Deserialize, Debug, Clone)]
@@ -264,6 +268,56 @@ pub struct Scenario {
     pub log: LogLevel,
     pub hosts: Vec<Host>,
     pub flows: Vec<Flow>,
+    pub middleboxes: Vec<MiddleboxConfig>,
+}
+
+/// A middlebox at the router, validated.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MiddleboxConfig {
+    /// Seed 004's TCP rate control (`lasthop_link::rate_control`).
+    RateControl(RateControlConfig),
+}
+
+/// The middlebox kinds a scenario may name.
+pub const MIDDLEBOX_KINDS: [&str; 1] = ["rate_control"];
+
+impl MiddleboxConfig {
+    fn parse(mut t: toml::Table, key: &str) -> Result<MiddleboxConfig, SpecError> {
+        let kind = match t.remove("kind") {
+            Some(toml::Value::String(k)) => k,
+            Some(other) => {
+                return Err(err(
+                    format!("{key}.kind"),
+                    format!(
+                        "{other}: expected a string, one of {}",
+                        MIDDLEBOX_KINDS.join(", ")
+                    ),
+                ))
+            }
+            None => {
+                return Err(err(
+                    format!("{key}.kind"),
+                    format!("missing: one of {}", MIDDLEBOX_KINDS.join(", ")),
+                ))
+            }
+        };
+        match kind.as_str() {
+            "rate_control" => RateControlConfig::parse(t, key).map(MiddleboxConfig::RateControl),
+            other => Err(err(
+                format!("{key}.kind"),
+                format!(
+                    "unknown middlebox kind {other:?}: the kinds are {}",
+                    MIDDLEBOX_KINDS.join(", ")
+                ),
+            )),
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            MiddleboxConfig::RateControl(c) => c.describe(),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -768,7 +822,14 @@ impl ScenarioSpec {
                 });
             }
         }
+        let middleboxes = self
+            .middleboxes
+            .iter()
+            .enumerate()
+            .map(|(i, t)| MiddleboxConfig::parse(t.clone(), &format!("middleboxes[{i}]")))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Scenario {
+            middleboxes,
             name: self.name.clone().unwrap_or_else(|| "scenario".into()),
             description: self.description.clone(),
             seed: self.seed.unwrap_or(1),
@@ -796,6 +857,21 @@ impl Scenario {
         ScenarioSpec::parse(text)?.validate(base_dir)
     }
 
+    /// The link model of a run: the link spec's, with the scenario's middleboxes installed.
+    /// Both modes build their link here.
+    pub fn new_link(&self, seeds: lasthop_core::Seeds) -> lasthop_link::Link {
+        let mut link = lasthop_link::Link::new(self.link.clone(), seeds, self.log);
+        for m in &self.middleboxes {
+            match m {
+                MiddleboxConfig::RateControl(c) => {
+                    let rate = self.link.dirs[c.data_dir.index()].per_state[0].base_rate;
+                    lasthop_link::rate_control::install(&mut link, c, rate);
+                }
+            }
+        }
+        link
+    }
+
     pub fn host(&self, name: &str) -> Option<&Host> {
         self.hosts.iter().find(|h| h.name == name)
     }
@@ -820,6 +896,9 @@ impl Scenario {
                 let _ = write!(s, " {k}={v}");
             }
             let _ = writeln!(s);
+        }
+        for m in &self.middleboxes {
+            let _ = writeln!(s, "middlebox: {}", m.describe());
         }
         for f in &self.flows {
             let _ = writeln!(

@@ -184,7 +184,7 @@ impl<'a> Sim<'a> {
             }
         }
         let seeds = Seeds::new(scenario.seed, scenario.replication);
-        let link = Link::new(scenario.link.clone(), seeds, scenario.log);
+        let link = scenario.new_link(seeds);
         let mut hosts = Vec::new();
         let mut by_addr = FxHashMap::default();
         for (i, h) in scenario.hosts.iter().enumerate() {
