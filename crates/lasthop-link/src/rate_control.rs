@@ -183,6 +183,8 @@ impl State {
         if tcp.flags & SYN != 0 {
             f.ws_ack = opts.wscale;
             f.synack_at = Some(now);
+            // It acknowledges the SYN: data starts here.
+            f.acked = Some(tcp.ack);
             return (false, None);
         }
         if tcp.flags & RST != 0 && f.open {
@@ -227,7 +229,7 @@ impl State {
             let segs = ((share * rtt / packet).floor() as u64).max(u64::from(min_window));
             let mut w = offered.min(segs * u64::from(mss));
             // Never move the right edge back.
-            if let Some(re) = f.right_edge {
+            if let Some(re) = f.right_edge.filter(|&re| seq_lt(ack, re)) {
                 w = w.max(u64::from(re.wrapping_sub(ack)).min(offered));
             }
             let field = (w >> scale).min(0xffff) as u16;
