@@ -29,6 +29,11 @@ pub enum ClassScheme {
     /// summary table and class box plots those of the page classes.
     #[serde(rename = "page")]
     Page,
+    /// Seed 004's figures of each run (class `bottleneck`): the bottleneck's utilisation, mean
+    /// and maximum queue, drops and ECN marks, the flows' goodput (mean, σ, σ/μ, Jain's index)
+    /// and the repeated short transfers' count and times. Connections are not classed by it.
+    #[serde(rename = "bottleneck")]
+    Bottleneck,
 }
 
 impl ClassScheme {
@@ -39,14 +44,16 @@ impl ClassScheme {
             ClassScheme::Flow => "flow",
             ClassScheme::MainInline => "main-inline",
             ClassScheme::Page => "page",
+            ClassScheme::Bottleneck => "bottleneck",
         }
     }
-    pub const ALL: [ClassScheme; 5] = [
+    pub const ALL: [ClassScheme; 6] = [
         ClassScheme::FasterSlower,
         ClassScheme::StartOrder,
         ClassScheme::Flow,
         ClassScheme::MainInline,
         ClassScheme::Page,
+        ClassScheme::Bottleneck,
     ];
 }
 
@@ -73,13 +80,15 @@ pub enum Class {
     /// A whole page (scheme `page`): response and total time, and the derived numbers of the
     /// seed's summary tables.
     Page,
+    /// A run's bottleneck and flows as seed 004 reports them (scheme `bottleneck`).
+    Bottleneck,
     Other,
     All,
 }
 
 /// A class name that is none of [`Class`]'s forms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, page, other, all, rankN, startN, flowN, inlineN, udpN, cN)")]
+#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, page, bottleneck, other, all, rankN, startN, flowN, inlineN, udpN, cN)")]
 pub struct UnknownClass(pub String);
 
 impl fmt::Display for Class {
@@ -97,6 +106,7 @@ impl fmt::Display for Class {
             Class::Udp(n) => write!(f, "udp{n}"),
             Class::C(n) => write!(f, "c{n}"),
             Class::Page => f.write_str("page"),
+            Class::Bottleneck => f.write_str("bottleneck"),
             Class::Other => f.write_str("other"),
             Class::All => f.write_str("all"),
         }
@@ -113,6 +123,7 @@ impl FromStr for Class {
             "second" => Some(Class::Second),
             "main" => Some(Class::Main),
             "page" => Some(Class::Page),
+            "bottleneck" => Some(Class::Bottleneck),
             "other" => Some(Class::Other),
             "all" => Some(Class::All),
             _ => None,

@@ -84,6 +84,95 @@ pub struct DirMetrics {
     pub drops_error: u64,
 }
 
+/// Seed 004's figures of one run (scheme `bottleneck`), from `link.csv` (the busier direction,
+/// over the whole run) and the connections: goodput per greedy flow is its unique bytes over the
+/// time from its start to the run's end, in Mbit/s, averaged over all the flows (a flow that sent
+/// nothing counts as 0); short transfers are the connections of `repeat` flows, done when
+/// complete. σ is the population standard deviation.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct BottleneckMetrics {
+    pub util_pct: f64,
+    pub queue_mean_pkts: f64,
+    pub queue_max_pkts: f64,
+    /// Packets dropped in that direction, every cause.
+    pub drops: u64,
+    pub marks: u64,
+    pub goodput_mean_mbps: Option<f64>,
+    pub goodput_sd_mbps: Option<f64>,
+    pub goodput_cov: Option<f64>,
+    pub goodput_jain: Option<f64>,
+    pub transfers: u64,
+    pub transfer_mean_ms: Option<f64>,
+    pub transfer_sd_ms: Option<f64>,
+    pub transfer_cov: Option<f64>,
+}
+
+/// Mean and population σ.
+fn mean_sd(v: &[f64]) -> Option<(f64, f64)> {
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    Some((
+        m,
+        (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n).sqrt(),
+    ))
+}
+
+impl BottleneckMetrics {
+    fn compute(
+        link_csv: &Path,
+        conns: &[ConnMetrics],
+        scenario: &Scenario,
+    ) -> Result<Self, FileError> {
+        let rows = lasthop_link::meter::read_link_csv(link_csv).map_err(|e| FileError::Parse {
+            path: link_csv.display().to_string(),
+            line: e.position().map_or(0, |p| p.line() as usize),
+            msg: e.to_string(),
+        })?;
+        let Some(l) = rows
+            .iter()
+            .max_by(|a, b| a.utilisation.total_cmp(&b.utilisation))
+        else {
+            return Ok(BottleneckMetrics::default());
+        };
+        let mut goodputs = vec![];
+        let mut times = vec![];
+        for (i, f) in scenario.flows.iter().enumerate() {
+            let mine = conns.iter().filter(|c| c.flow == Some(i));
+            match f.kind() {
+                "bulk" => {
+                    let bytes: u64 = mine.map(|c| c.bytes).sum();
+                    let secs = l.end_s - f.start.as_nanos() as f64 / 1e9;
+                    if secs > 0.0 {
+                        goodputs.push(bytes as f64 * 8.0 / 1e6 / secs);
+                    }
+                }
+                "repeat" => times.extend(mine.filter(|c| c.complete).map(|c| c.elapsed_s * 1e3)),
+                _ => {}
+            }
+        }
+        let g = mean_sd(&goodputs);
+        let t = mean_sd(&times);
+        Ok(BottleneckMetrics {
+            util_pct: l.utilisation * 100.0,
+            queue_mean_pkts: l.queue_mean_pkts,
+            queue_max_pkts: l.queue_max_pkts as f64,
+            drops: l.drops_queue + l.drops_red + l.drops_error + l.drops_mtu,
+            marks: l.marks,
+            goodput_mean_mbps: g.map(|g| g.0),
+            goodput_sd_mbps: g.map(|g| g.1),
+            goodput_cov: cov(&goodputs),
+            goodput_jain: jain(&goodputs),
+            transfers: times.len() as u64,
+            transfer_mean_ms: t.map(|t| t.0),
+            transfer_sd_ms: t.map(|t| t.1),
+            transfer_cov: cov(&times),
+        })
+    }
+}
+
 /// Everything the summaries need from one run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunMetrics {
@@ -105,6 +194,9 @@ pub struct RunMetrics {
     /// of `metrics.json`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<PageMetrics>,
+    /// Seed 004's figures, when the experiment asks for class scheme `bottleneck`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<BottleneckMetrics>,
 }
 
 fn ip_port(s: &str) -> Option<(&str, u16)> {
@@ -113,12 +205,14 @@ fn ip_port(s: &str) -> Option<(&str, u16)> {
 }
 
 impl RunMetrics {
-    /// Computes the metrics of the run in `dir`; `scenario` maps connections to flows.
+    /// Computes the metrics of the run in `dir`; `scenario` maps connections to flows;
+    /// `bottleneck`: seed 004's figures too (from `link.csv`).
     pub fn compute(
         dir: &Path,
         scenario: &Scenario,
         point: &str,
         replication: u64,
+        bottleneck: bool,
     ) -> Result<RunMetrics, FileError> {
         let rd = crate::layout::RunDir::new(dir);
         let rows = read_connections(&rd.connections_csv())?;
@@ -172,7 +266,12 @@ impl RunMetrics {
             link: Default::default(),
             udp: vec![],
             pages: vec![],
+            bottleneck: None,
         };
+        let link_csv = dir.join("link.csv");
+        if bottleneck && link_csv.exists() {
+            m.bottleneck = Some(BottleneckMetrics::compute(&link_csv, &m.conns, scenario)?);
+        }
         let (pages, objects) = (rd.pages_csv(), rd.page_objects_csv());
         if pages.exists() {
             m.pages = read_pages(&pages, &objects)?;

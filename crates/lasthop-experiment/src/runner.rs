@@ -350,7 +350,14 @@ pub fn run_one(
     write_atomic(&rd.scenario_toml(), point.scenario_toml.as_bytes())?;
     let scenario = exp.scenario(run);
     backend.run(&scenario, rd.path())?;
-    let m = RunMetrics::compute(rd.path(), &scenario, &point.name, run.replication)?;
+    let bottleneck = exp.classes.contains(&crate::spec::ClassScheme::Bottleneck);
+    let m = RunMetrics::compute(
+        rd.path(),
+        &scenario,
+        &point.name,
+        run.replication,
+        bottleneck,
+    )?;
     write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
     write_atomic(&rd.marker(), json(&exp.marker_for(run)).as_bytes())
 }

@@ -105,7 +105,16 @@ pub struct PointRef {
 }
 
 fn is_class_name(c: &str) -> bool {
-    const FIXED: [&str; 7] = ["faster", "slower", "first", "second", "main", "all", "page"];
+    const FIXED: [&str; 8] = [
+        "faster",
+        "slower",
+        "first",
+        "second",
+        "main",
+        "all",
+        "page",
+        "bottleneck",
+    ];
     if FIXED.contains(&c) {
         return true;
     }
@@ -124,7 +133,8 @@ fn parse_references(
     let mut metrics: Vec<&str> = crate::summary::CONN_METRICS.iter().map(|m| m.0).collect();
     let pages = crate::summary::PAGE_CLASS_METRICS
         .iter()
-        .chain(&crate::summary::PAGE_METRICS);
+        .chain(&crate::summary::PAGE_METRICS)
+        .chain(&crate::summary::BOTTLENECK_METRICS);
     for (m, _) in crate::summary::UDP_METRICS.iter().chain(pages) {
         if !metrics.contains(m) {
             metrics.push(m);

@@ -5,7 +5,7 @@
 
 pub use crate::classes::class_order;
 use crate::classes::{Class, ClassScheme};
-use crate::metrics::{ConnMetrics, ObjectMetrics, RunMetrics, UdpMetrics};
+use crate::metrics::{BottleneckMetrics, ConnMetrics, ObjectMetrics, RunMetrics, UdpMetrics};
 use crate::stats::FiveNum;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -273,6 +273,66 @@ pub fn summarise_udp(runs: &[RunMetrics]) -> Vec<ClassSummary> {
         .collect()
 }
 
+/// Seed 004's metrics of each run (scheme `bottleneck`, class `bottleneck`), named as its
+/// tables' columns: (key, label).
+pub const BOTTLENECK_METRICS: [(&str, &str); 13] = [
+    ("util_pct", "bottleneck utilisation (%)"),
+    ("queue_mean_pkts", "mean queue (pkts)"),
+    ("queue_max_pkts", "max queue (pkts)"),
+    ("drops", "drops (pkts)"),
+    ("marks", "ECN marks (pkts)"),
+    ("goodput_mean_Mbps", "per-flow goodput μ (Mbit/s)"),
+    ("goodput_sd_Mbps", "per-flow goodput σ (Mbit/s)"),
+    ("goodput_cov", "goodput σ/μ"),
+    ("goodput_jain", "goodput Jain's index"),
+    ("transfers", "short transfers completed"),
+    ("transfer_mean_ms", "transfer time μ (ms)"),
+    ("transfer_sd_ms", "transfer time σ (ms)"),
+    ("transfer_cov", "transfer time σ/μ"),
+];
+
+fn bottleneck_value(b: &BottleneckMetrics, key: &str) -> f64 {
+    let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+    match key {
+        "util_pct" => b.util_pct,
+        "queue_mean_pkts" => b.queue_mean_pkts,
+        "queue_max_pkts" => b.queue_max_pkts,
+        "drops" => b.drops as f64,
+        "marks" => b.marks as f64,
+        "goodput_mean_Mbps" => o(b.goodput_mean_mbps),
+        "goodput_sd_Mbps" => o(b.goodput_sd_mbps),
+        "goodput_cov" => o(b.goodput_cov),
+        "goodput_jain" => o(b.goodput_jain),
+        "transfers" => b.transfers as f64,
+        "transfer_mean_ms" => o(b.transfer_mean_ms),
+        "transfer_sd_ms" => o(b.transfer_sd_ms),
+        "transfer_cov" => o(b.transfer_cov),
+        _ => f64::NAN,
+    }
+}
+
+/// Seed 004's figures across a point's runs (scheme `bottleneck`): one class, each metric's
+/// five numbers over the runs that have them; empty when no run has.
+pub fn summarise_bottleneck(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let b: Vec<&BottleneckMetrics> = runs.iter().filter_map(|r| r.bottleneck.as_ref()).collect();
+    if b.is_empty() {
+        return vec![];
+    }
+    let mut metrics = IndexMap::new();
+    for (k, _) in BOTTLENECK_METRICS {
+        let vals: Vec<f64> = b.iter().map(|m| bottleneck_value(m, k)).collect();
+        if let Some(f) = FiveNum::of(&vals) {
+            metrics.insert(k.to_string(), f);
+        }
+    }
+    vec![ClassSummary {
+        scheme: "bottleneck".into(),
+        class: Class::Bottleneck,
+        n: b.len(),
+        metrics,
+    }]
+}
+
 fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
     match key {
         "elapsed_s" => c.elapsed_s,
@@ -360,7 +420,7 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnM
             })
             .collect(),
         // The page classes come from page_objects.csv (summarise_pages), not from connections.
-        ClassScheme::Page => vec![],
+        ClassScheme::Page | ClassScheme::Bottleneck => vec![],
         ClassScheme::MainInline => {
             let (main, mut rest): (Vec<&ConnMetrics>, Vec<&ConnMetrics>) =
                 v.into_iter().partition(|c| c.flow == Some(0));
@@ -411,6 +471,10 @@ pub struct PointSummary {
     /// `summary.json` when the point has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub pages: Vec<ClassSummary>,
+    /// Seed 004's figures (scheme `bottleneck`, see [`summarise_bottleneck`]); left out of
+    /// `summary.json` when the experiment does not ask for them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bottleneck: Vec<ClassSummary>,
 }
 
 /// The summary of an experiment.
@@ -479,6 +543,7 @@ pub fn summarise_point(
         run_metrics,
         udp: summarise_udp(runs),
         pages: summarise_pages(runs),
+        bottleneck: summarise_bottleneck(runs),
     }
 }
 
@@ -518,7 +583,7 @@ impl Summary {
                     fmt_num(f.mean)
                 );
             };
-            let udp = p.udp.iter().chain(&p.pages);
+            let udp = p.udp.iter().chain(&p.pages).chain(&p.bottleneck);
             for c in p.classes.iter().chain([&p.all_connections]).chain(udp) {
                 for (m, f) in &c.metrics {
                     row(&c.scheme, &c.class, m, f);

@@ -21,7 +21,11 @@ fn ms(n: u64) -> Time {
 /// A TCP segment from `src` to `dst` (198.18.0.x:1024 ↔ 198.19.0.1:5000 by flow number).
 fn seg(flow: u8, down: bool, flags: &str, seq: u32, ack: u32, window: u16, len: usize) -> Packet {
     let (a, b) = ([198, 18, 0, flow], [198, 19, 0, 1]);
-    let (src, dst, sp, dp) = if down { (a, b, 1024, 5000) } else { (b, a, 5000, 1024) };
+    let (src, dst, sp, dp) = if down {
+        (a, b, 1024, 5000)
+    } else {
+        (b, a, 5000, 1024)
+    };
     let mut t = etherparse::PacketBuilder::ipv4(src, dst, 64).tcp(sp, dp, seq, window);
     if flags.contains('S') {
         t = t.syn();
@@ -45,8 +49,9 @@ fn window(p: &Packet) -> u16 {
 }
 
 fn controlled(pace: bool) -> Link {
-    let cfg = LinkSpec::config_from_str("[both]\nrate = \"8Mbit\"\nlsb = \"1040B\"\nlink_ack = false\n")
-        .unwrap();
+    let cfg =
+        LinkSpec::config_from_str("[both]\nrate = \"8Mbit\"\nlsb = \"1040B\"\nlink_ack = false\n")
+            .unwrap();
     let mut l = Link::new(cfg, Seeds::new(1, 0), LogLevel::All);
     let mut t = toml::Table::new();
     t.insert("pace_acks".into(), toml::Value::Boolean(pace));
@@ -86,24 +91,63 @@ fn open(l: &mut Link, f: u8) {
 fn the_window_is_the_share_times_the_base_round_trip() {
     let mut l = controlled(false);
     open(&mut l, 1);
-    let out = step(&mut l, ms(50), Dir::Up, seg(1, false, "A", 1, 1001, 65535, 0));
+    let out = step(
+        &mut l,
+        ms(50),
+        Dir::Up,
+        seg(1, false, "A", 1, 1001, 65535, 0),
+    );
     assert_eq!(out.len(), 1);
     assert_eq!(window(&out[0].1), 28_000);
     // A second flow halves the share: ⌊0.5·10^6 · 0.030 / 1040⌋ = 14 segments, but the first
     // flow's right edge (1001 + 28 000) never moves back: an ACK for 2001 offers 27 000.
     open(&mut l, 2);
-    let out = step(&mut l, ms(51), Dir::Up, seg(2, false, "A", 1, 1001, 65535, 0));
+    let out = step(
+        &mut l,
+        ms(51),
+        Dir::Up,
+        seg(2, false, "A", 1, 1001, 65535, 0),
+    );
     assert_eq!(window(&out[0].1), 14_000);
-    let out = step(&mut l, ms(52), Dir::Up, seg(1, false, "A", 1, 2001, 65535, 0));
+    let out = step(
+        &mut l,
+        ms(52),
+        Dir::Up,
+        seg(1, false, "A", 1, 2001, 65535, 0),
+    );
     assert_eq!(window(&out[0].1), 27_000);
-    let out = step(&mut l, ms(53), Dir::Up, seg(1, false, "A", 1, 20001, 65535, 0));
-    assert_eq!(window(&out[0].1), 14_000, "past the old right edge: the new share");
+    let out = step(
+        &mut l,
+        ms(53),
+        Dir::Up,
+        seg(1, false, "A", 1, 20001, 65535, 0),
+    );
+    assert_eq!(
+        window(&out[0].1),
+        14_000,
+        "past the old right edge: the new share"
+    );
     // The window only ever lowers what the receiver offers.
-    let out = step(&mut l, ms(54), Dir::Up, seg(1, false, "A", 1, 21001, 5000, 0));
+    let out = step(
+        &mut l,
+        ms(54),
+        Dir::Up,
+        seg(1, false, "A", 1, 21001, 5000, 0),
+    );
     assert_eq!(window(&out[0].1), 5000);
     // The sender's FIN closes flow 2: flow 1 has the whole share again.
-    step(&mut l, ms(55), Dir::Down, seg(2, true, "AF", 1001, 1, 65535, 0));
-    let out = step(&mut l, ms(56), Dir::Up, seg(1, false, "A", 1, 40001, 65535, 0));
+    step(
+        &mut l,
+        ms(55),
+        Dir::Down,
+        seg(2, true, "AF", 1001, 1, 65535, 0),
+    );
+    let out = step(
+        &mut l,
+        ms(56),
+        Dir::Up,
+        seg(1, false, "A", 1, 40001, 65535, 0),
+    );
     assert_eq!(window(&out[0].1), 28_000);
 }
 
@@ -112,14 +156,28 @@ fn acks_are_paced_at_the_share() {
     let mut l = controlled(true);
     open(&mut l, 1);
     // The first ACK leaves at once (40 bytes at 8 Mbit/s: 40 us on the link).
-    let out = step(&mut l, ms(50), Dir::Up, seg(1, false, "A", 1, 1001, 65535, 0));
+    let out = step(
+        &mut l,
+        ms(50),
+        Dir::Up,
+        seg(1, false, "A", 1, 1001, 65535, 0),
+    );
     assert_eq!(out[0].0, Time(50 * MS + 40 * US));
     // It acknowledged 1000 new bytes (1040 on the wire): the next may leave 1.04 ms later. One
     // at 50.5 ms waits until 51.04 ms; it acknowledges 2000 bytes, so the one after that waits
     // until 51.04 + 2.08 = 53.12 ms.
-    let out = step(&mut l, Time(50 * MS + 500 * US), Dir::Up, seg(1, false, "A", 1, 3001, 65535, 0));
+    let out = step(
+        &mut l,
+        Time(50 * MS + 500 * US),
+        Dir::Up,
+        seg(1, false, "A", 1, 3001, 65535, 0),
+    );
     assert!(out.is_empty());
-    l.push(Time(51 * MS), Dir::Up, seg(1, false, "A", 1, 4001, 65535, 0));
+    l.push(
+        Time(51 * MS),
+        Dir::Up,
+        seg(1, false, "A", 1, 4001, 65535, 0),
+    );
     let out = drain(&mut l, ms(60));
     let times: Vec<u64> = out.iter().map(|(t, _)| t.0 / US).collect();
     assert_eq!(times, [51_040 + 40, 53_120 + 40]);

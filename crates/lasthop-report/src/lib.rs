@@ -336,6 +336,7 @@ fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
             .iter()
             .chain(&p.udp)
             .chain(&p.pages)
+            .chain(&p.bottleneck)
             .filter(|c| c.class.to_string() == class)
             .find_map(|c| c.metrics.get(metric))
             .copied()
