@@ -327,6 +327,7 @@ mod tests {
             run_metrics: Default::default(),
             udp: vec![],
             pages: vec![],
+            bottleneck: vec![],
         };
         if let Some(j) = jain {
             p.run_metrics.insert("jain".into(), five(j));
