@@ -63,6 +63,13 @@ pub struct DirStats {
     pub drops_middlebox: u64,
     /// Packets middleboxes injected into this direction.
     pub injected: u64,
+    /// Packets CoDel (also within FQ-CoDel) or PIE dropped (causes `codel`, `pie`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_aqm: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub struct Link {
@@ -163,6 +170,7 @@ impl Link {
                 queue: RouterQueue::new(
                     &dc.queue,
                     queue::discipline(&dc.queue, mean_packet, &seeds, d),
+                    queue::flow_queues(&dc.queue, mean_packet, &seeds, d),
                 ),
                 lsb: SendBuffer::new(dc),
                 ser: Serializer::new(seeds.stream(&format!("link.delays.{d}"))),
@@ -482,10 +490,24 @@ impl Link {
             pkt,
             since: now,
         });
-        let q = ds.queue.pkts.back().expect("just pushed");
+        let q = ds.queue.last().expect("just pushed");
         self.log
             .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
+        if ds.queue.over_limit() {
+            self.drop_fattest(now, d);
+        }
         self.pump(now, d);
+    }
+
+    /// FQ-CoDel over its limit: drops from the fattest flow's head, with cause `queue`.
+    #[cold]
+    fn drop_fattest(&mut self, now: Time, d: Dir) {
+        let ds = &mut self.dirs[d.index()];
+        for q in ds.queue.drop_fattest() {
+            count_drop(&mut ds.stats, Cause::Queue);
+            self.log
+                .event(now, d, EventKind::Drop(Cause::Queue), ds, q.packet(), None);
+        }
     }
 
     fn drop_queued(&mut self, now: Time, d: Dir, id: u64, pkt: &Packet, cause: Cause) {
@@ -520,7 +542,25 @@ impl Link {
             if !ds.lsb.fits(len) {
                 break;
             }
-            let q = ds.queue.pop();
+            let mut q = ds.queue.pop();
+            if ds.queue.at_dequeue {
+                // CoDel and FQ-CoDel decide here, on the sojourn time; PIE measures it.
+                match ds.queue.judge_departure(now, &q) {
+                    Verdict::Pass => {}
+                    Verdict::Mark => {
+                        q.pkt.set_ce();
+                        ds.stats.marks += 1;
+                        self.log
+                            .event(now, d, EventKind::Mark, ds, q.packet(), None);
+                    }
+                    Verdict::Drop(cause) => {
+                        count_drop(&mut ds.stats, cause);
+                        self.log
+                            .event(now, d, EventKind::Drop(cause), ds, q.packet(), None);
+                        continue;
+                    }
+                }
+            }
             ds.lsb.push(q);
             let q = ds.lsb.wait.back().expect("just pushed");
             self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
@@ -756,5 +796,6 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Error => st.drops_error += 1,
         Cause::Mtu => st.drops_mtu += 1,
         Cause::Middlebox => st.drops_middlebox += 1,
+        Cause::Codel | Cause::Pie => st.drops_aqm += 1,
     }
 }

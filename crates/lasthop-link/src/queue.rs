@@ -1,14 +1,19 @@
 //! Stage 1, the router queue: a FIFO limited in packets, bytes and sojourn time, whose
-//! [`QueueDiscipline`] decides on each arrival whether the packet passes, is ECN-marked or is
-//! dropped.
+//! [`QueueDiscipline`] decides on each arrival (and, if it asks to, on each departure) whether
+//! the packet passes, is ECN-marked or is dropped.
 //!
-//! Disciplines shipped: [`DropTail`] (passes everything; the limits do the dropping) and RED
-//! with ECN ([`crate::red::RedQueue`]). Adding one (CoDel, PIE, FQ-CoDel, ...) is one module:
-//! a type implementing [`QueueDiscipline`], built in [`discipline`] from its spec.
+//! Disciplines shipped: [`DropTail`] (passes everything; the limits do the dropping), RED with
+//! ECN and its adaptive variant ([`crate::red::RedQueue`]), PIE ([`crate::pie::Pie`], at
+//! enqueue) and CoDel ([`crate::codel::Codel`], at dequeue). FQ-CoDel changes the order packets
+//! leave in, so it replaces the FIFO itself ([`crate::fq_codel::FqCodel`]); the queue's limits
+//! then drop from the fattest flow instead of the arriving packet.
 
+use crate::codel::Codel;
 use crate::event::Cause;
+use crate::fq_codel::FqCodel;
+use crate::pie::Pie;
 use crate::red::{Red, RedQueue};
-use crate::spec::{Dir, QueueConfig};
+use crate::spec::{Aqm, Dir, QueueConfig};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
 use std::collections::VecDeque;
 
@@ -57,12 +62,32 @@ impl Arrival<'_> {
     }
 }
 
+/// A departure as the discipline sees it: the packet leaving the router queue for the link
+/// send buffer, and the queue *after* it left.
+pub struct Departure<'a> {
+    pub now: Time,
+    pub packet: &'a Packet,
+    /// How long it waited in the router queue.
+    pub sojourn: Dur,
+    pub queue_pkts: u64,
+    pub queue_bytes: u64,
+}
+
 /// A router queue's active queue management. Sans-IO: randomness only from named streams the
 /// discipline owns.
 pub trait QueueDiscipline: Send {
     fn on_arrival(&mut self, a: &Arrival<'_>) -> Verdict;
     /// The queue became empty at `now`.
     fn on_empty(&mut self, _now: Time) {}
+    /// Whether [`QueueDiscipline::on_dequeue`] must be called (read once, when installed).
+    fn at_dequeue(&self) -> bool {
+        false
+    }
+    /// The packet at the head leaves the queue: `Pass` sends it on, `Mark` sets CE first, `Drop`
+    /// drops it (and the next head is dequeued at once, at the same `now`).
+    fn on_dequeue(&mut self, _d: &Departure<'_>) -> Verdict {
+        Verdict::Pass
+    }
 }
 
 /// Drop-tail: every packet passes; the queue's limits drop what does not fit.
@@ -83,15 +108,37 @@ pub fn discipline(
     seeds: &Seeds,
     dir: Dir,
 ) -> Option<Box<dyn QueueDiscipline>> {
-    cfg.red.clone().map(|r| {
-        Box::new(RedQueue::new(
+    if let Some(r) = cfg.red.clone() {
+        return Some(Box::new(RedQueue::new(
             Red::new(r, mean_packet),
             seeds.stream(&format!("link.red.{dir}")),
-        )) as Box<dyn QueueDiscipline>
-    })
+        )));
+    }
+    match &cfg.aqm {
+        Some(Aqm::Codel(c)) => Some(Box::new(Codel::new(*c, mean_packet))),
+        Some(Aqm::Pie(p)) => Some(Box::new(Pie::new(
+            *p,
+            mean_packet,
+            seeds.stream(&format!("link.pie.{dir}")),
+        ))),
+        Some(Aqm::FqCodel(_)) | None => None,
+    }
+}
+
+/// FQ-CoDel's flow queues, when the config asks for them (`mtu`: the link MTU).
+pub fn flow_queues(cfg: &QueueConfig, mtu: u64, seeds: &Seeds, dir: Dir) -> Option<Box<FqCodel>> {
+    match &cfg.aqm {
+        Some(Aqm::FqCodel(f)) => Some(Box::new(FqCodel::new(
+            *f,
+            mtu,
+            seeds.stream(&format!("link.fq_codel.{dir}")),
+        ))),
+        _ => None,
+    }
 }
 
 pub(crate) struct RouterQueue {
+    /// The FIFO (empty with FQ-CoDel, whose packets wait in its flow queues).
     pub pkts: VecDeque<Queued>,
     pub bytes: u64,
     limit_pkts: Option<u64>,
@@ -99,34 +146,58 @@ pub(crate) struct RouterQueue {
     sojourn: Option<Dur>,
     /// `None`: drop-tail, without a call per packet.
     discipline: Option<Box<dyn QueueDiscipline>>,
+    /// FQ-CoDel's flow queues, replacing the FIFO.
+    fq: Option<Box<FqCodel>>,
+    /// Whether departures are judged (CoDel, PIE's delay estimate, FQ-CoDel).
+    pub at_dequeue: bool,
 }
 
 impl RouterQueue {
     #[inline]
-    pub fn new(cfg: &QueueConfig, discipline: Option<Box<dyn QueueDiscipline>>) -> RouterQueue {
+    pub fn new(
+        cfg: &QueueConfig,
+        discipline: Option<Box<dyn QueueDiscipline>>,
+        mut fq: Option<Box<FqCodel>>,
+    ) -> RouterQueue {
+        let at_dequeue = fq.is_some() || discipline.as_ref().is_some_and(|d| d.at_dequeue());
+        // FQ-CoDel enqueues every packet and then drops from the fattest flow, so the tail-drop
+        // test (`full`) sees no limits.
+        let (mut limit_pkts, mut limit_bytes) = (cfg.packets, cfg.bytes);
+        if let Some(fq) = &mut fq {
+            fq.set_limits(limit_pkts.take(), limit_bytes.take());
+        }
         RouterQueue {
             pkts: VecDeque::new(),
             bytes: 0,
-            limit_pkts: cfg.packets,
-            limit_bytes: cfg.bytes,
+            limit_pkts,
+            limit_bytes,
             sojourn: cfg.sojourn,
             discipline,
+            fq,
+            at_dequeue,
         }
     }
 
+    /// Installs a discipline in place of the config's (and of FQ-CoDel's flow queues, which
+    /// must be empty: call it before the first packet).
     #[inline]
     pub fn set_discipline(&mut self, d: Box<dyn QueueDiscipline>) {
+        self.at_dequeue = d.at_dequeue();
         self.discipline = Some(d);
+        self.fq = None;
     }
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.pkts.len()
+        match &self.fq {
+            None => self.pkts.len(),
+            Some(fq) => fq.len(),
+        }
     }
 
     #[inline]
     pub fn is_empty(&self) -> bool {
-        self.pkts.is_empty()
+        self.len() == 0
     }
 
     #[inline]
@@ -134,11 +205,35 @@ impl RouterQueue {
         self.discipline.is_some()
     }
 
+    #[inline]
+    pub fn is_fq(&self) -> bool {
+        self.fq.is_some()
+    }
+
     /// The discipline's verdict on an arrival (drop-tail: pass).
     #[inline]
     pub fn judge(&mut self, a: &Arrival<'_>) -> Verdict {
         match &mut self.discipline {
             Some(d) => d.on_arrival(a),
+            None => Verdict::Pass,
+        }
+    }
+
+    /// The verdict on `q`, just taken from the head at `now` (only when `at_dequeue`).
+    #[inline]
+    pub fn judge_departure(&mut self, now: Time, q: &Queued) -> Verdict {
+        let sojourn = now.saturating_since(q.since);
+        if let Some(fq) = &mut self.fq {
+            return fq.on_dequeue(now, q, sojourn, self.bytes);
+        }
+        match &mut self.discipline {
+            Some(d) => d.on_dequeue(&Departure {
+                now,
+                packet: &q.pkt,
+                sojourn,
+                queue_pkts: self.pkts.len() as u64,
+                queue_bytes: self.bytes,
+            }),
             None => Verdict::Pass,
         }
     }
@@ -151,17 +246,53 @@ impl RouterQueue {
             || self.limit_bytes.is_some_and(|b| self.bytes + len > b)
     }
 
+    /// Whether FQ-CoDel's flow queues hold more than the limits allow (checked after
+    /// enqueueing); always false for the FIFO, whose limits `full` applies before.
+    #[inline]
+    pub fn over_limit(&self) -> bool {
+        self.fq.as_ref().is_some_and(|f| f.over_limit(self.bytes))
+    }
+
     #[inline]
     pub fn push(&mut self, q: Queued) {
         self.bytes += u64::from(q.pkt.wire_len);
-        self.pkts.push_back(q);
+        match &mut self.fq {
+            None => self.pkts.push_back(q),
+            Some(fq) => fq.enqueue(q),
+        }
+    }
+
+    /// The packet last pushed.
+    #[inline]
+    pub fn last(&self) -> Option<&Queued> {
+        match &self.fq {
+            None => self.pkts.back(),
+            Some(fq) => fq.last(),
+        }
+    }
+
+    /// FQ-CoDel at its limit: removes packets from the head of the flow with the largest
+    /// backlog (RFC 8290 §4.1; Linux drops half of it, at most `drop_batch` packets).
+    pub fn drop_fattest(&mut self) -> Vec<Queued> {
+        let dropped = match &mut self.fq {
+            Some(fq) => fq.drop_fattest(),
+            None => Vec::new(),
+        };
+        for q in &dropped {
+            self.bytes -= u64::from(q.pkt.wire_len);
+        }
+        dropped
     }
 
     /// The head's length, if it waited no longer than the sojourn limit; `Err` with the head
-    /// removed if it waited longer.
+    /// removed if it waited longer. With FQ-CoDel the head is the packet the scheduler sends
+    /// next.
     #[inline]
     pub fn head(&mut self, now: Time) -> Option<Result<u64, Queued>> {
-        let head = self.pkts.front()?;
+        let head = match &mut self.fq {
+            None => self.pkts.front()?,
+            Some(fq) => fq.head()?,
+        };
         if self
             .sojourn
             .is_some_and(|j| now.saturating_since(head.since) > j)
@@ -173,7 +304,10 @@ impl RouterQueue {
 
     #[inline]
     pub fn pop(&mut self) -> Queued {
-        let q = self.pkts.pop_front().expect("head exists");
+        let q = match &mut self.fq {
+            None => self.pkts.pop_front().expect("head exists"),
+            Some(fq) => fq.pop(),
+        };
         self.bytes -= u64::from(q.pkt.wire_len);
         q
     }
@@ -181,7 +315,7 @@ impl RouterQueue {
     /// Tells the discipline if the queue is empty at `now`.
     #[inline]
     pub fn note_if_empty(&mut self, now: Time) {
-        if self.pkts.is_empty() {
+        if self.is_empty() {
             if let Some(d) = &mut self.discipline {
                 d.on_empty(now);
             }
