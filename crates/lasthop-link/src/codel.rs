@@ -13,7 +13,7 @@
 //!
 //! The RFC's loop (§5.5, "dequeue routine") drops several packets in one dequeue; here the model
 //! dequeues one packet at a time and asks [`CodelVars::on_dequeue`] about each, so the vars
-//! remember that the previous packet of the same dequeue (same `now`) was dropped in the loop.
+//! remember that the previous packet was dropped and the next one continues that dequeue.
 //!
 //! Where the RFC leaves a choice this follows Linux (`codel_impl.h`): the "bytes <= MTU" test
 //! uses the router queue's backlog after the packet left and the link MTU; with ECN a chosen ECT
@@ -38,8 +38,9 @@ pub struct CodelVars {
     pub first_above_time: Option<Time>,
     /// The next drop (or mark) time while dropping.
     pub drop_next: Time,
-    /// The rest of a dequeue begun at this time: the previous packet was dropped.
-    pending: Option<(Time, Pending)>,
+    /// The previous packet was dropped: the next one dequeued continues that dequeue (the
+    /// model dequeues it at once, unless the queue ran empty, which clears this).
+    pending: Option<Pending>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -93,7 +94,7 @@ impl CodelVars {
     ) -> Verdict {
         let ok = self.should_drop(c, mtu, now, sojourn, backlog);
         match self.pending.take() {
-            Some((t, Pending::Loop)) if t == now => {
+            Some(Pending::Loop) => {
                 if !ok {
                     self.dropping = false;
                     return Verdict::Pass;
@@ -101,8 +102,8 @@ impl CodelVars {
                 self.drop_next = control_law(self.drop_next, c.interval, self.count);
                 return self.drop_loop(c, now, ect);
             }
-            Some((t, Pending::Entered)) if t == now => return Verdict::Pass,
-            _ => {}
+            Some(Pending::Entered) => return Verdict::Pass,
+            None => {}
         }
         if self.dropping {
             if !ok {
@@ -118,7 +119,7 @@ impl CodelVars {
         let v = if c.ecn && ect {
             Verdict::Mark
         } else {
-            self.pending = Some((now, Pending::Entered));
+            self.pending = Some(Pending::Entered);
             Verdict::Drop(Cause::Codel)
         };
         self.dropping = true;
@@ -145,7 +146,7 @@ impl CodelVars {
             self.drop_next = control_law(self.drop_next, c.interval, self.count);
             return Verdict::Mark;
         }
-        self.pending = Some((now, Pending::Loop));
+        self.pending = Some(Pending::Loop);
         Verdict::Drop(Cause::Codel)
     }
 

@@ -55,9 +55,12 @@ pub struct FqCodel {
     len: usize,
     limit_pkts: Option<u64>,
     limit_bytes: Option<u64>,
-    /// The flow of the packet last enqueued, and of the head [`FqCodel::head`] chose.
+    /// The flow of the packet last enqueued, of the head [`FqCodel::head`] chose (kept until
+    /// it is popped, as Linux keeps a dequeued packet the device could not take), and of the
+    /// packet last popped.
     last: usize,
     selected: Option<usize>,
+    popped: usize,
 }
 
 impl FqCodel {
@@ -85,6 +88,7 @@ impl FqCodel {
             limit_bytes: None,
             last: 0,
             selected: None,
+            popped: 0,
         }
     }
 
@@ -161,6 +165,9 @@ impl FqCodel {
     /// The packet the scheduler sends next (RFC 8290 §4.2), choosing its flow: flows whose
     /// deficit is spent get a quantum and go to the old list's tail, empty ones leave.
     pub(crate) fn head(&mut self) -> Option<&Queued> {
+        if let Some(i) = self.selected.filter(|&i| !self.flows[i].q.is_empty()) {
+            return self.flows[i].q.front();
+        }
         loop {
             let (new, i) = match (self.new_flows.front(), self.old_flows.front()) {
                 (Some(&i), _) => (true, i),
@@ -205,7 +212,8 @@ impl FqCodel {
 
     /// Removes the head [`FqCodel::head`] chose.
     pub(crate) fn pop(&mut self) -> Queued {
-        let i = self.selected.expect("head chosen before pop");
+        let i = self.selected.take().expect("head chosen before pop");
+        self.popped = i;
         let f = &mut self.flows[i];
         let q = f.q.pop_front().expect("the chosen flow has a packet");
         f.backlog -= u64::from(q.pkt.wire_len);
@@ -222,8 +230,7 @@ impl FqCodel {
         sojourn: Dur,
         backlog: u64,
     ) -> Verdict {
-        let i = self.selected.expect("head chosen before pop");
-        let f = &mut self.flows[i];
+        let f = &mut self.flows[self.popped];
         let v = f.vars.on_dequeue(
             &self.cfg.codel,
             self.mtu,

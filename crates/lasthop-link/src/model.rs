@@ -523,7 +523,15 @@ impl Link {
     /// a transmission if the serializer is idle.
     fn pump(&mut self, now: Time, d: Dir) {
         let ds = &mut self.dirs[d.index()];
-        while let Some(head) = ds.queue.head(now) {
+        loop {
+            // FQ-CoDel's scheduler runs only when the LSB could take a packet, as Linux dequeues
+            // only when the device has room.
+            if ds.queue.at_dequeue && ds.queue.schedules() && !ds.lsb.fits(1) {
+                break;
+            }
+            let Some(head) = ds.queue.head(now) else {
+                break;
+            };
             let len = match head {
                 Ok(len) => len,
                 Err(expired) => {

@@ -205,8 +205,9 @@ impl RouterQueue {
         self.discipline.is_some()
     }
 
+    /// Whether a scheduler (FQ-CoDel) picks the head, rather than FIFO order.
     #[inline]
-    pub fn is_fq(&self) -> bool {
+    pub fn schedules(&self) -> bool {
         self.fq.is_some()
     }
 
