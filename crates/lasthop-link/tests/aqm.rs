@@ -544,3 +544,119 @@ fn adaptive_red_holds_the_average_in_its_band() {
     assert!(p > 15.0, "plain {p}");
     assert!((8.0..=12.0).contains(&a), "adaptive {a}");
 }
+
+// ---- spec keys ----------------------------------------------------------------------------------
+
+/// The spec's error names every fragment.
+fn refused(spec: &str, fragments: &[&str]) {
+    let e = LinkSpec::config_from_str(spec)
+        .err()
+        .unwrap_or_else(|| panic!("accepted: {spec}"))
+        .to_string();
+    for f in fragments {
+        assert!(e.contains(f), "{e:?} does not mention {f:?}");
+    }
+}
+
+#[test]
+fn out_of_range_parameters_are_refused_with_the_key() {
+    let q = |body: &str| format!("[down.queue]\n{body}\n");
+    refused(
+        &q("policy = \"codel\"\ncodel = { target = \"0ms\" }"),
+        &["down.queue.codel.target", "above 0", "5ms"],
+    );
+    refused(
+        &q("policy = \"codel\"\ncodel = { target = \"-5ms\" }"),
+        &["down.queue.codel.target", "-5ms"],
+    );
+    refused(
+        &q("policy = \"codel\"\ncodel = { interval = \"0s\" }"),
+        &["down.queue.codel.interval", "above 0", "100ms"],
+    );
+    refused(
+        &q("policy = \"codel\"\ncodel = { target = \"5ms\", intervall = \"1s\" }"),
+        &["down.queue.codel.intervall", "interval"],
+    );
+    refused(
+        &q("policy = \"pie\"\npie = { target = \"0ms\" }"),
+        &["down.queue.pie.target", "above 0"],
+    );
+    refused(
+        &q("policy = \"pie\"\npie = { tupdate = \"0ms\" }"),
+        &["down.queue.pie.tupdate", "above 0"],
+    );
+    refused(
+        &q("policy = \"pie\"\npie = { alpha = 0.0 }"),
+        &["down.queue.pie.alpha", "0", "(0, 2]"],
+    );
+    refused(
+        &q("policy = \"pie\"\npie = { beta = 2.5 }"),
+        &["down.queue.pie.beta", "2.5", "(0, 2]"],
+    );
+    refused(
+        &q("policy = \"fq_codel\"\nfq_codel = { flows = 0 }"),
+        &["down.queue.fq_codel.flows", "0", "1 to 65536"],
+    );
+    refused(
+        &q("policy = \"fq_codel\"\nfq_codel = { quantum = \"0B\" }"),
+        &["down.queue.fq_codel.quantum", "0B"],
+    );
+    refused(
+        &q("policy = \"fq_codel\"\nfq_codel = { target = \"0ms\" }"),
+        &["down.queue.fq_codel.target", "above 0"],
+    );
+    refused(
+        &q("policy = \"fq_codel\"\nfq_codel = { drop_batch = 0 }"),
+        &["down.queue.fq_codel.drop_batch", "1 or more"],
+    );
+    // A table for another policy, and an unknown policy naming the new ones.
+    refused(
+        &q("policy = \"red\"\nred = { min_th = 5.0, max_th = 15.0, max_p = 0.1, w_q = 0.002 }\ncodel = {}"),
+        &["down.queue.codel", "policy is \"red\"", "policy = \"codel\""],
+    );
+    refused(
+        &q("codel = { target = \"5ms\" }"),
+        &["down.queue.codel", "policy is \"droptail\""],
+    );
+    refused(
+        &q("policy = \"codle\""),
+        &["down.queue.policy", "codle", "codel", "pie", "fq_codel"],
+    );
+}
+
+#[test]
+fn defaults_and_descriptions() {
+    use lasthop_link::spec::{Aqm, FqCodelConfig};
+    let cfg = LinkSpec::config_from_str("[both.queue]\npolicy = \"codel\"\n").unwrap();
+    assert_eq!(
+        cfg.dirs[0].queue.aqm,
+        Some(Aqm::Codel(CodelConfig::default()))
+    );
+    assert!(cfg
+        .describe()
+        .contains("CoDel target 5ms interval 100ms (at dequeue)"));
+    let cfg = LinkSpec::config_from_str("[down.queue]\npolicy = \"pie\"\npie = { ecn = true }\n")
+        .unwrap();
+    assert_eq!(
+        cfg.dirs[0].queue.aqm,
+        Some(Aqm::Pie(PieConfig {
+            ecn: true,
+            ..PieConfig::default()
+        }))
+    );
+    assert!(cfg.describe().contains(
+        "PIE target 15ms tupdate 15ms alpha 0.125 beta 1.25 max_burst 150ms (queue delay from timestamps, ECN marking)"
+    ));
+    let cfg =
+        LinkSpec::config_from_str("mtu = \"576B\"\n[down.queue]\npolicy = \"fq_codel\"\n").unwrap();
+    let f = FqCodelConfig::default();
+    assert_eq!((f.flows, f.drop_batch, f.codel.ecn), (1024, 64, true));
+    assert_eq!(cfg.dirs[0].queue.aqm, Some(Aqm::FqCodel(f)));
+    let d = cfg.describe();
+    assert!(d.contains("FQ-CoDel 1024 flows, quantum 576B"), "{d}");
+    let cfg = LinkSpec::config_from_str(
+        "[down.queue]\npolicy = \"red\"\nred = { min_th = 5.0, max_th = 15.0, max_p = 0.1, w_q = 0.002, adaptive = true, gentle = true }\n",
+    )
+    .unwrap();
+    assert!(cfg.describe().contains("adaptive RED min_th 5"));
+}
