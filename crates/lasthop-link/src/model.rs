@@ -485,29 +485,42 @@ impl Link {
         if ds.queue.full(len) && !passes {
             return self.drop_queued(now, d, id, &pkt, Cause::Queue);
         }
+        if ds.queue.at_dequeue {
+            return self.enqueue_at_dequeue(now, d, id, pkt);
+        }
         ds.queue.push(Queued {
             id,
             pkt,
             since: now,
         });
-        let q = ds.queue.last().expect("just pushed");
+        let q = ds.queue.pkts.back().expect("just pushed");
+        self.log
+            .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
+        self.pump_fifo(now, d);
+    }
+
+    /// [`Link::arrive`]'s end when the discipline acts at dequeue (CoDel, PIE, FQ-CoDel): out
+    /// of line, so that drop-tail and RED keep their code.
+    #[inline(never)]
+    fn enqueue_at_dequeue(&mut self, now: Time, d: Dir, id: u64, pkt: Packet) {
+        let ds = &mut self.dirs[d.index()];
+        ds.queue.push_any(Queued {
+            id,
+            pkt,
+            since: now,
+        });
+        let q = ds.queue.last_any().expect("just pushed");
         self.log
             .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
         if ds.queue.over_limit() {
-            self.drop_fattest(now, d);
+            // FQ-CoDel: drops from the fattest flow's head, with cause `queue`.
+            for q in ds.queue.drop_fattest() {
+                count_drop(&mut ds.stats, Cause::Queue);
+                self.log
+                    .event(now, d, EventKind::Drop(Cause::Queue), ds, q.packet(), None);
+            }
         }
-        self.pump(now, d);
-    }
-
-    /// FQ-CoDel over its limit: drops from the fattest flow's head, with cause `queue`.
-    #[cold]
-    fn drop_fattest(&mut self, now: Time, d: Dir) {
-        let ds = &mut self.dirs[d.index()];
-        for q in ds.queue.drop_fattest() {
-            count_drop(&mut ds.stats, Cause::Queue);
-            self.log
-                .event(now, d, EventKind::Drop(Cause::Queue), ds, q.packet(), None);
-        }
+        self.pump_at_dequeue(now, d);
     }
 
     fn drop_queued(&mut self, now: Time, d: Dir, id: u64, pkt: &Packet, cause: Cause) {
@@ -521,15 +534,54 @@ impl Link {
 
     /// Moves packets from the head of the router queue into the LSB while they fit, then starts
     /// a transmission if the serializer is idle.
+    #[inline]
     fn pump(&mut self, now: Time, d: Dir) {
+        if self.dirs[d.index()].queue.at_dequeue {
+            self.pump_at_dequeue(now, d);
+        } else {
+            self.pump_fifo(now, d);
+        }
+    }
+
+    /// [`Link::pump`] for drop-tail and RED.
+    fn pump_fifo(&mut self, now: Time, d: Dir) {
         let ds = &mut self.dirs[d.index()];
-        loop {
-            // FQ-CoDel's scheduler runs only when the LSB could take a packet, as Linux dequeues
-            // only when the device has room.
-            if ds.queue.at_dequeue && ds.queue.schedules() && !ds.lsb.fits(1) {
+        while let Some(head) = ds.queue.head(now) {
+            let len = match head {
+                Ok(len) => len,
+                Err(expired) => {
+                    count_drop(&mut ds.stats, Cause::Queue);
+                    self.log.event(
+                        now,
+                        d,
+                        EventKind::Drop(Cause::Queue),
+                        ds,
+                        expired.packet(),
+                        None,
+                    );
+                    continue;
+                }
+            };
+            if !ds.lsb.fits(len) {
                 break;
             }
-            let Some(head) = ds.queue.head(now) else {
+            let q = ds.queue.pop();
+            ds.lsb.push(q);
+            let q = ds.lsb.wait.back().expect("just pushed");
+            self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
+        }
+        ds.queue.note_if_empty(now);
+        self.start_tx(now, d);
+    }
+
+    /// [`Link::pump`] when the discipline judges departures: CoDel and FQ-CoDel decide here,
+    /// on the sojourn time; PIE measures it. After a drop the next head is dequeued at once.
+    #[inline(never)]
+    fn pump_at_dequeue(&mut self, now: Time, d: Dir) {
+        let ds = &mut self.dirs[d.index()];
+        loop {
+            let lsb = &ds.lsb;
+            let Some(head) = ds.queue.head_any(now, || lsb.fits(1)) else {
                 break;
             };
             let len = match head {
@@ -550,23 +602,20 @@ impl Link {
             if !ds.lsb.fits(len) {
                 break;
             }
-            let mut q = ds.queue.pop();
-            if ds.queue.at_dequeue {
-                // CoDel and FQ-CoDel decide here, on the sojourn time; PIE measures it.
-                match ds.queue.judge_departure(now, &q) {
-                    Verdict::Pass => {}
-                    Verdict::Mark => {
-                        q.pkt.set_ce();
-                        ds.stats.marks += 1;
-                        self.log
-                            .event(now, d, EventKind::Mark, ds, q.packet(), None);
-                    }
-                    Verdict::Drop(cause) => {
-                        count_drop(&mut ds.stats, cause);
-                        self.log
-                            .event(now, d, EventKind::Drop(cause), ds, q.packet(), None);
-                        continue;
-                    }
+            let mut q = ds.queue.pop_any();
+            match ds.queue.judge_departure(now, &q) {
+                Verdict::Pass => {}
+                Verdict::Mark => {
+                    q.pkt.set_ce();
+                    ds.stats.marks += 1;
+                    self.log
+                        .event(now, d, EventKind::Mark, ds, q.packet(), None);
+                }
+                Verdict::Drop(cause) => {
+                    count_drop(&mut ds.stats, cause);
+                    self.log
+                        .event(now, d, EventKind::Drop(cause), ds, q.packet(), None);
+                    continue;
                 }
             }
             ds.lsb.push(q);

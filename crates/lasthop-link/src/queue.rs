@@ -12,7 +12,7 @@ use crate::codel::Codel;
 use crate::event::Cause;
 use crate::fq_codel::FqCodel;
 use crate::pie::Pie;
-use crate::red::{Red, RedQueue};
+use crate::red::{AdaptiveRedQueue, Red, RedQueue};
 use crate::spec::{Aqm, Dir, QueueConfig};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
 use std::collections::VecDeque;
@@ -109,10 +109,17 @@ pub fn discipline(
     dir: Dir,
 ) -> Option<Box<dyn QueueDiscipline>> {
     if let Some(r) = cfg.red.clone() {
-        return Some(Box::new(RedQueue::new(
+        let adaptive = r.adaptive;
+        let red = RedQueue::new(
             Red::new(r, mean_packet),
             seeds.stream(&format!("link.red.{dir}")),
-        )));
+        );
+        // A type of its own, so that plain RED makes no adaptive test per packet.
+        return Some(if adaptive {
+            Box::new(AdaptiveRedQueue(red))
+        } else {
+            Box::new(red)
+        });
     }
     match &cfg.aqm {
         Some(Aqm::Codel(c)) => Some(Box::new(Codel::new(*c, mean_packet))),
@@ -141,6 +148,8 @@ pub(crate) struct RouterQueue {
     /// The FIFO (empty with FQ-CoDel, whose packets wait in its flow queues).
     pub pkts: VecDeque<Queued>,
     pub bytes: u64,
+    /// Packets in FQ-CoDel's flow queues (always 0 with the FIFO), so that `len` needs no branch.
+    fq_len: usize,
     limit_pkts: Option<u64>,
     limit_bytes: Option<u64>,
     sojourn: Option<Dur>,
@@ -148,10 +157,12 @@ pub(crate) struct RouterQueue {
     discipline: Option<Box<dyn QueueDiscipline>>,
     /// FQ-CoDel's flow queues, replacing the FIFO.
     fq: Option<Box<FqCodel>>,
-    /// Whether departures are judged (CoDel, PIE's delay estimate, FQ-CoDel).
+    /// Whether departures are judged (CoDel, PIE's delay estimate, FQ-CoDel). When false the
+    /// model uses the FIFO methods alone, so drop-tail and RED run the code they always ran.
     pub at_dequeue: bool,
 }
 
+// The FIFO: drop-tail, RED, PIE, CoDel.
 impl RouterQueue {
     #[inline]
     pub fn new(
@@ -169,6 +180,7 @@ impl RouterQueue {
         RouterQueue {
             pkts: VecDeque::new(),
             bytes: 0,
+            fq_len: 0,
             limit_pkts,
             limit_bytes,
             sojourn: cfg.sojourn,
@@ -189,10 +201,7 @@ impl RouterQueue {
 
     #[inline]
     pub fn len(&self) -> usize {
-        match &self.fq {
-            None => self.pkts.len(),
-            Some(fq) => fq.len(),
-        }
+        self.pkts.len() + self.fq_len
     }
 
     #[inline]
@@ -205,12 +214,6 @@ impl RouterQueue {
         self.discipline.is_some()
     }
 
-    /// Whether a scheduler (FQ-CoDel) picks the head, rather than FIFO order.
-    #[inline]
-    pub fn schedules(&self) -> bool {
-        self.fq.is_some()
-    }
-
     /// The discipline's verdict on an arrival (drop-tail: pass).
     #[inline]
     pub fn judge(&mut self, a: &Arrival<'_>) -> Verdict {
@@ -220,8 +223,130 @@ impl RouterQueue {
         }
     }
 
-    /// The verdict on `q`, just taken from the head at `now` (only when `at_dequeue`).
+    /// Whether a packet of `len` bytes would exceed a limit.
     #[inline]
+    pub fn full(&self, len: u64) -> bool {
+        self.limit_pkts
+            .is_some_and(|n| self.pkts.len() as u64 + 1 > n)
+            || self.limit_bytes.is_some_and(|b| self.bytes + len > b)
+    }
+
+    #[inline]
+    pub fn push(&mut self, q: Queued) {
+        self.bytes += u64::from(q.pkt.wire_len);
+        self.pkts.push_back(q);
+    }
+
+    /// The head's length, if it waited no longer than the sojourn limit; `Err` with the head
+    /// removed if it waited longer.
+    #[inline]
+    pub fn head(&mut self, now: Time) -> Option<Result<u64, Queued>> {
+        let head = self.pkts.front()?;
+        if self
+            .sojourn
+            .is_some_and(|j| now.saturating_since(head.since) > j)
+        {
+            return Some(Err(self.pop()));
+        }
+        Some(Ok(u64::from(head.pkt.wire_len)))
+    }
+
+    #[inline]
+    pub fn pop(&mut self) -> Queued {
+        let q = self.pkts.pop_front().expect("head exists");
+        self.bytes -= u64::from(q.pkt.wire_len);
+        q
+    }
+
+    /// Tells the discipline if the queue is empty at `now`.
+    #[inline]
+    pub fn note_if_empty(&mut self, now: Time) {
+        if self.pkts.is_empty() && self.fq_len == 0 {
+            if let Some(d) = &mut self.discipline {
+                d.on_empty(now);
+            }
+        }
+    }
+}
+
+// Disciplines acting at dequeue (`at_dequeue`): the FIFO judged at its head, or FQ-CoDel's flow
+// queues and their scheduler.
+impl RouterQueue {
+    /// Enqueues `q` (into its flow queue with FQ-CoDel).
+    pub fn push_any(&mut self, q: Queued) {
+        match &mut self.fq {
+            None => self.push(q),
+            Some(fq) => {
+                self.bytes += u64::from(q.pkt.wire_len);
+                fq.enqueue(q);
+                self.fq_len += 1;
+            }
+        }
+    }
+
+    /// The packet last pushed by [`RouterQueue::push_any`].
+    pub fn last_any(&self) -> Option<&Queued> {
+        match &self.fq {
+            None => self.pkts.back(),
+            Some(fq) => fq.last(),
+        }
+    }
+
+    /// Whether FQ-CoDel's flow queues hold more than the limits allow (checked after
+    /// enqueueing); always false for the FIFO, whose limits `full` applies before.
+    pub fn over_limit(&self) -> bool {
+        self.fq.as_ref().is_some_and(|f| f.over_limit(self.bytes))
+    }
+
+    /// FQ-CoDel at its limit: removes packets from the head of the flow with the largest
+    /// backlog (RFC 8290 §4.1; Linux drops half of it, at most `drop_batch` packets).
+    pub fn drop_fattest(&mut self) -> Vec<Queued> {
+        let dropped = match &mut self.fq {
+            Some(fq) => fq.drop_fattest(),
+            None => Vec::new(),
+        };
+        for q in &dropped {
+            self.bytes -= u64::from(q.pkt.wire_len);
+        }
+        self.fq_len -= dropped.len();
+        dropped
+    }
+
+    /// [`RouterQueue::head`], with FQ-CoDel's scheduler choosing the head; `room` says whether
+    /// the LSB could take any packet now (FQ-CoDel's scheduler runs only then, as Linux
+    /// dequeues only when the device has room).
+    pub fn head_any(
+        &mut self,
+        now: Time,
+        room: impl FnOnce() -> bool,
+    ) -> Option<Result<u64, Queued>> {
+        let Some(fq) = &mut self.fq else {
+            return self.head(now);
+        };
+        if !room() {
+            return None;
+        }
+        let head = fq.head()?;
+        if self
+            .sojourn
+            .is_some_and(|j| now.saturating_since(head.since) > j)
+        {
+            return Some(Err(self.pop_any()));
+        }
+        Some(Ok(u64::from(head.pkt.wire_len)))
+    }
+
+    pub fn pop_any(&mut self) -> Queued {
+        let Some(fq) = &mut self.fq else {
+            return self.pop();
+        };
+        let q = fq.pop();
+        self.fq_len -= 1;
+        self.bytes -= u64::from(q.pkt.wire_len);
+        q
+    }
+
+    /// The verdict on `q`, just taken from the head at `now`.
     pub fn judge_departure(&mut self, now: Time, q: &Queued) -> Verdict {
         let sojourn = now.saturating_since(q.since);
         if let Some(fq) = &mut self.fq {
@@ -236,90 +361,6 @@ impl RouterQueue {
                 queue_bytes: self.bytes,
             }),
             None => Verdict::Pass,
-        }
-    }
-
-    /// Whether a packet of `len` bytes would exceed a limit.
-    #[inline]
-    pub fn full(&self, len: u64) -> bool {
-        self.limit_pkts
-            .is_some_and(|n| self.pkts.len() as u64 + 1 > n)
-            || self.limit_bytes.is_some_and(|b| self.bytes + len > b)
-    }
-
-    /// Whether FQ-CoDel's flow queues hold more than the limits allow (checked after
-    /// enqueueing); always false for the FIFO, whose limits `full` applies before.
-    #[inline]
-    pub fn over_limit(&self) -> bool {
-        self.fq.as_ref().is_some_and(|f| f.over_limit(self.bytes))
-    }
-
-    #[inline]
-    pub fn push(&mut self, q: Queued) {
-        self.bytes += u64::from(q.pkt.wire_len);
-        match &mut self.fq {
-            None => self.pkts.push_back(q),
-            Some(fq) => fq.enqueue(q),
-        }
-    }
-
-    /// The packet last pushed.
-    #[inline]
-    pub fn last(&self) -> Option<&Queued> {
-        match &self.fq {
-            None => self.pkts.back(),
-            Some(fq) => fq.last(),
-        }
-    }
-
-    /// FQ-CoDel at its limit: removes packets from the head of the flow with the largest
-    /// backlog (RFC 8290 §4.1; Linux drops half of it, at most `drop_batch` packets).
-    pub fn drop_fattest(&mut self) -> Vec<Queued> {
-        let dropped = match &mut self.fq {
-            Some(fq) => fq.drop_fattest(),
-            None => Vec::new(),
-        };
-        for q in &dropped {
-            self.bytes -= u64::from(q.pkt.wire_len);
-        }
-        dropped
-    }
-
-    /// The head's length, if it waited no longer than the sojourn limit; `Err` with the head
-    /// removed if it waited longer. With FQ-CoDel the head is the packet the scheduler sends
-    /// next.
-    #[inline]
-    pub fn head(&mut self, now: Time) -> Option<Result<u64, Queued>> {
-        let head = match &mut self.fq {
-            None => self.pkts.front()?,
-            Some(fq) => fq.head()?,
-        };
-        if self
-            .sojourn
-            .is_some_and(|j| now.saturating_since(head.since) > j)
-        {
-            return Some(Err(self.pop()));
-        }
-        Some(Ok(u64::from(head.pkt.wire_len)))
-    }
-
-    #[inline]
-    pub fn pop(&mut self) -> Queued {
-        let q = match &mut self.fq {
-            None => self.pkts.pop_front().expect("head exists"),
-            Some(fq) => fq.pop(),
-        };
-        self.bytes -= u64::from(q.pkt.wire_len);
-        q
-    }
-
-    /// Tells the discipline if the queue is empty at `now`.
-    #[inline]
-    pub fn note_if_empty(&mut self, now: Time) {
-        if self.is_empty() {
-            if let Some(d) = &mut self.discipline {
-                d.on_empty(now);
-            }
         }
     }
 }

@@ -78,6 +78,21 @@ impl QueueDiscipline for RedQueue {
     }
 }
 
+/// Adaptive RED as a router queue's discipline: RED after the max_p adaptations due.
+pub struct AdaptiveRedQueue(pub RedQueue);
+
+impl QueueDiscipline for AdaptiveRedQueue {
+    fn on_arrival(&mut self, a: &Arrival<'_>) -> queue::Verdict {
+        let s = a.tx_time(self.0.red.mean_packet());
+        self.0.red.adapt(a.now, s);
+        self.0.on_arrival(a)
+    }
+
+    fn on_empty(&mut self, now: Time) {
+        self.0.on_empty(now);
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {
     Pass,
@@ -123,7 +138,7 @@ impl Red {
     }
 
     /// Adaptive RED: runs the max_p adaptations due at or before `now` (`s` as in
-    /// [`Red::on_arrival`]).
+    /// [`Red::on_arrival`], which does not call it: [`AdaptiveRedQueue`] calls both).
     pub fn adapt(&mut self, now: Time, s: Dur) {
         let (min, max) = (self.spec.min_th, self.spec.max_th);
         let (lo, hi) = (min + 0.4 * (max - min), min + 0.6 * (max - min));
@@ -174,9 +189,6 @@ impl Red {
         s: Dur,
         u: f64,
     ) -> Verdict {
-        if self.spec.adaptive {
-            self.adapt(now, s);
-        }
         let w = self.spec.w_q;
         let q = match self.spec.mode {
             RedMode::Packets => q_pkts as f64,

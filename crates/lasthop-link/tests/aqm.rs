@@ -488,13 +488,16 @@ fn adaptive_red_moves_max_p_every_500ms() {
     // Target band: 5 + 0.4·10 = 9 to 5 + 0.6·10 = 11 packets.
     let mut r = Red::new(red_spec(), 1500);
     r.avg = 14.0;
-    // An arrival at 1.2 s (queue non-empty) first runs the adaptations of 0.5 s and 1 s:
+    // An arrival at 1.2 s (queue non-empty) first runs the adaptations of 0.5 s and 1 s (the
+    // discipline calls `adapt` before RED's arrival):
     // 0.1 + min(0.01, 0.1/4) = 0.11, then 0.12.
+    r.adapt(Time(1_200 * MS), Dur::from_millis(12));
     r.on_arrival(Time(1_200 * MS), 14, 0, 1500, Dur::from_millis(12), 0.99);
     assert!((r.spec.max_p - 0.12).abs() < 1e-12, "{}", r.spec.max_p);
     assert_eq!(r.next_adapt, ms(1500));
     // Below the band: max_p · 0.9 each time (at 1.5 s and 2 s).
     r.avg = 6.0;
+    r.adapt(ms(2_000), Dur::from_millis(12));
     r.on_arrival(ms(2_000), 6, 0, 1500, Dur::from_millis(12), 0.99);
     assert!(
         (r.spec.max_p - 0.12 * 0.81).abs() < 1e-12,
@@ -503,16 +506,19 @@ fn adaptive_red_moves_max_p_every_500ms() {
     );
     // In the band: unchanged, however long.
     r.avg = 10.0;
+    r.adapt(ms(60_000), Dur::from_millis(12));
     r.on_arrival(ms(60_000), 10, 0, 1500, Dur::from_millis(12), 0.99);
     assert!((r.spec.max_p - 0.12 * 0.81).abs() < 1e-12);
     assert_eq!(r.next_adapt, ms(60_500));
     // The bounds: an increase only from max_p <= 0.5, a decrease only from max_p >= 0.01.
     r.spec.max_p = 0.5;
     r.avg = 14.0;
+    r.adapt(ms(62_000), Dur::from_millis(12));
     r.on_arrival(ms(62_000), 14, 0, 1500, Dur::from_millis(12), 0.99);
     assert!((r.spec.max_p - 0.51).abs() < 1e-12, "{}", r.spec.max_p);
     r.spec.max_p = 0.0105;
     r.avg = 6.0;
+    r.adapt(ms(64_000), Dur::from_millis(12));
     r.on_arrival(ms(64_000), 6, 0, 1500, Dur::from_millis(12), 0.99);
     assert!(
         (r.spec.max_p - 0.0105 * 0.9).abs() < 1e-12,
