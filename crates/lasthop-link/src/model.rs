@@ -478,15 +478,15 @@ impl Link {
                 }
                 Verdict::Drop(cause) => return self.drop_queued(now, d, id, &pkt, cause),
             }
+            if ds.queue.at_dequeue {
+                return self.enqueue_at_dequeue(now, d, id, pkt);
+            }
         }
         // A packet that finds the queue empty and room in the LSB passes straight through, so
         // even a zero-length router queue forwards while the link keeps up.
         let passes = ds.queue.is_empty() && ds.lsb.fits(len);
         if ds.queue.full(len) && !passes {
             return self.drop_queued(now, d, id, &pkt, Cause::Queue);
-        }
-        if ds.queue.at_dequeue {
-            return self.enqueue_at_dequeue(now, d, id, pkt);
         }
         ds.queue.push(Queued {
             id,
@@ -496,14 +496,21 @@ impl Link {
         let q = ds.queue.pkts.back().expect("just pushed");
         self.log
             .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
-        self.pump_fifo(now, d);
+        self.pump(now, d);
     }
 
-    /// [`Link::arrive`]'s end when the discipline acts at dequeue (CoDel, PIE, FQ-CoDel): out
-    /// of line, so that drop-tail and RED keep their code.
+    /// [`Link::arrive`]'s end when the discipline acts at dequeue (CoDel, PIE, FQ-CoDel, whose
+    /// flow queues come with a discipline that passes every arrival): out of line, so that
+    /// drop-tail and RED keep their code.
+    #[cold]
     #[inline(never)]
     fn enqueue_at_dequeue(&mut self, now: Time, d: Dir, id: u64, pkt: Packet) {
         let ds = &mut self.dirs[d.index()];
+        let len = u64::from(pkt.wire_len);
+        let passes = ds.queue.is_empty() && ds.lsb.fits(len);
+        if ds.queue.full_any(len) && !passes {
+            return self.drop_queued(now, d, id, &pkt, Cause::Queue);
+        }
         ds.queue.push_any(Queued {
             id,
             pkt,
@@ -533,18 +540,9 @@ impl Link {
     // ---- 2. link send buffer ----------------------------------------------------------------
 
     /// Moves packets from the head of the router queue into the LSB while they fit, then starts
-    /// a transmission if the serializer is idle.
-    #[inline]
+    /// a transmission if the serializer is idle. Under a discipline acting at dequeue the FIFO
+    /// is empty and [`Link::pump_at_dequeue`] takes over.
     fn pump(&mut self, now: Time, d: Dir) {
-        if self.dirs[d.index()].queue.at_dequeue {
-            self.pump_at_dequeue(now, d);
-        } else {
-            self.pump_fifo(now, d);
-        }
-    }
-
-    /// [`Link::pump`] for drop-tail and RED.
-    fn pump_fifo(&mut self, now: Time, d: Dir) {
         let ds = &mut self.dirs[d.index()];
         while let Some(head) = ds.queue.head(now) {
             let len = match head {
@@ -570,7 +568,9 @@ impl Link {
             let q = ds.lsb.wait.back().expect("just pushed");
             self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
         }
-        ds.queue.note_if_empty(now);
+        if ds.queue.note_if_empty(now) {
+            return self.pump_at_dequeue(now, d);
+        }
         self.start_tx(now, d);
     }
 
@@ -622,7 +622,7 @@ impl Link {
             let q = ds.lsb.wait.back().expect("just pushed");
             self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
         }
-        ds.queue.note_if_empty(now);
+        ds.queue.note_if_empty_any(now);
         self.start_tx(now, d);
     }
 

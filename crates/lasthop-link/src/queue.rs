@@ -128,7 +128,24 @@ pub fn discipline(
             mean_packet,
             seeds.stream(&format!("link.pie.{dir}")),
         ))),
-        Some(Aqm::FqCodel(_)) | None => None,
+        // FQ-CoDel acts at dequeue; this marks the queue as one with a discipline, so that
+        // arrivals take the dequeue-time path.
+        Some(Aqm::FqCodel(_)) => Some(Box::new(FlowQueued)),
+        None => None,
+    }
+}
+
+/// The arrival side of FQ-CoDel: every packet is enqueued (the limits drop from the fattest
+/// flow afterwards).
+struct FlowQueued;
+
+impl QueueDiscipline for FlowQueued {
+    fn on_arrival(&mut self, _: &Arrival<'_>) -> Verdict {
+        Verdict::Pass
+    }
+
+    fn at_dequeue(&self) -> bool {
+        true
     }
 }
 
@@ -145,11 +162,14 @@ pub fn flow_queues(cfg: &QueueConfig, mtu: u64, seeds: &Seeds, dir: Dir) -> Opti
 }
 
 pub(crate) struct RouterQueue {
-    /// The FIFO (empty with FQ-CoDel, whose packets wait in its flow queues).
+    /// The FIFO of drop-tail and RED (empty under a discipline acting at dequeue).
     pub pkts: VecDeque<Queued>,
     pub bytes: u64,
-    /// Packets in FQ-CoDel's flow queues (always 0 with the FIFO), so that `len` needs no branch.
-    fq_len: usize,
+    /// The FIFO of CoDel and PIE: apart from `pkts`, so that the drop-tail and RED code finds
+    /// `pkts` empty and hands over to the dequeue-time code only when it would stop anyway.
+    aqm_pkts: VecDeque<Queued>,
+    /// Packets in `aqm_pkts` or FQ-CoDel's flow queues, so that `len` needs no branch.
+    aqm_len: usize,
     limit_pkts: Option<u64>,
     limit_bytes: Option<u64>,
     sojourn: Option<Dur>,
@@ -180,7 +200,8 @@ impl RouterQueue {
         RouterQueue {
             pkts: VecDeque::new(),
             bytes: 0,
-            fq_len: 0,
+            aqm_pkts: VecDeque::new(),
+            aqm_len: 0,
             limit_pkts,
             limit_bytes,
             sojourn: cfg.sojourn,
@@ -201,7 +222,7 @@ impl RouterQueue {
 
     #[inline]
     pub fn len(&self) -> usize {
-        self.pkts.len() + self.fq_len
+        self.pkts.len() + self.aqm_len
     }
 
     #[inline]
@@ -258,36 +279,45 @@ impl RouterQueue {
         q
     }
 
-    /// Tells the discipline if the queue is empty at `now`.
+    /// Tells the discipline if the FIFO is empty at `now`. True when the discipline acts at
+    /// dequeue, whose packets are elsewhere: the caller then runs the dequeue-time code.
     #[inline]
-    pub fn note_if_empty(&mut self, now: Time) {
-        if self.pkts.is_empty() && self.fq_len == 0 {
+    pub fn note_if_empty(&mut self, now: Time) -> bool {
+        if self.pkts.is_empty() {
             if let Some(d) = &mut self.discipline {
+                if self.at_dequeue {
+                    return true;
+                }
                 d.on_empty(now);
             }
         }
+        false
     }
 }
 
 // Disciplines acting at dequeue (`at_dequeue`): the FIFO judged at its head, or FQ-CoDel's flow
 // queues and their scheduler.
 impl RouterQueue {
+    /// [`RouterQueue::full`] for CoDel and PIE (FQ-CoDel has no tail-drop limits).
+    pub fn full_any(&self, len: u64) -> bool {
+        self.limit_pkts.is_some_and(|n| self.aqm_len as u64 + 1 > n)
+            || self.limit_bytes.is_some_and(|b| self.bytes + len > b)
+    }
+
     /// Enqueues `q` (into its flow queue with FQ-CoDel).
     pub fn push_any(&mut self, q: Queued) {
+        self.bytes += u64::from(q.pkt.wire_len);
+        self.aqm_len += 1;
         match &mut self.fq {
-            None => self.push(q),
-            Some(fq) => {
-                self.bytes += u64::from(q.pkt.wire_len);
-                fq.enqueue(q);
-                self.fq_len += 1;
-            }
+            None => self.aqm_pkts.push_back(q),
+            Some(fq) => fq.enqueue(q),
         }
     }
 
     /// The packet last pushed by [`RouterQueue::push_any`].
     pub fn last_any(&self) -> Option<&Queued> {
         match &self.fq {
-            None => self.pkts.back(),
+            None => self.aqm_pkts.back(),
             Some(fq) => fq.last(),
         }
     }
@@ -308,7 +338,7 @@ impl RouterQueue {
         for q in &dropped {
             self.bytes -= u64::from(q.pkt.wire_len);
         }
-        self.fq_len -= dropped.len();
+        self.aqm_len -= dropped.len();
         dropped
     }
 
@@ -320,13 +350,15 @@ impl RouterQueue {
         now: Time,
         room: impl FnOnce() -> bool,
     ) -> Option<Result<u64, Queued>> {
-        let Some(fq) = &mut self.fq else {
-            return self.head(now);
+        let head = match &mut self.fq {
+            None => self.aqm_pkts.front()?,
+            Some(fq) => {
+                if !room() {
+                    return None;
+                }
+                fq.head()?
+            }
         };
-        if !room() {
-            return None;
-        }
-        let head = fq.head()?;
         if self
             .sojourn
             .is_some_and(|j| now.saturating_since(head.since) > j)
@@ -336,12 +368,21 @@ impl RouterQueue {
         Some(Ok(u64::from(head.pkt.wire_len)))
     }
 
+    /// [`RouterQueue::note_if_empty`] for a discipline acting at dequeue.
+    pub fn note_if_empty_any(&mut self, now: Time) {
+        if self.aqm_len == 0 {
+            if let Some(d) = &mut self.discipline {
+                d.on_empty(now);
+            }
+        }
+    }
+
     pub fn pop_any(&mut self) -> Queued {
-        let Some(fq) = &mut self.fq else {
-            return self.pop();
+        let q = match &mut self.fq {
+            None => self.aqm_pkts.pop_front().expect("head exists"),
+            Some(fq) => fq.pop(),
         };
-        let q = fq.pop();
-        self.fq_len -= 1;
+        self.aqm_len -= 1;
         self.bytes -= u64::from(q.pkt.wire_len);
         q
     }
@@ -357,7 +398,7 @@ impl RouterQueue {
                 now,
                 packet: &q.pkt,
                 sojourn,
-                queue_pkts: self.pkts.len() as u64,
+                queue_pkts: self.aqm_len as u64,
                 queue_bytes: self.bytes,
             }),
             None => Verdict::Pass,
