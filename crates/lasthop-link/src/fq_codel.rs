@@ -65,7 +65,11 @@ pub struct FqCodel {
 
 impl FqCodel {
     /// `mtu`: the link MTU, the default quantum and CoDel's backlog threshold.
-    pub fn new(cfg: FqCodelConfig, mtu: u64, mut rng: Stream) -> FqCodel {
+    pub fn new(mut cfg: FqCodelConfig, mtu: u64, mut rng: Stream) -> FqCodel {
+        // The spec refuses 0 flows and a 0 quantum; a config built by hand must not panic.
+        cfg.flows = cfg.flows.max(1);
+        cfg.quantum = cfg.quantum.map(|q| q.max(1));
+        cfg.drop_batch = cfg.drop_batch.max(1);
         let flows = (0..cfg.flows)
             .map(|_| Flow {
                 q: VecDeque::new(),
@@ -76,7 +80,7 @@ impl FqCodel {
             })
             .collect();
         FqCodel {
-            quantum: cfg.quantum.unwrap_or(mtu).min(i64::MAX as u64) as i64,
+            quantum: cfg.quantum.unwrap_or(mtu).clamp(1, i64::MAX as u64) as i64,
             cfg,
             mtu,
             perturbation: (unit(&mut rng) * (1u64 << 53) as f64) as u64,

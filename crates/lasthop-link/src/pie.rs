@@ -64,7 +64,9 @@ pub struct Pie {
 }
 
 impl Pie {
-    pub fn new(cfg: PieConfig, mtu: u64, rng: Stream) -> Pie {
+    pub fn new(mut cfg: PieConfig, mtu: u64, rng: Stream) -> Pie {
+        // The spec refuses 0; a config built by hand must not stall the update loop.
+        cfg.tupdate = cfg.tupdate.max(Dur(1));
         Pie {
             mtu,
             rng,
