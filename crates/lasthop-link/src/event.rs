@@ -52,6 +52,12 @@ pub enum Cause {
     Mtu,
     /// A middlebox acted on it (`mbox_*` events).
     Middlebox,
+    /// CoDel's control law dropped it at dequeue (policy `codel`, or a flow queue of
+    /// `fq_codel`), or CoDel with ECN met a non-ECT packet.
+    Codel,
+    /// PIE's random early drop at enqueue (or PIE with ECN met a non-ECT packet, or the
+    /// probability was above 10 %).
+    Pie,
 }
 
 impl Cause {
@@ -62,6 +68,8 @@ impl Cause {
             Cause::Error => "error",
             Cause::Mtu => "mtu",
             Cause::Middlebox => "middlebox",
+            Cause::Codel => "codel",
+            Cause::Pie => "pie",
         }
     }
 }
@@ -73,7 +81,8 @@ pub enum EventKind {
     /// It joined the router queue.
     Enqueue,
     Drop(Cause),
-    /// RED set CE instead of dropping.
+    /// The discipline (RED, PIE at enqueue; CoDel, FQ-CoDel at dequeue) set CE instead of
+    /// dropping.
     Mark,
     /// It moved from the router queue into the link send buffer.
     Lsb,
@@ -308,6 +317,8 @@ pub enum RowCause {
     Error,
     Mtu,
     Middlebox,
+    Codel,
+    Pie,
     /// A cause this version does not know (a newer writer).
     #[serde(other)]
     Other,
@@ -321,6 +332,8 @@ impl RowCause {
             RowCause::Error => "error",
             RowCause::Mtu => "mtu",
             RowCause::Middlebox => "middlebox",
+            RowCause::Codel => "codel",
+            RowCause::Pie => "pie",
             RowCause::Other => "other",
         }
     }
@@ -334,6 +347,8 @@ impl From<Cause> for RowCause {
             Cause::Error => RowCause::Error,
             Cause::Mtu => RowCause::Mtu,
             Cause::Middlebox => RowCause::Middlebox,
+            Cause::Codel => RowCause::Codel,
+            Cause::Pie => RowCause::Pie,
         }
     }
 }

@@ -8,19 +8,23 @@
 //! - [`middlebox`]: per-direction packet hooks at the router (pass, rewrite, delay, drop,
 //!   inject);
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
-//! - [`red`]: Random Early Detection and ECN marking;
+//! - [`red`]: Random Early Detection (and adaptive RED) with ECN marking;
+//! - [`codel`], [`pie`], [`fq_codel`]: CoDel (RFC 8289), PIE (RFC 8033), FQ-CoDel (RFC 8290);
 //! - [`dist`]: duration distributions for state lengths and delays;
 //! - [`event`]: the per-packet event log, its CSV writer and the one typed reader of
 //!   `events.csv`.
 
+pub mod codel;
 pub mod dist;
 pub mod error_model;
 pub mod event;
+pub mod fq_codel;
 pub mod lrb;
 pub mod lsb;
 pub mod meter;
 pub mod middlebox;
 pub mod model;
+pub mod pie;
 pub mod queue;
 pub mod rate_control;
 pub mod red;

@@ -64,6 +64,13 @@ pub struct DirStats {
     pub drops_middlebox: u64,
     /// Packets middleboxes injected into this direction.
     pub injected: u64,
+    /// Packets CoDel (also within FQ-CoDel) or PIE dropped (causes `codel`, `pie`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_aqm: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 pub struct Link {
@@ -166,6 +173,7 @@ impl Link {
                 queue: RouterQueue::new(
                     &dc.queue,
                     queue::discipline(&dc.queue, mean_packet, &seeds, d),
+                    queue::flow_queues(&dc.queue, mean_packet, &seeds, d),
                 ),
                 lsb: SendBuffer::new(dc),
                 ser: Serializer::new(seeds.stream(&format!("link.delays.{d}"))),
@@ -480,6 +488,9 @@ impl Link {
                 }
                 Verdict::Drop(cause) => return self.drop_queued(now, d, id, &pkt, cause),
             }
+            if ds.queue.at_dequeue {
+                return self.enqueue_at_dequeue(now, d, id, pkt);
+            }
         }
         // A packet that finds the queue empty and room in the LSB passes straight through, so
         // even a zero-length router queue forwards while the link keeps up.
@@ -498,6 +509,37 @@ impl Link {
         self.pump(now, d);
     }
 
+    /// [`Link::arrive`]'s end when the discipline acts at dequeue (CoDel, PIE, FQ-CoDel, whose
+    /// flow queues come with a discipline that passes every arrival): out of line, so that
+    /// drop-tail and RED keep their code.
+    #[cold]
+    #[inline(never)]
+    fn enqueue_at_dequeue(&mut self, now: Time, d: Dir, id: u64, pkt: Packet) {
+        let ds = &mut self.dirs[d.index()];
+        let len = u64::from(pkt.wire_len);
+        let passes = ds.queue.is_empty() && ds.lsb.fits(len);
+        if ds.queue.full_any(len) && !passes {
+            return self.drop_queued(now, d, id, &pkt, Cause::Queue);
+        }
+        ds.queue.push_any(Queued {
+            id,
+            pkt,
+            since: now,
+        });
+        let q = ds.queue.last_any().expect("just pushed");
+        self.log
+            .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
+        if ds.queue.over_limit() {
+            // FQ-CoDel: drops from the fattest flow's head, with cause `queue`.
+            for q in ds.queue.drop_fattest() {
+                count_drop(&mut ds.stats, Cause::Queue);
+                self.log
+                    .event(now, d, EventKind::Drop(Cause::Queue), ds, q.packet(), None);
+            }
+        }
+        self.pump_at_dequeue(now, d);
+    }
+
     fn drop_queued(&mut self, now: Time, d: Dir, id: u64, pkt: &Packet, cause: Cause) {
         let ds = &mut self.dirs[d.index()];
         count_drop(&mut ds.stats, cause);
@@ -508,7 +550,8 @@ impl Link {
     // ---- 2. link send buffer ----------------------------------------------------------------
 
     /// Moves packets from the head of the router queue into the LSB while they fit, then starts
-    /// a transmission if the serializer is idle.
+    /// a transmission if the serializer is idle. Under a discipline acting at dequeue the FIFO
+    /// is empty and [`Link::pump_at_dequeue`] takes over.
     fn pump(&mut self, now: Time, d: Dir) {
         let ds = &mut self.dirs[d.index()];
         while let Some(head) = ds.queue.head(now) {
@@ -535,7 +578,61 @@ impl Link {
             let q = ds.lsb.wait.back().expect("just pushed");
             self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
         }
-        ds.queue.note_if_empty(now);
+        if ds.queue.note_if_empty(now) {
+            return self.pump_at_dequeue(now, d);
+        }
+        self.start_tx(now, d);
+    }
+
+    /// [`Link::pump`] when the discipline judges departures: CoDel and FQ-CoDel decide here,
+    /// on the sojourn time; PIE measures it. After a drop the next head is dequeued at once.
+    #[inline(never)]
+    fn pump_at_dequeue(&mut self, now: Time, d: Dir) {
+        let ds = &mut self.dirs[d.index()];
+        loop {
+            let lsb = &ds.lsb;
+            let Some(head) = ds.queue.head_any(now, || lsb.fits(1)) else {
+                break;
+            };
+            let len = match head {
+                Ok(len) => len,
+                Err(expired) => {
+                    count_drop(&mut ds.stats, Cause::Queue);
+                    self.log.event(
+                        now,
+                        d,
+                        EventKind::Drop(Cause::Queue),
+                        ds,
+                        expired.packet(),
+                        None,
+                    );
+                    continue;
+                }
+            };
+            if !ds.lsb.fits(len) {
+                break;
+            }
+            let mut q = ds.queue.pop_any();
+            match ds.queue.judge_departure(now, &q) {
+                Verdict::Pass => {}
+                Verdict::Mark => {
+                    q.pkt.set_ce();
+                    ds.stats.marks += 1;
+                    self.log
+                        .event(now, d, EventKind::Mark, ds, q.packet(), None);
+                }
+                Verdict::Drop(cause) => {
+                    count_drop(&mut ds.stats, cause);
+                    self.log
+                        .event(now, d, EventKind::Drop(cause), ds, q.packet(), None);
+                    continue;
+                }
+            }
+            ds.lsb.push(q);
+            let q = ds.lsb.wait.back().expect("just pushed");
+            self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
+        }
+        ds.queue.note_if_empty_any(now);
         self.start_tx(now, d);
     }
 
@@ -767,5 +864,6 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Error => st.drops_error += 1,
         Cause::Mtu => st.drops_mtu += 1,
         Cause::Middlebox => st.drops_middlebox += 1,
+        Cause::Codel | Cause::Pie => st.drops_aqm += 1,
     }
 }

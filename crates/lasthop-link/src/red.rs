@@ -21,6 +21,18 @@
 //! ns-2); `gentle` (p_b rises from max_p to 1 between max_th and 2·max_th instead of jumping to 1);
 //! ECN marking (ECT packets get CE instead of being dropped; above max_th they are marked too, as
 //! Linux's sch_red does, unless `harddrop`).
+//!
+//! Adaptive RED (Floyd, Gummadi and Shenker 2001, `adaptive = true`): every 500 ms, with the
+//! average as it is then (decayed by the idle time if the queue is empty, as Linux's
+//! `red_adaptative_algo` does),
+//!
+//! ```text
+//! if avg > min_th + 0.6 (max_th - min_th) and max_p <= 0.5:  max_p <- max_p + min(0.01, max_p/4)
+//! if avg < min_th + 0.4 (max_th - min_th) and max_p >= 0.01: max_p <- 0.9 max_p
+//! ```
+//!
+//! The paper runs it with `gentle`; here that stays the `gentle` key. The model has no timer for
+//! the adaptation: each arrival first runs the ones due (at 500 ms, 1 s, ...) since the last.
 
 use crate::event::Cause;
 use crate::queue::{self, Arrival, QueueDiscipline};
@@ -66,6 +78,21 @@ impl QueueDiscipline for RedQueue {
     }
 }
 
+/// Adaptive RED as a router queue's discipline: RED after the max_p adaptations due.
+pub struct AdaptiveRedQueue(pub RedQueue);
+
+impl QueueDiscipline for AdaptiveRedQueue {
+    fn on_arrival(&mut self, a: &Arrival<'_>) -> queue::Verdict {
+        let s = a.tx_time(self.0.red.mean_packet());
+        self.0.red.adapt(a.now, s);
+        self.0.on_arrival(a)
+    }
+
+    fn on_empty(&mut self, now: Time) {
+        self.0.on_empty(now);
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Verdict {
     Pass,
@@ -86,7 +113,12 @@ pub struct Red {
     pub count: i64,
     /// When the queue last became empty, while it is empty.
     idle_since: Option<Time>,
+    /// Adaptive RED: when max_p is next adapted.
+    pub next_adapt: Time,
 }
+
+/// Adaptive RED's adaptation interval (the paper's 0.5 s; Linux `HZ/2`).
+pub const ADAPT_INTERVAL: Dur = Dur::from_millis(500);
 
 impl Red {
     pub fn new(spec: RedSpec, default_mean_packet: u64) -> Red {
@@ -101,6 +133,36 @@ impl Red {
             avg: 0.0,
             count: -1,
             idle_since: Some(Time::ZERO),
+            next_adapt: Time::ZERO + ADAPT_INTERVAL,
+        }
+    }
+
+    /// Adaptive RED: runs the max_p adaptations due at or before `now` (`s` as in
+    /// [`Red::on_arrival`], which does not call it: [`AdaptiveRedQueue`] calls both).
+    pub fn adapt(&mut self, now: Time, s: Dur) {
+        let (min, max) = (self.spec.min_th, self.spec.max_th);
+        let (lo, hi) = (min + 0.4 * (max - min), min + 0.6 * (max - min));
+        while self.next_adapt <= now {
+            let t = self.next_adapt;
+            self.next_adapt += ADAPT_INTERVAL;
+            let avg = match self.idle_since {
+                Some(since) if s > Dur::ZERO => {
+                    let m = t.saturating_since(since).0 as f64 / s.0 as f64;
+                    (1.0 - self.spec.w_q).powf(m) * self.avg
+                }
+                Some(since) if t > since => 0.0,
+                _ => self.avg,
+            };
+            let max_p = self.spec.max_p;
+            if avg > hi && max_p <= 0.5 {
+                self.spec.max_p = max_p + (max_p / 4.0).min(0.01);
+            } else if avg < lo && max_p >= 0.01 {
+                self.spec.max_p = max_p * 0.9;
+            } else if self.idle_since.is_none() || avg < lo {
+                // Nothing changes until the next arrival: skip to the last interval before it.
+                let k = now.saturating_since(t).0 / ADAPT_INTERVAL.0;
+                self.next_adapt = t + Dur(k * ADAPT_INTERVAL.0) + ADAPT_INTERVAL;
+            }
         }
     }
 
@@ -212,6 +274,7 @@ mod tests {
             ecn: false,
             harddrop: false,
             mean_packet: None,
+            adaptive: false,
         }
     }
 

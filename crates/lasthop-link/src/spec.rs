@@ -169,14 +169,88 @@ pub struct QueueSpec {
     #[serde(default)]
     pub policy: Policy,
     pub red: Option<RedSpec>,
+    /// `policy = "codel"`: CoDel's parameters (RFC 8289), all optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub codel: Option<CodelSpec>,
+    /// `policy = "pie"`: PIE's parameters (RFC 8033), all optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pie: Option<PieSpec>,
+    /// `policy = "fq_codel"`: FQ-CoDel's parameters (RFC 8290), all optional.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_codel: Option<FqCodelSpec>,
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "snake_case")]
 pub enum Policy {
     #[default]
     Droptail,
     Red,
+    Codel,
+    Pie,
+    FqCodel,
+}
+
+impl Policy {
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Droptail => "droptail",
+            Policy::Red => "red",
+            Policy::Codel => "codel",
+            Policy::Pie => "pie",
+            Policy::FqCodel => "fq_codel",
+        }
+    }
+}
+
+/// CoDel (RFC 8289) as written; defaults are the RFC's (and Linux `sch_codel`'s).
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CodelSpec {
+    /// Acceptable standing queue delay (default 5 ms).
+    pub target: Option<Dur>,
+    /// Sliding window over which the minimum sojourn must exceed `target` (default 100 ms).
+    pub interval: Option<Dur>,
+    /// Mark ECT packets instead of dropping them (default false, as Linux `sch_codel`).
+    pub ecn: Option<bool>,
+}
+
+/// PIE (RFC 8033) as written; defaults are the RFC's.
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PieSpec {
+    /// Target queue delay (default 15 ms).
+    pub target: Option<Dur>,
+    /// How often the drop probability is updated (default 15 ms).
+    pub tupdate: Option<Dur>,
+    /// Weight of the delay's distance from target, per second (default 0.125).
+    pub alpha: Option<f64>,
+    /// Weight of the delay's trend, per second (default 1.25).
+    pub beta: Option<f64>,
+    /// Burst allowance after an idle period (default 150 ms).
+    pub max_burst: Option<Dur>,
+    /// Mark ECT packets while the drop probability is at most 10 % (default false, as Linux).
+    pub ecn: Option<bool>,
+    /// Scale the probability by size / MTU (default false, as Linux).
+    pub bytemode: Option<bool>,
+}
+
+/// FQ-CoDel (RFC 8290) as written; defaults are Linux `sch_fq_codel`'s.
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelSpec {
+    /// Each flow queue's CoDel target (default 5 ms).
+    pub target: Option<Dur>,
+    /// Each flow queue's CoDel interval (default 100 ms).
+    pub interval: Option<Dur>,
+    /// Number of flow queues the 5-tuple hash spreads over (default 1024).
+    pub flows: Option<u32>,
+    /// DRR quantum: bytes a flow may send per round (default the link MTU, 1500B without one).
+    pub quantum: Option<Bytes>,
+    /// Mark ECT packets instead of dropping them (default true, as Linux).
+    pub ecn: Option<bool>,
+    /// Most packets dropped from the fattest flow when the queue is full (default 64, Linux).
+    pub drop_batch: Option<u32>,
 }
 
 /// Floyd–Jacobson RED. Thresholds are in packets; in byte mode the queue is measured in units
@@ -201,6 +275,14 @@ pub struct RedSpec {
     pub harddrop: bool,
     /// Typical packet size: the idle-time correction's transmission time, and the byte-mode unit.
     pub mean_packet: Option<Bytes>,
+    /// Adaptive RED (Floyd, Gummadi, Shenker 2001): every 500 ms, max_p moves towards keeping
+    /// the average between min_th + 0.4 (max_th - min_th) and min_th + 0.6 (max_th - min_th).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub adaptive: bool,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -349,6 +431,84 @@ pub struct QueueConfig {
     pub bytes: Option<u64>,
     pub sojourn: Option<Dur>,
     pub red: Option<RedSpec>,
+    /// A discipline other than drop-tail and RED.
+    pub aqm: Option<Aqm>,
+}
+
+/// The validated parameters of CoDel, PIE or FQ-CoDel.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Aqm {
+    Codel(CodelConfig),
+    Pie(PieConfig),
+    FqCodel(FqCodelConfig),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CodelConfig {
+    pub target: Dur,
+    pub interval: Dur,
+    pub ecn: bool,
+}
+
+impl Default for CodelConfig {
+    /// RFC 8289 §4.2–4.3: target 5 ms, interval 100 ms.
+    fn default() -> CodelConfig {
+        CodelConfig {
+            target: Dur::from_millis(5),
+            interval: Dur::from_millis(100),
+            ecn: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PieConfig {
+    pub target: Dur,
+    pub tupdate: Dur,
+    pub alpha: f64,
+    pub beta: f64,
+    pub max_burst: Dur,
+    pub ecn: bool,
+    pub bytemode: bool,
+}
+
+impl Default for PieConfig {
+    /// RFC 8033 §4 and §5: 15 ms, 15 ms, 0.125, 1.25, 150 ms.
+    fn default() -> PieConfig {
+        PieConfig {
+            target: Dur::from_millis(15),
+            tupdate: Dur::from_millis(15),
+            alpha: 0.125,
+            beta: 1.25,
+            max_burst: Dur::from_millis(150),
+            ecn: false,
+            bytemode: false,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FqCodelConfig {
+    pub codel: CodelConfig,
+    pub flows: u32,
+    /// `None`: the link MTU (1500B without one).
+    pub quantum: Option<u64>,
+    pub drop_batch: u32,
+}
+
+impl Default for FqCodelConfig {
+    /// Linux `sch_fq_codel`: 1024 flows, ECN on, batches of 64.
+    fn default() -> FqCodelConfig {
+        FqCodelConfig {
+            codel: CodelConfig {
+                ecn: true,
+                ..CodelConfig::default()
+            },
+            flows: 1024,
+            quantum: None,
+            drop_batch: 64,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -879,16 +1039,30 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             bytes: None,
             sojourn: None,
             red: None,
+            aqm: None,
         });
     };
+    // A table for another policy is refused rather than ignored.
+    for (name, given, policy) in [
+        ("red", q.red.is_some(), Policy::Red),
+        ("codel", q.codel.is_some(), Policy::Codel),
+        ("pie", q.pie.is_some(), Policy::Pie),
+        ("fq_codel", q.fq_codel.is_some(), Policy::FqCodel),
+    ] {
+        if given && q.policy != policy {
+            return Err(err(
+                format!("{key}.{name}"),
+                format!(
+                    "{} parameters given but policy is {:?}: set policy = {:?} or remove the table",
+                    name,
+                    q.policy.name(),
+                    policy.name()
+                ),
+            ));
+        }
+    }
     let red =
         match (q.policy, &q.red) {
-            (Policy::Droptail, Some(_)) => {
-                return Err(err(
-                    format!("{key}.red"),
-                    "RED parameters given but policy is \"droptail\": set policy = \"red\"",
-                ))
-            }
             (Policy::Red, None) => return Err(err(
                 format!("{key}.red"),
                 "missing: policy = \"red\" needs a [red] table with min_th, max_th, max_p and w_q",
@@ -918,8 +1092,57 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
                 }
                 Some(r.clone())
             }
-            (Policy::Droptail, None) => None,
+            _ => None,
         };
+    let aqm = match q.policy {
+        Policy::Droptail | Policy::Red => None,
+        Policy::Codel => {
+            let c = q.codel.clone().unwrap_or_default();
+            Some(Aqm::Codel(validate_codel(
+                &format!("{key}.codel"),
+                c.target,
+                c.interval,
+                c.ecn,
+                CodelConfig::default(),
+            )?))
+        }
+        Policy::Pie => Some(Aqm::Pie(validate_pie(
+            &format!("{key}.pie"),
+            &q.pie.clone().unwrap_or_default(),
+        )?)),
+        Policy::FqCodel => {
+            let k = format!("{key}.fq_codel");
+            let f = q.fq_codel.clone().unwrap_or_default();
+            let d = FqCodelConfig::default();
+            let codel = validate_codel(&k, f.target, f.interval, f.ecn, d.codel)?;
+            let flows = f.flows.unwrap_or(d.flows);
+            if !(1..=65536).contains(&flows) {
+                return Err(err(
+                    format!("{k}.flows"),
+                    format!("{flows} flow queues: give 1 to 65536 (Linux's range; default 1024)"),
+                ));
+            }
+            if f.quantum == Some(Bytes(0)) {
+                return Err(err(
+                    format!("{k}.quantum"),
+                    "0B lets no flow send: give the bytes a flow may send per round, e.g. \"1514B\" (default the link MTU)",
+                ));
+            }
+            let drop_batch = f.drop_batch.unwrap_or(d.drop_batch);
+            if drop_batch == 0 {
+                return Err(err(
+                    format!("{k}.drop_batch"),
+                    "0 packets would drop nothing when the queue is full: give 1 or more (default 64)",
+                ));
+            }
+            Some(Aqm::FqCodel(FqCodelConfig {
+                codel,
+                flows,
+                quantum: f.quantum.map(|b| b.0),
+                drop_batch,
+            }))
+        }
+    };
     if q.packets == Some(0) {
         return Err(err(
             format!("{key}.packets"),
@@ -937,6 +1160,78 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
         bytes: q.bytes.map(|b| b.0),
         sojourn: q.sojourn,
         red,
+        aqm,
+    })
+}
+
+fn validate_codel(
+    key: &str,
+    target: Option<Dur>,
+    interval: Option<Dur>,
+    ecn: Option<bool>,
+    d: CodelConfig,
+) -> Result<CodelConfig, SpecError> {
+    let target = target.unwrap_or(d.target);
+    let interval = interval.unwrap_or(d.interval);
+    if target == Dur::ZERO {
+        return Err(err(
+            format!("{key}.target"),
+            "0s: the target sojourn time must be above 0 (RFC 8289's default is \"5ms\")",
+        ));
+    }
+    if interval == Dur::ZERO {
+        return Err(err(
+            format!("{key}.interval"),
+            "0s: the interval must be above 0 (RFC 8289's default is \"100ms\")",
+        ));
+    }
+    Ok(CodelConfig {
+        target,
+        interval,
+        ecn: ecn.unwrap_or(d.ecn),
+    })
+}
+
+fn validate_pie(key: &str, p: &PieSpec) -> Result<PieConfig, SpecError> {
+    let d = PieConfig::default();
+    let k = |f: &str| format!("{key}.{f}");
+    let target = p.target.unwrap_or(d.target);
+    if target == Dur::ZERO {
+        return Err(err(
+            k("target"),
+            "0s: the target queue delay must be above 0 (RFC 8033's default is \"15ms\")",
+        ));
+    }
+    let tupdate = p.tupdate.unwrap_or(d.tupdate);
+    if tupdate == Dur::ZERO {
+        return Err(err(
+            k("tupdate"),
+            "0s: the update interval must be above 0 (RFC 8033's default is \"15ms\")",
+        ));
+    }
+    // RFC 8033 §4.2 and Linux (0..32 sixteenths): alpha and beta lie in (0, 2].
+    let alpha = p.alpha.unwrap_or(d.alpha);
+    if !(alpha > 0.0 && alpha <= 2.0) {
+        return Err(err(
+            k("alpha"),
+            format!("{alpha} is outside (0, 2] (RFC 8033's default is 0.125)"),
+        ));
+    }
+    let beta = p.beta.unwrap_or(d.beta);
+    if !(beta > 0.0 && beta <= 2.0) {
+        return Err(err(
+            k("beta"),
+            format!("{beta} is outside (0, 2] (RFC 8033's default is 1.25)"),
+        ));
+    }
+    Ok(PieConfig {
+        target,
+        tupdate,
+        alpha,
+        beta,
+        max_burst: p.max_burst.unwrap_or(d.max_burst),
+        ecn: p.ecn.unwrap_or(d.ecn),
+        bytemode: p.bytemode.unwrap_or(d.bytemode),
     })
 }
 
@@ -1009,22 +1304,58 @@ impl LinkConfig {
             if let Some(j) = q.sojourn {
                 let _ = write!(s, ", sojourn at most {j}");
             }
-            match &q.red {
-                None => {
-                    let _ = writeln!(s, ", drop-tail");
-                }
-                Some(r) => {
+            let ecn = |on: bool| if on { ", ECN marking" } else { "" };
+            match (&q.red, &q.aqm) {
+                (Some(r), _) => {
                     let _ = writeln!(
                         s,
-                        ", RED min_th {} max_th {} max_p {} w_q {} ({:?} mode{}{})",
+                        ", {}RED min_th {} max_th {} max_p {} w_q {} ({:?} mode{}{})",
+                        if r.adaptive { "adaptive " } else { "" },
                         r.min_th,
                         r.max_th,
                         r.max_p,
                         r.w_q,
                         r.mode,
                         if r.gentle { ", gentle" } else { "" },
-                        if r.ecn { ", ECN marking" } else { "" }
+                        ecn(r.ecn)
                     );
+                }
+                (None, Some(Aqm::Codel(c))) => {
+                    let _ = writeln!(
+                        s,
+                        ", CoDel target {} interval {} (at dequeue{})",
+                        c.target,
+                        c.interval,
+                        ecn(c.ecn)
+                    );
+                }
+                (None, Some(Aqm::Pie(p))) => {
+                    let _ = writeln!(
+                        s,
+                        ", PIE target {} tupdate {} alpha {} beta {} max_burst {} (queue delay from timestamps{}{})",
+                        p.target,
+                        p.tupdate,
+                        p.alpha,
+                        p.beta,
+                        p.max_burst,
+                        if p.bytemode { ", byte mode" } else { "" },
+                        ecn(p.ecn)
+                    );
+                }
+                (None, Some(Aqm::FqCodel(f))) => {
+                    let quantum = f.quantum.or(self.mtu.map(u64::from)).unwrap_or(1500);
+                    let _ = writeln!(
+                        s,
+                        ", FQ-CoDel {} flows, quantum {quantum}B, CoDel target {} interval {} per flow (drops from the fattest flow when full, up to {} at once{})",
+                        f.flows,
+                        f.codel.target,
+                        f.codel.interval,
+                        f.drop_batch,
+                        ecn(f.codel.ecn)
+                    );
+                }
+                (None, None) => {
+                    let _ = writeln!(s, ", drop-tail");
                 }
             }
             let _ = writeln!(
