@@ -159,7 +159,7 @@ impl BottleneckMetrics {
             util_pct: l.utilisation * 100.0,
             queue_mean_pkts: l.queue_mean_pkts,
             queue_max_pkts: l.queue_max_pkts as f64,
-            drops: l.drops_queue + l.drops_red + l.drops_error + l.drops_mtu,
+            drops: l.drops_queue + l.drops_red + l.drops_error + l.drops_mtu + l.drops_aqm,
             marks: l.marks,
             goodput_mean_mbps: g.map(|g| g.0),
             goodput_sd_mbps: g.map(|g| g.1),
@@ -384,4 +384,89 @@ fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], File
         };
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Two greedy flows, the second starting at 5 s of a 10 s run, and one repeat flow.
+    fn scenario(dir: &Path) -> Scenario {
+        std::fs::write(dir.join("l.toml"), "[both]\nrate = \"10Mbit\"\n").unwrap();
+        let text = r#"
+duration = "10s"
+link = "l.toml"
+[hosts.s]
+side = "fixed"
+count = 3
+[hosts.r]
+side = "mobile"
+count = 3
+[[flows]]
+kind = "bulk"
+from = "s0"
+to = "r0"
+bytes = "1GB"
+[[flows]]
+kind = "bulk"
+from = "s1"
+to = "r1"
+bytes = "1GB"
+start = "5s"
+[[flows]]
+kind = "repeat"
+from = "s2"
+to = "r2"
+bytes = 10240
+pause = "250ms"
+"#;
+        Scenario::from_str_in(text, dir).unwrap()
+    }
+
+    fn conn(flow: usize, bytes: u64, elapsed_s: f64, complete: bool) -> ConnMetrics {
+        ConnMetrics {
+            flow: Some(flow),
+            bytes,
+            elapsed_s,
+            complete,
+            ..ConnMetrics::default()
+        }
+    }
+
+    #[test]
+    fn bottleneck_figures_by_hand() {
+        let d = tempfile::tempdir().unwrap();
+        let sc = scenario(d.path());
+        let csv = "dir,arrived,released,drops_queue,drops_red,drops_error,drops_mtu,drops_middlebox,drops_aqm,marks,errors,injected,utilisation,queue_mean_pkts,queue_max_pkts,end_s\n\
+                   down,100,95,4,1,0,0,0,2,3,0,0,0.5,3.5,9,10\n\
+                   up,90,90,0,0,0,0,0,0,0,0,0,0.1,0,1,10\n";
+        let path = d.path().join("link.csv");
+        std::fs::write(&path, csv).unwrap();
+        // Flow 0: 1 250 000 bytes in 10 s = 1 Mbit/s; flow 1: 312 500 bytes in its 5 s =
+        // 0.5 Mbit/s. Mean 0.75, population σ 0.25, σ/μ 1/3, Jain 1.5² / (2 · 1.25) = 0.9.
+        // Flow 2's transfers: 100 and 300 ms complete (mean 200, σ 100), one incomplete.
+        let conns = [
+            conn(0, 1_000_000, 10.0, false),
+            conn(0, 250_000, 1.0, true),
+            conn(1, 312_500, 5.0, false),
+            conn(2, 10240, 0.1, true),
+            conn(2, 10240, 0.3, true),
+            conn(2, 5000, 0.05, false),
+        ];
+        let b = BottleneckMetrics::compute(&path, &conns, &sc).unwrap();
+        assert_eq!(
+            (b.util_pct, b.queue_mean_pkts, b.queue_max_pkts),
+            (50.0, 3.5, 9.0)
+        );
+        assert_eq!((b.drops, b.marks), (7, 3), "queue 4 + red 1 + aqm 2");
+        let close = |a: Option<f64>, b: f64| assert!((a.unwrap() - b).abs() < 1e-9, "{a:?} {b}");
+        close(b.goodput_mean_mbps, 0.75);
+        close(b.goodput_sd_mbps, 0.25);
+        close(b.goodput_cov, 1.0 / 3.0);
+        close(b.goodput_jain, 0.9);
+        assert_eq!(b.transfers, 2);
+        close(b.transfer_mean_ms, 200.0);
+        close(b.transfer_sd_ms, 100.0);
+        close(b.transfer_cov, 0.5);
+    }
 }

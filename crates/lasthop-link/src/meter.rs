@@ -81,6 +81,8 @@ pub struct LinkRow {
     pub drops_error: u64,
     pub drops_mtu: u64,
     pub drops_middlebox: u64,
+    /// Drops of CoDel, PIE and FQ-CoDel's CoDel (causes `codel`, `pie`).
+    pub drops_aqm: u64,
     /// ECN marks (CE set instead of a drop).
     pub marks: u64,
     /// Failed transmission attempts.
@@ -107,6 +109,7 @@ impl LinkRow {
             drops_error: s.drops_error,
             drops_mtu: s.drops_mtu,
             drops_middlebox: s.drops_middlebox,
+            drops_aqm: s.drops_aqm,
             marks: s.marks,
             errors: s.errors,
             injected: s.injected,

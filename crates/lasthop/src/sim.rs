@@ -109,8 +109,8 @@ pub fn run(args: SimArgs) -> Result<()> {
     let secs = r.end.as_nanos() as f64 / 1e9;
     for ((d, s), m) in ["down", "up"].iter().zip(&r.link).zip(&r.meters) {
         println!(
-            "link {d}: {} packets in, {} out; drops: {} queue, {} red, {} error; {} ECN marks; {} link errors; busy {:.1} % of {secs:.3} s; router queue mean {:.2}, max {} packets",
-            s.arrived, s.released, s.drops_queue, s.drops_red, s.drops_error, s.marks, s.errors,
+            "link {d}: {} packets in, {} out; drops: {} queue, {} red, {} aqm, {} error; {} ECN marks; {} link errors; busy {:.1} % of {secs:.3} s; router queue mean {:.2}, max {} packets",
+            s.arrived, s.released, s.drops_queue, s.drops_red, s.drops_aqm, s.drops_error, s.marks, s.errors,
             if secs > 0.0 { m.busy_ns as f64 / 1e7 / secs } else { 0.0 },
             m.queue_mean, m.queue_max
         );
