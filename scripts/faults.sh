@@ -44,7 +44,7 @@ T=$(( $(now_ms) - t0 ))
 NRUNS=$(find "$W/ref/runs" -name done.json | wc -l)
 echo "lasthop run: reference of $NRUNS runs took $T ms"
 
-same=0 differ=0 early=0 done_at_kill=""
+same=0 differ=0 early=0 stale=0 done_at_kill=""
 for i in $(seq 1 "$RUN_KILLS"); do
     out="$W/k$i"
     delay=$(rnd "$T")
@@ -55,7 +55,9 @@ for i in $(seq 1 "$RUN_KILLS"); do
     wait "$pid" 2>/dev/null || true
     n=$(find "$out/runs" -name done.json 2>/dev/null | wc -l)
     done_at_kill="$done_at_kill $n"
-    "$LH" run "$W/exp.toml" --out "$out" -j 2 -q >/dev/null
+    "$LH" run "$W/exp.toml" --out "$out" -j 2 -q >/dev/null 2>"$W/resume$i.err" \
+        || { echo "kill $i: the resumed run failed:"; cat "$W/resume$i.err"; FAIL=1; }
+    if grep -q '^removed .* temporary files' "$W/resume$i.err"; then stale=$((stale + 1)); fi
     if diff -r "$W/ref" "$out" >"$W/diff$i.txt" 2>&1; then
         same=$((same + 1))
         rm -rf "$out" "$W/diff$i.txt"
@@ -66,11 +68,11 @@ for i in $(seq 1 "$RUN_KILLS"); do
         FAIL=1
     fi
 done
-echo "lasthop run: $RUN_KILLS kill -9 at random moments (finished runs at the kill:$done_at_kill of $NRUNS; $early finished before the kill), resumed: $same identical to the reference, $differ different"
+echo "lasthop run: $RUN_KILLS kill -9 at random moments (finished runs at the kill:$done_at_kill of $NRUNS; $early finished before the kill; $stale resumes removed half-written temporary files first), resumed: $same identical to the reference, $differ different"
 
 # ---- 2. lasthop emu ------------------------------------------------------------------------
 if [[ $(id -u) != 0 || $EMU_KILLS == 0 ]]; then
-    echo "lasthop emu: SKIPPED (needs root)"
+    [[ $EMU_KILLS == 0 ]] && echo "lasthop emu: no kills asked" || echo "lasthop emu: SKIPPED (needs root)"
     [[ $FAIL == 0 ]] && echo "faults: PASS" || { echo "faults: FAIL"; exit 1; }
     exit 0
 fi

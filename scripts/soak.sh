@@ -54,8 +54,9 @@ wait "$EMU"
 RC=$?
 set -e
 echo "emulator exit status $RC, load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
-grep -E '^run |releases|warning' "$OUT/stdout.txt" "$OUT/stderr.txt" | sed 's/^[^:]*://' || true
-tail -n 1 <(grep '^\[' "$OUT/stderr.txt") || true
+grep -E '^run |releases' "$OUT/stdout.txt" || true
+grep -v '^\[' "$OUT/stderr.txt" || true
+grep '^\[' "$OUT/stderr.txt" | tail -n 1 || true
 
 FAIL=0
 [[ $RC == 0 ]] || { echo "FAIL: lasthop emu exited with $RC"; FAIL=1; }
@@ -89,6 +90,9 @@ if after:
     loads = [float(r["load1"]) for r in rows]
     print(f"load average (1 min) during the run: min {min(loads):.2f} median "
           f"{sorted(loads)[len(loads)//2]:.2f} max {max(loads):.2f}")
+    ts = [float(r["t_s"]) for r in rows if float(r["t_s"]) >= warm]
+    if len(after) > 1 and ts[-1] > ts[0]:
+        print(f"  RSS growth after warm-up: {(after[-1] - after[0]) / (ts[-1] - ts[0]) * 3600:.0f} kB per hour")
     if spread > 10:
         print("FAIL: resident memory not flat"); ok = False
 else:
@@ -120,9 +124,11 @@ first = [l for t, l in late if t < win]
 last = [l for t, l in late if t >= end - win]
 print(f"lateness over {len(late)} releases: p50 {q([l for _, l in late], .5)/1e3:.1f} us "
       f"p99 {q([l for _, l in late], .99)/1e3:.1f} us max {max(l for _, l in late)/1e3:.1f} us")
-for name, v in (("first", first), ("last", last)):
+for name, v, lo, hi in (("first", first, 0, win / 1e9), ("last", last, (end - win) / 1e9, end / 1e9)):
+    ld = sorted(float(r["load1"]) for r in rows if lo <= float(r["t_s"]) <= hi)
     print(f"  {name} {win/60e9:.1f} min: {len(v)} releases, p50 {q(v, .5)/1e3:.1f} us "
-          f"p99 {q(v, .99)/1e3:.1f} us max {max(v)/1e3:.1f} us, {sum(1 for l in v if l > 1e6)} over 1 ms")
+          f"p99 {q(v, .99)/1e3:.1f} us max {max(v)/1e3:.1f} us, {sum(1 for l in v if l > 1e6)} over 1 ms; "
+          f"load average (1 min) median {ld[len(ld)//2] if ld else float('nan'):.2f}")
 if first and last and q(last, .99) > 2 * q(first, .99) and q(last, .99) > 1e6:
     print("FAIL: lateness p99 grew over the run (more than twice, and over 1 ms)"); ok = False
 
