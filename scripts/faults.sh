@@ -14,7 +14,7 @@
 #    transfers run), then either `lasthop cleanup` (odd kills) or the next `lasthop emu` into the
 #    same directory (even kills; examples/scenarios/passthrough.toml, a second long), and count
 #    what the killed run left: its namespaces (`ip netns list`), lh-* devices in the root
-#    namespace, its child processes still alive, its registry entry in /run/lasthop.
+#    namespace, its child processes still running 5 s on, its registry entry in /run/lasthop.
 # Prints the figures; exits 1 when a resumed run differs or anything is left behind.
 # LASTHOP=path/to/lasthop overrides the binary (default target/release/lasthop, built if missing).
 set -euo pipefail
@@ -53,7 +53,7 @@ for i in $(seq 1 "$RUN_KILLS"); do
     sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
     if kill -0 "$pid" 2>/dev/null; then kill -9 "$pid"; else early=$((early + 1)); fi
     wait "$pid" 2>/dev/null || true
-    n=$(find "$out/runs" -name done.json 2>/dev/null | wc -l)
+    n=$(find "$out/runs" -name done.json 2>/dev/null | wc -l || true)
     done_at_kill="$done_at_kill $n"
     "$LH" run "$W/exp.toml" --out "$out" -j 2 -q >/dev/null 2>"$W/resume$i.err" \
         || { echo "kill $i: the resumed run failed:"; cat "$W/resume$i.err"; FAIL=1; }
@@ -104,8 +104,18 @@ for i in $(seq 1 "$EMU_KILLS"); do
     [[ -n $id ]] && registered=$((registered + 1))
     ns=$(ip netns list | grep -c "^lh-${id:-none}-" || true)
     dev=$(ip -o link show 2>/dev/null | grep -c ": lh-${id:-none}" || true)
+    # The programs die with the emulator (parent-death signal); a killed one is a zombie until
+    # init reaps it, so a process counts as left when it still runs (not state Z) 5 s on.
     proc=0
-    for k in $(echo "$kids" | tr ' ' '\n' | sort -u); do kill -0 "$k" 2>/dev/null && proc=$((proc + 1)); done
+    for t in 1 2 3 4 5 6; do
+        proc=0
+        for k in $(echo "$kids" | tr ' ' '\n' | sort -u); do
+            st=$(awk '{print $3}' "/proc/$k/stat" 2>/dev/null || true)
+            [[ -n $st && $st != Z ]] && proc=$((proc + 1))
+        done
+        (( proc == 0 )) && break
+        sleep 1
+    done
     reg=0; [[ -n $id && -e /run/lasthop/$id ]] && reg=1
     echo "emu kill $i after $delay ms (run ${id:-not yet registered}, $nsb namespaces at the kill), then $how: left $ns namespaces, $dev devices, $proc processes, $reg registry entries"
     left_ns=$((left_ns + ns)) left_dev=$((left_dev + dev)) left_proc=$((left_proc + proc)) left_reg=$((left_reg + reg))

@@ -149,9 +149,16 @@ fn children(pid: u32) -> Vec<u32> {
         .collect()
 }
 
+/// Whether `pid` still runs: it exists and is not a zombie (a killed program stays one until
+/// init reaps it).
 fn alive(pid: u32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    unsafe { libc::kill(pid as i32, 0) == 0 }
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next().map(|st| st != "Z"))
+        })
+        .unwrap_or(false)
 }
 
 /// The run id the registry in /run/lasthop gives the emulator process `pid`, once registered.
