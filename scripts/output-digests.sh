@@ -10,7 +10,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for s in examples/scenarios/*.toml; do
   n=$(basename "$s" .toml)
-  case "$n" in bench-*) continue ;; esac
+  case "$n" in bench-* | soak-*) continue ;; esac # long runs for measurements, not outputs
   grep -q "^\[hosts\." "$s" || continue # a link spec kept beside the scenarios
   "$bin" sim "$s" --out "$tmp/sim/$n" >/dev/null
 done

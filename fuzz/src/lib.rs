@@ -102,45 +102,142 @@ impl Bytes<'_> {
 const HOST: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 1);
 const PEER: Ipv4Addr = Ipv4Addr::new(198, 19, 0, 2);
 
-/// Arbitrary bytes as packets into a TCP host that listens on port 80 and has opened a
-/// connection from port 1024 to the peer's 5000. Each packet: a control byte, a length byte,
-/// that many bytes. Control bit 0: write the host's and peer's addresses and one of the two
-/// connections' ports into the IPv4/TCP headers (so that the bytes reach a connection); bits
-/// 1..=3: how far the clock moves (0 to 7 × 50 ms); bit 4: run the host's timers first.
+/// What the fuzzer's peer knows of one of the host's two connections: its own sequence space,
+/// and the host's as seen in what the host sent.
+#[derive(Default)]
+struct Peer {
+    /// The peer's next sequence number (its ISN until its SYN is sent).
+    nxt: u32,
+    /// The host's ISN, once its SYN was seen.
+    host_isn: Option<u32>,
+    /// The highest sequence number the host has sent (seq + length), as far as seen.
+    host_max: u32,
+    /// The last ACK the peer sent.
+    last_ack: u32,
+    /// The host's last 16 TSvals, newest first.
+    host_ts: Vec<u32>,
+    /// Whether the host was given data to send on this connection.
+    fed: bool,
+}
+
+/// Sequence number a is after b (mod 2^32).
+fn after(a: u32, b: u32) -> bool {
+    (a.wrapping_sub(b) as i32) > 0
+}
+
+/// Packets into a TCP host that listens on port 80 and has opened a connection from port 1024
+/// to the peer's 5000 with 64 KiB to send; the fuzzer plays the peer of both connections.
+///
+/// The first byte picks the host's TCP switches (SACK, timestamps, D-SACK, F-RTO, FACK, ECN, the
+/// delayed-ACK mode; an invalid combination falls back to the defaults with timestamps and
+/// D-SACK). Then steps, each a control byte: bit 0 the connection (0: the active one to 5000,
+/// 1: the one accepted on port 80 from 4000, which is given 32 KiB to send once it exists);
+/// bits 1..=3 how far the clock moves (0 to 7 × 50 ms); bit 4: run the host's timers first;
+/// bit 6: the application closes that connection. With bit 5 the step is raw bytes (a length
+/// byte and that many bytes, with the addresses and the connection's ports written into the
+/// IPv4/TCP headers when bit 7 is set and there are 24 bytes), else a segment built from fields
+/// relative to the two sides' sequence numbers, so that it reaches the connection's state
+/// machine and recovery and not only the header checks:
+/// flags; seq = the peer's next sequence number + i8 × MSS + i8; an ACK selector (bits 0..=1:
+/// relative to the highest sequence number the host sent, to the peer's last ACK, to the host's
+/// ISN + 1, or an absolute u32 that follows) with i8 × MSS + i8 after it; a window byte (× 257);
+/// a payload byte (× 8 bytes, virtual); an options byte: bit 0 timestamps (a byte follows: which
+/// of the host's last 16 TSvals to echo), bits 1..=2 how many SACK blocks (two bytes each: start
+/// after the peer's last ACK and length, in MSS), bit 3 MSS, bit 4 SACK permitted, bit 5 window
+/// scale (the last three on SYNs), bits 6..=7 the IP header's ECN codepoint. The peer's next
+/// sequence number advances by a segment sent at it. What the host sends is read back (its ISN,
+/// highest sequence number and TSvals); at the end its timers are run out.
 pub fn tcp_input(data: &[u8]) {
-    let cfg = lasthop_tcp::TcpConfig {
-        timestamps: true,
-        dsack: true,
-        ..lasthop_tcp::TcpConfig::default()
+    use lasthop_tcp::{DelayedAck, Segment, TcpConfig};
+    let mut input = Bytes(data);
+    let sw = input.u8().unwrap_or(0);
+    let cfg = TcpConfig {
+        sack: sw & 1 == 0,
+        timestamps: sw & 2 == 0,
+        dsack: sw & 4 == 0,
+        frto: sw & 8 != 0,
+        fack: sw & 16 != 0,
+        ecn: sw & 32 != 0,
+        delayed_ack: [
+            DelayedAck::Static,
+            DelayedAck::Off,
+            DelayedAck::Adaptive,
+            DelayedAck::Static,
+        ][usize::from(sw >> 6)],
+        ..TcpConfig::default()
+    };
+    let cfg = if cfg.validate().is_ok() {
+        cfg
+    } else {
+        TcpConfig {
+            timestamps: true,
+            dsack: true,
+            ..TcpConfig::default()
+        }
     };
     let mut h = lasthop_tcp::Host::new(HOST, cfg);
     h.listen(80);
     let mut now = Time(1_000_000);
-    h.connect(now, 1024, SocketAddrV4::new(PEER, 5000), 1000);
-    let mut input = Bytes(data);
-    let mut steps = 0;
-    while let (Some(ctl), Some(len)) = (input.u8(), input.u8()) {
-        steps += 1;
-        if steps > 200 {
-            break;
-        }
-        let mut bytes = input.take(len as usize).to_vec();
-        if ctl & 1 != 0 && bytes.len() >= 24 {
-            bytes[0] = (bytes[0] & 0x0f) | 0x40;
-            let ihl = ((bytes[0] & 0x0f) as usize * 4).max(20);
-            bytes[9] = 6;
-            bytes[12..16].copy_from_slice(&PEER.octets());
-            bytes[16..20].copy_from_slice(&HOST.octets());
-            if bytes.len() >= ihl + 4 {
-                let (sport, dport) = if ctl & 0x20 != 0 {
-                    (5000u16, 1024u16)
-                } else {
-                    (4000, 80)
-                };
-                bytes[ihl..ihl + 2].copy_from_slice(&sport.to_be_bytes());
-                bytes[ihl + 2..ihl + 4].copy_from_slice(&dport.to_be_bytes());
+    let keys = [
+        (SocketAddrV4::new(HOST, 1024), SocketAddrV4::new(PEER, 5000)),
+        (SocketAddrV4::new(HOST, 80), SocketAddrV4::new(PEER, 4000)),
+    ];
+    let active = h.connect(now, 1024, SocketAddrV4::new(PEER, 5000), 1000);
+    debug_assert_eq!(active, keys[0]);
+    let mut peers = [
+        Peer {
+            nxt: 50_000,
+            ..Peer::default()
+        },
+        Peer {
+            nxt: 0xffff_f000, // wraps soon
+            ..Peer::default()
+        },
+    ];
+    if let Some(c) = h.conn_mut(&keys[0]) {
+        c.send(64 * 1024);
+        peers[0].fed = true;
+    }
+    // What the host sent: its ISN, highest sequence number and timestamps.
+    let drain = |h: &mut lasthop_tcp::Host, now: Time, peers: &mut [Peer; 2]| {
+        for _ in 0..500 {
+            let Some(p) = h.poll_transmit(now) else { break };
+            let Some(seg) = Segment::decode(&p) else {
+                continue;
+            };
+            let Some(i) = keys.iter().position(|k| Some(k.1) == seg.dst) else {
+                continue;
+            };
+            let peer = &mut peers[i];
+            if seg.has(lasthop_core::wire::SYN) && peer.host_isn.is_none() {
+                peer.host_isn = Some(seg.seq);
+                peer.host_max = seg.seq;
+            }
+            let end = seg.seq.wrapping_add(seg.seq_len());
+            if after(end, peer.host_max) {
+                peer.host_max = end;
+            }
+            if let Some((tsval, _)) = seg.ts {
+                peer.host_ts.insert(0, tsval);
+                peer.host_ts.truncate(16);
             }
         }
+        h.drain_events(|_, _| {});
+        if !peers[1].fed {
+            if let Some(c) = h.conn_mut(&keys[1]) {
+                c.send(32 * 1024);
+                peers[1].fed = true;
+            }
+        }
+    };
+    drain(&mut h, now, &mut peers);
+    let mut steps = 0;
+    while let Some(ctl) = input.u8() {
+        steps += 1;
+        if steps > 300 {
+            break;
+        }
+        let i = usize::from(ctl & 1);
         now = Time(now.0 + u64::from((ctl >> 1) & 7) * 50_000_000);
         if ctl & 0x10 != 0 {
             if let Some(t) = h.poll_timeout() {
@@ -148,22 +245,114 @@ pub fn tcp_input(data: &[u8]) {
                 h.handle_timeout(now);
             }
         }
-        let wire = bytes.len() as u32 + u32::from(ctl >> 6) * 500;
-        let _ = h.handle_packet(now, &Packet::with_wire_len(bytes, wire));
-        for _ in 0..500 {
-            if h.poll_transmit(now).is_none() {
-                break;
+        if ctl & 0x40 != 0 {
+            if let Some(c) = h.conn_mut(&keys[i]) {
+                c.close();
             }
         }
-        h.drain_events(|_, _| {});
+        let (local, remote) = keys[i];
+        let pkt = if ctl & 0x20 != 0 {
+            let Some(len) = input.u8() else { break };
+            let mut bytes = input.take(len as usize).to_vec();
+            if ctl & 0x80 != 0 && bytes.len() >= 24 {
+                bytes[0] = (bytes[0] & 0x0f) | 0x40;
+                let ihl = ((bytes[0] & 0x0f) as usize * 4).max(20);
+                bytes[9] = 6;
+                bytes[12..16].copy_from_slice(&PEER.octets());
+                bytes[16..20].copy_from_slice(&HOST.octets());
+                if bytes.len() >= ihl + 4 {
+                    bytes[ihl..ihl + 2].copy_from_slice(&remote.port().to_be_bytes());
+                    bytes[ihl + 2..ihl + 4].copy_from_slice(&local.port().to_be_bytes());
+                }
+            }
+            let wire = bytes.len() as u32 + u32::from(len >> 6) * 500;
+            Packet::with_wire_len(bytes, wire)
+        } else {
+            let mss = h.conn(&keys[i]).map_or(536, |c| c.mss()).max(1);
+            let rel = |seg: u8, byte: u8| {
+                (i32::from(seg as i8).wrapping_mul(mss as i32)).wrapping_add(i32::from(byte as i8))
+                    as u32
+            };
+            let (Some(flags), Some(sseg), Some(sbyte), Some(asel)) =
+                (input.u8(), input.u8(), input.u8(), input.u8())
+            else {
+                break;
+            };
+            let peer = &peers[i];
+            let seq = peer.nxt.wrapping_add(rel(sseg, sbyte));
+            let isn1 = peer.host_isn.unwrap_or(0).wrapping_add(1);
+            let ack = match asel & 3 {
+                3 => {
+                    let b = input.take(4);
+                    let mut a = [0u8; 4];
+                    a[..b.len()].copy_from_slice(b);
+                    u32::from_le_bytes(a)
+                }
+                base => {
+                    let (Some(aseg), Some(abyte)) = (input.u8(), input.u8()) else {
+                        break;
+                    };
+                    let base = [peer.host_max, peer.last_ack, isn1][usize::from(base)];
+                    base.wrapping_add(rel(aseg, abyte))
+                }
+            };
+            let (Some(win), Some(pay), Some(opts)) = (input.u8(), input.u8(), input.u8()) else {
+                break;
+            };
+            let ts = if opts & 1 != 0 {
+                let k = usize::from(input.u8().unwrap_or(0) & 15);
+                let ecr = peer.host_ts.get(k).copied().unwrap_or(0);
+                Some(((now.0 / 1_000_000) as u32, ecr))
+            } else {
+                None
+            };
+            let mut sacks = Vec::new();
+            for _ in 0..(opts >> 1) & 3 {
+                let (Some(st), Some(len)) = (input.u8(), input.u8()) else {
+                    break;
+                };
+                let left = peer.last_ack.wrapping_add(u32::from(st).wrapping_mul(mss));
+                sacks.push((left, left.wrapping_add(u32::from(len).wrapping_mul(mss))));
+            }
+            let mut seg = Segment {
+                src: Some(remote),
+                dst: Some(local),
+                seq,
+                ack,
+                flags,
+                window: u16::from(win).wrapping_mul(257),
+                mss: (opts & 8 != 0).then_some(536),
+                sack_permitted: opts & 16 != 0,
+                ts,
+                wscale: (opts & 32 != 0).then_some(2),
+                sacks,
+                payload: u32::from(pay) * 8,
+                ip_id: steps as u16,
+                ecn: opts >> 6,
+            };
+            // The encoder takes at most 40 bytes of options (as TCP does): SACK blocks that do
+            // not fit with the others are left out.
+            while seg.options_len() > 40 {
+                seg.sacks.pop();
+            }
+            let peer = &mut peers[i];
+            if flags & lasthop_core::wire::ACK != 0 {
+                peer.last_ack = ack;
+            }
+            if seq == peer.nxt && flags & lasthop_core::wire::RST == 0 {
+                peer.nxt = peer.nxt.wrapping_add(seg.seq_len());
+            }
+            seg.encode()
+        };
+        let _ = h.handle_packet(now, &pkt);
+        drain(&mut h, now, &mut peers);
     }
     // Run the timers out for a while: retransmissions, keepalives, time-wait.
     for _ in 0..200 {
         let Some(t) = h.poll_timeout() else { break };
         now = Time(now.0.max(t.0));
         h.handle_timeout(now);
-        while h.poll_transmit(now).is_some() {}
-        h.drain_events(|_, _| {});
+        drain(&mut h, now, &mut peers);
     }
 }
 
