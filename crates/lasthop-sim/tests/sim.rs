@@ -47,6 +47,7 @@ fn same_spec_and_seed_give_identical_files() {
             "connections.csv",
             "events.csv",
             "fixed.pcap",
+            "link.csv",
             "mobile.pcap",
             "tcp_trace.csv"
         ]
