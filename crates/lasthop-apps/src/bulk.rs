@@ -1,7 +1,8 @@
 //! `kind = "bulk"`: one TCP connection carries `bytes` bytes from the client end (the flow's
 //! `from` host) to the server end, then closes: the seeds' bulk transfer. The client writes
 //! everything once connected and closes; the server reads as data arrives and closes when the
-//! client's FIN arrives (HTTP/1.0 style). Real programs: `lasthop app bulk-send` / `bulk-recv`.
+//! client's FIN arrives (HTTP/1.0 style). `bytes = "unlimited"` is a greedy flow: the client
+//! sends until the run ends. Real programs: `lasthop app bulk-send` / `bulk-recv`.
 
 use crate::socket::SocketOptions;
 use crate::{Endpoint, FlowCtx, FlowReport, Net, SockEvent, SockId, SpecCtx, Status};
@@ -13,13 +14,19 @@ use std::path::Path;
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Spec {
-    bytes: ByteCount,
+    /// A byte count, or "unlimited".
+    bytes: toml::Value,
     congestion_control: Option<String>,
     window_clamp: Option<ByteCount>,
     sndbuf: Option<ByteCount>,
     rcvbuf: Option<ByteCount>,
     nodelay: Option<bool>,
 }
+
+/// `bytes` of a greedy flow: more than any run carries, 1 PiB (the model's data is virtual; the
+/// real sender stops when the emulator ends the run), and far enough from u64::MAX that no sum
+/// of sequence space overflows.
+pub const UNLIMITED: u64 = 1 << 50;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
@@ -46,8 +53,25 @@ impl Params {
     pub fn parse(t: toml::Table, ctx: &SpecCtx) -> Result<Params, SpecError> {
         let key = &ctx.key;
         let s: Spec = from_table(t, key)?;
-        if s.bytes.0 == 0 {
-            return Err(err(format!("{key}.bytes"), "0: allowed 1 or more"));
+        let bkey = format!("{key}.bytes");
+        let bytes = match &s.bytes {
+            toml::Value::String(u) if u == "unlimited" => UNLIMITED,
+            v => {
+                lasthop_core::spec::from_value::<ByteCount>(v.clone(), &bkey)
+                    .map_err(|e| {
+                        err(
+                            &bkey,
+                            format!("{} (or \"unlimited\" for a greedy flow)", e.message),
+                        )
+                    })?
+                    .0
+            }
+        };
+        if bytes == 0 || bytes > UNLIMITED {
+            return Err(err(
+                bkey,
+                format!("{bytes}: allowed 1 to {UNLIMITED} (1 PiB), or \"unlimited\""),
+            ));
         }
         if let Some(cc) = &s.congestion_control {
             if cc.is_empty()
@@ -61,7 +85,7 @@ impl Params {
             }
         }
         Ok(Params {
-            bytes: s.bytes.0,
+            bytes,
             socket: SocketOptions {
                 congestion_control: s.congestion_control,
                 window_clamp: sock_size(format!("{key}.window_clamp"), s.window_clamp)?,
@@ -84,13 +108,10 @@ impl Params {
             a
         };
         let server = SocketAddrV4::new(f.server, f.port).to_string();
-        let mut recv = vec![
-            "bulk-recv".to_string(),
-            "--listen".into(),
-            server.clone(),
-            "--expect".into(),
-            self.bytes.to_string(),
-        ];
+        let mut recv = vec!["bulk-recv".to_string(), "--listen".into(), server.clone()];
+        if self.bytes != UNLIMITED {
+            recv.extend(["--expect".into(), self.bytes.to_string()]);
+        }
         recv.extend(common(logs[0]));
         let mut send = vec![
             "bulk-send".to_string(),

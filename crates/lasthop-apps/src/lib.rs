@@ -185,6 +185,7 @@ impl AppParams {
     /// A one-line description (`188640 B` for a bulk transfer, `cbr 512 B every 128ms for 180s`).
     pub fn describe(&self) -> String {
         match self {
+            AppParams::Bulk(p) if p.bytes == bulk::UNLIMITED => "greedy (unlimited bytes)".into(),
             AppParams::Bulk(p) => format!("{} B", p.bytes),
             AppParams::Cbr(p) => format!(
                 "cbr {} B every {} for {}",

@@ -198,3 +198,47 @@ fn repeat_parameters_are_checked() {
     );
     bad("bytes = 10240\n", "flows[0]", "pause");
 }
+
+#[test]
+fn a_greedy_flow_sends_until_the_run_ends() {
+    // 8 Mbit/s for 1 s: at most 1 000 000 bytes on the wire; after the handshake and slow start
+    // (initial window 1, 10 ms round trips) the link is full well before the end, so more than
+    // half of it arrives. The run ends at its duration, the connection unfinished.
+    let flows = "[[flows]]\nkind = \"bulk\"\nfrom = \"s\"\nto = \"r\"\nbytes = \"unlimited\"\n";
+    let (d, s) = wired(flows, "1s");
+    assert_eq!(s.flows[0].app.describe(), "greedy (unlimited bytes)");
+    let opts = OutputOptions {
+        dir: Some(d.path().join("out")),
+        capture: true,
+    };
+    let r = lasthop_sim::run(&s, &opts).unwrap();
+    // (`end` is the last event's time, within the last packet's 1.064 ms.)
+    assert!(
+        (998_900_000..=1_000_000_000).contains(&r.end.as_nanos()),
+        "{:?}",
+        r.end
+    );
+    let f = &r.flows[0];
+    assert_eq!(f.bytes, lasthop_apps::bulk::UNLIMITED);
+    assert!(
+        (500_000..1_000_000).contains(&f.delivered),
+        "{}",
+        f.delivered
+    );
+    assert!(!r.connections[0].complete());
+    // Bad byte counts name the key and the forms allowed.
+    for (v, says) in [
+        ("\"lots\"", "unlimited"),
+        ("0", "1 to"),
+        ("2251799813685248", "1 PiB"),
+    ] {
+        let text = flows.replace("\"unlimited\"", v);
+        let e = Scenario::from_str_in(
+            &format!("duration = \"1s\"\nlink = \"l.toml\"\n[hosts.s]\nside = \"fixed\"\n[hosts.r]\nside = \"mobile\"\n{text}"),
+            d.path(),
+        )
+        .unwrap_err();
+        assert_eq!(e.key, "flows[0].bytes", "{e}");
+        assert!(e.message.contains(says), "{v}: {e}");
+    }
+}

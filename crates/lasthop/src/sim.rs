@@ -118,7 +118,7 @@ pub fn run(args: SimArgs) -> Result<()> {
     for f in &r.flows {
         if let Some(why) = &f.aborted {
             println!("flow {} ({} -> {}) aborted: {why}", f.flow, f.from, f.to);
-        } else if f.reliable && f.delivered < f.bytes {
+        } else if f.reliable && f.delivered < f.bytes && f.bytes != lasthop_apps::bulk::UNLIMITED {
             println!(
                 "flow {} ({} -> {}) unfinished: {} of {} bytes delivered",
                 f.flow, f.from, f.to, f.delivered, f.bytes
