@@ -15,6 +15,7 @@ pub mod cbr;
 pub mod http;
 pub mod repeat;
 pub mod socket;
+pub mod thin;
 
 use lasthop_core::spec::{err, SpecError};
 use lasthop_core::{Dur, Time};
@@ -23,7 +24,7 @@ use std::net::Ipv4Addr;
 pub use socket::{Net, SockEvent, SockId, SocketOptions};
 
 /// The application kinds a scenario may name.
-pub const KINDS: [&str; 4] = ["bulk", "cbr", "http", "repeat"];
+pub const KINDS: [&str; 5] = ["bulk", "cbr", "http", "repeat", "thin"];
 
 /// First local port of the client ends (Linux 2.4's `ip_local_port_range` starts at 1024; seed
 /// 000 lists it). Each flow has its own block of client ports, in flow order, as many as its
@@ -93,6 +94,8 @@ pub struct FlowCtx {
     pub start: Dur,
     /// The first of the flow's client ports.
     pub first_client_port: u16,
+    /// The run's random streams (an application draws from `app.<kind>.<flow>`).
+    pub seeds: lasthop_core::Seeds,
 }
 
 impl FlowCtx {
@@ -121,6 +124,7 @@ pub enum AppParams {
     Cbr(cbr::Params),
     Http(http::Params),
     Repeat(repeat::Params),
+    Thin(thin::Params),
 }
 
 impl AppParams {
@@ -132,6 +136,7 @@ impl AppParams {
             "cbr" => cbr::Params::parse(params, ctx).map(AppParams::Cbr),
             "http" => http::Params::parse(params, ctx).map(AppParams::Http),
             "repeat" => repeat::Params::parse(params, ctx).map(AppParams::Repeat),
+            "thin" => thin::Params::parse(params, ctx).map(AppParams::Thin),
             other => Err(err(
                 format!("{}.kind", ctx.key),
                 format!(
@@ -148,6 +153,7 @@ impl AppParams {
             AppParams::Cbr(_) => "cbr",
             AppParams::Http(_) => "http",
             AppParams::Repeat(_) => "repeat",
+            AppParams::Thin(_) => "thin",
         }
     }
 
@@ -156,6 +162,7 @@ impl AppParams {
         match self {
             AppParams::Http(p) => p.client_ports(),
             AppParams::Repeat(p) => p.client_ports(),
+            AppParams::Thin(p) => p.client_ports(),
             AppParams::Bulk(_) | AppParams::Cbr(_) => 1,
         }
     }
@@ -179,6 +186,10 @@ impl AppParams {
                 Box::new(repeat::Server::new(p, f)),
                 Box::new(repeat::Client::new(p, f)),
             ],
+            AppParams::Thin(p) => [
+                Box::new(thin::Server::new(p, f)),
+                Box::new(thin::Client::new(p, f)),
+            ],
         }
     }
 
@@ -193,6 +204,7 @@ impl AppParams {
             ),
             AppParams::Http(p) => p.describe(),
             AppParams::Repeat(p) => p.describe(),
+            AppParams::Thin(p) => p.describe(),
         }
     }
 
@@ -209,6 +221,8 @@ impl AppParams {
             AppParams::Cbr(p) => p.programs(f, epoch, logs),
             AppParams::Http(p) => p.programs(f, epoch, logs),
             AppParams::Repeat(p) => p.programs(f, epoch, logs),
+            // No real programs yet: the emulator refuses the kind before it starts (setup.rs).
+            AppParams::Thin(_) => [vec![], vec![]],
         }
     }
 }

@@ -386,6 +386,7 @@ impl Flow {
             port: self.port,
             start: self.start,
             first_client_port: self.first_client_port,
+            seeds: lasthop_core::Seeds::new(sc.seed, sc.replication),
         }
     }
 

@@ -1,0 +1,319 @@
+//! `kind = "thin"`: interactive "thin" TCP streams as seed 003's Streamzero sent them (extract
+//! §4.2): `streams` connections from the client host, each writing a small payload every
+//! inter-transmission time (ITT), both drawn per write from a normal distribution written
+//! `mean:stdev` (Listing 5.3's Box-Muller draw), each stream starting at a random offset so that
+//! streams do not stay in phase; after `duration` of sending each stream closes. The server end
+//! reads every stream and closes when its client does.
+//!
+//! Nagle must be off for thin streams: in simulation that is the host's `tcp = { nagle = false }`,
+//! in emulation `TCP_NODELAY` on each socket. Draws come from the stream `app.thin.<flow>` of the
+//! run's seeds, so a replication repeats exactly. A payload is at least 1 byte and at most the
+//! MSS; an ITT at least 1 ms (Streamzero's integer milliseconds could reach 0 or below).
+
+use crate::{Endpoint, FlowCtx, FlowReport, Net, SockEvent, SockId, SpecCtx, Status};
+use lasthop_core::rng::{unit, Stream};
+use lasthop_core::spec::{err, from_table, SpecError};
+use lasthop_core::{Dur, Time};
+use std::net::SocketAddrV4;
+
+/// A normal distribution written `mean:stdev` (or a plain mean: no spread).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Normal {
+    pub mean: f64,
+    pub stdev: f64,
+}
+
+impl Normal {
+    fn parse(v: &toml::Value, key: &str, unit: &str) -> Result<Normal, SpecError> {
+        let bad = |why: &str| {
+            err(
+                key,
+                format!("{v}: {why}; allowed \"mean:stdev\" in {unit} (e.g. \"30:3\") or a number"),
+            )
+        };
+        let (mean, stdev) = match v {
+            toml::Value::Integer(i) => (*i as f64, 0.0),
+            toml::Value::Float(f) => (*f, 0.0),
+            toml::Value::String(s) => {
+                let (m, d) = s.split_once(':').unwrap_or((s, "0"));
+                let m: f64 = m.trim().parse().map_err(|_| bad("not a number"))?;
+                let d: f64 = d.trim().parse().map_err(|_| bad("not a number"))?;
+                (m, d)
+            }
+            _ => return Err(bad("not a distribution")),
+        };
+        if !(mean.is_finite() && mean > 0.0) {
+            return Err(bad("the mean must be above 0"));
+        }
+        if !(stdev.is_finite() && stdev >= 0.0) {
+            return Err(bad("the standard deviation must be 0 or more"));
+        }
+        Ok(Normal { mean, stdev })
+    }
+
+    /// One draw, as Streamzero's `get_negexp_val` makes it: sqrt(-2 ln U1) cos(2π U2).
+    fn draw(&self, rng: &mut Stream) -> f64 {
+        if self.stdev == 0.0 {
+            return self.mean;
+        }
+        let u1 = 1.0 - unit(rng); // (0, 1]: ln is finite
+        let u2 = unit(rng);
+        (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos() * self.stdev + self.mean
+    }
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Spec {
+    streams: Option<u16>,
+    payload: toml::Value,
+    itt: toml::Value,
+    duration: Dur,
+    start_spread: Option<Dur>,
+}
+
+/// Validated parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Params {
+    pub streams: u16,
+    /// Bytes per write.
+    pub payload: Normal,
+    /// Milliseconds between writes.
+    pub itt: Normal,
+    /// How long each stream sends after the flow's start.
+    pub duration: Dur,
+    /// Each stream starts at a uniform random offset in [0, start_spread).
+    pub start_spread: Dur,
+    /// The largest payload: the client's MSS (its MTU less 40 bytes of headers).
+    pub mss: u32,
+}
+
+impl Params {
+    pub fn parse(t: toml::Table, ctx: &SpecCtx) -> Result<Params, SpecError> {
+        let key = &ctx.key;
+        let s: Spec = from_table(t, key)?;
+        let streams = s.streams.unwrap_or(1);
+        if streams == 0 {
+            return Err(err(format!("{key}.streams"), "0: allowed 1 or more"));
+        }
+        let mss = ctx.client_mtu.saturating_sub(40);
+        let payload = Normal::parse(&s.payload, &format!("{key}.payload"), "bytes")?;
+        if payload.mean > f64::from(mss) {
+            return Err(err(
+                format!("{key}.payload"),
+                format!(
+                    "a mean of {} bytes is larger than the MSS: allowed up to {mss} bytes (the client's MTU less 40)",
+                    payload.mean
+                ),
+            ));
+        }
+        let itt = Normal::parse(&s.itt, &format!("{key}.itt"), "milliseconds")?;
+        if s.duration == Dur::ZERO {
+            return Err(err(format!("{key}.duration"), "0s: allowed longer than 0"));
+        }
+        let start_spread = s
+            .start_spread
+            .unwrap_or(Dur((itt.mean * 1e6).round() as u64));
+        Ok(Params {
+            streams,
+            payload,
+            itt,
+            duration: s.duration,
+            start_spread,
+            mss,
+        })
+    }
+
+    pub fn client_ports(&self) -> u16 {
+        self.streams
+    }
+
+    pub fn describe(&self) -> String {
+        format!(
+            "thin x{}: {}:{} B every {}:{} ms for {}",
+            self.streams,
+            self.payload.mean,
+            self.payload.stdev,
+            self.itt.mean,
+            self.itt.stdev,
+            self.duration
+        )
+    }
+}
+
+/// One stream of the client end.
+struct ThinStream {
+    sock: Option<SockId>,
+    /// When it connects, then when it writes next.
+    next: Option<Time>,
+    connected: bool,
+    written: u64,
+}
+
+/// The client end: `streams` connections writing small payloads.
+pub struct Client {
+    p: Params,
+    remote: SocketAddrV4,
+    first_port: u16,
+    rng: Stream,
+    end: Time,
+    streams: Vec<ThinStream>,
+    status: Status,
+}
+
+impl Client {
+    pub fn new(p: &Params, f: &FlowCtx) -> Client {
+        let mut rng = f.seeds.stream(&format!("app.thin.{}", f.index));
+        let start = Time::ZERO + f.start;
+        let spread = p.start_spread.as_nanos() as f64;
+        let streams = (0..p.streams)
+            .map(|_| ThinStream {
+                sock: None,
+                next: Some(start + Dur((unit(&mut rng) * spread) as u64)),
+                connected: false,
+                written: 0,
+            })
+            .collect();
+        Client {
+            p: p.clone(),
+            remote: SocketAddrV4::new(f.server, f.port),
+            first_port: f.client_port(),
+            rng,
+            end: start + p.duration,
+            streams,
+            status: Status::Running,
+        }
+    }
+
+    /// The next ITT, at least 1 ms.
+    fn itt(&mut self) -> Dur {
+        let ms = self.p.itt.draw(&mut self.rng).max(1.0);
+        Dur((ms * 1e6).round() as u64)
+    }
+
+    /// The next payload, 1 byte to the MSS.
+    fn payload(&mut self) -> u64 {
+        let b = self.p.payload.draw(&mut self.rng).round();
+        b.clamp(1.0, f64::from(self.p.mss)) as u64
+    }
+}
+
+impl Endpoint for Client {
+    fn start(&mut self, now: Time, net: &mut dyn Net) {
+        self.handle_timeout(now, net);
+    }
+
+    fn on_event(&mut self, now: Time, ev: SockEvent, net: &mut dyn Net) {
+        match ev {
+            SockEvent::Connected(s) => {
+                if let Some(k) = self.streams.iter().position(|t| t.sock == Some(s)) {
+                    self.streams[k].connected = true;
+                    self.streams[k].next = Some(now);
+                    self.handle_timeout(now, net);
+                }
+            }
+            SockEvent::Closed(s) | SockEvent::Aborted(s, _) => {
+                if let Some(t) = self.streams.iter_mut().find(|t| t.sock == Some(s)) {
+                    t.sock = None;
+                    t.next = None;
+                }
+                if self
+                    .streams
+                    .iter()
+                    .all(|t| t.sock.is_none() && t.next.is_none())
+                {
+                    self.status = Status::Done;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        self.streams.iter().filter_map(|t| t.next).min()
+    }
+
+    fn handle_timeout(&mut self, now: Time, net: &mut dyn Net) {
+        for k in 0..self.streams.len() {
+            if self.streams[k].next.is_none_or(|t| t > now) {
+                continue;
+            }
+            match (self.streams[k].sock, self.streams[k].connected) {
+                (None, _) => {
+                    let port = self.first_port + k as u16;
+                    self.streams[k].sock = Some(net.connect(now, self.remote, port));
+                    self.streams[k].next = None;
+                }
+                (Some(s), true) if now >= self.end => {
+                    net.close(s);
+                    self.streams[k].next = None;
+                }
+                (Some(s), true) => {
+                    let b = self.payload();
+                    net.write(s, b);
+                    self.streams[k].written += b;
+                    let itt = self.itt();
+                    self.streams[k].next = Some(now + itt);
+                }
+                (Some(_), false) => self.streams[k].next = None,
+            }
+        }
+    }
+
+    fn status(&self) -> Status {
+        self.status
+    }
+
+    fn report(&self, r: &mut FlowReport) {
+        r.bytes = self.streams.iter().map(|t| t.written).sum();
+        r.reliable = true;
+    }
+}
+
+/// The server end: reads every stream, closes each when its client does.
+pub struct Server {
+    port: u16,
+    delivered: u64,
+    first_byte: Option<Time>,
+    last_byte: Option<Time>,
+}
+
+impl Server {
+    pub fn new(_p: &Params, f: &FlowCtx) -> Server {
+        Server {
+            port: f.port,
+            delivered: 0,
+            first_byte: None,
+            last_byte: None,
+        }
+    }
+}
+
+impl Endpoint for Server {
+    fn start(&mut self, _now: Time, net: &mut dyn Net) {
+        net.listen(self.port);
+    }
+
+    fn on_event(&mut self, now: Time, ev: SockEvent, net: &mut dyn Net) {
+        match ev {
+            SockEvent::Readable(_, n) => {
+                self.first_byte.get_or_insert(now);
+                self.last_byte = Some(now);
+                self.delivered += n;
+            }
+            SockEvent::PeerClosed(s) => net.close(s),
+            _ => {}
+        }
+    }
+
+    /// The flow is finished when the client is.
+    fn status(&self) -> Status {
+        Status::Done
+    }
+
+    fn report(&self, r: &mut FlowReport) {
+        r.first_byte = self.first_byte;
+        r.last_byte = self.last_byte;
+        r.delivered = self.delivered;
+    }
+}
