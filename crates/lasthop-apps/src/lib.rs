@@ -221,8 +221,7 @@ impl AppParams {
             AppParams::Cbr(p) => p.programs(f, epoch, logs),
             AppParams::Http(p) => p.programs(f, epoch, logs),
             AppParams::Repeat(p) => p.programs(f, epoch, logs),
-            // No real programs yet: the emulator refuses the kind before it starts (setup.rs).
-            AppParams::Thin(_) => [vec![], vec![]],
+            AppParams::Thin(p) => p.programs(f, epoch, logs),
         }
     }
 }

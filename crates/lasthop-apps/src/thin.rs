@@ -6,8 +6,9 @@
 //! reads every stream and closes when its client does.
 //!
 //! Nagle must be off for thin streams: in simulation that is the host's `tcp = { nagle = false }`,
-//! in emulation `TCP_NODELAY` on each socket. Draws come from the stream `app.thin.<flow>` of the
-//! run's seeds, so a replication repeats exactly. A payload is at least 1 byte and at most the
+//! in emulation `TCP_NODELAY` on each socket. Stream k's draws (its start offset, then its
+//! payloads and ITTs) come from the random stream `app.thin.<flow>.<k>` of the run's seeds, so a
+//! replication repeats exactly, and the real sender draws the same values. A payload is at least 1 byte and at most the
 //! MSS; an ITT at least 1 ms (Streamzero's integer milliseconds could reach 0 or below).
 
 use crate::{Endpoint, FlowCtx, FlowReport, Net, SockEvent, SockId, SpecCtx, Status};
@@ -15,6 +16,7 @@ use lasthop_core::rng::{unit, Stream};
 use lasthop_core::spec::{err, from_table, SpecError};
 use lasthop_core::{Dur, Time};
 use std::net::SocketAddrV4;
+use std::path::Path;
 
 /// A normal distribution written `mean:stdev` (or a plain mean: no spread).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -24,7 +26,7 @@ pub struct Normal {
 }
 
 impl Normal {
-    fn parse(v: &toml::Value, key: &str, unit: &str) -> Result<Normal, SpecError> {
+    pub fn parse(v: &toml::Value, key: &str, unit: &str) -> Result<Normal, SpecError> {
         let bad = |why: &str| {
             err(
                 key,
@@ -52,7 +54,7 @@ impl Normal {
     }
 
     /// One draw, as Streamzero's `get_negexp_val` makes it: sqrt(-2 ln U1) cos(2π U2).
-    fn draw(&self, rng: &mut Stream) -> f64 {
+    pub fn draw(&self, rng: &mut Stream) -> f64 {
         if self.stdev == 0.0 {
             return self.mean;
         }
@@ -128,6 +130,55 @@ impl Params {
         self.streams
     }
 
+    pub(crate) fn programs(&self, f: &FlowCtx, epoch: u64, logs: [&Path; 2]) -> [Vec<String>; 2] {
+        let server = SocketAddrV4::new(f.server, f.port).to_string();
+        let log = |l: &Path| {
+            vec![
+                "--log".to_string(),
+                l.display().to_string(),
+                "--epoch".into(),
+                epoch.to_string(),
+            ]
+        };
+        // The receiver accepts for the whole sending time and a little more for the last writes.
+        let until = f.start + self.duration + Dur::from_secs(5);
+        let mut recv = vec![
+            "repeat-recv".to_string(),
+            "--listen".into(),
+            server.clone(),
+            "--until".into(),
+            until.as_nanos().to_string(),
+        ];
+        recv.extend(log(logs[0]));
+        let mut send = vec![
+            "thin-send".to_string(),
+            "--to".into(),
+            server,
+            "--streams".into(),
+            self.streams.to_string(),
+            "--payload".into(),
+            format!("{}:{}", self.payload.mean, self.payload.stdev),
+            "--itt".into(),
+            format!("{}:{}", self.itt.mean, self.itt.stdev),
+            "--mss".into(),
+            self.mss.to_string(),
+            "--duration".into(),
+            self.duration.as_nanos().to_string(),
+            "--start-spread".into(),
+            self.start_spread.as_nanos().to_string(),
+            "--start-at".into(),
+            f.start.as_nanos().to_string(),
+            "--seed".into(),
+            f.seeds.seed.to_string(),
+            "--replication".into(),
+            f.seeds.replication.to_string(),
+            "--flow".into(),
+            f.index.to_string(),
+        ];
+        send.extend(log(logs[1]));
+        [recv, send]
+    }
+
     pub fn describe(&self) -> String {
         format!(
             "thin x{}: {}:{} B every {}:{} ms for {}",
@@ -141,8 +192,33 @@ impl Params {
     }
 }
 
+/// The random stream of stream `k` of flow `flow`: its start offset, then its payloads and ITTs
+/// in write order (the same draws in both modes).
+pub fn stream_rng(seeds: &lasthop_core::Seeds, flow: usize, k: u16) -> Stream {
+    seeds.stream(&format!("app.thin.{flow}.{k}"))
+}
+
+impl Params {
+    /// The start offset of a stream: the first draw of its random stream.
+    pub fn offset(&self, rng: &mut Stream) -> Dur {
+        Dur((unit(rng) * self.start_spread.as_nanos() as f64) as u64)
+    }
+    /// The next ITT, at least 1 ms.
+    pub fn next_itt(&self, rng: &mut Stream) -> Dur {
+        Dur((self.itt.draw(rng).max(1.0) * 1e6).round() as u64)
+    }
+    /// The next payload, 1 byte to the MSS.
+    pub fn next_payload(&self, rng: &mut Stream) -> u64 {
+        self.payload
+            .draw(rng)
+            .round()
+            .clamp(1.0, f64::from(self.mss)) as u64
+    }
+}
+
 /// One stream of the client end.
 struct ThinStream {
+    rng: Stream,
     sock: Option<SockId>,
     /// When it connects, then when it writes next.
     next: Option<Time>,
@@ -155,7 +231,6 @@ pub struct Client {
     p: Params,
     remote: SocketAddrV4,
     first_port: u16,
-    rng: Stream,
     end: Time,
     streams: Vec<ThinStream>,
     status: Status,
@@ -163,38 +238,28 @@ pub struct Client {
 
 impl Client {
     pub fn new(p: &Params, f: &FlowCtx) -> Client {
-        let mut rng = f.seeds.stream(&format!("app.thin.{}", f.index));
         let start = Time::ZERO + f.start;
-        let spread = p.start_spread.as_nanos() as f64;
         let streams = (0..p.streams)
-            .map(|_| ThinStream {
-                sock: None,
-                next: Some(start + Dur((unit(&mut rng) * spread) as u64)),
-                connected: false,
-                written: 0,
+            .map(|k| {
+                let mut rng = stream_rng(&f.seeds, f.index, k);
+                let at = start + p.offset(&mut rng);
+                ThinStream {
+                    rng,
+                    sock: None,
+                    next: Some(at),
+                    connected: false,
+                    written: 0,
+                }
             })
             .collect();
         Client {
             p: p.clone(),
             remote: SocketAddrV4::new(f.server, f.port),
             first_port: f.client_port(),
-            rng,
             end: start + p.duration,
             streams,
             status: Status::Running,
         }
-    }
-
-    /// The next ITT, at least 1 ms.
-    fn itt(&mut self) -> Dur {
-        let ms = self.p.itt.draw(&mut self.rng).max(1.0);
-        Dur((ms * 1e6).round() as u64)
-    }
-
-    /// The next payload, 1 byte to the MSS.
-    fn payload(&mut self) -> u64 {
-        let b = self.p.payload.draw(&mut self.rng).round();
-        b.clamp(1.0, f64::from(self.p.mss)) as u64
     }
 }
 
@@ -249,11 +314,11 @@ impl Endpoint for Client {
                     self.streams[k].next = None;
                 }
                 (Some(s), true) => {
-                    let b = self.payload();
+                    let t = &mut self.streams[k];
+                    let b = self.p.next_payload(&mut t.rng);
                     net.write(s, b);
-                    self.streams[k].written += b;
-                    let itt = self.itt();
-                    self.streams[k].next = Some(now + itt);
+                    t.written += b;
+                    t.next = Some(now + self.p.next_itt(&mut t.rng));
                 }
                 (Some(_), false) => self.streams[k].next = None,
             }

@@ -59,12 +59,6 @@ pub fn preflight(sc: &Scenario) -> Result<()> {
         }
     }
     for f in &sc.flows {
-        if f.kind() == "thin" {
-            bail!(
-                "{}: kind \"thin\" has no real programs yet: simulate it (lasthop sim), or emulate bulk, cbr, http or repeat flows",
-                f.spec_key()
-            );
-        }
         let lasthop_apps::AppParams::Bulk(b) = &f.app else {
             continue;
         };

@@ -4,7 +4,7 @@
 use anyhow::Result;
 use lasthop_emu::app::{
     bulk_recv, bulk_send, cbr_recv, cbr_send, http_client, http_server, repeat_recv, repeat_send,
-    AppCommon, HttpClientArgs,
+    thin_send, AppCommon, HttpClientArgs, ThinArgs,
 };
 use lasthop_scenario::SocketOptions;
 use std::net::SocketAddr;
@@ -145,6 +145,37 @@ pub enum AppCommand {
         #[command(flatten)]
         log: LogArgs,
     },
+    /// Thin streams (seed 003's Streamzero): STREAMS connections with TCP_NODELAY, each writing
+    /// a payload drawn from PAYLOAD (mean:stdev bytes) every ITT (mean:stdev ms) for DURATION ns,
+    /// started at a random offset below START_SPREAD ns; the draws are the model's for the same
+    /// seed, replication and flow. The receiver is repeat-recv.
+    ThinSend {
+        #[arg(long)]
+        to: SocketAddr,
+        #[arg(long)]
+        streams: u16,
+        #[arg(long)]
+        payload: String,
+        #[arg(long)]
+        itt: String,
+        /// The largest payload.
+        #[arg(long)]
+        mss: u32,
+        #[arg(long)]
+        duration: u64,
+        #[arg(long, default_value_t = 0)]
+        start_spread: u64,
+        #[arg(long, default_value_t = 0)]
+        start_at: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        #[arg(long, default_value_t = 0)]
+        replication: u64,
+        #[arg(long, default_value_t = 0)]
+        flow: usize,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
 }
 
 #[derive(clap::Args, Debug)]
@@ -275,5 +306,34 @@ pub fn run(cmd: AppCommand) -> Result<()> {
         AppCommand::RepeatRecv { listen, until, log } => {
             repeat_recv(listen, until, &log.into_common())
         }
+        AppCommand::ThinSend {
+            to,
+            streams,
+            payload,
+            itt,
+            mss,
+            duration,
+            start_spread,
+            start_at,
+            seed,
+            replication,
+            flow,
+            common,
+        } => thin_send(
+            &ThinArgs {
+                to,
+                streams,
+                payload,
+                itt,
+                mss,
+                duration_ns: duration,
+                start_spread_ns: start_spread,
+                start_at,
+                seed,
+                replication,
+                flow,
+            },
+            &common.into_common(),
+        ),
     }
 }

@@ -29,7 +29,7 @@ pub(crate) fn setsockopt_int(fd: RawFd, level: i32, opt: i32, v: i32, what: &str
 }
 
 /// Applies the options that must be set before connect / listen.
-fn apply_options(fd: RawFd, s: &SocketOptions) -> Result<()> {
+pub(crate) fn apply_options(fd: RawFd, s: &SocketOptions) -> Result<()> {
     if let Some(cc) = &s.congestion_control {
         // SAFETY: a byte string option.
         let r = unsafe {

@@ -138,8 +138,10 @@ mod bulk;
 mod cbr;
 mod http;
 mod repeat;
+mod thin;
 
 pub use bulk::{bulk_recv, bulk_send};
 pub use cbr::{cbr_recv, cbr_send};
 pub use http::{http_client, http_server, HttpClientArgs};
 pub use repeat::{repeat_recv, repeat_send};
+pub use thin::{thin_send, ThinArgs};
