@@ -33,11 +33,17 @@ itt = "30:3"
 duration = "2s"
 "#;
 
+/// A stream's data segments: (time ns, payload length).
+type Segments = Vec<(u64, usize)>;
+
+/// One client port's first data time, its segments, and the next sequence number expected.
+type PortState = (u64, Segments, u32);
+
 /// Per client port (in order of first data), the payload lengths and times of its segments
 /// from s (198.18.0.1), first sendings only.
-fn streams(pcap: &Path) -> Vec<Vec<(u64, usize)>> {
+fn streams(pcap: &Path) -> Vec<Segments> {
     let mut r = PcapReader::new(std::fs::File::open(pcap).unwrap()).unwrap();
-    let mut by_port: BTreeMap<u16, (u64, Vec<(u64, usize)>, u32)> = BTreeMap::new();
+    let mut by_port: BTreeMap<u16, PortState> = BTreeMap::new();
     while let Some(p) = r.next_packet() {
         let p = p.unwrap();
         let d = &p.data;
