@@ -36,7 +36,8 @@ impl DropCause {
     fn of(c: Option<RowCause>) -> DropCause {
         match c {
             Some(RowCause::Queue) => DropCause::Queue,
-            Some(RowCause::Red) => DropCause::Red,
+            // RED's and the other AQMs' early drops share the "(r)" column.
+            Some(RowCause::Red | RowCause::Codel | RowCause::Pie) => DropCause::Red,
             Some(RowCause::Error) => DropCause::Error,
             Some(RowCause::Mtu) => DropCause::Mtu,
             _ => DropCause::Other,

@@ -286,7 +286,9 @@ pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error>
         match (row.event, row.cause) {
             (RowKind::Drop, Some(RowCause::Queue)) => d.queue += 1,
             // Seed 000 counts ECN marks and drops under ECN in its RED column.
-            (RowKind::Drop, Some(RowCause::Red)) | (RowKind::Mark, _) => d.red += 1,
+            // (CoDel's and PIE's early drops with RED's.)
+            (RowKind::Drop, Some(RowCause::Red | RowCause::Codel | RowCause::Pie))
+            | (RowKind::Mark, _) => d.red += 1,
             (RowKind::Drop, Some(RowCause::Error)) => d.error += 1,
             (RowKind::Drop, _) => d.mtu += 1,
             _ => {}
