@@ -354,7 +354,8 @@ fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], File
                 }
                 Ev::Drop => match e.cause.as_str() {
                     "queue" => dm.drops_queue += 1,
-                    "red" => dm.drops_red += 1,
+                    // RED's and the other AQMs' early drops, as in connections.csv.
+                    "red" | "codel" | "pie" => dm.drops_red += 1,
                     "error" => dm.drops_error += 1,
                     _ => {}
                 },
