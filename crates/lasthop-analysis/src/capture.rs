@@ -200,9 +200,8 @@ pub struct ReadSummary {
 
 /// Reads every record of a pcap stream and hands each TCP segment to `f`, in file order.
 ///
-/// pcap-file's streaming reader zeroes an 8 MB buffer when it opens; a run of the simulator
-/// analyses one small capture per host, so captures under that size are parsed from memory
-/// instead, and only larger ones are streamed.
+/// A capture under 8 MB is read whole and parsed from memory (a run of the simulator analyses
+/// one small capture per host); a larger one is streamed through an 8 MB buffer.
 pub fn read_pcap<R: Read>(
     reader: R,
     source: &str,
@@ -226,25 +225,97 @@ fn tcp_only(f: &mut impl FnMut(TcpSeg)) -> impl FnMut(Time, &[u8], u32) -> bool 
 /// datagram (as captured, maybe only its head) and its length on the wire, and says whether it
 /// used it (records it did not use, and records holding no IP, count in
 /// [`ReadSummary::other`]).
+///
+/// The records are parsed in place from one buffer (no copy per record): a capture under 8 MB is
+/// read whole, a larger one streamed through the same 8 MB buffer (as pcap-file's reader does,
+/// whose rules for a capture cut short this follows: a record that does not fit is the end).
 pub fn read_pcap_ip<R: Read>(
     mut reader: R,
     source: &str,
-    f: impl FnMut(Time, &[u8], u32) -> bool,
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
-    const STREAM_ABOVE: u64 = 8_000_000;
-    let mut head = Vec::new();
+    const BUF: usize = 8_000_000;
+    let io_err = |e: std::io::Error| Error::Io {
+        path: source.to_string(),
+        error: e,
+    };
+    let mut buf = Vec::new();
     (&mut reader)
-        .take(STREAM_ABOVE)
-        .read_to_end(&mut head)
-        .map_err(|e| Error::Io {
+        .take(BUF as u64)
+        .read_to_end(&mut buf)
+        .map_err(io_err)?;
+    // Whether the whole capture is in `buf`.
+    let mut eof = buf.len() < BUF;
+    let (rest, parser) = PcapParser::new(&buf).map_err(|e| match e {
+        PcapError::IncompleteBuffer => Error::NotPcap {
             path: source.to_string(),
-            error: e,
-        })?;
-    if (head.len() as u64) < STREAM_ABOVE {
-        read_pcap_slice(&head, source, f)
-    } else {
-        read_pcap_stream(std::io::Cursor::new(head).chain(reader), source, f)
+            detail: "shorter than a pcap header".into(),
+        },
+        other => not_pcap(source, other),
+    })?;
+    let header = parser.header();
+    let (mut sum, nanos) = start_summary(&header, source)?;
+    let big = header.endianness == pcap_file::Endianness::Big;
+    let u32_at = |b: &[u8], at: usize| {
+        let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+        if big {
+            u32::from_be_bytes(w)
+        } else {
+            u32::from_le_bytes(w)
+        }
+    };
+    let mut pos = buf.len() - rest.len();
+    let mut len = buf.len();
+    let linktype = sum.linktype;
+    loop {
+        let avail = len - pos;
+        let need = if avail >= 16 {
+            16 + u32_at(&buf, pos + 8) as usize
+        } else {
+            16
+        };
+        if avail < need {
+            if !eof && need <= BUF {
+                // Move the partial record to the front and read more.
+                buf.copy_within(pos..len, 0);
+                len = avail;
+                pos = 0;
+                while len < BUF {
+                    match reader.read(&mut buf[len..]) {
+                        Ok(0) => {
+                            eof = true;
+                            break;
+                        }
+                        Ok(n) => len += n,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(io_err(e)),
+                    }
+                }
+                continue;
+            }
+            if avail > 0 {
+                sum.warnings.push(truncated(source, &sum));
+            }
+            break;
+        }
+        let h = &buf[pos..pos + 16];
+        let ts_sec = u32_at(h, 0);
+        let ts_frac = u32_at(h, 4);
+        let orig_len = u32_at(h, 12);
+        let data = &buf[pos + 16..pos + need];
+        pos += need;
+        sum.records += 1;
+        let frac = u64::from(ts_frac);
+        let ns = u64::from(ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
+        let used = ip_offset(linktype, data).is_some_and(|off| {
+            let wire = orig_len.saturating_sub(off as u32);
+            f(Time(ns), &data[off..], wire)
+        });
+        if !used {
+            sum.other += 1;
+        }
     }
+    Ok(sum)
 }
 
 fn not_pcap(source: &str, e: PcapError) -> Error {
@@ -280,99 +351,11 @@ fn start_summary(
     Ok((sum, nanos))
 }
 
-/// One record: its time, and the IP datagram in it if any.
-fn record(
-    rec: &pcap_file::pcap::RawPcapPacket<'_>,
-    nanos: bool,
-    sum: &mut ReadSummary,
-    f: &mut impl FnMut(Time, &[u8], u32) -> bool,
-) {
-    sum.records += 1;
-    let frac = u64::from(rec.ts_frac);
-    let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
-    let data: &[u8] = &rec.data;
-    let used = ip_offset(sum.linktype, data).is_some_and(|off| {
-        let wire = rec.orig_len.saturating_sub(off as u32);
-        f(Time(ns), &data[off..], wire)
-    });
-    if !used {
-        sum.other += 1;
-    }
-}
-
 fn truncated(source: &str, sum: &ReadSummary) -> String {
     format!(
         "{source}: capture ends in the middle of record {} (ignored)",
         sum.records + 1
     )
-}
-
-fn read_pcap_slice(
-    bytes: &[u8],
-    source: &str,
-    mut f: impl FnMut(Time, &[u8], u32) -> bool,
-) -> Result<ReadSummary, Error> {
-    let (mut rest, parser) = PcapParser::new(bytes).map_err(|e| match e {
-        PcapError::IncompleteBuffer => Error::NotPcap {
-            path: source.to_string(),
-            detail: "shorter than a pcap header".into(),
-        },
-        other => not_pcap(source, other),
-    })?;
-    let (mut sum, nanos) = start_summary(&parser.header(), source)?;
-    while !rest.is_empty() {
-        match parser.next_raw_packet(rest) {
-            Ok((next, rec)) => {
-                record(&rec, nanos, &mut sum, &mut f);
-                rest = next;
-            }
-            Err(PcapError::IncompleteBuffer) => {
-                sum.warnings.push(truncated(source, &sum));
-                break;
-            }
-            Err(e) => {
-                sum.warnings.push(format!(
-                    "{source}: record {}: {e}; reading stopped",
-                    sum.records + 1
-                ));
-                break;
-            }
-        }
-    }
-    Ok(sum)
-}
-
-fn read_pcap_stream<R: Read>(
-    reader: R,
-    source: &str,
-    mut f: impl FnMut(Time, &[u8], u32) -> bool,
-) -> Result<ReadSummary, Error> {
-    let mut r = PcapReader::new(reader).map_err(|e| not_pcap(source, e))?;
-    let (mut sum, nanos) = start_summary(&r.header(), source)?;
-    while let Some(rec) = r.next_raw_packet() {
-        let rec = match rec {
-            Ok(rec) => rec,
-            Err(PcapError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                sum.warnings.push(truncated(source, &sum));
-                break;
-            }
-            Err(PcapError::IoError(e)) => {
-                return Err(Error::Io {
-                    path: source.to_string(),
-                    error: e,
-                })
-            }
-            Err(e) => {
-                sum.warnings.push(format!(
-                    "{source}: record {}: {e}; reading stopped",
-                    sum.records + 1
-                ));
-                break;
-            }
-        };
-        record(&rec, nanos, &mut sum, &mut f);
-    }
-    Ok(sum)
 }
 
 /// One pcapng interface: its link type and timestamp unit.

@@ -158,24 +158,32 @@ impl SeqSpace {
         out
     }
 
+    /// Merges adjacent acknowledged ranges of the acknowledged prefix, in one pass: a range
+    /// absorbs the next when both are acknowledged and adjacent, taking its ACK count and the
+    /// later send time; the first unacknowledged range ends the pass.
     fn collapse(&mut self) {
-        let mut i = 0;
-        while i + 1 < self.ranges.len() {
-            if self.ranges[i].acked == 0 {
-                break;
-            }
-            let (a, b) = (&self.ranges[i], &self.ranges[i + 1]);
+        let n = self.ranges.len();
+        let mut w = 0;
+        let mut r = 1;
+        while r < n && self.ranges[w].acked > 0 {
+            let b = self.ranges[r].clone();
+            let a = &mut self.ranges[w];
             if b.acked > 0 && a.last + 1 == b.first {
-                let b = self.ranges.remove(i + 1).expect("index checked");
-                let a = &mut self.ranges[i];
                 a.last = b.last;
                 a.acked = b.acked;
                 if b.time > a.time {
                     a.time = b.time;
                 }
             } else {
-                i += 1;
+                w += 1;
+                if w != r {
+                    self.ranges[w] = b;
+                }
             }
+            r += 1;
+        }
+        if r > w + 1 {
+            self.ranges.drain(w + 1..r);
         }
     }
 
