@@ -391,13 +391,13 @@ impl Analyzer {
     }
 
     fn find(&mut self, seg: &TcpSeg) -> (usize, bool) {
-        let fwd = seg.flow;
-        let found = match self.cached(&fwd) {
+        let fwd = &seg.flow;
+        let found = match self.cached(fwd) {
             Some(hit) => Some(hit),
             None => {
-                let found = self.by_key.get(&fwd).copied();
+                let found = self.by_key.get(fwd).copied();
                 if let Some((i, fc)) = found {
-                    self.last = Some((fwd, i, fc));
+                    self.last = Some((*fwd, i, fc));
                 }
                 found
             }
@@ -415,7 +415,7 @@ impl Analyzer {
         // sender of this first packet.
         let from_client = !(seg.has(SYN) && seg.has(ACK));
         let rev = fwd.reversed();
-        let key = if from_client { fwd } else { rev };
+        let key = if from_client { *fwd } else { rev };
         let id = self.conns.len() + 1;
         let sock = |ip, port| SocketAddr::new(ip, port);
         self.conns.push(Conn {
