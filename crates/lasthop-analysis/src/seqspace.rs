@@ -115,6 +115,23 @@ impl SeqSpace {
     /// data outstanding).
     pub fn ack(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
         let mut out = AckOutcome::default();
+        // The common case: an ACK within the first range, already acknowledged (the ranges
+        // after it start beyond it, so the loop below would touch only this one).
+        if let Some(r) = self.ranges.front_mut() {
+            if ack <= r.first {
+                return out;
+            }
+            if r.acked > 0 && ack <= r.last + 1 {
+                if ack == r.last + 1 && data_len == 0 && dup_ok {
+                    out.dupack = true;
+                    r.acked = r.acked.saturating_add(1);
+                    out.triple = r.acked == 4;
+                } else {
+                    r.acked = 1;
+                }
+                return out;
+            }
+        }
         let mut changed = false;
         let mut last_xmit = Time::ZERO;
         let mut have_xmit = false;
