@@ -66,6 +66,44 @@ fn be16(b: &[u8], at: usize) -> Option<u16> {
 /// when known (used only when the IP length field is zero, as with segmentation offload).
 /// Returns `None` for anything else: other protocols, later fragments, headers cut short.
 pub fn parse_tcp(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
+    // The common case first: IPv4 without options, not a fragment, TCP without options.
+    if let Some(h) = ip.get(..40) {
+        if h[0] == 0x45
+            && h[9] == wire::PROTO_TCP
+            && h[6] & 0x3f == 0
+            && h[7] == 0
+            && h[32] >> 4 == 5
+        {
+            let b16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
+            let b32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+            let total = u32::from(b16(2));
+            let dgram = if total != 0 {
+                total
+            } else {
+                wire_len.unwrap_or(ip.len() as u32)
+            };
+            return Some(TcpSeg {
+                time,
+                flow: FlowKey {
+                    proto: 6,
+                    src: std::net::Ipv4Addr::new(h[12], h[13], h[14], h[15]).into(),
+                    dst: std::net::Ipv4Addr::new(h[16], h[17], h[18], h[19]).into(),
+                    sport: b16(20),
+                    dport: b16(22),
+                },
+                ip_id: b16(4),
+                seq: b32(24),
+                ack: b32(28),
+                flags: h[33],
+                window: b16(34),
+                payload_len: dgram.saturating_sub(20).saturating_sub(20),
+                sack: [(0, 0); 4],
+                sack_count: 0,
+                sack_permitted: false,
+                wscale: None,
+            });
+        }
+    }
     let v = wire::parse_ip(ip)?;
     if v.proto != wire::PROTO_TCP {
         return None;
@@ -200,9 +238,8 @@ pub struct ReadSummary {
 
 /// Reads every record of a pcap stream and hands each TCP segment to `f`, in file order.
 ///
-/// pcap-file's streaming reader zeroes an 8 MB buffer when it opens; a run of the simulator
-/// analyses one small capture per host, so captures under that size are parsed from memory
-/// instead, and only larger ones are streamed.
+/// A capture under 8 MB is read whole and parsed from memory (a run of the simulator analyses
+/// one small capture per host); a larger one is streamed through an 8 MB buffer.
 pub fn read_pcap<R: Read>(
     reader: R,
     source: &str,
@@ -226,25 +263,123 @@ fn tcp_only(f: &mut impl FnMut(TcpSeg)) -> impl FnMut(Time, &[u8], u32) -> bool 
 /// datagram (as captured, maybe only its head) and its length on the wire, and says whether it
 /// used it (records it did not use, and records holding no IP, count in
 /// [`ReadSummary::other`]).
+///
+/// The records are parsed in place from one buffer (no copy per record): a capture under 8 MB is
+/// read whole, a larger one streamed through the same 8 MB buffer (as pcap-file's reader does,
+/// whose rules for a capture cut short this follows: a record that does not fit is the end).
 pub fn read_pcap_ip<R: Read>(
     mut reader: R,
     source: &str,
-    f: impl FnMut(Time, &[u8], u32) -> bool,
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
-    const STREAM_ABOVE: u64 = 8_000_000;
-    let mut head = Vec::new();
+    const BUF: usize = 8_000_000;
+    let io_err = |e: std::io::Error| Error::Io {
+        path: source.to_string(),
+        error: e,
+    };
+    let mut buf = Vec::new();
     (&mut reader)
-        .take(STREAM_ABOVE)
-        .read_to_end(&mut head)
-        .map_err(|e| Error::Io {
+        .take(BUF as u64)
+        .read_to_end(&mut buf)
+        .map_err(io_err)?;
+    // Whether the whole capture is in `buf`.
+    let mut eof = buf.len() < BUF;
+    let (rest, parser) = PcapParser::new(&buf).map_err(|e| match e {
+        PcapError::IncompleteBuffer => Error::NotPcap {
             path: source.to_string(),
-            error: e,
-        })?;
-    if (head.len() as u64) < STREAM_ABOVE {
-        read_pcap_slice(&head, source, f)
-    } else {
-        read_pcap_stream(std::io::Cursor::new(head).chain(reader), source, f)
+            detail: "shorter than a pcap header".into(),
+        },
+        other => not_pcap(source, other),
+    })?;
+    let header = parser.header();
+    let (mut sum, nanos) = start_summary(&header, source)?;
+    let big = header.endianness == pcap_file::Endianness::Big;
+    let mut pos = buf.len() - rest.len();
+    let mut len = buf.len();
+    let linktype = sum.linktype;
+    loop {
+        // Every whole record in the buffer.
+        let chunk = &buf[pos..len];
+        pos += if big {
+            records::<true>(chunk, nanos, linktype, &mut sum, &mut f)
+        } else {
+            records::<false>(chunk, nanos, linktype, &mut sum, &mut f)
+        };
+        let avail = len - pos;
+        let need = if avail >= 16 {
+            16usize.saturating_add(rec_u32(big, &buf[pos + 8..pos + 12]) as usize)
+        } else {
+            16
+        };
+        if !eof && need <= BUF {
+            // Move the partial record to the front and read more.
+            buf.copy_within(pos..len, 0);
+            len = avail;
+            pos = 0;
+            while len < BUF {
+                match reader.read(&mut buf[len..]) {
+                    Ok(0) => {
+                        eof = true;
+                        break;
+                    }
+                    Ok(n) => len += n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(io_err(e)),
+                }
+            }
+            continue;
+        }
+        if avail > 0 {
+            sum.warnings.push(truncated(source, &sum));
+        }
+        break;
     }
+    Ok(sum)
+}
+
+/// A record header's 32-bit field in the capture's byte order.
+#[inline(always)]
+fn rec_u32(big: bool, b: &[u8]) -> u32 {
+    let w = [b[0], b[1], b[2], b[3]];
+    if big {
+        u32::from_be_bytes(w)
+    } else {
+        u32::from_le_bytes(w)
+    }
+}
+
+/// Hands `f` each whole record at the start of `bytes` (records in byte order `BIG`), and
+/// returns how many bytes they took: the rest is less than a record.
+fn records<const BIG: bool>(
+    bytes: &[u8],
+    nanos: bool,
+    linktype: u32,
+    sum: &mut ReadSummary,
+    f: &mut impl FnMut(Time, &[u8], u32) -> bool,
+) -> usize {
+    let mut pos = 0;
+    while let Some(h) = bytes.get(pos..pos + 16) {
+        let need = 16usize.saturating_add(rec_u32(BIG, &h[8..12]) as usize);
+        let Some(rec) = bytes.get(pos..pos.saturating_add(need)) else {
+            break;
+        };
+        let ts_sec = rec_u32(BIG, &h[0..4]);
+        let ts_frac = rec_u32(BIG, &h[4..8]);
+        let orig_len = rec_u32(BIG, &h[12..16]);
+        let data = &rec[16..];
+        pos += need;
+        sum.records += 1;
+        let frac = u64::from(ts_frac);
+        let ns = u64::from(ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
+        let used = ip_offset(linktype, data).is_some_and(|off| {
+            let wire = orig_len.saturating_sub(off as u32);
+            f(Time(ns), &data[off..], wire)
+        });
+        if !used {
+            sum.other += 1;
+        }
+    }
+    pos
 }
 
 fn not_pcap(source: &str, e: PcapError) -> Error {
@@ -280,99 +415,11 @@ fn start_summary(
     Ok((sum, nanos))
 }
 
-/// One record: its time, and the IP datagram in it if any.
-fn record(
-    rec: &pcap_file::pcap::RawPcapPacket<'_>,
-    nanos: bool,
-    sum: &mut ReadSummary,
-    f: &mut impl FnMut(Time, &[u8], u32) -> bool,
-) {
-    sum.records += 1;
-    let frac = u64::from(rec.ts_frac);
-    let ns = u64::from(rec.ts_sec) * 1_000_000_000 + if nanos { frac } else { frac * 1000 };
-    let data: &[u8] = &rec.data;
-    let used = ip_offset(sum.linktype, data).is_some_and(|off| {
-        let wire = rec.orig_len.saturating_sub(off as u32);
-        f(Time(ns), &data[off..], wire)
-    });
-    if !used {
-        sum.other += 1;
-    }
-}
-
 fn truncated(source: &str, sum: &ReadSummary) -> String {
     format!(
         "{source}: capture ends in the middle of record {} (ignored)",
         sum.records + 1
     )
-}
-
-fn read_pcap_slice(
-    bytes: &[u8],
-    source: &str,
-    mut f: impl FnMut(Time, &[u8], u32) -> bool,
-) -> Result<ReadSummary, Error> {
-    let (mut rest, parser) = PcapParser::new(bytes).map_err(|e| match e {
-        PcapError::IncompleteBuffer => Error::NotPcap {
-            path: source.to_string(),
-            detail: "shorter than a pcap header".into(),
-        },
-        other => not_pcap(source, other),
-    })?;
-    let (mut sum, nanos) = start_summary(&parser.header(), source)?;
-    while !rest.is_empty() {
-        match parser.next_raw_packet(rest) {
-            Ok((next, rec)) => {
-                record(&rec, nanos, &mut sum, &mut f);
-                rest = next;
-            }
-            Err(PcapError::IncompleteBuffer) => {
-                sum.warnings.push(truncated(source, &sum));
-                break;
-            }
-            Err(e) => {
-                sum.warnings.push(format!(
-                    "{source}: record {}: {e}; reading stopped",
-                    sum.records + 1
-                ));
-                break;
-            }
-        }
-    }
-    Ok(sum)
-}
-
-fn read_pcap_stream<R: Read>(
-    reader: R,
-    source: &str,
-    mut f: impl FnMut(Time, &[u8], u32) -> bool,
-) -> Result<ReadSummary, Error> {
-    let mut r = PcapReader::new(reader).map_err(|e| not_pcap(source, e))?;
-    let (mut sum, nanos) = start_summary(&r.header(), source)?;
-    while let Some(rec) = r.next_raw_packet() {
-        let rec = match rec {
-            Ok(rec) => rec,
-            Err(PcapError::IoError(e)) if e.kind() == std::io::ErrorKind::UnexpectedEof => {
-                sum.warnings.push(truncated(source, &sum));
-                break;
-            }
-            Err(PcapError::IoError(e)) => {
-                return Err(Error::Io {
-                    path: source.to_string(),
-                    error: e,
-                })
-            }
-            Err(e) => {
-                sum.warnings.push(format!(
-                    "{source}: record {}: {e}; reading stopped",
-                    sum.records + 1
-                ));
-                break;
-            }
-        };
-        record(&rec, nanos, &mut sum, &mut f);
-    }
-    Ok(sum)
 }
 
 /// One pcapng interface: its link type and timestamp unit.
@@ -636,5 +683,92 @@ mod tests {
             parse_tcp(Time(0), &tso, Some(1500)).unwrap().payload_len,
             1460
         );
+    }
+
+    /// A capture of `n` IPv4 TCP records (every 7th with a SACK option) in the given byte
+    /// order, nanosecond timestamps, its last record cut short.
+    fn capture(n: u32, endianness: pcap_file::Endianness) -> Vec<u8> {
+        use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+        let header = PcapHeader {
+            datalink: pcap_file::DataLink::RAW,
+            ts_resolution: TsResolution::NanoSecond,
+            endianness,
+            ..Default::default()
+        };
+        let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+        for k in 0..n {
+            let mut ip = Vec::new();
+            let b = PacketBuilder::ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+                .tcp(1000 + (k % 5) as u16, 80, k * 100, 1000)
+                .ack(k);
+            let b = if k % 7 == 0 {
+                b.options(&[TcpOptionElement::SelectiveAcknowledgement(
+                    (k, k + 1),
+                    [None; 3],
+                )])
+                .unwrap()
+            } else {
+                b
+            };
+            b.write(&mut ip, &[0u8; 100]).unwrap();
+            let ts = std::time::Duration::from_nanos(u64::from(k) * 1_000_003);
+            w.write_packet(&PcapPacket::new(ts, ip.len() as u32, &ip[..ip.len() - 100]))
+                .unwrap();
+        }
+        let mut v = w.into_writer();
+        v.truncate(v.len() - 10);
+        v
+    }
+
+    /// Hands out at most 7 777 bytes per read.
+    struct Dribble<'a>(&'a [u8]);
+    impl Read for Dribble<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = out.len().min(self.0.len()).min(7777);
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn both_byte_orders_in_memory_and_streamed() {
+        // 200 000 records of 56 bytes: more than the 8 MB read whole, so the rest is streamed
+        // and records straddle the buffer's refills.
+        let n = 200_000;
+        let little = capture(n, pcap_file::Endianness::Little);
+        let big = capture(n, pcap_file::Endianness::Big);
+        assert!(little.len() > 8_000_000);
+        let read = |bytes: &[u8]| {
+            let mut segs = Vec::new();
+            let sum = read_pcap(Dribble(bytes), "c", |s| segs.push(s)).unwrap();
+            (segs, sum)
+        };
+        let (segs, sum) = read(&little);
+        assert_eq!(sum.records, u64::from(n - 1));
+        assert_eq!(segs.len(), n as usize - 1);
+        assert_eq!(
+            sum.warnings,
+            vec![format!(
+                "c: capture ends in the middle of record {n} (ignored)"
+            )]
+        );
+        for (k, s) in segs.iter().enumerate() {
+            let k = k as u32;
+            assert_eq!((s.seq, s.ack, s.payload_len), (k * 100, k, 100));
+            assert_eq!(s.time, Time(u64::from(k) * 1_000_003));
+            assert_eq!(s.sack_count, u8::from(k % 7 == 0));
+        }
+        assert_eq!(read(&big), (segs.clone(), sum.clone()));
+        // A small capture, read whole, in either order.
+        let small = |e| {
+            let mut v = capture(1000, e);
+            v.truncate(v.len() - 70);
+            v
+        };
+        let (s1, m1) = read(&small(pcap_file::Endianness::Little));
+        assert_eq!((s1.len(), m1.records), (998, 998));
+        assert_eq!(s1[..], segs[..998]);
+        assert_eq!(read(&small(pcap_file::Endianness::Big)), (s1, m1));
     }
 }

@@ -304,6 +304,10 @@ impl DirState {
             return WRAP + u64::from(s);
         };
         let cand = (r & !(WRAP - 1)) | u64::from(s);
+        // The usual case: within half the space of `top` (neither neighbour is strictly nearer).
+        if cand.abs_diff(r) <= WRAP / 2 {
+            return cand;
+        }
         let up = cand + WRAP;
         let down = cand.checked_sub(WRAP);
         let mut best = cand;
@@ -337,6 +341,9 @@ pub struct Analyzer {
     /// client→server direction). One lookup per packet, with a fast deterministic hash: this
     /// map is the analyser's hottest spot.
     by_key: FxHashMap<FlowKey, (usize, bool)>,
+    /// The last entry found in `by_key`: packets of a connection come in runs, and both of its
+    /// directions map to the same connection (see [`Analyzer::cached`]).
+    last: Option<(FlowKey, usize, bool)>,
     /// Packets that were not TCP.
     pub other_packets: u64,
 }
@@ -353,6 +360,7 @@ impl Analyzer {
             opts,
             conns: Vec::new(),
             by_key: FxHashMap::default(),
+            last: None,
             other_packets: 0,
         }
     }
@@ -365,9 +373,35 @@ impl Analyzer {
         }
     }
 
+    /// `by_key`'s entry for `k`, if it is the last one found or its reverse. Both directions of a
+    /// 4-tuple are always inserted together, pointing at the same connection with opposite
+    /// flags (a key that is its own reverse matches the first test).
+    fn cached(&self, k: &FlowKey) -> Option<(usize, bool)> {
+        let (c, i, fc) = self.last.as_ref()?;
+        if k.proto != c.proto {
+            return None;
+        }
+        if k.sport == c.sport && k.dport == c.dport && k.src == c.src && k.dst == c.dst {
+            return Some((*i, *fc));
+        }
+        if k.sport == c.dport && k.dport == c.sport && k.src == c.dst && k.dst == c.src {
+            return Some((*i, !*fc));
+        }
+        None
+    }
+
     fn find(&mut self, seg: &TcpSeg) -> (usize, bool) {
-        let fwd = seg.flow;
-        let found = self.by_key.get(&fwd).copied();
+        let fwd = &seg.flow;
+        let found = match self.cached(fwd) {
+            Some(hit) => Some(hit),
+            None => {
+                let found = self.by_key.get(fwd).copied();
+                if let Some((i, fc)) = found {
+                    self.last = Some((*fwd, i, fc));
+                }
+                found
+            }
+        };
         if let Some((i, from_client)) = found {
             let c = &self.conns[i];
             // A new SYN with another ISN on the same 4-tuple starts a new connection.
@@ -381,7 +415,7 @@ impl Analyzer {
         // sender of this first packet.
         let from_client = !(seg.has(SYN) && seg.has(ACK));
         let rev = fwd.reversed();
-        let key = if from_client { fwd } else { rev };
+        let key = if from_client { *fwd } else { rev };
         let id = self.conns.len() + 1;
         let sock = |ip, port| SocketAddr::new(ip, port);
         self.conns.push(Conn {
@@ -408,6 +442,7 @@ impl Analyzer {
         // Both directions point at the new connection (replacing any older one on the 4-tuple).
         self.by_key.insert(key, (id - 1, true));
         self.by_key.insert(key.reversed(), (id - 1, false));
+        self.last = None;
         (id - 1, from_client)
     }
 

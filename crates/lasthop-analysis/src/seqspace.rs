@@ -115,6 +115,23 @@ impl SeqSpace {
     /// data outstanding).
     pub fn ack(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
         let mut out = AckOutcome::default();
+        // The common case: an ACK within the first range, already acknowledged (the ranges
+        // after it start beyond it, so the loop below would touch only this one).
+        if let Some(r) = self.ranges.front_mut() {
+            if ack <= r.first {
+                return out;
+            }
+            if r.acked > 0 && ack <= r.last + 1 {
+                if ack == r.last + 1 && data_len == 0 && dup_ok {
+                    out.dupack = true;
+                    r.acked = r.acked.saturating_add(1);
+                    out.triple = r.acked == 4;
+                } else {
+                    r.acked = 1;
+                }
+                return out;
+            }
+        }
         let mut changed = false;
         let mut last_xmit = Time::ZERO;
         let mut have_xmit = false;
@@ -158,24 +175,32 @@ impl SeqSpace {
         out
     }
 
+    /// Merges adjacent acknowledged ranges of the acknowledged prefix, in one pass: a range
+    /// absorbs the next when both are acknowledged and adjacent, taking its ACK count and the
+    /// later send time; the first unacknowledged range ends the pass.
     fn collapse(&mut self) {
-        let mut i = 0;
-        while i + 1 < self.ranges.len() {
-            if self.ranges[i].acked == 0 {
-                break;
-            }
-            let (a, b) = (&self.ranges[i], &self.ranges[i + 1]);
+        let n = self.ranges.len();
+        let mut w = 0;
+        let mut r = 1;
+        while r < n && self.ranges[w].acked > 0 {
+            let b = self.ranges[r].clone();
+            let a = &mut self.ranges[w];
             if b.acked > 0 && a.last + 1 == b.first {
-                let b = self.ranges.remove(i + 1).expect("index checked");
-                let a = &mut self.ranges[i];
                 a.last = b.last;
                 a.acked = b.acked;
                 if b.time > a.time {
                     a.time = b.time;
                 }
             } else {
-                i += 1;
+                w += 1;
+                if w != r {
+                    self.ranges[w] = b;
+                }
             }
+            r += 1;
+        }
+        if r > w + 1 {
+            self.ranges.drain(w + 1..r);
         }
     }
 
