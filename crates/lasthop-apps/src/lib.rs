@@ -14,6 +14,7 @@ pub mod bulk;
 pub mod cbr;
 pub mod http;
 pub mod repeat;
+pub mod sink;
 pub mod socket;
 pub mod thin;
 
@@ -183,11 +184,11 @@ impl AppParams {
                 Box::new(http::Client::new(p, f)),
             ],
             AppParams::Repeat(p) => [
-                Box::new(repeat::Server::new(p, f)),
+                Box::new(sink::Sink::new(f)),
                 Box::new(repeat::Client::new(p, f)),
             ],
             AppParams::Thin(p) => [
-                Box::new(thin::Server::new(p, f)),
+                Box::new(sink::Sink::new(f)),
                 Box::new(thin::Client::new(p, f)),
             ],
         }

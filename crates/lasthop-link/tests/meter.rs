@@ -2,16 +2,14 @@
 //! worked out by hand: 1000-byte packets at 8 Mbit/s take 1 ms each; a link send buffer of one
 //! packet (a wired router) leaves the backlog in the router queue.
 
+mod common;
+
+use common::MS;
 use lasthop_core::{Packet, Seeds, Time};
 use lasthop_link::{Dir, Link, LinkSpec, LogLevel};
 
-const MS: u64 = 1_000_000;
-
 fn udp(len: usize) -> Packet {
-    let b = etherparse::PacketBuilder::ipv4([198, 18, 0, 1], [198, 19, 0, 1], 64).udp(5000, 9);
-    let mut v = Vec::new();
-    b.write(&mut v, &vec![0u8; len - 28]).unwrap();
-    Packet::from_bytes(v)
+    common::udp(len, 5000, 0)
 }
 
 fn run_until(l: &mut Link, until: Time) {

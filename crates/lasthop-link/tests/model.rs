@@ -6,45 +6,9 @@
 use lasthop_core::{Dur, Packet, Seeds, Time};
 use lasthop_link::{Cause, Dir, Event, EventKind, Link, LinkSpec, LogLevel, Output};
 
-const MS: u64 = 1_000_000;
+mod common;
 
-fn ms(n: u64) -> Time {
-    Time(n * MS)
-}
-
-/// A real IPv4/UDP packet of `len` bytes on the wire, with `ecn` in the TOS byte.
-fn udp(len: usize, port: u16, ecn: u8) -> Packet {
-    let b = etherparse::PacketBuilder::ipv4([198, 18, 0, 1], [198, 19, 0, 1], 64).udp(port, 9);
-    let mut v = Vec::new();
-    b.write(&mut v, &vec![0u8; len - 28]).unwrap();
-    if ecn != 0 {
-        v[1] |= ecn;
-        let mut h = etherparse::Ipv4HeaderSlice::from_slice(&v)
-            .unwrap()
-            .to_header();
-        h.header_checksum = h.calc_header_checksum();
-        v[10..12].copy_from_slice(&h.header_checksum.to_be_bytes());
-    }
-    Packet::from_bytes(v)
-}
-
-fn link(spec: &str) -> Link {
-    let cfg = LinkSpec::config_from_str(spec).unwrap_or_else(|e| panic!("{e}"));
-    Link::new(cfg, Seeds::new(1, 0), LogLevel::All)
-}
-
-/// Runs the model until nothing is scheduled before `until`, collecting outputs and events.
-fn run(l: &mut Link, until: Time) -> (Vec<Output>, Vec<Event>) {
-    let (mut out, mut ev) = (vec![], vec![]);
-    while let Some(t) = l.poll_timeout().filter(|&t| t <= until) {
-        l.handle_timeout(t);
-        while let Some(o) = l.poll_output() {
-            out.push(o);
-        }
-    }
-    l.drain_events(&mut ev);
-    (out, ev)
-}
+use common::{link, ms, run, udp, MS};
 
 fn push(l: &mut Link, t: Time, dir: Dir, p: Packet) -> u64 {
     l.push(t, dir, p)

@@ -4,10 +4,10 @@
 
 mod common;
 
-use common::lasthop_ok;
+use common::{lasthop_err, lasthop_ok};
 use lasthop_experiment::ShardInfo;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -19,22 +19,6 @@ fn quickstart() -> String {
         .to_str()
         .unwrap()
         .to_string()
-}
-
-fn lasthop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lasthop"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-/// Runs `lasthop ARGS`, asserts it failed with a message (not a panic), returns stderr.
-fn lasthop_err(args: &[&str]) -> String {
-    let o = lasthop(args);
-    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!o.status.success(), "{args:?} succeeded: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    stderr
 }
 
 fn s(p: &Path) -> &str {

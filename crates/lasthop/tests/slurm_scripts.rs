@@ -5,9 +5,9 @@
 
 mod common;
 
-use common::lasthop_ok;
+use common::{lasthop_err, lasthop_ok};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -24,21 +24,6 @@ fn spec(name: &str) -> String {
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
-}
-
-fn lasthop(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_lasthop"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn lasthop_err(args: &[&str]) -> String {
-    let o = lasthop(args);
-    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
-    assert!(!o.status.success(), "{args:?} succeeded: {stderr}");
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    stderr
 }
 
 /// Runs a written batch script with bash, as a Slurm task would (`env` added).

@@ -44,13 +44,29 @@ pub fn can_emulate(test: &str) -> bool {
     false
 }
 
+/// Runs `lasthop ARGS` and returns what it did.
+#[allow(dead_code)] // each test binary uses what it needs
+pub fn lasthop(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_lasthop"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// Runs `lasthop ARGS`, asserts it failed with a message (not a panic), returns stderr.
+#[allow(dead_code)]
+pub fn lasthop_err(args: &[&str]) -> String {
+    let o = lasthop(args);
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(!o.status.success(), "{args:?} succeeded: {stderr}");
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    stderr
+}
+
 /// Runs `lasthop ARGS`, asserts it succeeded (else shows its output), and returns its stdout.
 #[allow(dead_code)] // each test binary uses what it needs
 pub fn lasthop_ok(args: &[&str]) -> String {
-    let o = Command::new(env!("CARGO_BIN_EXE_lasthop"))
-        .args(args)
-        .output()
-        .unwrap();
+    let o = lasthop(args);
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         o.status.success(),
