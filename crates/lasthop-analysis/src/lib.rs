@@ -13,6 +13,7 @@
 pub mod capture;
 pub mod conn;
 pub mod events;
+pub mod latency;
 pub mod page;
 pub mod report;
 pub mod seqspace;
@@ -25,6 +26,7 @@ pub use capture::{
 };
 pub use conn::{Analyzer, ConnStats, DataDir, DirStats, Drops, Options, RttStats};
 pub use events::EventLog;
+pub use latency::{CaptureLog, StreamStats};
 pub use page::{format_page_table, PageSpec, PageStats};
 pub use report::{
     csv_row, format_long, format_table, format_udp_table, merge_sides, write_connections_csv,
@@ -86,9 +88,20 @@ pub fn analyze_reader<R: Read>(reader: R) -> Result<Vec<ConnStats>, Error> {
 
 /// Analyses a pcap stream; `source` names it in messages.
 pub fn analyze_reader_with<R: Read>(
+    reader: R,
+    source: &str,
+    opts: Options,
+) -> Result<Analysis, Error> {
+    analyze_reader_logged(reader, source, opts, None)
+}
+
+/// [`analyze_reader_with`], keeping every TCP segment in `log` too when given (for the
+/// thin-stream analysis, [`latency::streams`]) in the same pass.
+pub fn analyze_reader_logged<R: Read>(
     mut reader: R,
     source: &str,
     opts: Options,
+    mut log: Option<&mut CaptureLog>,
 ) -> Result<Analysis, Error> {
     // Peek at the magic number: pcap or pcapng, and a clear message for anything else.
     let mut magic = [0u8; 4];
@@ -119,6 +132,9 @@ pub fn analyze_reader_with<R: Read>(
     let mut each = |t: Time, ip: &[u8], wire: u32| match parse_tcp(t, ip, Some(wire)) {
         Some(seg) => {
             an.segment(&seg);
+            if let Some(l) = log.as_deref_mut() {
+                l.push(&seg, latency::ip_datagram_len(ip, wire));
+            }
             true
         }
         None => {
@@ -163,6 +179,9 @@ pub struct RunAnalysis {
     pub udp: Vec<UdpFlowStats>,
     /// The pages of the run's `http` flows (empty when none was given).
     pub pages: Vec<PageStats>,
+    /// The TCP streams as seed 003's analyseTCP saw them (empty unless asked for, see
+    /// [`analyze_run_streams`]).
+    pub streams: Vec<StreamStats>,
 }
 
 /// Analyses a run that captured at every host (the simulator and the emulator both do): `hosts`
@@ -188,9 +207,24 @@ pub fn analyze_run_with_pages(
     events: Option<&Path>,
     pages: &[PageSpec],
 ) -> Result<RunAnalysis, Error> {
+    analyze_run_streams(hosts, events, pages, false)
+}
+
+/// [`analyze_run_with_pages`], and with `streams` every TCP stream as seed 003's analyseTCP saw
+/// it ([`latency::streams`]: ACK latency per byte range, RDB, loss), from the same pass over
+/// the captures.
+pub fn analyze_run_streams(
+    hosts: &[(std::net::IpAddr, Capture<'_>)],
+    events: Option<&Path>,
+    pages: &[PageSpec],
+    streams: bool,
+) -> Result<RunAnalysis, Error> {
     let (mut client_side, mut server_side) = (vec![], vec![]);
     let mut datagrams = vec![];
+    let mut logs: Vec<CaptureLog> = vec![];
     for (addr, capture) in hosts {
+        let mut log = CaptureLog::default();
+        let l = streams.then_some(&mut log);
         let a = match capture {
             Capture::File(p) => {
                 let name = p.display().to_string();
@@ -198,10 +232,13 @@ pub fn analyze_run_with_pages(
                     path: name.clone(),
                     error: e,
                 })?;
-                analyze_reader_with(f, &name, Options::default())?
+                analyze_reader_logged(f, &name, Options::default(), l)?
             }
-            Capture::Bytes(b) => analyze_reader_with(*b, "<capture>", Options::default())?,
+            Capture::Bytes(b) => analyze_reader_logged(*b, "<capture>", Options::default(), l)?,
         };
+        if streams {
+            logs.push(log);
+        }
         for c in a.conns {
             if c.client.ip() == *addr {
                 client_side.push(c);
@@ -220,7 +257,13 @@ pub fn analyze_run_with_pages(
         }
     }
     let pages = page::pages(pages, &client_side, &server_side, &conns);
-    Ok(RunAnalysis { conns, udp, pages })
+    let streams = latency::streams(&logs);
+    Ok(RunAnalysis {
+        conns,
+        udp,
+        pages,
+        streams,
+    })
 }
 
 /// One row per connection of a run (the TCP half of [`analyze_run`]).
@@ -251,7 +294,19 @@ pub fn write_run_analysis_with_pages(
     events: Option<&Path>,
     pages: &[PageSpec],
 ) -> Result<RunAnalysis, Error> {
-    let run = analyze_run_with_pages(hosts, events, pages)?;
+    write_run_analysis_streams(dir, hosts, events, pages, false)
+}
+
+/// [`write_run_analysis_with_pages`], and with `streams` the thin-stream analysis
+/// ([`analyze_run_streams`]): `streams.csv` and `latency.csv` too when there is a stream.
+pub fn write_run_analysis_streams(
+    dir: &Path,
+    hosts: &[(std::net::IpAddr, Capture<'_>)],
+    events: Option<&Path>,
+    pages: &[PageSpec],
+    streams: bool,
+) -> Result<RunAnalysis, Error> {
+    let run = analyze_run_streams(hosts, events, pages, streams)?;
     write_run_files(dir, &run)?;
     Ok(run)
 }
@@ -264,5 +319,6 @@ pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
         error: e,
     })?;
     udp::write_udp_files(dir, &run.udp)?;
+    latency::write_stream_files(dir, &run.streams)?;
     page::write_page_files(dir, &run.pages)
 }

@@ -138,7 +138,9 @@ impl Backend for EmuBackend {
             lasthop_emu::Stop::AppFailed => return Err(RunError::AppFailed(out.app_failures)),
             lasthop_emu::Stop::FlowsDone | lasthop_emu::Stop::Duration => {}
         }
-        analyse_emu_run_with_pages(&out, &lasthop_sim::page_specs(scenario))?;
+        let pages = lasthop_sim::page_specs(scenario);
+        let thin = lasthop_sim::has_thin_flows(scenario);
+        analyse_emu_run_streams(&out, &pages, thin)?;
         Ok(())
     }
     fn max_jobs(&self) -> Option<usize> {
@@ -160,6 +162,16 @@ pub fn analyse_emu_run_with_pages(
     out: &lasthop_emu::RunOutputs,
     pages: &[lasthop_analysis::PageSpec],
 ) -> Result<lasthop_analysis::RunAnalysis, lasthop_analysis::Error> {
+    analyse_emu_run_streams(out, pages, false)
+}
+
+/// [`analyse_emu_run_with_pages`], and with `streams` seed 003's stream analysis
+/// (`streams.csv`, `latency.csv`; [`lasthop_sim::has_thin_flows`]).
+pub fn analyse_emu_run_streams(
+    out: &lasthop_emu::RunOutputs,
+    pages: &[lasthop_analysis::PageSpec],
+    streams: bool,
+) -> Result<lasthop_analysis::RunAnalysis, lasthop_analysis::Error> {
     use lasthop_analysis as la;
     let captures: Vec<_> = out
         .pcaps
@@ -167,7 +179,7 @@ pub fn analyse_emu_run_with_pages(
         .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
         .collect();
     let events = out.events.exists().then_some(out.events.as_path());
-    la::write_run_analysis_with_pages(&out.out_dir, &captures, events, pages)
+    la::write_run_analysis_streams(&out.out_dir, &captures, events, pages, streams)
 }
 
 /// A backend that refuses, for a mode this build cannot run.

@@ -127,7 +127,12 @@ fn analyse(
         .collect();
     let events = opts.dir.as_ref().map(|d| d.join("events.csv"));
     let pages = page_specs(scenario);
-    let run = lasthop_analysis::analyze_run_with_pages(&captures, events.as_deref(), &pages)?;
+    let run = lasthop_analysis::analyze_run_streams(
+        &captures,
+        events.as_deref(),
+        &pages,
+        has_thin_flows(scenario),
+    )?;
     if let Some(dir) = &opts.dir {
         // connections.csv, the UDP flows' files when there are UDP flows, the pages' files when
         // there are http flows
@@ -149,6 +154,12 @@ pub fn page_specs(scenario: &Scenario) -> Vec<lasthop_analysis::PageSpec> {
             _ => None,
         })
         .collect()
+}
+
+/// Whether the scenario has `thin` flows: its runs get seed 003's stream analysis
+/// (`streams.csv`, `latency.csv`) of every TCP connection, cross traffic included.
+pub fn has_thin_flows(scenario: &Scenario) -> bool {
+    scenario.flows.iter().any(|f| f.kind() == "thin")
 }
 
 /// Writes `text` to `path` atomically (for the CLI's summary files).

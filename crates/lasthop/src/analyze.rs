@@ -46,6 +46,11 @@ pub struct AnalyzeArgs {
     /// captures such as the simulator's).
     #[arg(long)]
     pub usec_copy: Option<PathBuf>,
+    /// Also analyse every TCP stream as seed 003's analyseTCP did (ACK latency per byte range,
+    /// retransmissions, redundant data bundling; with PCAP2 loss and RDB hits) and print a
+    /// table; with --csv also streams.csv and latency.csv beside it.
+    #[arg(long)]
+    pub streams: bool,
 }
 
 fn load(path: &PathBuf, opts: la::Options) -> Result<la::Analysis> {
@@ -174,7 +179,22 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         (None, _) => (&first.conns[..], &[][..]),
     };
     let pages = pages(&args, client, server, &conns)?;
+    let streams = if args.streams {
+        let st = streams(&args, opts)?;
+        print!("{}", la::latency::format_stream_table(&st));
+        st
+    } else {
+        vec![]
+    };
     if let Some(out) = &args.csv {
+        if !streams.is_empty() {
+            let dir = out.parent().unwrap_or(std::path::Path::new("."));
+            la::latency::write_stream_files(dir, &streams)?;
+            eprintln!(
+                "wrote streams.csv and latency.csv ({} streams)",
+                streams.len()
+            );
+        }
         la::write_connections_csv(out, &conns)
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("wrote {} ({} connections)", out.display(), conns.len());
@@ -197,6 +217,20 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The streams of the captures ([`la::latency::streams`]: the data sender's capture of each is
+/// the one that saw its first data packet earlier).
+fn streams(args: &AnalyzeArgs, opts: la::Options) -> Result<Vec<la::StreamStats>> {
+    let mut logs = vec![];
+    for p in std::iter::once(&args.pcap).chain(args.pcap2.as_ref()) {
+        let name = p.display().to_string();
+        let f = std::fs::File::open(p).with_context(|| format!("reading {name}"))?;
+        let mut log = la::CaptureLog::default();
+        la::analyze_reader_logged(f, &name, opts, Some(&mut log))?;
+        logs.push(log);
+    }
+    Ok(la::latency::streams(&logs))
 }
 
 /// The pages of the scenario's http flows (none without `--scenario`), printed: `client` is
@@ -383,6 +417,7 @@ mod tests {
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
+            streams: false,
             scenario: None,
         })
         .unwrap();
@@ -436,6 +471,7 @@ mod tests {
             partial_bytes: 10_240,
             long: true,
             usec_copy: Some(dir.path().join("usec.pcap")),
+            streams: false,
             scenario: None,
         })
         .unwrap();
@@ -461,6 +497,7 @@ mod tests {
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
+            streams: false,
             scenario: None,
         })
         .unwrap_err();
