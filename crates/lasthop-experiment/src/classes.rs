@@ -34,6 +34,11 @@ pub enum ClassScheme {
     /// and the repeated short transfers' count and times. Connections are not classed by it.
     #[serde(rename = "bottleneck")]
     Bottleneck,
+    /// Seed 003's tables (classes `host-<hostname>`): the streams of `streams.csv` and their
+    /// ACK latencies (`latency.csv`) aggregated per sending host. Connections are not classed
+    /// by it.
+    #[serde(rename = "thin")]
+    Thin,
 }
 
 impl ClassScheme {
@@ -45,15 +50,17 @@ impl ClassScheme {
             ClassScheme::MainInline => "main-inline",
             ClassScheme::Page => "page",
             ClassScheme::Bottleneck => "bottleneck",
+            ClassScheme::Thin => "thin",
         }
     }
-    pub const ALL: [ClassScheme; 6] = [
+    pub const ALL: [ClassScheme; 7] = [
         ClassScheme::FasterSlower,
         ClassScheme::StartOrder,
         ClassScheme::Flow,
         ClassScheme::MainInline,
         ClassScheme::Page,
         ClassScheme::Bottleneck,
+        ClassScheme::Thin,
     ];
 }
 
@@ -82,13 +89,15 @@ pub enum Class {
     Page,
     /// A run's bottleneck and flows as seed 004 reports them (scheme `bottleneck`).
     Bottleneck,
+    /// The streams sent by one host (scheme `thin`): `host-<hostname>`.
+    Host(String),
     Other,
     All,
 }
 
 /// A class name that is none of [`Class`]'s forms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, page, bottleneck, other, all, rankN, startN, flowN, inlineN, udpN, cN)")]
+#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, page, bottleneck, other, all, rankN, startN, flowN, inlineN, udpN, cN, host-NAME)")]
 pub struct UnknownClass(pub String);
 
 impl fmt::Display for Class {
@@ -107,6 +116,7 @@ impl fmt::Display for Class {
             Class::C(n) => write!(f, "c{n}"),
             Class::Page => f.write_str("page"),
             Class::Bottleneck => f.write_str("bottleneck"),
+            Class::Host(h) => write!(f, "host-{h}"),
             Class::Other => f.write_str("other"),
             Class::All => f.write_str("all"),
         }
@@ -131,6 +141,12 @@ impl FromStr for Class {
         if let Some(c) = fixed {
             return Ok(c);
         }
+        if let Some(h) = s.strip_prefix("host-") {
+            if is_host_name(h) {
+                return Ok(Class::Host(h.to_string()));
+            }
+            return Err(UnknownClass(s.to_string()));
+        }
         let digits = s.trim_start_matches(|c: char| !c.is_ascii_digit());
         let prefix = &s[..s.len() - digits.len()];
         let n: Option<u64> = (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()))
@@ -148,6 +164,13 @@ impl FromStr for Class {
             _ => Err(bad()),
         }
     }
+}
+
+/// A host name as a class takes it (`host-<name>`): letters, digits, `_`, `-` and `.`.
+pub fn is_host_name(h: &str) -> bool {
+    !h.is_empty()
+        && h.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.')
 }
 
 /// Table order of class names: the named ranks first in their natural order, then by number
@@ -198,13 +221,29 @@ mod tests {
     #[test]
     fn names_round_trip_and_order() {
         for s in [
-            "faster", "slower", "first", "second", "main", "rank3", "start1", "flow0", "inline12",
-            "udp1", "c1", "c12", "page", "other", "all",
+            "faster",
+            "slower",
+            "first",
+            "second",
+            "main",
+            "rank3",
+            "start1",
+            "flow0",
+            "inline12",
+            "udp1",
+            "c1",
+            "c12",
+            "page",
+            "other",
+            "all",
+            "host-rdbsender",
+            "host-s0",
         ] {
             assert_eq!(s.parse::<Class>().unwrap().to_string(), s);
         }
         for bad in [
-            "", "rank", "flowx", "fast", "flow-1", "udp1a", "x1", "c", "cx1", "pages",
+            "", "rank", "flowx", "fast", "flow-1", "udp1a", "x1", "c", "cx1", "pages", "host-",
+            "host-a b", "host",
         ] {
             let e = bad.parse::<Class>().unwrap_err();
             assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");

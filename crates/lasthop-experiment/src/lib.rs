@@ -22,6 +22,7 @@ pub mod shard;
 pub mod spec;
 pub mod stats;
 pub mod summary;
+pub mod thin;
 
 pub use classes::{Class, ClassScheme, UnknownClass};
 pub use layout::{ResultsDir, RunDir};

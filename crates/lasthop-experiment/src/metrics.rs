@@ -197,6 +197,10 @@ pub struct RunMetrics {
     /// Seed 004's figures, when the experiment asks for class scheme `bottleneck`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bottleneck: Option<BottleneckMetrics>,
+    /// Seed 003's per-host stream figures, when the experiment asks for class scheme `thin`
+    /// and the run has `streams.csv` ([`crate::thin::compute`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thin: Option<Vec<crate::thin::HostThin>>,
 }
 
 fn ip_port(s: &str) -> Option<(&str, u16)> {
@@ -267,6 +271,7 @@ impl RunMetrics {
             udp: vec![],
             pages: vec![],
             bottleneck: None,
+            thin: None,
         };
         let link_csv = dir.join("link.csv");
         if bottleneck && link_csv.exists() {

@@ -363,13 +363,16 @@ pub fn run_one(
     let scenario = exp.scenario(run);
     backend.run(&scenario, rd.path())?;
     let bottleneck = exp.classes.contains(&crate::spec::ClassScheme::Bottleneck);
-    let m = RunMetrics::compute(
+    let mut m = RunMetrics::compute(
         rd.path(),
         &scenario,
         &point.name,
         run.replication,
         bottleneck,
     )?;
+    if exp.classes.contains(&crate::spec::ClassScheme::Thin) {
+        m.thin = crate::thin::compute(rd.path(), &scenario)?;
+    }
     write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
     write_atomic(&rd.marker(), json(&exp.marker_for(run)).as_bytes())
 }

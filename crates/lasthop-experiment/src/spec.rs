@@ -118,6 +118,9 @@ fn is_class_name(c: &str) -> bool {
     if FIXED.contains(&c) {
         return true;
     }
+    if let Some(h) = c.strip_prefix("host-") {
+        return crate::classes::is_host_name(h);
+    }
     ["flow", "rank", "start", "inline", "c"].iter().any(|p| {
         c.strip_prefix(p)
             .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
@@ -134,7 +137,8 @@ fn parse_references(
     let pages = crate::summary::PAGE_CLASS_METRICS
         .iter()
         .chain(&crate::summary::PAGE_METRICS)
-        .chain(&crate::summary::BOTTLENECK_METRICS);
+        .chain(&crate::summary::BOTTLENECK_METRICS)
+        .chain(&crate::thin::THIN_METRICS);
     for (m, _) in crate::summary::UDP_METRICS.iter().chain(pages) {
         if !metrics.contains(m) {
             metrics.push(m);
@@ -174,7 +178,7 @@ fn parse_references(
             if !is_class_name(class) {
                 return Err(err(
                     &ck,
-                    format!("{class:?} is not a class: allowed source, faster, slower, first, second, main, all, page, flowN, rankN, startN, inlineN, cN"),
+                    format!("{class:?} is not a class: allowed source, faster, slower, first, second, main, all, page, bottleneck, flowN, rankN, startN, inlineN, cN, host-NAME"),
                 ));
             }
             let toml::Value::Table(ms) = v else {
@@ -619,6 +623,16 @@ impl Experiment {
             return Err(err(
                 "classes",
                 "\"main-inline\" needs at least two flows (flow 0 is the main object)",
+            ));
+        }
+        if classes.contains(&ClassScheme::Thin)
+            && !points
+                .iter()
+                .any(|p| lasthop_sim::has_thin_flows(&p.scenario))
+        {
+            return Err(err(
+                "classes",
+                "\"thin\" needs a thin flow (its classes are the hosts sending streams)",
             ));
         }
         if classes.contains(&ClassScheme::Page)

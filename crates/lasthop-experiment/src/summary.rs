@@ -420,7 +420,7 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnM
             })
             .collect(),
         // The page classes come from page_objects.csv (summarise_pages), not from connections.
-        ClassScheme::Page | ClassScheme::Bottleneck => vec![],
+        ClassScheme::Page | ClassScheme::Bottleneck | ClassScheme::Thin => vec![],
         ClassScheme::MainInline => {
             let (main, mut rest): (Vec<&ConnMetrics>, Vec<&ConnMetrics>) =
                 v.into_iter().partition(|c| c.flow == Some(0));
@@ -475,6 +475,10 @@ pub struct PointSummary {
     /// `summary.json` when the experiment does not ask for them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bottleneck: Vec<ClassSummary>,
+    /// Seed 003's per-host stream figures (scheme `thin`, classes `host-<name>`, see
+    /// [`crate::thin::summarise_thin`]); left out of `summary.json` when no run has them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thin: Vec<ClassSummary>,
 }
 
 /// The summary of an experiment.
@@ -544,6 +548,7 @@ pub fn summarise_point(
         udp: summarise_udp(runs),
         pages: summarise_pages(runs),
         bottleneck: summarise_bottleneck(runs),
+        thin: crate::thin::summarise_thin(runs),
     }
 }
 
@@ -583,7 +588,12 @@ impl Summary {
                     fmt_num(f.mean)
                 );
             };
-            let udp = p.udp.iter().chain(&p.pages).chain(&p.bottleneck);
+            let udp = p
+                .udp
+                .iter()
+                .chain(&p.pages)
+                .chain(&p.bottleneck)
+                .chain(&p.thin);
             for c in p.classes.iter().chain([&p.all_connections]).chain(udp) {
                 for (m, f) in &c.metrics {
                     row(&c.scheme, &c.class, m, f);

@@ -351,6 +351,28 @@ fn spec_errors_name_the_key() {
     let e = error_with(|b| b.replace("\"flow\"]", "\"page\"]"));
     assert_eq!(e.key, "classes", "{e}");
     assert!(e.message.contains("http flow"), "{e}");
+    // Seed 003's host classes and stream metrics (scheme `thin`).
+    let (d, spec) = setup();
+    let text = std::fs::read_to_string(&spec).unwrap()
+        + "[reference.r1]\nsource = \"A.1.4(a)\"\nhost-wsender = { lat_mean_ms = 270, lat_p99_99_ms = 2000, itt_avg_ms = 30, loss_bytes_pct = 10.1, rdb_hits = 0 }\n\"host-rdb.sender_1\" = { lat_p99_ms = 209 }\n";
+    std::fs::write(&spec, text).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    let r = &exp.references[0];
+    assert_eq!(r.values.len(), 6);
+    assert!(r
+        .values
+        .iter()
+        .any(|(c, m, v)| c == "host-wsender" && m == "lat_p99_99_ms" && v.median == 2000.0));
+    drop(d);
+    let e = error_of("BASE\n[reference.e0]\nhost-w = { lat_p42_ms = 1 }\n");
+    assert_eq!(e.key, "reference.e0.host-w.lat_p42_ms", "{e}");
+    assert!(e.message.contains("lat_p99_99_ms"), "{e}");
+    let e = error_of("BASE\n[reference.e0]\n\"host-\" = { lat_p50_ms = 1 }\n");
+    assert_eq!(e.key, "reference.e0.host-", "{e}");
+    assert!(e.message.contains("host-NAME"), "{e}");
+    let e = error_with(|b| b.replace("\"flow\"]", "\"thin\"]"));
+    assert_eq!(e.key, "classes", "{e}");
+    assert!(e.message.contains("thin flow"), "{e}");
     let e = error_of("BASE\n[reference.e0]\ncx = { elapsed_s = 4.5 }\n");
     assert_eq!(e.key, "reference.e0.cx", "{e}");
     assert!(e.message.contains("cN"), "{e}");

@@ -328,6 +328,7 @@ mod tests {
             udp: vec![],
             pages: vec![],
             bottleneck: vec![],
+            thin: vec![],
         };
         if let Some(j) = jain {
             p.run_metrics.insert("jain".into(), five(j));

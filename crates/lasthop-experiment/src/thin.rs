@@ -1,0 +1,508 @@
+//! Seed 003's per-host figures (class scheme `thin`, classes `host-<hostname>`): the streams of
+//! `streams.csv` and the latency histograms of `latency.csv` (written by the analysis for runs
+//! with `thin` flows) aggregated over every stream a host sent, as the seed's tables aggregate
+//! per host (rdbsender, wsender, zsender; extract §4.4, Appendix R).
+
+use crate::classes::Class;
+use crate::files::{Csv, FileError};
+use crate::stats::FiveNum;
+use crate::summary::ClassSummary;
+use crate::RunMetrics;
+use indexmap::IndexMap;
+use lasthop_analysis::latency::{hist_add, hist_percentile};
+use lasthop_scenario::Scenario;
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The latency percentiles of the seed's tables: (metric, percentile).
+pub const LAT_PERCENTILES: [(&str, f64); 14] = [
+    ("lat_p40_ms", 40.0),
+    ("lat_p50_ms", 50.0),
+    ("lat_p60_ms", 60.0),
+    ("lat_p70_ms", 70.0),
+    ("lat_p80_ms", 80.0),
+    ("lat_p90_ms", 90.0),
+    ("lat_p93_ms", 93.0),
+    ("lat_p95_ms", 95.0),
+    ("lat_p96_ms", 96.0),
+    ("lat_p97_ms", 97.0),
+    ("lat_p98_ms", 98.0),
+    ("lat_p99_ms", 99.0),
+    ("lat_p99_9_ms", 99.9),
+    ("lat_p99_99_ms", 99.99),
+];
+
+/// The metrics of class `host-<name>` (scheme `thin`), in table order: (key, label). Named as
+/// the columns of the seed's tables (extract §4.4).
+pub const THIN_METRICS: [(&str, &str); 40] = [
+    ("lat_mean_ms", "ACK latency mean (ms)"),
+    ("lat_p40_ms", "ACK latency 40th percentile (ms)"),
+    ("lat_p50_ms", "ACK latency 50th percentile (ms)"),
+    ("lat_p60_ms", "ACK latency 60th percentile (ms)"),
+    ("lat_p70_ms", "ACK latency 70th percentile (ms)"),
+    ("lat_p80_ms", "ACK latency 80th percentile (ms)"),
+    ("lat_p90_ms", "ACK latency 90th percentile (ms)"),
+    ("lat_p93_ms", "ACK latency 93rd percentile (ms)"),
+    ("lat_p95_ms", "ACK latency 95th percentile (ms)"),
+    ("lat_p96_ms", "ACK latency 96th percentile (ms)"),
+    ("lat_p97_ms", "ACK latency 97th percentile (ms)"),
+    ("lat_p98_ms", "ACK latency 98th percentile (ms)"),
+    ("lat_p99_ms", "ACK latency 99th percentile (ms)"),
+    ("lat_p99_9_ms", "ACK latency 99.9th percentile (ms)"),
+    ("lat_p99_99_ms", "ACK latency 99.99th percentile (ms)"),
+    ("lat_max_ms", "ACK latency max (ms)"),
+    ("streams", "streams"),
+    ("itt_min_ms", "ITT avg, lowest stream (ms)"),
+    ("itt_avg_ms", "ITT avg, mean over streams (ms)"),
+    ("itt_max_ms", "ITT avg, highest stream (ms)"),
+    ("payload_min_B", "payload avg, lowest stream (B)"),
+    ("payload_avg_B", "payload avg, mean over streams (B)"),
+    ("payload_max_B", "payload avg, highest stream (B)"),
+    ("sent_pkts", "data packets sent"),
+    ("lost_pkts", "data packets lost"),
+    ("retr_pkts", "retransmitted packets"),
+    ("rdb_pkts", "RDB packets"),
+    ("payload_bytes", "payload bytes"),
+    ("unique_bytes", "unique bytes"),
+    ("redundant_bytes", "redundant bytes (RDB + retransmitted)"),
+    ("retr_bytes", "retransmitted bytes"),
+    ("loss_bytes_pct", "byte loss (%)"),
+    ("loss_pkts_pct", "packet loss (%)"),
+    ("dupacks", "duplicate ACKs"),
+    ("rdb_hits", "RDB hits"),
+    ("rdb_misses", "RDB misses"),
+    ("lat_ranges", "byte ranges with an ACK latency"),
+    (
+        "throughput_Bps",
+        "throughput, headers included (B/s, sum over streams)",
+    ),
+    ("goodput_Bps", "goodput (B/s, sum over streams)"),
+    ("rdb_bytes", "RDB bytes (already sent, bundled)"),
+];
+
+/// One host's streams in one run: the metrics of [`THIN_METRICS`] (a metric that cannot be
+/// computed, such as loss without the receiver's capture, is left out) and the pooled latency
+/// histogram (`(ms, count)`, ascending) for the report's ECDFs.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostThin {
+    pub host: String,
+    pub values: IndexMap<String, f64>,
+    pub hist: Vec<(u32, u64)>,
+}
+
+/// One row of `streams.csv` (the columns the summaries use).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct StreamRow {
+    stream: u64,
+    sender_ip: String,
+    data_pkts: f64,
+    retr_pkts: f64,
+    rdb_pkts: f64,
+    payload_bytes: f64,
+    unique_bytes: f64,
+    redundant_bytes: f64,
+    retr_bytes: f64,
+    rdb_bytes: f64,
+    dupacks: f64,
+    itt_avg_ms: Option<f64>,
+    payload_avg_b: Option<f64>,
+    lat_ranges: f64,
+    lat_mean_ms: Option<f64>,
+    lat_max_ms: Option<f64>,
+    lost_pkts: Option<f64>,
+    lost_bytes: Option<f64>,
+    rdb_hits: Option<f64>,
+    rdb_misses: Option<f64>,
+    throughput_bps: Option<f64>,
+    goodput_bps: Option<f64>,
+}
+
+fn read_streams(path: &Path) -> Result<Vec<StreamRow>, FileError> {
+    let csv = Csv::load(path)?;
+    let col = |n: &str| csv.col(n);
+    let cols = [
+        "stream",
+        "sender",
+        "data_pkts",
+        "retr_pkts",
+        "rdb_pkts",
+        "payload_bytes",
+        "unique_bytes",
+        "redundant_bytes",
+        "retr_bytes",
+        "rdb_bytes",
+        "dupacks",
+        "itt_avg_ms",
+        "payload_avg_B",
+        "lat_ranges",
+        "lat_mean_ms",
+        "lat_max_ms",
+        "lost_pkts",
+        "lost_bytes",
+        "rdb_hits",
+        "rdb_misses",
+        "throughput_Bps",
+        "goodput_Bps",
+    ];
+    let idx: Vec<usize> = cols.iter().map(|c| col(c)).collect::<Result<_, _>>()?;
+    let mut out = vec![];
+    for (line, f) in csv.rows() {
+        let opt = |k: usize| -> Result<Option<f64>, FileError> {
+            match f.get(idx[k]).copied().unwrap_or("") {
+                "" => Ok(None),
+                s => s
+                    .parse()
+                    .map(Some)
+                    .map_err(|_| csv.err(line, format!("{}: {s:?} is not a number", cols[k]))),
+            }
+        };
+        let req = |k: usize| -> Result<f64, FileError> {
+            opt(k)?.ok_or_else(|| csv.err(line, format!("{}: empty", cols[k])))
+        };
+        let sender = f.get(idx[1]).copied().unwrap_or("");
+        let ip = sender.rsplit_once(':').map_or(sender, |(ip, _)| ip);
+        out.push(StreamRow {
+            stream: req(0)? as u64,
+            sender_ip: ip.trim_matches(['[', ']']).to_string(),
+            data_pkts: req(2)?,
+            retr_pkts: req(3)?,
+            rdb_pkts: req(4)?,
+            payload_bytes: req(5)?,
+            unique_bytes: req(6)?,
+            redundant_bytes: req(7)?,
+            retr_bytes: req(8)?,
+            rdb_bytes: req(9)?,
+            dupacks: req(10)?,
+            itt_avg_ms: opt(11)?,
+            payload_avg_b: opt(12)?,
+            lat_ranges: req(13)?,
+            lat_mean_ms: opt(14)?,
+            lat_max_ms: opt(15)?,
+            lost_pkts: opt(16)?,
+            lost_bytes: opt(17)?,
+            rdb_hits: opt(18)?,
+            rdb_misses: opt(19)?,
+            throughput_bps: opt(20)?,
+            goodput_bps: opt(21)?,
+        });
+    }
+    Ok(out)
+}
+
+/// `latency.csv`: per stream its histogram.
+fn read_latency(path: &Path) -> Result<IndexMap<u64, Vec<(u32, u64)>>, FileError> {
+    let csv = Csv::load(path)?;
+    let (s, m, c) = (csv.col("stream")?, csv.col("ms")?, csv.col("count")?);
+    let mut out: IndexMap<u64, Vec<(u32, u64)>> = IndexMap::new();
+    for (line, f) in csv.rows() {
+        let get = |i: usize, name: &str| -> Result<u64, FileError> {
+            let v = f.get(i).copied().unwrap_or("");
+            v.parse()
+                .map_err(|_| csv.err(line, format!("{name}: {v:?} is not a whole number")))
+        };
+        let h = out.entry(get(s, "stream")?).or_default();
+        h.push((get(m, "ms")? as u32, get(c, "count")?));
+    }
+    for h in out.values_mut() {
+        h.sort_unstable();
+    }
+    Ok(out)
+}
+
+/// The hosts' figures of the run in `dir`: each stream goes to the scenario host with its
+/// sender's address (`other` when none has it), hosts in scenario order. `None` when the run
+/// has no `streams.csv` (no thin flows).
+pub fn compute(dir: &Path, scenario: &Scenario) -> Result<Option<Vec<HostThin>>, FileError> {
+    let path = dir.join("streams.csv");
+    if !path.exists() {
+        return Ok(None);
+    }
+    let rows = read_streams(&path)?;
+    let lat_path = dir.join("latency.csv");
+    let hists = if lat_path.exists() {
+        read_latency(&lat_path)?
+    } else {
+        IndexMap::new()
+    };
+    let mut groups: IndexMap<String, Vec<&StreamRow>> = IndexMap::new();
+    for h in &scenario.hosts {
+        groups.insert(h.name.clone(), vec![]);
+    }
+    for r in &rows {
+        let host = scenario
+            .hosts
+            .iter()
+            .find(|h| h.address.to_string() == r.sender_ip)
+            .map_or("other".to_string(), |h| h.name.clone());
+        groups.entry(host).or_default().push(r);
+    }
+    let out = groups
+        .into_iter()
+        .filter(|(_, v)| !v.is_empty())
+        .map(|(host, v)| {
+            let mut hist = vec![];
+            for r in &v {
+                if let Some(h) = hists.get(&r.stream) {
+                    hist = hist_add(&hist, h);
+                }
+            }
+            HostThin {
+                values: host_values(&v, &hist),
+                host,
+                hist,
+            }
+        })
+        .collect();
+    Ok(Some(out))
+}
+
+/// The [`THIN_METRICS`] of one host's streams (pooled histogram `hist`).
+fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
+    let mut m = IndexMap::new();
+    let sum = |f: fn(&StreamRow) -> f64| v.iter().map(|r| f(r)).sum::<f64>();
+    // Optional per-stream values: the sum when every stream has one.
+    let all = |f: fn(&StreamRow) -> Option<f64>| -> Option<f64> { v.iter().map(|r| f(r)).sum() };
+    let ranges = sum(|r| r.lat_ranges);
+    if ranges > 0.0 {
+        // The exact mean: each stream's mean weighted by its ranges.
+        let total: f64 = v
+            .iter()
+            .map(|r| r.lat_mean_ms.unwrap_or(0.0) * r.lat_ranges)
+            .sum();
+        m.insert("lat_mean_ms".into(), total / ranges);
+    }
+    for (k, p) in LAT_PERCENTILES {
+        if let Some(x) = hist_percentile(hist, p) {
+            m.insert(k.into(), x);
+        }
+    }
+    if let Some(x) = v.iter().filter_map(|r| r.lat_max_ms).reduce(f64::max) {
+        m.insert("lat_max_ms".into(), x);
+    }
+    m.insert("streams".into(), v.len() as f64);
+    // Min / mean / max over the per-stream averages, as the seed's ITT and payload columns.
+    let mut spread = |name: &str, f: fn(&StreamRow) -> Option<f64>| {
+        let xs: Vec<f64> = v.iter().filter_map(|r| f(r)).collect();
+        if xs.is_empty() {
+            return;
+        }
+        let (lo, hi) = (
+            xs.iter().copied().fold(f64::INFINITY, f64::min),
+            xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+        let (unit, base) = name.split_once('|').unwrap();
+        m.insert(format!("{base}_min_{unit}"), lo);
+        m.insert(format!("{base}_avg_{unit}"), mean);
+        m.insert(format!("{base}_max_{unit}"), hi);
+    };
+    spread("ms|itt", |r| r.itt_avg_ms);
+    spread("B|payload", |r| r.payload_avg_b);
+    let sent = sum(|r| r.data_pkts);
+    let payload = sum(|r| r.payload_bytes);
+    m.insert("sent_pkts".into(), sent);
+    let lost = all(|r| r.lost_pkts);
+    if let Some(x) = lost {
+        m.insert("lost_pkts".into(), x);
+    }
+    m.insert("retr_pkts".into(), sum(|r| r.retr_pkts));
+    m.insert("rdb_pkts".into(), sum(|r| r.rdb_pkts));
+    m.insert("payload_bytes".into(), payload);
+    m.insert("unique_bytes".into(), sum(|r| r.unique_bytes));
+    m.insert("redundant_bytes".into(), sum(|r| r.redundant_bytes));
+    m.insert("retr_bytes".into(), sum(|r| r.retr_bytes));
+    if let Some(lb) = all(|r| r.lost_bytes) {
+        if payload > 0.0 {
+            m.insert("loss_bytes_pct".into(), lb / payload * 100.0);
+        }
+    }
+    if let Some(lp) = lost {
+        if sent > 0.0 {
+            m.insert("loss_pkts_pct".into(), lp / sent * 100.0);
+        }
+    }
+    m.insert("dupacks".into(), sum(|r| r.dupacks));
+    for (k, f) in [
+        (
+            "rdb_hits",
+            (|r: &StreamRow| r.rdb_hits) as fn(&StreamRow) -> Option<f64>,
+        ),
+        ("rdb_misses", |r| r.rdb_misses),
+    ] {
+        if let Some(x) = all(f) {
+            m.insert(k.into(), x);
+        }
+    }
+    m.insert("lat_ranges".into(), ranges);
+    for (k, f) in [
+        (
+            "throughput_Bps",
+            (|r: &StreamRow| r.throughput_bps) as fn(&StreamRow) -> Option<f64>,
+        ),
+        ("goodput_Bps", |r| r.goodput_bps),
+    ] {
+        if let Some(x) = all(f) {
+            m.insert(k.into(), x);
+        }
+    }
+    m.insert("rdb_bytes".into(), sum(|r| r.rdb_bytes));
+    // Table order.
+    m.sort_by_cached_key(|k, _| THIN_METRICS.iter().position(|x| x.0 == k));
+    m
+}
+
+/// The hosts' streams across a point's runs (scheme `thin`): one class `host-<name>` per host,
+/// each metric's five numbers over the runs. Empty when no run has streams.
+pub fn summarise_thin(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let mut groups: IndexMap<String, Vec<&HostThin>> = IndexMap::new();
+    for r in runs {
+        for h in r.thin.iter().flatten() {
+            groups.entry(h.host.clone()).or_default().push(h);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(host, v)| {
+            let mut metrics = IndexMap::new();
+            for (k, _) in THIN_METRICS {
+                let vals: Vec<f64> = v
+                    .iter()
+                    .map(|h| h.values.get(k).copied().unwrap_or(f64::NAN))
+                    .collect();
+                if let Some(f) = FiveNum::of(&vals) {
+                    metrics.insert(k.to_string(), f);
+                }
+            }
+            ClassSummary {
+                scheme: "thin".into(),
+                class: Class::Host(host),
+                n: v.len(),
+                metrics,
+            }
+        })
+        .collect()
+}
+
+/// The pooled latency histogram of `host` over runs (for the report's ECDFs).
+pub fn pooled_hist(runs: &[RunMetrics], host: &str) -> Vec<(u32, u64)> {
+    let mut h = vec![];
+    for r in runs {
+        for x in r.thin.iter().flatten().filter(|x| x.host == host) {
+            h = hist_add(&h, &x.hist);
+        }
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scenario(dir: &Path) -> Scenario {
+        std::fs::write(dir.join("l.toml"), "[both]\nrate = \"5000kbit\"\n").unwrap();
+        let text = r#"
+duration = "10s"
+link = "l.toml"
+[hosts.rdbsender]
+side = "fixed"
+[hosts.wsender]
+side = "fixed"
+[hosts.receiver]
+side = "mobile"
+[[flows]]
+kind = "bulk"
+from = "rdbsender"
+to = "receiver"
+bytes = 1000
+"#;
+        Scenario::from_str_in(text, dir).unwrap()
+    }
+
+    #[test]
+    fn hosts_by_hand() {
+        let d = tempfile::tempdir().unwrap();
+        let sc = scenario(d.path());
+        let a = sc.hosts[0].address;
+        let b = sc.hosts[1].address;
+        let head = lasthop_analysis::latency::STREAM_COLUMNS.join(",") + ",goodput_Bps\n";
+        // Two streams of host a, one of host b (no receiver numbers for b's).
+        // a1: 10 packets (2 retr), 1200 B payload, 1000 unique; ITT 30, payload 120;
+        //     ranges 4 with mean 160 (latencies 150, 150, 160, 180); lost 2 pkts 240 B
+        // a2: 20 packets (1 RDB), 3000 B payload, 2400 unique; ITT 50, payload 150;
+        //     ranges 6 with mean 150 (all 150); lost 1 pkt 300 B, 1 RDB hit
+        // b1: 5 packets, ITT 100, payload 100, ranges 2 (200, 400: mean 300)
+        let csv = format!(
+            "{head}\
+1,{a}:1024,{r}:5000,0.1,9,10,8,2,0,1200,1000,200,200,0,3,30,120,4,160,150,180,0,8,2,240,20,20,0,0,1000,900\n\
+2,{a}:1025,{r}:5000,0.1,9,20,20,0,1,3000,2400,600,0,600,1,50,150,6,150,150,150,0,19,1,300,5,10,1,0,2000,1800\n\
+3,{b}:1026,{r}:5000,0.1,9,5,5,0,0,500,500,0,0,0,0,100,100,2,300,200,400,0,,,,,,,,,\n",
+            r = sc.hosts[2].address
+        );
+        std::fs::write(d.path().join("streams.csv"), csv).unwrap();
+        std::fs::write(
+            d.path().join("latency.csv"),
+            "stream,ms,count\n1,150,2\n1,160,1\n1,180,1\n2,150,6\n3,200,1\n3,400,1\n",
+        )
+        .unwrap();
+        let hosts = compute(d.path(), &sc).unwrap().unwrap();
+        assert_eq!(hosts.len(), 2);
+        let h = &hosts[0];
+        assert_eq!(h.host, "rdbsender");
+        // pooled: 150 ×8, 160, 180 (10 ranges)
+        assert_eq!(h.hist, vec![(150, 8), (160, 1), (180, 1)]);
+        let v = |k: &str| h.values[k];
+        // mean (4·160 + 6·150) / 10 = 154; p80 rank 8 → 150, p90 rank 9 → 160, p99 → 180
+        assert_eq!(v("lat_mean_ms"), 154.0);
+        assert_eq!(
+            (v("lat_p80_ms"), v("lat_p90_ms"), v("lat_p99_ms")),
+            (150.0, 160.0, 180.0)
+        );
+        assert_eq!(v("lat_max_ms"), 180.0);
+        assert_eq!(v("streams"), 2.0);
+        assert_eq!(
+            (v("itt_min_ms"), v("itt_avg_ms"), v("itt_max_ms")),
+            (30.0, 40.0, 50.0)
+        );
+        assert_eq!(
+            (v("payload_min_B"), v("payload_avg_B"), v("payload_max_B")),
+            (120.0, 135.0, 150.0)
+        );
+        assert_eq!(
+            (
+                v("sent_pkts"),
+                v("lost_pkts"),
+                v("retr_pkts"),
+                v("rdb_pkts")
+            ),
+            (30.0, 3.0, 2.0, 1.0)
+        );
+        assert_eq!(
+            (v("payload_bytes"), v("unique_bytes"), v("redundant_bytes")),
+            (4200.0, 3400.0, 800.0)
+        );
+        // byte loss 540 / 4200 = 12.857 %; packet loss 3 / 30 = 10 %
+        assert!((v("loss_bytes_pct") - 540.0 / 42.0).abs() < 1e-9);
+        assert_eq!(v("loss_pkts_pct"), 10.0);
+        assert_eq!((v("dupacks"), v("rdb_hits")), (4.0, 1.0));
+        // host b: no receiver capture numbers, so no loss metrics
+        let w = &hosts[1];
+        assert_eq!(w.host, "wsender");
+        assert_eq!(w.values["lat_p50_ms"], 200.0);
+        assert!(!w.values.contains_key("loss_pkts_pct") && !w.values.contains_key("rdb_hits"));
+        // Two runs of the same point: five numbers over the runs
+        let run = |hosts: Vec<HostThin>| RunMetrics {
+            thin: Some(hosts),
+            ..Default::default()
+        };
+        let mut other = hosts.clone();
+        other[0].values.insert("lat_mean_ms".into(), 160.0);
+        let s = summarise_thin(&[run(hosts.clone()), run(other)]);
+        assert_eq!(s[0].class.to_string(), "host-rdbsender");
+        assert_eq!((s[0].scheme.as_str(), s[0].n), ("thin", 2));
+        assert_eq!(s[0].metrics["lat_mean_ms"].median, 157.0);
+        assert_eq!(
+            pooled_hist(&[run(hosts.clone()), run(hosts)], "wsender"),
+            vec![(200, 2), (400, 2)]
+        );
+    }
+}
