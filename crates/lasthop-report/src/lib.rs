@@ -222,6 +222,7 @@ fn render(
     overview(&mut h, info, summary);
     page_overview(&mut h, summary);
     references(&mut h, info, summary);
+    thin_streams(&mut h, info, summary, metrics);
     across(&mut h, info, summary, metrics)?;
     match chosen {
         Some((p, r)) => one_run(&mut h, &info.run_dir(dir, p, *r), p, *r)?,
@@ -337,6 +338,7 @@ fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
             .chain(&p.udp)
             .chain(&p.pages)
             .chain(&p.bottleneck)
+            .chain(&p.thin)
             .filter(|c| c.class.to_string() == class)
             .find_map(|c| c.metrics.get(metric))
             .copied()
@@ -433,6 +435,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             .chain(&lasthop_experiment::summary::UDP_METRICS)
             .chain(&lasthop_experiment::summary::PAGE_CLASS_METRICS)
             .chain(&lasthop_experiment::summary::PAGE_METRICS)
+            .chain(&lasthop_experiment::thin::THIN_METRICS)
             .find(|x| x.0 == m)
             .map_or(m.to_string(), |x| x.1.to_string())
     };
@@ -487,6 +490,95 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         }
     }
     h.push_str("</table></details>\n");
+}
+
+/// One table of host rows (ours, and the published values below each when the spec has them).
+fn host_table(h: &mut String, rows: &[series::thin::HostRow], columns: &[(&str, &str)]) {
+    h.push_str("<table><tr><th class=\"l\">host</th><th class=\"l\"></th>");
+    for (_, head) in columns {
+        let _ = write!(h, "<th>{}</th>", esc(head));
+    }
+    h.push_str("</tr>\n");
+    let cells = |h: &mut String, v: &[Option<f64>]| {
+        for x in v {
+            let _ = write!(h, "<td>{}</td>", x.map_or("–".to_string(), num));
+        }
+    };
+    for r in rows {
+        let _ = write!(
+            h,
+            "<tr class=\"first\"><td class=\"l\">{}</td><td class=\"l\">ours</td>",
+            esc(&r.class)
+        );
+        cells(h, &r.ours);
+        h.push_str("</tr>\n");
+        if let Some(p) = &r.published {
+            h.push_str("<tr><td></td><td class=\"l\">published</td>");
+            cells(h, p);
+            h.push_str("</tr>\n");
+        }
+    }
+    h.push_str("</table>\n");
+}
+
+/// Seed 003's figures for the points with thin streams (scheme `thin`): per point the ACK
+/// latency ECDF of each host, full and zoomed to y = 0.65–1 as the seed's plots, the latency
+/// percentile table and the stream table, with the spec's published values beside ours.
+fn thin_streams(h: &mut String, info: &ExperimentInfo, s: &Summary, metrics: &[Vec<RunMetrics>]) {
+    use series::thin::{hist_cdf, host_rows, zoom_cdf, LATENCY_COLUMNS, STREAM_COLUMNS};
+    if s.points.iter().all(|p| p.thin.is_empty()) {
+        return;
+    }
+    h.push_str("<h2>Thin streams (seed 003's tables)</h2>\n<p class=\"note\">ACK latency: for each byte range as first sent, the time from its first sending to the first ACK that covers it, in the sender's capture; each range counts once (analyseTCP's measure). Per host (scheme <code>thin</code>, classes <code>host-NAME</code>) over all its streams; table values are our medians over the replications, percentiles nearest-rank at 1 ms resolution; the ECDFs pool every replication. ITT and payload are min / avg / max over the streams' averages; loss is exact (sender's against receiver's capture).</p>\n");
+    for (pi, p) in s.points.iter().enumerate() {
+        if p.thin.is_empty() {
+            continue;
+        }
+        let r = info.references.iter().find(|r| r.point == p.point);
+        let _ = writeln!(h, "<h3>{} ({} runs)</h3>", esc(&p.point), p.runs);
+        let runs = metrics.get(pi).map(Vec::as_slice).unwrap_or(&[]);
+        let curves: Vec<(String, Vec<(f64, f64)>)> = p
+            .thin
+            .iter()
+            .map(|c| {
+                let host = match &c.class {
+                    lasthop_experiment::Class::Host(x) => x.clone(),
+                    other => other.to_string(),
+                };
+                let hist = lasthop_experiment::thin::pooled_hist(runs, &host);
+                (host, hist_cdf(&hist))
+            })
+            .filter(|c| !c.1.is_empty())
+            .collect();
+        if !curves.is_empty() {
+            let xr = plots::range(curves.iter().flat_map(|c| c.1.iter().map(|p| p.0)), false);
+            let zoomed: Vec<(String, Vec<(f64, f64)>)> = curves
+                .iter()
+                .map(|(l, c)| (l.clone(), zoom_cdf(c, 0.65)))
+                .collect();
+            h.push_str("<div class=\"grid2\">\n");
+            figure(
+                h,
+                plots::cdf_chart_y((640, 420), &format!("ACK latency per host, {}", p.point), "ACK latency (ms)", &curves, Some(xr), (0.0, 1.02)),
+                "ECDF of the ACK latency of every byte range of every stream of each host (all replications).",
+            );
+            figure(
+                h,
+                plots::cdf_chart_y(
+                    (640, 420),
+                    &format!("ACK latency per host, {}, y from 0.65", p.point),
+                    "ACK latency (ms)",
+                    &zoomed,
+                    Some(xr),
+                    (0.65, 1.005),
+                ),
+                "The same, zoomed to y = 0.65–1 as the seed's plots.",
+            );
+            h.push_str("</div>\n");
+        }
+        host_table(h, &host_rows(p, r, &LATENCY_COLUMNS), &LATENCY_COLUMNS);
+        host_table(h, &host_rows(p, r, &STREAM_COLUMNS), &STREAM_COLUMNS);
+    }
 }
 
 fn figure(h: &mut String, svg: Result<String, plots::PlotError>, caption: &str) {

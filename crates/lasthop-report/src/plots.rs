@@ -370,6 +370,19 @@ pub fn cdf_chart_sized(
     curves: &[(String, Vec<(f64, f64)>)],
     x_range: Option<(f64, f64)>,
 ) -> R<String> {
+    cdf_chart_y(size, title, xdesc, curves, x_range, (0.0, 1.02))
+}
+
+/// [`cdf_chart_sized`] with the y axis from `y_range.0` to `y_range.1` (seed 003's zoom on the
+/// tail, 0.65–1: give curves that start at the lower bound, see `series::thin::zoom_cdf`).
+pub fn cdf_chart_y(
+    size: (u32, u32),
+    title: &str,
+    xdesc: &str,
+    curves: &[(String, Vec<(f64, f64)>)],
+    x_range: Option<(f64, f64)>,
+    y_range: (f64, f64),
+) -> R<String> {
     let lines: Vec<Line> = curves
         .iter()
         .enumerate()
@@ -392,7 +405,7 @@ pub fn cdf_chart_sized(
         &[],
         &[],
         Some(xr),
-        Some((0.0, 1.02)),
+        Some(y_range),
     )
 }
 

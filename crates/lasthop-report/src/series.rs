@@ -5,6 +5,7 @@
 //! their split by a dimension, box-plot five numbers); [`cdf`] gives any CDF's steps.
 
 pub mod across;
+pub mod thin;
 pub mod timeseq;
 
 pub use timeseq::{data_flows, time_sequence, TimeSeq};

@@ -247,3 +247,74 @@ fn pages_in_metrics_summary_references_and_report() {
     }
     assert!(!html.contains("(no such class or metric)"));
 }
+
+/// Seed 003's thin streams: two hosts of three streams each over the testbed link with 5 %
+/// loss; scheme `thin` gives per-host classes, the report their latency ECDFs (full and zoomed)
+/// and tables with the published values beside ours.
+#[test]
+fn report_of_thin_streams() {
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let flow = |from: &str| {
+        format!("[[flows]]\nkind = \"thin\"\nfrom = \"{from}\"\nto = \"receiver\"\nstreams = 3\npayload = 120\nitt = \"30:3\"\nduration = \"8s\"\n")
+    };
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"thin\"\nduration = \"10s\"\nlink = \"{}\"\nlink_set = {{ down = {{ loss = {{ probability = 0.05 }} }} }}\n[hosts.rdbsender]\nside = \"fixed\"\ntcp = {{ nagle = false }}\n[hosts.wsender]\nside = \"fixed\"\ntcp = {{ nagle = false }}\n[hosts.receiver]\nside = \"mobile\"\n{}{}",
+            ex.join("links/seed003-testbed.toml").display(),
+            flow("rdbsender"),
+            flow("wsender")
+        ),
+    )
+    .unwrap();
+    let spec = d.path().join("exp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"thin-report\"\nscenario = \"scenario.toml\"\nclasses = [\"thin\", \"flow\"]\n[reference.base]\nsource = \"A.1.3(a)\"\nhost-wsender = { lat_mean_ms = 270, lat_p99_ms = 956 }\n",
+    )
+    .unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    let out = d.path().join("out");
+    let opts = RunOptions {
+        jobs: Some(1),
+        progress: false,
+    };
+    run_experiment(&exp, &out, &SimBackend, &opts).unwrap();
+    let run = out.join("runs/base/0");
+    assert!(run.join("streams.csv").exists() && run.join("latency.csv").exists());
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    // Three streams per host; no ACK latency below the 150 ms round trip.
+    assert!(
+        summary.contains("base,thin,host-rdbsender,streams,1,3,3,3,3,3,3\n"),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("base,thin,host-wsender,streams,1,3,3,3,3,3,3\n"),
+        "{summary}"
+    );
+    for line in summary
+        .lines()
+        .filter(|l| l.contains(",thin,") && l.contains(",lat_p"))
+    {
+        let min: f64 = line.split(',').nth(5).unwrap().parse().unwrap();
+        assert!(min >= 150.0, "{line}");
+    }
+    let path = lasthop_report::build(&out).unwrap();
+    let html = std::fs::read_to_string(&path).unwrap();
+    for needle in [
+        "Thin streams (seed 003's tables)",
+        "ACK latency per host, base",
+        "ACK latency per host, base, y from 0.65",
+        "host-rdbsender",
+        "host-wsender",
+        "<th>99.99th</th>",
+        "<th>Rdn B</th>",
+        "published",
+        "<td>270</td>",
+        "<td>956</td>",
+        "A.1.3(a)",
+    ] {
+        assert!(html.contains(needle), "{needle} missing");
+    }
+}

@@ -1,0 +1,226 @@
+//! Seed 003's thin-stream figures as data (scheme `thin`): the ACK-latency ECDF of each host
+//! from its pooled 1 ms histogram (full, and zoomed to the seed's y = 0.65–1), and the rows of
+//! the seed's tables, ours beside the published values of the spec's `[reference.POINT]`.
+
+use lasthop_experiment::{PointRef, PointSummary};
+
+/// The latency table's columns, as the seed's tables (Appendix R): (metric, heading).
+pub const LATENCY_COLUMNS: [(&str, &str); 16] = [
+    ("lat_mean_ms", "Mean"),
+    ("lat_p40_ms", "40th"),
+    ("lat_p50_ms", "50th"),
+    ("lat_p60_ms", "60th"),
+    ("lat_p70_ms", "70th"),
+    ("lat_p80_ms", "80th"),
+    ("lat_p90_ms", "90th"),
+    ("lat_p93_ms", "93th"),
+    ("lat_p95_ms", "95th"),
+    ("lat_p96_ms", "96th"),
+    ("lat_p97_ms", "97th"),
+    ("lat_p98_ms", "98th"),
+    ("lat_p99_ms", "99th"),
+    ("lat_p99_9_ms", "99.9th"),
+    ("lat_p99_99_ms", "99.99th"),
+    ("lat_max_ms", "Max"),
+];
+
+/// The stream table's columns (the seed's goodput/throughput tables, §4.4): (metric, heading).
+pub const STREAM_COLUMNS: [(&str, &str); 20] = [
+    ("streams", "Str"),
+    ("itt_min_ms", "ITT min"),
+    ("itt_avg_ms", "ITT avg"),
+    ("itt_max_ms", "ITT max"),
+    ("payload_min_B", "Payl. min"),
+    ("payload_avg_B", "Payl. avg"),
+    ("payload_max_B", "Payl. max"),
+    ("sent_pkts", "Sent p"),
+    ("lost_pkts", "Lost p"),
+    ("retr_pkts", "Retr p"),
+    ("rdb_pkts", "RDB p"),
+    ("payload_bytes", "Payl B"),
+    ("unique_bytes", "Unique B"),
+    ("redundant_bytes", "Rdn B"),
+    ("retr_bytes", "Retr B"),
+    ("loss_bytes_pct", "Loss % B"),
+    ("loss_pkts_pct", "Loss % p"),
+    ("dupacks", "DupACKs"),
+    ("rdb_hits", "RDB hits"),
+    ("goodput_Bps", "Goodput B/s"),
+];
+
+/// The ECDF of a 1 ms histogram (`(ms, count)` ascending) as the corners of its steps.
+pub fn hist_cdf(hist: &[(u32, u64)]) -> Vec<(f64, f64)> {
+    let n: u64 = hist.iter().map(|h| h.1).sum();
+    let mut pts = Vec::with_capacity(2 * hist.len());
+    if n == 0 {
+        return pts;
+    }
+    let mut cum = 0;
+    for &(ms, c) in hist {
+        pts.push((f64::from(ms), cum as f64 / n as f64));
+        cum += c;
+        pts.push((f64::from(ms), cum as f64 / n as f64));
+    }
+    pts
+}
+
+/// The part of an ECDF at or above `y0` (the seed's zoom, y from 0.65): corners below are left
+/// out, and the step that crosses `y0` starts at `y0`.
+pub fn zoom_cdf(pts: &[(f64, f64)], y0: f64) -> Vec<(f64, f64)> {
+    let mut out = vec![];
+    let mut below = false;
+    for &(x, y) in pts {
+        if y < y0 {
+            below = true;
+            continue;
+        }
+        if below {
+            out.push((x, y0));
+            below = false;
+        }
+        out.push((x, y));
+    }
+    out
+}
+
+/// One host's row of a table: our medians over the replications and the published values
+/// (`None`: not given / not computed).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostRow {
+    pub class: String,
+    pub ours: Vec<Option<f64>>,
+    pub published: Option<Vec<Option<f64>>>,
+}
+
+/// The rows of a point's table of `columns`: one per host class of scheme `thin`, in summary
+/// order, then any host class only the reference names.
+pub fn host_rows(p: &PointSummary, r: Option<&PointRef>, columns: &[(&str, &str)]) -> Vec<HostRow> {
+    let published = |class: &str| -> Option<Vec<Option<f64>>> {
+        let r = r?;
+        let v: Vec<Option<f64>> = columns
+            .iter()
+            .map(|(m, _)| {
+                r.values
+                    .iter()
+                    .find(|(c, rm, _)| c == class && rm == m)
+                    .map(|x| x.2.median)
+            })
+            .collect();
+        v.iter().any(Option::is_some).then_some(v)
+    };
+    let mut rows: Vec<HostRow> = p
+        .thin
+        .iter()
+        .map(|c| {
+            let class = c.class.to_string();
+            HostRow {
+                ours: columns
+                    .iter()
+                    .map(|(m, _)| c.metrics.get(*m).map(|f| f.median))
+                    .collect(),
+                published: published(&class),
+                class,
+            }
+        })
+        .collect();
+    if let Some(r) = r {
+        for (c, _, _) in &r.values {
+            if c.starts_with("host-") && !rows.iter().any(|x| &x.class == c) {
+                if let Some(p) = published(c) {
+                    rows.push(HostRow {
+                        class: c.clone(),
+                        ours: vec![None; columns.len()],
+                        published: Some(p),
+                    });
+                }
+            }
+        }
+    }
+    rows
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lasthop_experiment::summary::ClassSummary;
+    use lasthop_experiment::{Class, FiveNum, RefValue};
+
+    #[test]
+    fn ecdf_of_a_histogram_and_its_zoom() {
+        // 150 ×6, 180, 300 ×3: F = 0.6 at 150, 0.7 at 180, 1 at 300.
+        let c = hist_cdf(&[(150, 6), (180, 1), (300, 3)]);
+        assert_eq!(
+            c,
+            vec![
+                (150.0, 0.0),
+                (150.0, 0.6),
+                (180.0, 0.6),
+                (180.0, 0.7),
+                (300.0, 0.7),
+                (300.0, 1.0)
+            ]
+        );
+        // From 0.65: the step at 180 starts at 0.65.
+        assert_eq!(
+            zoom_cdf(&c, 0.65),
+            vec![(180.0, 0.65), (180.0, 0.7), (300.0, 0.7), (300.0, 1.0)]
+        );
+        assert!(hist_cdf(&[]).is_empty());
+    }
+
+    #[test]
+    fn rows_with_references() {
+        let mut host = ClassSummary {
+            scheme: "thin".into(),
+            class: Class::Host("wsender".into()),
+            n: 1,
+            metrics: Default::default(),
+        };
+        host.metrics
+            .insert("lat_mean_ms".to_string(), FiveNum::single(154.0, 1));
+        let p = PointSummary {
+            point: "p".into(),
+            coords: Default::default(),
+            runs: 1,
+            classes: vec![],
+            all_connections: ClassSummary {
+                scheme: "all".into(),
+                class: Class::All,
+                n: 0,
+                metrics: Default::default(),
+            },
+            run_metrics: Default::default(),
+            udp: vec![],
+            pages: vec![],
+            bottleneck: vec![],
+            thin: vec![host],
+        };
+        let rv = |m: f64| RefValue {
+            min: None,
+            p25: None,
+            median: m,
+            p75: None,
+            max: None,
+        };
+        let r = PointRef {
+            point: "p".into(),
+            source: None,
+            values: vec![
+                ("host-wsender".into(), "lat_max_ms".into(), rv(3157.0)),
+                ("host-zsender".into(), "lat_mean_ms".into(), rv(250.0)),
+            ],
+        };
+        let rows = host_rows(&p, Some(&r), &LATENCY_COLUMNS);
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].class, "host-wsender");
+        assert_eq!(rows[0].ours[0], Some(154.0));
+        assert_eq!(rows[0].ours[15], None);
+        let pubw = rows[0].published.as_ref().unwrap();
+        assert_eq!((pubw[0], pubw[15]), (None, Some(3157.0)));
+        // a host only the reference has
+        assert_eq!(rows[1].class, "host-zsender");
+        assert_eq!(rows[1].published.as_ref().unwrap()[0], Some(250.0));
+        assert!(rows[1].ours.iter().all(Option::is_none));
+        assert_eq!(host_rows(&p, None, &LATENCY_COLUMNS)[0].published, None);
+    }
+}
