@@ -236,7 +236,12 @@ fn render(
 /// The seeds' summary-table layout: one row per point; per class elapsed 25/50/75 and median
 /// drops q/r/e; otime; fairness; utilisation.
 fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
-    let Some(scheme) = info.classes.first() else {
+    // Scheme `thin` classes hosts' streams, not connections: the first other scheme.
+    let Some(scheme) = info
+        .classes
+        .iter()
+        .find(|c| **c != lasthop_experiment::ClassScheme::Thin)
+    else {
         return;
     };
     let scheme = scheme.name();
@@ -530,13 +535,19 @@ fn thin_streams(h: &mut String, info: &ExperimentInfo, s: &Summary, metrics: &[V
         return;
     }
     h.push_str("<h2>Thin streams (seed 003's tables)</h2>\n<p class=\"note\">ACK latency: for each byte range as first sent, the time from its first sending to the first ACK that covers it, in the sender's capture; each range counts once (analyseTCP's measure). Per host (scheme <code>thin</code>, classes <code>host-NAME</code>) over all its streams; table values are our medians over the replications, percentiles nearest-rank at 1 ms resolution; the ECDFs pool every replication. ITT and payload are min / avg / max over the streams' averages; loss is exact (sender's against receiver's capture).</p>\n");
-    for (pi, p) in s.points.iter().enumerate() {
+    for p in &s.points {
         if p.thin.is_empty() {
             continue;
         }
         let r = info.references.iter().find(|r| r.point == p.point);
         let _ = writeln!(h, "<h3>{} ({} runs)</h3>", esc(&p.point), p.runs);
-        let runs = metrics.get(pi).map(Vec::as_slice).unwrap_or(&[]);
+        let runs = info
+            .points
+            .iter()
+            .position(|x| x.name == p.point)
+            .and_then(|i| metrics.get(i))
+            .map(Vec::as_slice)
+            .unwrap_or(&[]);
         let curves: Vec<(String, Vec<(f64, f64)>)> = p
             .thin
             .iter()
@@ -724,7 +735,12 @@ fn across(
             &all,
         );
     }
-    let scheme = info.classes.first().map(|c| c.name()).unwrap_or("flow");
+    let scheme = info
+        .classes
+        .iter()
+        .find(|c| **c != lasthop_experiment::ClassScheme::Thin)
+        .map(|c| c.name())
+        .unwrap_or("flow");
     let classes = across::scheme_classes(s, scheme);
     for (key, label) in [
         ("elapsed_s", "elapsed time (s)"),
