@@ -466,15 +466,13 @@ pub fn streams(captures: &[CaptureLog]) -> Vec<StreamStats> {
         out.push((k, st));
     }
     // The busier direction of each connection (more unique bytes; the earlier on a tie).
+    let rank: FxHashMap<FlowKey, (u64, std::cmp::Reverse<u64>)> = out
+        .iter()
+        .map(|(k, s)| (*k, (s.unique_bytes, std::cmp::Reverse(s.first_ns))))
+        .collect();
     let keep: Vec<bool> = out
         .iter()
-        .map(|(k, s)| {
-            !out.iter().any(|(o, t)| {
-                *o == k.reversed()
-                    && (t.unique_bytes, std::cmp::Reverse(t.first_ns))
-                        > (s.unique_bytes, std::cmp::Reverse(s.first_ns))
-            })
-        })
+        .map(|(k, _)| rank.get(&k.reversed()).is_none_or(|r| *r <= rank[k]))
         .collect();
     let mut v: Vec<StreamStats> = out
         .into_iter()

@@ -221,3 +221,17 @@ fn files_and_single_capture() {
         .unwrap()
         .ends_with(",0,,,,,,,,,"));
 }
+
+/// A connection whose receiver sends a little data back (10 bytes at 300 ms, acknowledged at
+/// 375 + 75): one stream, the busier direction, with the same numbers.
+#[test]
+fn the_busier_direction_is_the_stream() {
+    let mut v = rdb();
+    v.push((s(300, 1001).ack(121).len(10), false));
+    v.push((c(375, 481).ack(1011), false));
+    let st = run(&v, Format::SimHeaderOnly);
+    assert_eq!(st.len(), 1);
+    assert_eq!(st[0].sender.unwrap().port(), CLIENT.1);
+    assert_eq!(st[0].latency.hist, vec![(150, 3), (180, 1)]);
+    assert_eq!(st[0].unique_bytes, 480);
+}
