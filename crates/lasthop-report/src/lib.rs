@@ -1091,6 +1091,17 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
         }
         h.push_str("</table></div>\n");
     }
+    for c in &p.thin {
+        let _ = write!(
+            h,
+            "<div class=\"block\"><h4>{} (thin streams)</h4><table>{FIVE_HEAD}",
+            esc(&c.class.to_string())
+        );
+        for (k, label) in lasthop_experiment::thin::THIN_METRICS {
+            five_row(h, label, c.metrics.get(k));
+        }
+        h.push_str("</table></div>\n");
+    }
     for c in &p.pages {
         let page = c.class == lasthop_experiment::Class::Page;
         let _ = write!(

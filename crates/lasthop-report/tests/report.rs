@@ -316,6 +316,7 @@ fn report_of_thin_streams() {
         "A.1.3(a)",
         // the summary table is of the first scheme that classes connections
         "Summary (classes: flow)",
+        "host-wsender (thin streams)",
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
