@@ -41,6 +41,26 @@ fn analyze_streams_matches_the_simulator() {
         let min: f64 = f[19].parse().unwrap();
         assert!(min >= 150.0, "lat_min_ms: {row}");
     }
+    // Exact loss: each stream's lost packets are the link's drops of its data packets (with
+    // payload), from the event log, an independent record.
+    let events = std::fs::read_to_string(sim.join("events.csv")).unwrap();
+    let head: Vec<&str> = events.lines().next().unwrap().split(',').collect();
+    let col = |n: &str| head.iter().position(|c| *c == n).unwrap();
+    let (ev, flow, len) = (col("event"), col("flow"), col("tcp_len"));
+    let mut total = 0;
+    for row in streams.lines().skip(1) {
+        let f: Vec<&str> = row.split(',').collect();
+        let key = format!("tcp:{}>{}", f[1], f[2]);
+        let drops = events
+            .lines()
+            .skip(1)
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|e| e[ev] == "drop" && e[flow] == key && e[len].parse::<u32>().unwrap_or(0) > 0)
+            .count();
+        assert_eq!(f[23].parse::<usize>().unwrap(), drops, "lost_pkts: {row}");
+        total += drops;
+    }
+    assert!(total > 0, "5 % loss dropped nothing");
     let p = |f: &str| sim.join(f).to_str().unwrap().to_string();
     for (i, order) in [
         ["wsender.pcap", "receiver.pcap"],
