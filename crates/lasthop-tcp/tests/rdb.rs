@@ -530,6 +530,33 @@ fn v2_does_not_bundle_retransmissions() {
 }
 
 #[test]
+fn v2_skips_an_acknowledged_prefix_and_stops_at_a_sacked_segment() {
+    let cfg = TcpConfig::from_toml("rdb = \"v2\"\nnagle = false\ninitial_window = 4").unwrap();
+    let mut c = client(cfg.clone());
+    for k in 0..3 {
+        c.send(100);
+        next(&mut c, ms(1000 + k));
+    }
+    // An ACK in the middle of S2 (offset 150): S4 takes S3 and S2 whole by the size rule
+    // (100 + 100 + 100 ≤ 536) but sends S2 from 150: [150, 400), 250 B.
+    c.handle_packet(ms(1100), &peer_seg(ACK, 1, 151, 0).encode());
+    c.send(100);
+    assert_eq!(next(&mut c, ms(1200)), (150, 250));
+
+    let mut c = client(cfg);
+    for k in 0..3 {
+        c.send(100);
+        next(&mut c, ms(1000 + k));
+    }
+    // S1 acknowledged, S3 SACKed: S4 goes alone (the previous segment is SACKed).
+    let mut a = peer_seg(ACK, 1, 101, 0);
+    a.sacks = vec![(ISS + 201, ISS + 301)];
+    c.handle_packet(ms(1100), &a.encode());
+    c.send(100);
+    assert_eq!(next(&mut c, ms(1200)), (300, 100));
+}
+
+#[test]
 fn partly_duplicate_segment_is_acked_at_once_with_a_dsack() {
     let cfg = TcpConfig::from_toml("dsack = true").unwrap();
     let mut c = client(cfg.clone());
