@@ -92,11 +92,11 @@ impl SendState {
         if cfg.rdb == Rdb::Off {
             return out;
         }
+        if out.payload == 0 {
+            return out; // a bare FIN
+        }
         if let Some(t) = self.rdb.tfrc.as_mut() {
             t.on_send(now, out.payload); // `rdb_tx_update_s`: the new data's size
-        }
-        if out.payload == 0 {
-            return out;
         }
         let from = match cfg.rdb {
             Rdb::V1 => self.rdb_v1_merge_prev(cfg, o),
