@@ -118,6 +118,30 @@ pub enum HandshakeRtt {
     TimestampsOnly,
 }
 
+/// Redundant Data Bundling (seed 003 §3; `conn/rdb.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rdb {
+    Off,
+    /// Evensen 2008 (Linux 2.6.23 patch): every new segment smaller than the MSS carries the
+    /// previous segment's unacknowledged bytes; retransmissions carry the following data.
+    V1,
+    /// Opstad 2015 (the Linux 3.16 "rdb" congestion-control module): a new segment of a thin
+    /// stream goes out with the previous unacknowledged segments in front; hidden-loss
+    /// detection and a congestion reaction.
+    V2,
+}
+
+/// RDBv2's ssthresh on a loss (the module's `ssthresh` hook).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RdbSsthresh {
+    /// max(cwnd/4, 2): Listing B.23 `tcp_rdb_ssthresh`.
+    Quarter,
+    /// max(cwnd/2, 2): Reno's `tcp_reno_ssthresh`.
+    Half,
+}
+
 /// Every mechanism of the endpoint is a switch here. Deserialized from a TOML table.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -224,6 +248,20 @@ pub struct TcpConfig {
     /// Linux undo of cwnd/ssthresh reductions shown unnecessary, by timestamps (Eifel-like, needs
     /// `timestamps`) or by D-SACK (needs `dsack`). Always present in Linux 2.4.
     pub undo: bool,
+    /// Redundant Data Bundling (seed 003): "off", "v1" or "v2".
+    pub rdb: Rdb,
+    /// RDB: most payload bytes in a bundled packet (0 or absent: the MSS only).
+    pub rdb_max_bytes: Option<Bytes>,
+    /// RDBv2: most previous segments bundled (0 or absent: unlimited).
+    pub rdb_max_segments: Option<u32>,
+    /// RDBv2 SPIFL thin test: bundle while packets_out < this.
+    pub rdb_pif_limit: Option<u32>,
+    /// RDBv2 DPIFL thin test: bundle while packets_out < min_srtt / this (default 10 ms).
+    pub rdb_itt_min: Option<Dur>,
+    /// RDBv2: cwnd from the sender-side TFRC-SP rate on a hidden loss (else CWR).
+    pub rdb_tfrc: Option<bool>,
+    /// RDBv2: ssthresh on a loss, "quarter" (default) or "half".
+    pub rdb_ssthresh: Option<RdbSsthresh>,
 }
 
 impl Default for TcpConfig {
@@ -270,6 +308,13 @@ impl Default for TcpConfig {
             ecn: false,
             frto: false,
             undo: true,
+            rdb: Rdb::Off,
+            rdb_max_bytes: None,
+            rdb_max_segments: None,
+            rdb_pif_limit: None,
+            rdb_itt_min: None,
+            rdb_tfrc: None,
+            rdb_ssthresh: None,
         }
     }
 }
@@ -383,6 +428,7 @@ impl TcpConfig {
                 "must lie between `rto_min` and `rto_max`",
             ));
         }
+        self.validate_rdb()?;
         Ok(())
     }
 
@@ -402,6 +448,46 @@ impl TcpConfig {
             // RFC 3390: min(4·MSS, max(2·MSS, 4380)) bytes, in whole segments.
             InitialWindow::Rfc3390 => (4 * mss).min((2 * mss).max(4380)) / mss,
         }
+    }
+}
+
+impl TcpConfig {
+    /// The RDB keys: each only with the variant that has it.
+    fn validate_rdb(&self) -> Result<(), ConfigError> {
+        let v2_only = [
+            ("rdb_max_segments", self.rdb_max_segments.is_some()),
+            ("rdb_pif_limit", self.rdb_pif_limit.is_some()),
+            ("rdb_itt_min", self.rdb_itt_min.is_some()),
+            ("rdb_tfrc", self.rdb_tfrc.is_some()),
+            ("rdb_ssthresh", self.rdb_ssthresh.is_some()),
+        ];
+        if self.rdb == Rdb::Off && self.rdb_max_bytes.is_some() {
+            return Err(err(
+                "rdb_max_bytes",
+                "needs `rdb = \"v1\"` or `rdb = \"v2\"`",
+            ));
+        }
+        for (key, given) in v2_only {
+            if given && self.rdb != Rdb::V2 {
+                return Err(err(key, "is an RDBv2 setting: it needs `rdb = \"v2\"`"));
+            }
+        }
+        if self.rdb_pif_limit.is_some() && self.rdb_itt_min.is_some() {
+            return Err(err(
+                "rdb_pif_limit",
+                "give either `rdb_pif_limit` (SPIFL) or `rdb_itt_min` (DPIFL), not both",
+            ));
+        }
+        if self.rdb_pif_limit == Some(0) {
+            return Err(err(
+                "rdb_pif_limit",
+                "0 is out of range: allowed 1 or more packets (bundling while packets_out < limit)",
+            ));
+        }
+        if self.rdb_itt_min == Some(Dur::ZERO) {
+            return Err(err("rdb_itt_min", "must be positive, e.g. \"10ms\""));
+        }
+        Ok(())
     }
 }
 

@@ -63,12 +63,14 @@ pub mod conn;
 pub mod host;
 pub mod metrics;
 pub mod rtt;
+pub mod tfrc;
 pub mod wire;
 
 pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoTimer, SackLossMarking,
     SsthreshFrom, TcpConfig,
 };
+pub use config::{Rdb, RdbSsthresh};
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,
 };

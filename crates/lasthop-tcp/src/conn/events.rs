@@ -71,6 +71,11 @@ pub struct Stats {
     pub dsacks_rcvd: u64,
     /// Bytes delivered in order to the application.
     pub bytes_delivered: u64,
+    /// RDB: packets sent with redundant (bundled) data, and those redundant bytes.
+    pub rdb_pkts_sent: u64,
+    pub rdb_bytes_sent: u64,
+    /// RDBv2: segments counted lost by hidden-loss detection.
+    pub rdb_hidden_losses: u64,
 }
 
 /// One point of the congestion-state trace, recorded whenever a value changes.

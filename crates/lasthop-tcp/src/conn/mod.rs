@@ -41,6 +41,7 @@ mod events;
 mod handshake;
 mod options;
 mod output;
+mod rdb;
 mod recv;
 mod send;
 mod timers;

@@ -202,6 +202,11 @@ impl RecvState {
         if len > 0 {
             if start < self.rcv_nxt {
                 self.set_dsack(cfg, o, start, self.rcv_nxt);
+                // Linux `tcp_data_queue`: a partly duplicate segment (seq < rcv_nxt < end_seq,
+                // e.g. an RDB packet) enters quick-ACK mode, so it is ACKed at once (seed 003
+                // Listing 2.3); quick-ACK mode lasts `quickacks` segments (0: just this one).
+                self.ack_now = true;
+                self.quickacks_left = self.quickacks_left.max(cfg.quickacks);
             }
             let filled_hole = !self.ooo.is_empty();
             let mut nxt = end.min(limit);

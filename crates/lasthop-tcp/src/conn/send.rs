@@ -41,6 +41,8 @@ pub(super) struct SentSeg {
     pub(super) ever_retrans: bool,
     /// snd_nxt when it was last retransmitted (Linux keeps it in `ack_seq`; "Event C").
     pub(super) rtx_nxt: u64,
+    /// RDB: where its packet began when sent with redundant data in front; 0 if not (`rdb.rs`).
+    pub(super) rdb_start: u64,
 }
 
 impl SentSeg {
@@ -138,6 +140,8 @@ pub(super) struct SendState {
     /// ECN: CWR is owed on the next new data segment.
     pub(super) cwr_pending: bool,
     pub(super) rtt: RttEstimator,
+    /// Redundant Data Bundling (`rdb.rs`).
+    pub(super) rdb: super::rdb::RdbState,
 }
 
 impl SendState {
@@ -172,6 +176,7 @@ impl SendState {
             frto: 0,
             cwr_pending: false,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
+            rdb: super::rdb::RdbState::new(cfg),
         }
     }
 
@@ -219,6 +224,7 @@ impl SendState {
             }
         }
 
+        let rdb_lost = self.rdb_hidden_loss(cfg, stats, ack);
         let mut acked_pkts = 0u32;
         if ack > self.snd_una {
             let mut first_sent: Option<Time> = None;
@@ -303,6 +309,9 @@ impl SendState {
         // Linux tcp_may_raise_cwnd: not in Recovery or CWR, and with ECE only in slow start.
         let may_raise = (!ece || self.cwnd < self.ssthresh)
             && !matches!(self.ca, CaState::Recovery | CaState::Cwr);
+        let rdb_may = may_raise && data_acked && prior_packets > 0 && self.frto == 0;
+        let rdb_reacted = self.rdb_on_ack(cfg, o, now, rdb_lost, acked_pkts, rdb_may);
+        let may_raise = may_raise && !rdb_reacted;
         let frto_active = self.frto > 0;
         if prior_packets == 0 {
             // Nothing was outstanding: Linux (`no_queue`) leaves the congestion state alone.
@@ -828,6 +837,9 @@ impl SendState {
     }
 
     fn recalc_ssthresh(&self, cfg: &TcpConfig) -> u32 {
+        if let Some(s) = self.rdb_ssthresh(cfg) {
+            return s; // RDBv2's module ssthresh (rdb.rs)
+        }
         let base = match cfg.ssthresh_from {
             SsthreshFrom::Cwnd => self.cwnd,
             SsthreshFrom::Flight => (self.rtx.len() as u32).saturating_sub(self.lt_sent),
@@ -1049,14 +1061,16 @@ impl SendState {
             if !forced && self.in_flight(o) >= self.cwnd {
                 return None;
             }
-            return Some(self.retransmit(stats, timers, now, i));
+            let out = self.retransmit(stats, timers, now, i);
+            return Some(self.rdb_retransmit(cfg, o, stats, out));
         }
         if new_data {
             if let Some(p) = self.send_new(cfg, o, timers, now) {
-                return Some(p);
+                return Some(self.rdb_new_segment(cfg, o, stats, now, p));
             }
         }
         self.forward_retransmit(cfg, o, stats, timers, now)
+            .map(|out| self.rdb_retransmit(cfg, o, stats, out))
     }
 
     /// Linux 2.4 `tcp_xmit_retransmit_queue`'s second pass (`linux24` marking): in Recovery,
@@ -1174,6 +1188,7 @@ impl SendState {
             retrans: false,
             ever_retrans: false,
             rtx_nxt: 0,
+            rdb_start: 0,
         });
         self.snd_nxt = end;
         if fin {
