@@ -42,6 +42,8 @@
 //! bytes = 188640                       # then the application's own parameters
 //! congestion_control = "reno"          # bulk's socket options: congestion_control,
 //!                                      # window_clamp, sndbuf, rcvbuf, nodelay
+//! tcp = { nagle = false }              # thin and bulk: TCP model keys for the client's
+//!                                      # connections (emulation: its socket options)
 //! ```
 //!
 //! Loading never panics: every problem is a [`SpecError`] naming the key, the value and what is
@@ -1005,6 +1007,14 @@ impl Scenario {
                 f.port,
                 f.start
             );
+            if !f.tcp_table.is_empty() {
+                let keys: Vec<String> = f
+                    .tcp_table
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let _ = writeln!(s, "  tcp options of its client sockets: {}", keys.join(" "));
+            }
         }
         s
     }
