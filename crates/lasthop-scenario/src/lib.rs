@@ -1095,6 +1095,36 @@ rcvbuf = "64KiB"
         assert!(e.message.contains("rate_control, rdb"), "{e}");
     }
 
+    #[test]
+    fn flow_tcp_tables_become_socket_options_or_name_the_key() {
+        let d = dir_with_link();
+        let thin = "[[flows]]\nkind = \"thin\"\nfrom = \"server\"\nto = \"mobile\"\npayload = 100\nitt = 30\nduration = \"10s\"\n";
+        let text = format!("{BASE}{thin}tcp = {{ nagle = false, thin_dupack = true }}\n");
+        let s = Scenario::from_str_in(&text, d.path()).unwrap();
+        let o = s.flows[1].socket_options().unwrap();
+        assert_eq!((o.nodelay, o.thin_dupack), (Some(true), Some(true)));
+        assert!(s
+            .describe()
+            .contains("tcp options of its client sockets: nagle=false thin_dupack=true"));
+        // The bulk flow without a table has none.
+        assert_eq!(
+            s.flows[0].socket_options().unwrap(),
+            SocketOptions::default()
+        );
+        // A model key Linux has no socket option for: fine in simulation, an error for emulation.
+        let text = format!("{BASE}{thin}tcp = {{ delayed_ack = \"off\" }}\n");
+        let s = Scenario::from_str_in(&text, d.path()).unwrap();
+        assert!(!s.flows[1]
+            .tcp
+            .as_ref()
+            .unwrap()
+            .delayed_ack
+            .eq(&s.hosts[0].tcp.delayed_ack));
+        let e = s.flows[1].socket_options().unwrap_err();
+        assert_eq!(e.key, "flows[1].tcp.delayed_ack", "{e}");
+        assert!(e.message.contains("set it on the host"), "{e}");
+    }
+
     fn error_of(text: &str) -> SpecError {
         let d = dir_with_link();
         Scenario::from_str_in(text, d.path()).unwrap_err()

@@ -343,3 +343,30 @@ fn emu_rdb_middlebox_repairs_losses_with_the_next_packet() {
     // Real bytes: every data segment the receiver got, rewritten or not, has a right checksum.
     assert_eq!((out[0].bad_checksums, out[1].bad_checksums), (0, 0));
 }
+
+#[test]
+fn emu_refuses_a_flow_tcp_key_without_a_socket_option() {
+    if !common::can_emulate("emu_refuses_a_flow_tcp_key_without_a_socket_option") {
+        return;
+    }
+    // `delayed_ack` is a model key (fine in simulation) that Linux sets per host, not per
+    // socket: the emulator stops before it creates anything, naming the key.
+    let tmp = tempfile::tempdir().unwrap();
+    let spec = write_scenario(tmp.path(), "bad", "");
+    let text = std::fs::read_to_string(&spec).unwrap().replace(
+        "tcp = { nagle = false, thin_linear_timeouts = true }",
+        "tcp = { nagle = false, delayed_ack = \"off\" }",
+    );
+    std::fs::write(&spec, text).unwrap();
+    let dir = tmp.path().join("out");
+    let e = common::lasthop_err(&[
+        "emu",
+        spec.to_str().unwrap(),
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(
+        e.contains("flows[0].tcp.delayed_ack") && e.contains("set it on the host"),
+        "{e}"
+    );
+}
