@@ -74,15 +74,7 @@ impl Params {
             ));
         }
         if let Some(cc) = &s.congestion_control {
-            if cc.is_empty()
-                || cc.len() > 15
-                || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-            {
-                return Err(err(
-                    format!("{key}.congestion_control"),
-                    format!("invalid name {cc:?}: a Linux congestion control module such as \"reno\" or \"cubic\""),
-                ));
-            }
+            crate::socket::check_congestion_control(cc, &format!("{key}.congestion_control"))?;
         }
         Ok(Params {
             bytes,
@@ -92,6 +84,7 @@ impl Params {
                 sndbuf: sock_size(format!("{key}.sndbuf"), s.sndbuf)?,
                 rcvbuf: sock_size(format!("{key}.rcvbuf"), s.rcvbuf)?,
                 nodelay: s.nodelay,
+                ..SocketOptions::default()
             },
         })
     }

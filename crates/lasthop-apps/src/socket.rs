@@ -2,6 +2,7 @@
 //! application makes ([`Net`]) and the events it is given ([`SockEvent`]). The simulator
 //! implements it over its TCP model and UDP; an application never sees packets.
 
+use lasthop_core::spec::{err, SpecError};
 use lasthop_core::Time;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
@@ -70,6 +71,13 @@ pub struct SocketOptions {
     pub rcvbuf: Option<u64>,
     /// `TCP_NODELAY` (Nagle off).
     pub nodelay: Option<bool>,
+    /// `TCP_THIN_LINEAR_TIMEOUTS` (16): linear timeouts while the stream is thin.
+    #[serde(default)]
+    pub thin_linear_timeouts: Option<bool>,
+    /// `TCP_THIN_DUPACK` (17): fast retransmit on the first duplicate ACK while thin (Linux
+    /// 2.6.34 to 4.12; from 4.13 the kernel accepts the option and ignores it).
+    #[serde(default)]
+    pub thin_dupack: Option<bool>,
 }
 
 impl SocketOptions {
@@ -91,6 +99,113 @@ impl SocketOptions {
         if self.nodelay == Some(true) {
             a.push("--nodelay".into());
         }
+        if self.thin_linear_timeouts == Some(true) {
+            a.push("--thin-linear-timeouts".into());
+        }
+        if self.thin_dupack == Some(true) {
+            a.push("--thin-dupack".into());
+        }
         a
+    }
+
+    /// A flow's `tcp` table (TCP model keys) as the socket options Linux has for them:
+    /// `congestion_control` → `TCP_CONGESTION`, `nagle = false` → `TCP_NODELAY`,
+    /// `thin_linear_timeouts` → `TCP_THIN_LINEAR_TIMEOUTS`, `thin_dupack` → `TCP_THIN_DUPACK`.
+    /// Any other key is an error naming it (`key.KEY`): Linux sets it per host, not per socket.
+    pub fn from_tcp_table(t: &toml::Table, key: &str) -> Result<SocketOptions, SpecError> {
+        let mut o = SocketOptions::default();
+        for (k, v) in t {
+            let k2 = format!("{key}.{k}");
+            let flag = || match v {
+                toml::Value::Boolean(b) => Ok(*b),
+                other => Err(err(&k2, format!("{other}: allowed true or false"))),
+            };
+            match k.as_str() {
+                "congestion_control" => match v {
+                    toml::Value::String(cc) => {
+                        check_congestion_control(cc, &k2)?;
+                        o.congestion_control = Some(cc.clone());
+                    }
+                    other => {
+                        return Err(err(
+                            &k2,
+                            format!("{other}: allowed a congestion control name such as \"cubic\""),
+                        ))
+                    }
+                },
+                "nagle" => o.nodelay = Some(!flag()?),
+                "thin_linear_timeouts" => o.thin_linear_timeouts = Some(flag()?),
+                "thin_dupack" => o.thin_dupack = Some(flag()?),
+                _ => {
+                    return Err(err(
+                        &k2,
+                        "Linux has no socket option for this TCP model key, so emulation cannot set it per flow: set it on the host instead ([hosts.NAME.sysctl], e.g. tcp_sack = 0, or [hosts.NAME.route]); per flow emulation takes congestion_control, nagle, thin_linear_timeouts and thin_dupack",
+                    ))
+                }
+            }
+        }
+        Ok(o)
+    }
+}
+
+/// Checks the name of a Linux congestion control module (`TCP_CONGESTION` takes at most 15
+/// bytes); whether the kernel has it is the emulator's check.
+pub fn check_congestion_control(cc: &str, key: &str) -> Result<(), SpecError> {
+    if cc.is_empty() || cc.len() > 15 || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    {
+        return Err(err(
+            key,
+            format!("invalid name {cc:?}: a Linux congestion control module such as \"reno\" or \"cubic\""),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts(t: &str) -> Result<SocketOptions, String> {
+        SocketOptions::from_tcp_table(&t.parse().unwrap(), "flows[2].tcp")
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn tcp_table_keys_become_socket_options() {
+        let o = opts("congestion_control = \"cubic\"\nnagle = false\nthin_linear_timeouts = true\nthin_dupack = true").unwrap();
+        assert_eq!(o.congestion_control.as_deref(), Some("cubic"));
+        assert_eq!(
+            (o.nodelay, o.thin_linear_timeouts, o.thin_dupack),
+            (Some(true), Some(true), Some(true))
+        );
+        assert_eq!(
+            o.to_args(),
+            [
+                "--congestion-control",
+                "cubic",
+                "--nodelay",
+                "--thin-linear-timeouts",
+                "--thin-dupack"
+            ]
+        );
+        // Nagle on is Linux's default: no argument.
+        assert!(opts("nagle = true").unwrap().to_args().is_empty());
+        assert_eq!(opts("").unwrap(), SocketOptions::default());
+    }
+
+    #[test]
+    fn keys_without_a_socket_option_are_named() {
+        let e = opts("nagle = false\ndelayed_ack = \"off\"").unwrap_err();
+        assert!(
+            e.contains("flows[2].tcp.delayed_ack") && e.contains("sysctl"),
+            "{e}"
+        );
+        let e = opts("thin_dupack = 1").unwrap_err();
+        assert!(
+            e.contains("flows[2].tcp.thin_dupack") && e.contains("true or false"),
+            "{e}"
+        );
+        let e = opts("congestion_control = \"no such\"").unwrap_err();
+        assert!(e.contains("flows[2].tcp.congestion_control"), "{e}");
     }
 }

@@ -5,8 +5,9 @@
 //! streams do not stay in phase; after `duration` of sending each stream closes. The server end
 //! reads every stream and closes when its client does.
 //!
-//! Nagle must be off for thin streams: in simulation that is the host's `tcp = { nagle = false }`,
-//! in emulation `TCP_NODELAY` on each socket. Stream k's draws (its start offset, then its
+//! Nagle must be off for thin streams: in simulation that is the flow's (or the host's)
+//! `tcp = { nagle = false }`, in emulation `TCP_NODELAY` on each socket, which `thin-send` always
+//! sets; the flow's other `tcp` keys become socket options there (`SocketOptions::from_tcp_table`). Stream k's draws (its start offset, then its
 //! payloads and ITTs) come from the random stream `app.thin.<flow>.<k>` of the run's seeds, so a
 //! replication repeats exactly, and the real sender draws the same values. A payload is at least 1 byte and at most the
 //! MSS; an ITT at least 1 ms (Streamzero's integer milliseconds could reach 0 or below).

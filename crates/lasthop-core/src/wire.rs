@@ -302,6 +302,67 @@ pub fn build_ipv4_udp(
     Packet::with_flow(b, wire_len, flow)
 }
 
+/// The TCP checksum of an IPv4 segment (RFC 793: the pseudo-header of source, destination,
+/// protocol and TCP length, then the TCP header with its checksum field as it is, then the
+/// payload). Over a segment whose checksum field holds the right value the result is 0.
+pub fn tcp_checksum_ipv4(src: Ipv4Addr, dst: Ipv4Addr, segment: &[u8]) -> u16 {
+    let mut b = Vec::with_capacity(12 + segment.len());
+    b.extend_from_slice(&src.octets());
+    b.extend_from_slice(&dst.octets());
+    b.extend_from_slice(&[0, PROTO_TCP]);
+    b.extend_from_slice(&(segment.len() as u16).to_be_bytes());
+    b.extend_from_slice(segment);
+    checksum(&b)
+}
+
+/// A TCP/IPv4 segment like `pkt` (the same IP and TCP headers, options included) with sequence
+/// number `seq` and `payload_len` bytes of payload: the IP total length, the IPv4 header
+/// checksum and the sequence number are rewritten. With `payload` (real bytes, as in
+/// emulation; its length must be `payload_len`) the payload is those bytes and the TCP checksum
+/// is computed anew; without (a virtual payload, as in simulation) only the headers are kept
+/// and the TCP checksum field is left as it was (the simulator's segments carry none). `None`
+/// if `pkt` is not TCP over IPv4 with whole headers, or the segment would exceed 65535 bytes.
+pub fn rebuild_tcp_ipv4(
+    pkt: &Packet,
+    seq: u32,
+    payload: Option<&[u8]>,
+    payload_len: u32,
+) -> Option<Packet> {
+    let ip = parse_ip(&pkt.data)?;
+    if ip.version != 4 || ip.proto != PROTO_TCP {
+        return None;
+    }
+    let tcp = parse_tcp(ip.transport(&pkt.data)?, true)?;
+    if payload.is_some_and(|p| p.len() as u32 != payload_len) {
+        return None;
+    }
+    let hdr = ip.header_len + tcp.header_len;
+    let total = u32::try_from(hdr).ok()?.checked_add(payload_len)?;
+    if total > 65535 {
+        return None;
+    }
+    let mut b = Vec::with_capacity(hdr + payload.map_or(0, <[u8]>::len));
+    b.extend_from_slice(&pkt.data[..hdr]);
+    b[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+    b[10] = 0;
+    b[11] = 0;
+    let sum = checksum(&b[..ip.header_len]);
+    b[10..12].copy_from_slice(&sum.to_be_bytes());
+    let t = ip.header_len;
+    b[t + 4..t + 8].copy_from_slice(&seq.to_be_bytes());
+    if let Some(p) = payload {
+        b.extend_from_slice(p);
+        b[t + 16] = 0;
+        b[t + 17] = 0;
+        let (IpAddr::V4(src), IpAddr::V4(dst)) = (ip.src, ip.dst) else {
+            return None;
+        };
+        let sum = tcp_checksum_ipv4(src, dst, &b[t..]);
+        b[t + 16..t + 18].copy_from_slice(&sum.to_be_bytes());
+    }
+    Some(Packet::with_flow(b, total, pkt.flow))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -378,6 +439,51 @@ mod tests {
         assert_eq!(parse_tcp(&t, false).unwrap().options.len(), 0);
         assert!(parse_udp(&[0; 7]).is_none());
         assert_eq!(flow_key(&[0xff; 3]), FlowKey::UNKNOWN);
+    }
+
+    #[test]
+    fn tcp_rebuild_with_real_and_virtual_payloads() {
+        let mut v = Vec::new();
+        PacketBuilder::ipv4([198, 18, 0, 1], [198, 19, 0, 1], 64)
+            .tcp(5001, 80, 1000, 65535)
+            .ack(77)
+            .psh()
+            .write(&mut v, &[1u8; 120])
+            .unwrap();
+        let p = Packet::from_bytes(v);
+        // 240 B starting 120 B earlier: the previous segment's bytes, then this one's.
+        let payload: Vec<u8> = (0..240u32).map(|i| i as u8).collect();
+        let q = rebuild_tcp_ipv4(&p, 880, Some(&payload), 240).unwrap();
+        assert_eq!((q.wire_len, q.data.len()), (280, 280));
+        assert_eq!(q.flow, p.flow);
+        let t = q.tcp().unwrap();
+        assert_eq!((t.seq, t.ack, t.payload_len), (880, 77, 240));
+        let (h, rest) = etherparse::Ipv4HeaderSlice::from_slice(&q.data)
+            .map(|h| (h.to_header(), &q.data[20..]))
+            .unwrap();
+        assert_eq!(h.header_checksum, h.calc_header_checksum());
+        let th = etherparse::TcpHeaderSlice::from_slice(rest)
+            .unwrap()
+            .to_header();
+        assert_eq!(
+            th.checksum,
+            th.calc_checksum_ipv4(&h, &rest[20..]).unwrap(),
+            "the TCP checksum etherparse computes"
+        );
+        // Summed with its own checksum field, a right segment gives 0.
+        let (s, d) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 19, 0, 1));
+        assert_eq!(tcp_checksum_ipv4(s, d, rest), 0);
+        assert_eq!(&q.data[40..], &payload[..]);
+        // Virtual: the headers only, the wire length counts the payload.
+        let hdr = Packet::with_wire_len(p.data[..40].to_vec(), 160);
+        let q = rebuild_tcp_ipv4(&hdr, 880, None, 240).unwrap();
+        assert_eq!((q.wire_len, q.data.len()), (280, 40));
+        assert_eq!(q.tcp().unwrap().payload_len, 240);
+        // A payload of the wrong length, or not TCP: none.
+        assert!(rebuild_tcp_ipv4(&p, 1, Some(&[0u8; 3]), 4).is_none());
+        let src = SocketAddrV4::new(s, 1);
+        let udp = build_ipv4_udp(src, SocketAddrV4::new(d, 2), 0, 0, &[], 40);
+        assert!(rebuild_tcp_ipv4(&udp, 1, None, 4).is_none());
     }
 
     #[test]

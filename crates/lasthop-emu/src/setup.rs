@@ -59,6 +59,11 @@ pub fn preflight(sc: &Scenario) -> Result<()> {
         }
     }
     for f in &sc.flows {
+        // A flow's `tcp` table: only what Linux sets per socket.
+        let tcp = f.socket_options()?;
+        if let Some(cc) = &tcp.congestion_control {
+            check_cc(&format!("{}.tcp.congestion_control", f.spec_key()), cc)?;
+        }
         let lasthop_apps::AppParams::Bulk(b) = &f.app else {
             continue;
         };
@@ -319,7 +324,10 @@ pub fn start_workload(
     for f in &sc.flows {
         let logs =
             ["recv", "send"].map(|end| opts.out_dir.join(format!("flow{}-{end}.csv", f.index)));
-        let [server, client] = f.app.programs(&f.ctx(sc), t0, [&logs[0], &logs[1]]);
+        let [server, mut client] = f.app.programs(&f.ctx(sc), t0, [&logs[0], &logs[1]]);
+        // The flow's `tcp` table acts on the client's sockets, as a socket option acts on the
+        // socket it is set on (the scenario refuses keys the application's own options repeat).
+        client.extend(f.socket_options()?.to_args());
         let [recv_log, send_log] = logs;
         let name = format!("flow{}-recv", f.index);
         let mut c = spawn_app(opts, &res.namespaces[f.to], name, server, recv_log)?;

@@ -6,7 +6,7 @@
 //! - [`error_model`]: which transmission attempts fail (the state chain's probability, uniform
 //!   loss, a fixed pattern);
 //! - [`middlebox`]: per-direction packet hooks at the router (pass, rewrite, delay, drop,
-//!   inject);
+//!   inject); [`rate_control`] and [`rdb`] (redundant data bundling) are middleboxes;
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection (and adaptive RED) with ECN marking;
 //! - [`codel`], [`pie`], [`fq_codel`]: CoDel (RFC 8289), PIE (RFC 8033), FQ-CoDel (RFC 8290);
@@ -27,6 +27,7 @@ pub mod model;
 pub mod pie;
 pub mod queue;
 pub mod rate_control;
+pub mod rdb;
 pub mod red;
 pub mod serializer;
 pub mod spec;

@@ -42,6 +42,8 @@
 //! bytes = 188640                       # then the application's own parameters
 //! congestion_control = "reno"          # bulk's socket options: congestion_control,
 //!                                      # window_clamp, sndbuf, rcvbuf, nodelay
+//! tcp = { nagle = false }              # thin and bulk: TCP model keys for the client's
+//!                                      # connections (emulation: its socket options)
 //! ```
 //!
 //! Loading never panics: every problem is a [`SpecError`] naming the key, the value and what is
@@ -52,6 +54,7 @@ use lasthop_apps::{AppParams, FlowCtx, SpecCtx};
 use lasthop_core::spec::{check_name, err, from_table, from_toml, load_file, SpecError};
 use lasthop_core::{Bytes, Dur, Rate};
 use lasthop_link::rate_control::RateControlConfig;
+use lasthop_link::rdb::RdbConfig;
 use lasthop_link::{Dir, LinkConfig, LinkSpec, LogLevel};
 use lasthop_tcp::TcpConfig;
 use serde::de::{self, Deserializer, Visitor};
@@ -247,6 +250,10 @@ pub struct FlowSpec {
     /// The start time (per member, see [`PerMember`]).
     pub start: Option<toml::Value>,
     pub port: Option<u16>,
+    /// Per-flow TCP options (`thin` and `bulk`): `TcpConfig` keys put over the client host's
+    /// `tcp` table for the flow's client-side connections (simulation), set as socket options
+    /// on the client program's sockets (emulation; see [`Flow::socket_options`]).
+    pub tcp: Option<toml::Table>,
     /// The application's parameters: every other key.
     #[serde(flatten)]
     pub params: toml::Table,
@@ -276,10 +283,12 @@ pub struct Scenario {
 pub enum MiddleboxConfig {
     /// Seed 004's TCP rate control (`lasthop_link::rate_control`).
     RateControl(RateControlConfig),
+    /// Seed 003's redundant data bundling on the wire (`lasthop_link::rdb`).
+    Rdb(RdbConfig),
 }
 
 /// The middlebox kinds a scenario may name.
-pub const MIDDLEBOX_KINDS: [&str; 1] = ["rate_control"];
+pub const MIDDLEBOX_KINDS: [&str; 2] = ["rate_control", "rdb"];
 
 impl MiddleboxConfig {
     fn parse(mut t: toml::Table, key: &str) -> Result<MiddleboxConfig, SpecError> {
@@ -303,6 +312,7 @@ impl MiddleboxConfig {
         };
         match kind.as_str() {
             "rate_control" => RateControlConfig::parse(t, key).map(MiddleboxConfig::RateControl),
+            "rdb" => RdbConfig::parse(t, key).map(MiddleboxConfig::Rdb),
             other => Err(err(
                 format!("{key}.kind"),
                 format!(
@@ -316,6 +326,7 @@ impl MiddleboxConfig {
     pub fn describe(&self) -> String {
         match self {
             MiddleboxConfig::RateControl(c) => c.describe(),
+            MiddleboxConfig::Rdb(c) => c.describe(),
         }
     }
 }
@@ -362,9 +373,20 @@ pub struct Flow {
     /// The first of the client ports the flow uses (see [`lasthop_apps::FIRST_CLIENT_PORT`]).
     pub first_client_port: u16,
     pub app: AppParams,
+    /// The flow's `tcp` table as written (empty: none).
+    pub tcp_table: toml::Table,
+    /// Simulation: the TCP model's configuration of the flow's client-side connections (its
+    /// `tcp` table over the client host's), if the flow has a `tcp` table.
+    pub tcp: Option<TcpConfig>,
 }
 
 impl Flow {
+    /// Emulation: the flow's `tcp` table as socket options of the client program's sockets
+    /// (each key that Linux can set per socket; any other is an error naming it).
+    pub fn socket_options(&self) -> Result<SocketOptions, SpecError> {
+        SocketOptions::from_tcp_table(&self.tcp_table, &format!("{}.tcp", self.spec_key()))
+    }
+
     pub fn kind(&self) -> &'static str {
         self.app.kind()
     }
@@ -525,6 +547,21 @@ fn tcp_config(host: &str, table: &toml::Table, mtu: u32) -> Result<TcpConfig, Sp
     let mut t = table.clone();
     t.entry("mtu")
         .or_insert_with(|| toml::Value::String(format!("{mtu}B")));
+    let cfg: TcpConfig = from_table(t, &key)?;
+    cfg.validate()
+        .map_err(|e| err(lasthop_core::spec::join_key(&key, &e.key), e.message))?;
+    Ok(cfg)
+}
+
+/// A flow's TCP model configuration: its `tcp` table over its client host's (with the host's
+/// MTU unless either sets one). The keys are not listed here: `TcpConfig`'s deserialization
+/// checks them, so every key the model has works, named `flows[i].tcp.KEY` in errors.
+fn flow_tcp_config(key: &str, host: &Host, over: &toml::Table) -> Result<TcpConfig, SpecError> {
+    let key = format!("{key}.tcp");
+    let mut t = host.tcp_table.clone();
+    lasthop_core::spec::merge_tables(&mut t, over);
+    t.entry("mtu")
+        .or_insert_with(|| toml::Value::String(format!("{}B", host.mtu)));
     let cfg: TcpConfig = from_table(t, &key)?;
     cfg.validate()
         .map_err(|e| err(lasthop_core::spec::join_key(&key, &e.key), e.message))?;
@@ -810,7 +847,41 @@ impl ScenarioSpec {
                             "the run's flows need more client ports than 1024..65535 holds",
                         )
                     })?;
+                let tcp_table = f.tcp.clone().unwrap_or_default();
+                let tcp = match &f.tcp {
+                    None => None,
+                    Some(_) if !matches!(f.kind.as_str(), "thin" | "bulk") => {
+                        return Err(err(
+                            format!("{key}.tcp"),
+                            format!(
+                                "per-flow TCP options are for thin and bulk flows, not {:?}: set the host's tcp table (simulation) or sysctl (emulation) instead",
+                                f.kind
+                            ),
+                        ))
+                    }
+                    Some(t) => Some(flow_tcp_config(&key, &hosts[from], t)?),
+                };
+                if let AppParams::Bulk(b) = &app {
+                    // One place per socket option: bulk's own keys set both ends' sockets.
+                    for (own, set, tk) in [
+                        (
+                            "congestion_control",
+                            b.socket.congestion_control.is_some(),
+                            "congestion_control",
+                        ),
+                        ("nodelay", b.socket.nodelay.is_some(), "nagle"),
+                    ] {
+                        if set && tcp_table.contains_key(tk) {
+                            return Err(err(
+                                format!("{key}.tcp.{tk}"),
+                                format!("the flow also sets {own}: give the option once (tcp.{tk} acts on the sending end only, {own} on both ends)"),
+                            ));
+                        }
+                    }
+                }
                 flows.push(Flow {
+                    tcp_table,
+                    tcp,
                     index,
                     spec: i,
                     member: members.map(|_| m as u32),
@@ -829,6 +900,29 @@ impl ScenarioSpec {
             .enumerate()
             .map(|(i, t)| MiddleboxConfig::parse(t.clone(), &format!("middleboxes[{i}]")))
             .collect::<Result<Vec<_>, _>>()?;
+        let mut middleboxes = middleboxes;
+        for (i, m) in middleboxes.iter_mut().enumerate() {
+            if let MiddleboxConfig::Rdb(c) = m {
+                // The bundled senders: hosts or groups (all their members) by name.
+                for n in &c.hosts {
+                    let found: Vec<_> = hosts
+                        .iter()
+                        .filter(|h| h.name == *n || h.group.as_ref().is_some_and(|g| g.0 == *n))
+                        .map(|h| std::net::IpAddr::V4(h.address))
+                        .collect();
+                    if found.is_empty() {
+                        return Err(err(
+                            format!("middleboxes[{i}].hosts"),
+                            format!(
+                                "no host or host group is called {n:?}; they are {}",
+                                names()
+                            ),
+                        ));
+                    }
+                    c.senders.extend(found);
+                }
+            }
+        }
         Ok(Scenario {
             middleboxes,
             name: self.name.clone().unwrap_or_else(|| "scenario".into()),
@@ -868,6 +962,7 @@ impl Scenario {
                     let rate = self.link.dirs[c.data_dir.index()].per_state[0].base_rate;
                     lasthop_link::rate_control::install(&mut link, c, rate);
                 }
+                MiddleboxConfig::Rdb(c) => lasthop_link::rdb::install(&mut link, c),
             }
         }
         link
@@ -912,6 +1007,14 @@ impl Scenario {
                 f.port,
                 f.start
             );
+            if !f.tcp_table.is_empty() {
+                let keys: Vec<String> = f
+                    .tcp_table
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let _ = writeln!(s, "  tcp options of its client sockets: {}", keys.join(" "));
+            }
         }
         s
     }
@@ -970,6 +1073,56 @@ rcvbuf = "64KiB"
         assert_eq!(b.socket.rcvbuf, Some(65536));
         assert_eq!(b.bytes, 188640);
         assert_eq!(s.hosts[0].route.rto_min, Some(Dur::from_millis(200)));
+    }
+
+    #[test]
+    fn rdb_middlebox_resolves_its_hosts() {
+        let d = dir_with_link();
+        let text = format!(
+            "{BASE}[hosts.t]\nside = \"fixed\"\ncount = 2\n[[middleboxes]]\nkind = \"rdb\"\nhosts = [\"server\", \"t\"]\npif_limit = 4\n"
+        );
+        let s = Scenario::from_str_in(&text, d.path()).unwrap();
+        let MiddleboxConfig::Rdb(c) = &s.middleboxes[0] else {
+            panic!("an rdb middlebox")
+        };
+        // server, then the group t's two members t0 and t1 (fixed side: 198.18.0.2, .3).
+        let a = |x: u8| std::net::IpAddr::V4(Ipv4Addr::new(198, 18, 0, x));
+        assert_eq!(c.senders, [a(1), a(2), a(3)]);
+        let e = error_of(&text.replace("[\"server\", \"t\"]", "[\"nobody\"]"));
+        assert_eq!(e.key, "middleboxes[0].hosts", "{e}");
+        assert!(e.message.contains("\"nobody\""), "{e}");
+        let e = error_of(&format!("{BASE}[[middleboxes]]\nkind = \"rdbx\"\n"));
+        assert!(e.message.contains("rate_control, rdb"), "{e}");
+    }
+
+    #[test]
+    fn flow_tcp_tables_become_socket_options_or_name_the_key() {
+        let d = dir_with_link();
+        let thin = "[[flows]]\nkind = \"thin\"\nfrom = \"server\"\nto = \"mobile\"\npayload = 100\nitt = 30\nduration = \"10s\"\n";
+        let text = format!("{BASE}{thin}tcp = {{ nagle = false, thin_dupack = true }}\n");
+        let s = Scenario::from_str_in(&text, d.path()).unwrap();
+        let o = s.flows[1].socket_options().unwrap();
+        assert_eq!((o.nodelay, o.thin_dupack), (Some(true), Some(true)));
+        assert!(s
+            .describe()
+            .contains("tcp options of its client sockets: nagle=false thin_dupack=true"));
+        // The bulk flow without a table has none.
+        assert_eq!(
+            s.flows[0].socket_options().unwrap(),
+            SocketOptions::default()
+        );
+        // A model key Linux has no socket option for: fine in simulation, an error for emulation.
+        let text = format!("{BASE}{thin}tcp = {{ delayed_ack = \"off\" }}\n");
+        let s = Scenario::from_str_in(&text, d.path()).unwrap();
+        assert!(!s.flows[1]
+            .tcp
+            .as_ref()
+            .unwrap()
+            .delayed_ack
+            .eq(&s.hosts[0].tcp.delayed_ack));
+        let e = s.flows[1].socket_options().unwrap_err();
+        assert_eq!(e.key, "flows[1].tcp.delayed_ack", "{e}");
+        assert!(e.message.contains("set it on the host"), "{e}");
     }
 
     fn error_of(text: &str) -> SpecError {

@@ -235,6 +235,13 @@ impl<'a> Sim<'a> {
                 });
             }
             let s = sim.ends.len() - 2;
+            if let Some(cfg) = &f.tcp {
+                // The flow's `tcp` table: its client end's connections (the sending end).
+                let traces = sim.out.traces();
+                sim.hosts[f.from]
+                    .stack
+                    .set_owner_config(s + 1, cfg.clone(), traces);
+            }
             sim.start_end(s);
             sim.schedule(Time::ZERO + f.start, Ev::App(s as u32 + 1));
         }
@@ -285,7 +292,7 @@ impl<'a> Sim<'a> {
                     if self.hosts[h].wake == Some(at) {
                         self.hosts[h].wake = None;
                     }
-                    self.hosts[h].stack.tcp.handle_timeout(at);
+                    self.hosts[h].stack.handle_timeout(at);
                     self.after_host(h)?;
                 }
                 Ev::UpHead(h) => {
@@ -428,9 +435,11 @@ impl<'a> Sim<'a> {
             }
         }
         if self.out.traces() {
-            self.out.trace(h, &mut self.hosts[h].stack.tcp)?;
+            for tcp in self.hosts[h].stack.tcp_hosts_mut() {
+                self.out.trace(h, tcp)?;
+            }
         }
-        if let Some(t) = self.hosts[h].stack.tcp.poll_timeout() {
+        if let Some(t) = self.hosts[h].stack.poll_timeout() {
             let t = t.max(self.now);
             if self.hosts[h].wake.is_none_or(|w| t < w) {
                 self.hosts[h].wake = Some(t);

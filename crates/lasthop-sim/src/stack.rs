@@ -1,20 +1,31 @@
 //! The sockets of one simulated host: its TCP model (`lasthop_tcp::Host`) and UDP, behind the
 //! socket-like API its applications use ([`lasthop_apps::Net`]). A socket belongs to one
 //! application end (its owner), which is given the socket's events.
+//!
+//! Per-flow TCP options (a flow's `tcp` table): an application end may have its own TCP
+//! configuration ([`Stack::set_owner_config`]), as a Linux socket option acts on the socket it
+//! is set on. Its connections then live in a TCP model host of their own with that
+//! configuration and the same address; packets find theirs by connection, then by listening
+//! port. Such hosts share nothing with the host's own (per-destination metrics, seed 001's
+//! shared window). A stack without per-flow options has only its own host and works as before.
 
 use lasthop_apps::{Net, SockEvent, SockId};
 use lasthop_core::rng::Rng;
 use lasthop_core::wire::build_ipv4_udp;
 use lasthop_core::{Packet, Stream, Time};
-use lasthop_tcp::{ConnKey, Event as TcpEvent, Host as TcpHost};
+use lasthop_tcp::{ConnKey, Event as TcpEvent, Host as TcpHost, TcpConfig};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};
 
 enum Kind {
-    Conn(ConnKey),
+    /// A connection, and the TCP model host it lives in (0 the host's own, k `alt[k - 1]`).
+    Conn(ConnKey, usize),
     Listener,
-    Udp { port: u16, ip_id: u16 },
+    Udp {
+        port: u16,
+        ip_id: u16,
+    },
 }
 
 struct Sock {
@@ -25,6 +36,13 @@ struct Sock {
 
 pub struct Stack {
     pub tcp: TcpHost,
+    /// TCP model hosts with a flow's own configuration, one per distinct configuration.
+    alt: Vec<(TcpConfig, TcpHost)>,
+    /// Application ends with their own configuration: the model host they use.
+    owner_host: FxHashMap<usize, usize>,
+    /// Connections and listening ports in a host other than the host's own.
+    conn_host: FxHashMap<ConnKey, usize>,
+    port_host: FxHashMap<u16, usize>,
     socks: Vec<Sock>,
     by_conn: FxHashMap<ConnKey, SockId>,
     listeners: FxHashMap<u16, SockId>,
@@ -37,6 +55,10 @@ impl Stack {
     pub fn new(tcp: TcpHost) -> Stack {
         Stack {
             tcp,
+            alt: Vec::new(),
+            owner_host: FxHashMap::default(),
+            conn_host: FxHashMap::default(),
+            port_host: FxHashMap::default(),
             socks: Vec::new(),
             by_conn: FxHashMap::default(),
             listeners: FxHashMap::default(),
@@ -55,6 +77,45 @@ impl Stack {
         }
     }
 
+    /// Application end `owner`'s connections use `cfg` instead of the host's configuration.
+    pub fn set_owner_config(&mut self, owner: usize, cfg: TcpConfig, tracing: bool) {
+        let k = match self.alt.iter().position(|(c, _)| *c == cfg) {
+            Some(i) => i + 1,
+            None => {
+                let mut h = TcpHost::new(self.tcp.addr(), cfg.clone());
+                h.set_tracing(tracing);
+                self.alt.push((cfg, h));
+                self.alt.len()
+            }
+        };
+        self.owner_host.insert(owner, k);
+    }
+
+    fn host_mut(&mut self, k: usize) -> &mut TcpHost {
+        match k {
+            0 => &mut self.tcp,
+            k => &mut self.alt[k - 1].1,
+        }
+    }
+
+    /// Every TCP model host of the stack: its own, then those of per-flow configurations.
+    pub fn tcp_hosts_mut(&mut self) -> impl Iterator<Item = &mut TcpHost> {
+        std::iter::once(&mut self.tcp).chain(self.alt.iter_mut().map(|(_, h)| h))
+    }
+
+    /// Runs the due timers of every TCP model host.
+    pub fn handle_timeout(&mut self, now: Time) {
+        for h in self.tcp_hosts_mut() {
+            h.handle_timeout(now);
+        }
+    }
+
+    /// The earliest timer of any TCP model host.
+    pub fn poll_timeout(&self) -> Option<Time> {
+        let alt = self.alt.iter().filter_map(|(_, h)| h.poll_timeout());
+        self.tcp.poll_timeout().into_iter().chain(alt).min()
+    }
+
     fn add(&mut self, kind: Kind, owner: usize) -> SockId {
         self.socks.push(Sock { kind, owner });
         SockId(self.socks.len() as u32 - 1)
@@ -62,7 +123,7 @@ impl Stack {
 
     fn conn(&mut self, s: SockId) -> Option<&mut lasthop_tcp::Connection> {
         match self.socks.get(s.0 as usize)?.kind {
-            Kind::Conn(key) => self.tcp.conn_mut(&key),
+            Kind::Conn(key, k) => self.host_mut(k).conn_mut(&key),
             _ => None,
         }
     }
@@ -72,44 +133,56 @@ impl Stack {
     /// listener's owner, announced by [`SockEvent::Accepted`] before its own events.
     pub fn poll_events(&mut self, out: &mut Vec<(usize, SockEvent)>) {
         // The socket tables are fields apart from the TCP model, so they are borrowed beside it.
-        let (socks, by_conn, listeners) = (&mut self.socks, &mut self.by_conn, &self.listeners);
-        self.tcp.drain_events(|key, ev| {
-            let sock = match by_conn.get(key) {
-                Some(&s) => s,
-                None => {
-                    let Some(&listener) = listeners.get(&key.0.port()) else {
-                        return; // a connection no application asked for
-                    };
-                    let owner = socks[listener.0 as usize].owner;
-                    socks.push(Sock {
-                        kind: Kind::Conn(*key),
-                        owner,
-                    });
-                    let s = SockId(socks.len() as u32 - 1);
-                    by_conn.insert(*key, s);
-                    out.push((owner, SockEvent::Accepted { listener, sock: s }));
-                    s
-                }
-            };
-            let owner = socks[sock.0 as usize].owner;
-            out.push((
-                owner,
-                match ev {
-                    TcpEvent::Connected => SockEvent::Connected(sock),
-                    TcpEvent::Delivered(n) => SockEvent::Readable(sock, n),
-                    TcpEvent::PeerFin => SockEvent::PeerClosed(sock),
-                    TcpEvent::Closed => SockEvent::Closed(sock),
-                    TcpEvent::Aborted(why) => SockEvent::Aborted(sock, format!("{why:?}")),
-                },
-            ));
-        });
+        let (socks, by_conn, listeners, conn_host) = (
+            &mut self.socks,
+            &mut self.by_conn,
+            &self.listeners,
+            &mut self.conn_host,
+        );
+        let alt = self.alt.iter_mut().map(|(_, h)| h);
+        for (k, host) in std::iter::once(&mut self.tcp).chain(alt).enumerate() {
+            host.drain_events(|key, ev| {
+                let sock = match by_conn.get(key) {
+                    Some(&s) => s,
+                    None => {
+                        let Some(&listener) = listeners.get(&key.0.port()) else {
+                            return; // a connection no application asked for
+                        };
+                        let owner = socks[listener.0 as usize].owner;
+                        socks.push(Sock {
+                            kind: Kind::Conn(*key, k),
+                            owner,
+                        });
+                        let s = SockId(socks.len() as u32 - 1);
+                        by_conn.insert(*key, s);
+                        if k != 0 {
+                            conn_host.insert(*key, k);
+                        }
+                        out.push((owner, SockEvent::Accepted { listener, sock: s }));
+                        s
+                    }
+                };
+                let owner = socks[sock.0 as usize].owner;
+                out.push((
+                    owner,
+                    match ev {
+                        TcpEvent::Connected => SockEvent::Connected(sock),
+                        TcpEvent::Delivered(n) => SockEvent::Readable(sock, n),
+                        TcpEvent::PeerFin => SockEvent::PeerClosed(sock),
+                        TcpEvent::Closed => SockEvent::Closed(sock),
+                        TcpEvent::Aborted(why) => SockEvent::Aborted(sock, format!("{why:?}")),
+                    },
+                ));
+            });
+        }
     }
 
     /// A packet that arrived at this host: a datagram for a bound UDP port becomes an event of
     /// its owner; anything else goes to the TCP model.
     pub fn receive(&mut self, now: Time, p: &Packet) -> Option<(usize, SockEvent)> {
         if p.flow.proto != 17 {
-            self.tcp.handle_packet(now, p);
+            let k = self.tcp_host_of(p);
+            self.host_mut(k).handle_packet(now, p);
             return None;
         }
         let &sock = self.udp_ports.get(&p.flow.dport)?;
@@ -130,11 +203,35 @@ impl Stack {
         ))
     }
 
-    /// The next packet this host sends now: datagrams first, in the order written, then TCP.
+    /// The TCP model host a segment is for: its connection's, else its listening port's, else
+    /// the host's own.
+    fn tcp_host_of(&self, p: &Packet) -> usize {
+        if self.alt.is_empty() {
+            return 0;
+        }
+        let (IpAddr::V4(dst), IpAddr::V4(src)) = (p.flow.dst, p.flow.src) else {
+            return 0;
+        };
+        let key = (
+            SocketAddrV4::new(dst, p.flow.dport),
+            SocketAddrV4::new(src, p.flow.sport),
+        );
+        if let Some(&k) = self.conn_host.get(&key) {
+            return k;
+        }
+        if self.tcp.conn(&key).is_some() {
+            return 0;
+        }
+        self.port_host.get(&p.flow.dport).copied().unwrap_or(0)
+    }
+
+    /// The next packet this host sends now: datagrams first, in the order written, then TCP
+    /// (the host's own connections, then those with a flow's own configuration).
     pub fn poll_transmit(&mut self, now: Time) -> Option<Packet> {
-        self.udp_out
-            .pop_front()
-            .or_else(|| self.tcp.poll_transmit(now))
+        if let Some(p) = self.udp_out.pop_front() {
+            return Some(p);
+        }
+        self.tcp_hosts_mut().find_map(|h| h.poll_transmit(now))
     }
 }
 
@@ -152,14 +249,22 @@ impl Net for HostNet<'_> {
 
     fn connect(&mut self, now: Time, remote: SocketAddrV4, local_port: u16) -> SockId {
         let iss = self.iss.random();
-        let key = self.stack.tcp.connect(now, local_port, remote, iss);
-        let s = self.stack.add(Kind::Conn(key), self.owner);
+        let k = self.stack.owner_host.get(&self.owner).copied().unwrap_or(0);
+        let key = self.stack.host_mut(k).connect(now, local_port, remote, iss);
+        if k != 0 {
+            self.stack.conn_host.insert(key, k);
+        }
+        let s = self.stack.add(Kind::Conn(key, k), self.owner);
         self.stack.by_conn.insert(key, s);
         s
     }
 
     fn listen(&mut self, port: u16) -> SockId {
-        self.stack.tcp.listen(port);
+        let k = self.stack.owner_host.get(&self.owner).copied().unwrap_or(0);
+        self.stack.host_mut(k).listen(port);
+        if k != 0 {
+            self.stack.port_host.insert(port, k);
+        }
         let s = self.stack.add(Kind::Listener, self.owner);
         self.stack.listeners.insert(port, s);
         s
@@ -167,7 +272,7 @@ impl Net for HostNet<'_> {
 
     fn peer(&self, sock: SockId) -> Option<SocketAddrV4> {
         match self.stack.socks.get(sock.0 as usize)?.kind {
-            Kind::Conn((_, remote)) => Some(remote),
+            Kind::Conn((_, remote), _) => Some(remote),
             _ => None,
         }
     }

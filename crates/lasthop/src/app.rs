@@ -215,6 +215,13 @@ pub struct CommonArgs {
     /// TCP_NODELAY (no Nagle).
     #[arg(long)]
     nodelay: bool,
+    /// TCP_THIN_LINEAR_TIMEOUTS: linear retransmission timeouts while the stream is thin.
+    #[arg(long)]
+    thin_linear_timeouts: bool,
+    /// TCP_THIN_DUPACK: fast retransmit on the first duplicate ACK while thin (ignored by
+    /// Linux 4.13 and later).
+    #[arg(long)]
+    thin_dupack: bool,
     /// CSV file of application timestamps (time_ns,event,bytes), written at exit.
     #[arg(long)]
     log: Option<PathBuf>,
@@ -232,6 +239,8 @@ impl CommonArgs {
                 sndbuf: self.sndbuf,
                 rcvbuf: self.rcvbuf,
                 nodelay: self.nodelay.then_some(true),
+                thin_linear_timeouts: self.thin_linear_timeouts.then_some(true),
+                thin_dupack: self.thin_dupack.then_some(true),
             },
             log: self.log,
             epoch: self.epoch,

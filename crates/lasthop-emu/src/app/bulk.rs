@@ -64,6 +64,26 @@ pub(crate) fn apply_options(fd: RawFd, s: &SocketOptions) -> Result<()> {
             "TCP_WINDOW_CLAMP",
         )?;
     }
+    // Seed 003's thin-stream mechanisms, per socket (Linux 2.6.34+; TCP_THIN_DUPACK is
+    // accepted and ignored from Linux 4.13, which removed the mechanism).
+    if let Some(v) = s.thin_linear_timeouts {
+        setsockopt_int(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_THIN_LINEAR_TIMEOUTS,
+            i32::from(v),
+            "TCP_THIN_LINEAR_TIMEOUTS",
+        )?;
+    }
+    if let Some(v) = s.thin_dupack {
+        setsockopt_int(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_THIN_DUPACK,
+            i32::from(v),
+            "TCP_THIN_DUPACK",
+        )?;
+    }
     if let Some(v) = s.nodelay {
         setsockopt_int(
             fd,
