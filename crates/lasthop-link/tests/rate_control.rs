@@ -81,10 +81,30 @@ fn drain(l: &mut Link, until: Time) -> Vec<(Time, Packet)> {
 
 /// The handshake and one data segment of flow `f`, as the router sees them.
 fn open(l: &mut Link, f: u8) {
-    step(l, ms(0), Dir::Down, seg(f, true, "S", 0, 0, 65535, 0));
-    step(l, ms(10), Dir::Up, seg(f, false, "SA", 0, 1, 65535, 0));
-    step(l, ms(30), Dir::Down, seg(f, true, "A", 1, 1, 65535, 0));
-    step(l, ms(40), Dir::Down, seg(f, true, "A", 1, 1, 65535, 1000));
+    open_at(l, f, 0);
+}
+
+/// `open` starting `base` ms into the run (the link's clock only moves forward).
+fn open_at(l: &mut Link, f: u8, base: u64) {
+    step(l, ms(base), Dir::Down, seg(f, true, "S", 0, 0, 65535, 0));
+    step(
+        l,
+        ms(base + 10),
+        Dir::Up,
+        seg(f, false, "SA", 0, 1, 65535, 0),
+    );
+    step(
+        l,
+        ms(base + 30),
+        Dir::Down,
+        seg(f, true, "A", 1, 1, 65535, 0),
+    );
+    step(
+        l,
+        ms(base + 40),
+        Dir::Down,
+        seg(f, true, "A", 1, 1, 65535, 1000),
+    );
 }
 
 #[test]
@@ -101,24 +121,24 @@ fn the_window_is_the_share_times_the_base_round_trip() {
     assert_eq!(window(&out[0].1), 28_000);
     // A second flow halves the share: ⌊0.5·10^6 · 0.030 / 1040⌋ = 14 segments, but the first
     // flow's right edge (1001 + 28 000) never moves back: an ACK for 2001 offers 27 000.
-    open(&mut l, 2);
+    open_at(&mut l, 2, 51);
     let out = step(
         &mut l,
-        ms(51),
+        ms(101),
         Dir::Up,
         seg(2, false, "A", 1, 1001, 65535, 0),
     );
     assert_eq!(window(&out[0].1), 14_000);
     let out = step(
         &mut l,
-        ms(52),
+        ms(102),
         Dir::Up,
         seg(1, false, "A", 1, 2001, 65535, 0),
     );
     assert_eq!(window(&out[0].1), 27_000);
     let out = step(
         &mut l,
-        ms(53),
+        ms(103),
         Dir::Up,
         seg(1, false, "A", 1, 20001, 65535, 0),
     );
@@ -130,7 +150,7 @@ fn the_window_is_the_share_times_the_base_round_trip() {
     // The window only ever lowers what the receiver offers.
     let out = step(
         &mut l,
-        ms(54),
+        ms(104),
         Dir::Up,
         seg(1, false, "A", 1, 21001, 5000, 0),
     );
@@ -138,13 +158,13 @@ fn the_window_is_the_share_times_the_base_round_trip() {
     // The sender's FIN closes flow 2: flow 1 has the whole share again.
     step(
         &mut l,
-        ms(55),
+        ms(105),
         Dir::Down,
         seg(2, true, "AF", 1001, 1, 65535, 0),
     );
     let out = step(
         &mut l,
-        ms(56),
+        ms(106),
         Dir::Up,
         seg(1, false, "A", 1, 40001, 65535, 0),
     );
