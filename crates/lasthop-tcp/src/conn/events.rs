@@ -71,6 +71,13 @@ pub struct Stats {
     pub dsacks_rcvd: u64,
     /// Bytes delivered in order to the application.
     pub bytes_delivered: u64,
+    /// Tail loss probes sent (new data or the last segment again).
+    pub loss_probes: u64,
+    /// Recoveries started by early retransmit (also counted in `fast_retransmits`).
+    pub early_retransmits: u64,
+    /// cwnd reductions after a tail loss probe repaired a loss (Linux
+    /// `TCPLossProbeRecovery`).
+    pub tlp_recoveries: u64,
 }
 
 /// One point of the congestion-state trace, recorded whenever a value changes.

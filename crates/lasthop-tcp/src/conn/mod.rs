@@ -37,8 +37,10 @@ use lasthop_core::{Dur, Packet, Time};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
 
+mod cubic;
 mod events;
 mod handshake;
+mod linux3;
 mod options;
 mod output;
 mod recv;
@@ -50,6 +52,7 @@ pub use send::{CaState, SSTHRESH_INFINITE};
 
 use events::Trace;
 use handshake::Handshake;
+use linux3::Linux3;
 use options::{our_wscale, Negotiated};
 use recv::RecvState;
 use send::{AckOutcome, SendState};
@@ -315,6 +318,15 @@ impl Connection {
         }
         if self.timers.take_delack(now) {
             self.rcv.on_delack_timeout(&self.cfg, &self.snd.rtt);
+        }
+        if self.timers.take_early_retrans(now) {
+            let (cfg, o) = (&self.cfg, &self.opts);
+            let (stats, timers) = (&mut self.stats, &mut self.timers);
+            self.snd.on_early_retrans_timer(cfg, o, stats, timers, now);
+        }
+        if self.timers.take_loss_probe(now) {
+            self.snd
+                .on_loss_probe_timer(&mut self.stats, &mut self.timers, now);
         }
         if self.timers.take_rto(now) {
             self.on_rto(now);

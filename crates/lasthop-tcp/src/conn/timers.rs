@@ -12,6 +12,10 @@ pub(super) struct Timers {
     pub(super) delack: Option<Time>,
     /// End of TIME-WAIT.
     pub(super) time_wait: Option<Time>,
+    /// Delayed early retransmit (Linux `ICSK_TIME_EARLY_RETRANS`); `rto` is `None` meanwhile.
+    pub(super) early_retrans: Option<Time>,
+    /// Tail loss probe (Linux `ICSK_TIME_LOSS_PROBE`); `rto` is `None` meanwhile.
+    pub(super) loss_probe: Option<Time>,
 }
 
 impl Timers {
@@ -24,7 +28,11 @@ impl Timers {
             (a, None) => a,
             (None, b) => b,
         };
-        min(min(self.rto, self.delack), self.time_wait)
+        let m = min(min(self.rto, self.delack), self.time_wait);
+        if self.early_retrans.is_none() && self.loss_probe.is_none() {
+            return m;
+        }
+        min(m, min(self.early_retrans, self.loss_probe))
     }
 
     /// The connection is closed: nothing more to time.
@@ -44,6 +52,26 @@ impl Timers {
         let due = self.delack.is_some_and(|t| t <= now);
         if due {
             self.delack = None;
+        }
+        due
+    }
+
+    /// Whether the early-retransmit timer is due; it is then stopped.
+    #[inline]
+    pub(super) fn take_early_retrans(&mut self, now: Time) -> bool {
+        let due = self.early_retrans.is_some_and(|t| t <= now);
+        if due {
+            self.early_retrans = None;
+        }
+        due
+    }
+
+    /// Whether the loss-probe timer is due; it is then stopped.
+    #[inline]
+    pub(super) fn take_loss_probe(&mut self, now: Time) -> bool {
+        let due = self.loss_probe.is_some_and(|t| t <= now);
+        if due {
+            self.loss_probe = None;
         }
         due
     }
