@@ -432,10 +432,11 @@ impl SendState {
         o: &Negotiated,
         stats: &mut Stats,
     ) -> bool {
-        if !Self::do_early_retrans(cfg) || self.retrans_out() > 0 {
+        // packets_out first: the scans below then look at 3 segments at most.
+        let packets_out = self.packets_out();
+        if !Self::do_early_retrans(cfg) || packets_out >= 4 || self.retrans_out() > 0 {
             return false;
         }
-        let packets_out = self.packets_out();
         let sacked = if o.sack {
             self.sacked_out(o)
         } else {
