@@ -242,6 +242,9 @@ pub struct TcpConfig {
     /// Tail loss probe (Linux 3.10–3.16 `tcp_schedule_loss_probe`, `tcp_send_loss_probe`,
     /// `tcp_process_tlp_ack`; needs SACK).
     pub tlp: bool,
+    /// RACK time-based loss detection (RFC 8985, Linux 4.10+ `tcp_recovery.c`), in addition to
+    /// the SACK loss-marking rules; needs SACK.
+    pub rack: bool,
 }
 
 /// The congestion-control algorithm (Linux `tcp_congestion_control`).
@@ -426,6 +429,7 @@ tcp_config_toml! {
     prr: bool,
     early_retransmit: EarlyRetransmit,
     tlp: bool,
+    rack: bool,
 }
 
 impl Default for TcpConfig {
@@ -478,6 +482,7 @@ impl Default for TcpConfig {
             prr: false,
             early_retransmit: EarlyRetransmit::Off,
             tlp: false,
+            rack: false,
         }
     }
 }
@@ -551,6 +556,9 @@ impl TcpConfig {
         }
         if self.tlp && !self.sack {
             return Err(err("tlp", "the tail loss probe needs `sack = true`"));
+        }
+        if self.rack && !self.sack {
+            return Err(err("rack", "RACK needs `sack = true`"));
         }
         if self.prr && self.rate_halving {
             return Err(err(

@@ -543,6 +543,8 @@ fn profile_linux_316_with_overrides() {
     assert_eq!(e.key, "fack", "{e}");
     let e = TcpConfig::from_toml("tlp = true\nsack = false").unwrap_err();
     assert_eq!(e.key, "tlp", "{e}");
+    let e = TcpConfig::from_toml("rack = true\nsack = false").unwrap_err();
+    assert_eq!(e.key, "rack", "{e}");
     let e = TcpConfig::from_toml("cwnd_limited = \"linux317\"").unwrap_err();
     assert_eq!(e.key, "cwnd_limited", "{e}");
     assert_eq!(
@@ -557,4 +559,71 @@ fn profile_linux_316_with_overrides() {
         TcpConfig::from_toml("initial_window = 11").unwrap_err().key,
         "initial_window"
     );
+}
+
+// ---------------------------------------------------------------------------------------------
+// RACK (RFC 8985).
+
+fn rack() -> TcpConfig {
+    TcpConfig {
+        rack: true,
+        ..iw(4)
+    }
+}
+
+#[test]
+fn rack_marks_by_time_on_one_sack() {
+    // Segment 1 at 600, segment 2 at 1000; the SACK of 2 at 1300: RACK.rtt = 300, min_RTT
+    // 300, reo_wnd = min(300/4, srtt 600) = 75 ms. Segment 1 was sent before 2 and 600 + 300
+    // + 75 = 975 <= 1300: lost at once, Recovery on a single SACK.
+    let mut c = client(rack(), 1);
+    assert_eq!(drain(&mut c, t(600)), vec![1]);
+    c.send(u64::from(MSS));
+    assert_eq!(drain(&mut c, t(1000)), vec![2]);
+    c.handle_packet(t(1300), &ack(0, &[(2, 2)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!(drain(&mut c, t(1300)), vec![1]);
+    // That retransmission is lost too. Segment 3 goes at 1400 (cwnd 2, in flight 1) and is
+    // SACKed at 1700: RACK.rtt 300; in Recovery reo_wnd = 0; the retransmission of 1 (sent
+    // 1300) is past 1300 + 300 = 1600 <= 1700: lost again, and sent a third time.
+    c.send(u64::from(MSS));
+    assert_eq!(drain(&mut c, t(1400)), vec![3]);
+    c.handle_packet(t(1700), &ack(0, &[(2, 3)]));
+    assert_eq!(drain(&mut c, t(1700)), vec![1]);
+    // Without RACK: one SACK is Disorder, and nothing goes before the RTO at 2400.
+    let mut c = client(iw(4), 1);
+    let _ = drain(&mut c, t(600));
+    c.send(u64::from(MSS));
+    let _ = drain(&mut c, t(1000));
+    c.handle_packet(t(1300), &ack(0, &[(2, 2)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    assert_eq!(drain(&mut c, t(1300)), Vec::<u32>::new());
+    assert_eq!(c.poll_timeout(), Some(t(2400)));
+}
+
+#[test]
+fn rack_reordering_timer() {
+    // Three segments at 600; the SACK of 3 at 1300: RACK.rtt 700, reo_wnd = 700/4 = 175.
+    // Segments 1 and 2 (sent at the same time, lower sequence: "before") are due at
+    // 600 + 700 + 175 = 1475: the reordering timer replaces the RTO until then.
+    let mut c = client(rack(), 3);
+    assert_eq!(drain(&mut c, t(600)), vec![1, 2, 3]);
+    c.handle_packet(t(1300), &ack(0, &[(3, 3)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    assert_eq!(c.poll_timeout(), Some(t(1475)));
+    // At 1475 both are lost: Recovery (ssthresh = max(3/2, 2) = 2 = cwnd), and with nothing in
+    // flight both go. The RTO is back, from the retransmission of the head: 1475 + 1800.
+    c.handle_timeout(t(1475));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!(c.stats().rack_recoveries, 1);
+    assert_eq!(drain(&mut c, t(1475)), vec![1, 2]);
+    assert_eq!(c.poll_timeout(), Some(t(3275)));
+    // Segment 1 arrives after all at 1400 (reordering): the ACK cancels the timer.
+    let mut c = client(rack(), 3);
+    let _ = drain(&mut c, t(600));
+    c.handle_packet(t(1300), &ack(0, &[(3, 3)]));
+    c.handle_packet(t(1400), &ack(2, &[(3, 3)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    assert_eq!(drain(&mut c, t(1400)), Vec::<u32>::new());
+    assert_eq!(c.stats().retransmits, 0);
 }

@@ -78,6 +78,9 @@ pub struct Stats {
     /// cwnd reductions after a tail loss probe repaired a loss (Linux
     /// `TCPLossProbeRecovery`).
     pub tlp_recoveries: u64,
+    /// Recoveries started by RACK's reordering timer (those started on an ACK count only in
+    /// `fast_retransmits`).
+    pub rack_recoveries: u64,
 }
 
 /// One point of the congestion-state trace, recorded whenever a value changes.

@@ -9,6 +9,7 @@
 //! one of the three is ever pending, as in Linux; `rearm_rto` puts the RTO back.
 
 use super::cubic::Cubic;
+use super::rack::Rack;
 use super::send::Outgoing;
 use super::*;
 use crate::config::{CongestionControl, CwndLimited, EarlyRetransmit};
@@ -49,6 +50,8 @@ pub(super) struct Linux3 {
     probe_round: bool,
     prior_sacked: u32,
     prior_dsacks: u64,
+    /// RACK (`rack.rs`).
+    pub(super) rack: Rack,
 }
 
 impl Linux3 {
@@ -77,6 +80,7 @@ impl Linux3 {
             probe_round: false,
             prior_sacked: 0,
             prior_dsacks: 0,
+            rack: Rack::default(),
         }
     }
 }
@@ -217,7 +221,7 @@ impl SendState {
         if matches!(self.ca, CaState::Recovery | CaState::Cwr) {
             self.l3.prr_out += 1;
         }
-        if timers.early_retrans.is_some() || timers.loss_probe.is_some() {
+        if timers.early_retrans.is_some() || timers.loss_probe.is_some() || timers.rack.is_some() {
             self.rearm_rto(timers, now);
         }
     }
@@ -234,6 +238,7 @@ impl SendState {
     pub(super) fn rearm_rto(&mut self, timers: &mut Timers, now: Time) {
         timers.early_retrans = None;
         timers.loss_probe = None;
+        timers.rack = None;
         let rto = self.rtt.rto();
         timers.rto = self.rtx.front().map(|h| {
             let at = h.sent_at + rto;
@@ -260,7 +265,7 @@ impl SendState {
         timers: &mut Timers,
         now: Time,
     ) {
-        if timers.early_retrans.is_some() || timers.loss_probe.is_some() {
+        if timers.early_retrans.is_some() || timers.loss_probe.is_some() || timers.rack.is_some() {
             self.rearm_rto(timers, now);
         }
         if cfg.prr || self.l3.tlp_high_seq.is_some() {
@@ -299,6 +304,12 @@ impl SendState {
             timers.rto = None;
             timers.loss_probe = None;
             timers.early_retrans = Some(at);
+        }
+        if let Some(at) = self.l3.rack.timer.take() {
+            timers.rto = None;
+            timers.loss_probe = None;
+            timers.early_retrans = None;
+            timers.rack = Some(at);
         }
         if let Some(high) = self.l3.tlp_high_seq {
             let sacked_new = self.sacked_out(o) > self.l3.prior_sacked;
@@ -389,6 +400,11 @@ impl SendState {
         };
         sndcnt = sndcnt.max(i64::from(std::mem::take(&mut l.fast_rexmit)));
         self.cwnd = (in_flight + sndcnt).max(0) as u32;
+    }
+
+    /// Sets the `packets_out - sacked_out` PRR compares the next reduction with.
+    pub(super) fn l3_prr_set_prior_unsacked(&mut self, n: u32) {
+        self.l3.prior_unsacked = n;
     }
 
     /// Linux `tcp_end_cwnd_reduction` when Recovery ends: cwnd = ssthresh unless the

@@ -43,6 +43,7 @@ mod handshake;
 mod linux3;
 mod options;
 mod output;
+mod rack;
 mod recv;
 mod send;
 mod timers;
@@ -323,6 +324,11 @@ impl Connection {
             let (cfg, o) = (&self.cfg, &self.opts);
             let (stats, timers) = (&mut self.stats, &mut self.timers);
             self.snd.on_early_retrans_timer(cfg, o, stats, timers, now);
+        }
+        if self.timers.take_rack(now) {
+            let (cfg, o) = (&self.cfg, &self.opts);
+            let (stats, timers) = (&mut self.stats, &mut self.timers);
+            self.snd.on_rack_timer(cfg, o, stats, timers, now);
         }
         if self.timers.take_loss_probe(now) {
             self.snd

@@ -223,6 +223,7 @@ impl SendState {
             }
         }
 
+        self.rack_update(cfg, ack, ack > self.snd_una || !seg.sacks.is_empty(), now);
         let mut acked_pkts = 0u32;
         if ack > self.snd_una {
             let ca_rtt = self.cubic_rtt(ack, now);
@@ -681,6 +682,7 @@ impl SendState {
                     } else if o.sack {
                         self.mark_lost_by_sack(cfg);
                     }
+                    self.rack_mark_lost(cfg, o, f.now);
                     if f.head_timedout {
                         self.mark_timed_out_lost(f.now);
                     }
@@ -706,7 +708,8 @@ impl SendState {
         if is_dupack {
             self.dupacks += 1;
         }
-        if self.time_to_recover(cfg, o)
+        if self.rack_mark_lost(cfg, o, f.now)
+            || self.time_to_recover(cfg, o)
             || (f.head_timedout && f.dubious)
             || self.early_retransmit_due(cfg, o, stats)
         {

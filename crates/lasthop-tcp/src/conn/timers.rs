@@ -16,6 +16,8 @@ pub(super) struct Timers {
     pub(super) early_retrans: Option<Time>,
     /// Tail loss probe (Linux `ICSK_TIME_LOSS_PROBE`); `rto` is `None` meanwhile.
     pub(super) loss_probe: Option<Time>,
+    /// RACK's reordering timer (Linux `ICSK_TIME_REO_TIMEOUT`); `rto` is `None` meanwhile.
+    pub(super) rack: Option<Time>,
 }
 
 impl Timers {
@@ -29,10 +31,10 @@ impl Timers {
             (None, b) => b,
         };
         let m = min(min(self.rto, self.delack), self.time_wait);
-        if self.early_retrans.is_none() && self.loss_probe.is_none() {
+        if self.early_retrans.is_none() && self.loss_probe.is_none() && self.rack.is_none() {
             return m;
         }
-        min(m, min(self.early_retrans, self.loss_probe))
+        min(m, min(min(self.early_retrans, self.loss_probe), self.rack))
     }
 
     /// The connection is closed: nothing more to time.
@@ -62,6 +64,16 @@ impl Timers {
         let due = self.early_retrans.is_some_and(|t| t <= now);
         if due {
             self.early_retrans = None;
+        }
+        due
+    }
+
+    /// Whether RACK's reordering timer is due; it is then stopped.
+    #[inline]
+    pub(super) fn take_rack(&mut self, now: Time) -> bool {
+        let due = self.rack.is_some_and(|t| t <= now);
+        if due {
+            self.rack = None;
         }
         due
     }
