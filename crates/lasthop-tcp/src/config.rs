@@ -295,6 +295,18 @@ pub enum Profile {
     Linux316,
 }
 
+impl CongestionControl {
+    /// The algorithm a Linux module name (`TCP_CONGESTION`, `tcp_congestion_control`) stands
+    /// for, if the model has it.
+    pub fn from_linux_name(name: &str) -> Option<CongestionControl> {
+        match name {
+            "reno" => Some(CongestionControl::Reno),
+            "cubic" => Some(CongestionControl::Cubic),
+            _ => None,
+        }
+    }
+}
+
 impl Profile {
     /// The configuration the profile starts from.
     pub fn config(self) -> TcpConfig {

@@ -109,6 +109,19 @@ fn cubic_ssthresh_is_cwnd_times_717_over_1024() {
 }
 
 #[test]
+fn congestion_control_per_socket() {
+    // TCP_CONGESTION on one connection of a Reno host: the same loss as above gives CUBIC's
+    // ssthresh 7 of 10.
+    let mut c = client(iw(10), 20);
+    c.set_congestion_control(CongestionControl::from_linux_name("cubic").unwrap());
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1300), &ack(0, &[(2, 4)]));
+    assert_eq!((c.ssthresh(), c.cwnd()), (7, 7));
+    assert_eq!(c.config().congestion_control, CongestionControl::Cubic);
+    assert_eq!(CongestionControl::from_linux_name("bbr"), None);
+}
+
+#[test]
 fn cubic_slow_start_adds_the_segments_acked() {
     // Linux 3.16 tcp_slow_start: one ACK of 2 segments raises cwnd by 2 (IW 4 -> 6); today's
     // Reno (Linux 2.4) adds one per ACK (-> 5). Four out, so the 2.4 gate (in_flight 4 >=

@@ -470,6 +470,16 @@ impl Connection {
         std::mem::take(&mut self.trace.records)
     }
 
+    /// The application's `setsockopt(TCP_CONGESTION)`: this connection uses `cc` from now on,
+    /// its state started afresh (Linux `tcp_set_congestion_control` -> `bictcp_init`). HyStart
+    /// stays as configured for CUBIC and is off for Reno.
+    pub fn set_congestion_control(&mut self, cc: crate::config::CongestionControl) {
+        self.cfg.congestion_control = cc;
+        self.cfg.hystart &= cc == crate::config::CongestionControl::Cubic;
+        self.snd.l3.cubic = (cc == crate::config::CongestionControl::Cubic)
+            .then(|| cubic::Cubic::new(self.cfg.hystart));
+    }
+
     /// Turns the congestion-state trace on or off (on by default); off forgets what it held.
     pub fn set_tracing(&mut self, on: bool) {
         self.trace.set_on(on);
