@@ -321,7 +321,9 @@ impl TcpConfig {
     /// parameters of a stock 3.16 kernel): SACK, D-SACK, FACK, timestamps, window scaling,
     /// IW 10 (`TCP_INIT_CWND`), CUBIC with HyStart, PRR, delayed ER + TLP
     /// (`tcp_early_retrans = 3`), the 3.16 growth gate, F-RTO (`tcp_frto = 2`), adaptive
-    /// delayed ACK with up to 16 quick ACKs (`TCP_MAX_QUICKACKS`), RTO 1 s initially
+    /// delayed ACK with 16 quick ACKs (`tcp_incr_quickack` at the first data segment: initial
+    /// rcv_wnd 20·1460 / (2·536) for small segments, capped at `TCP_MAX_QUICKACKS`; a bulk
+    /// sender's full first segment gives 20/2 = 10), RTO 1 s initially
     /// (`TCP_TIMEOUT_INIT`, RFC 6298) and at least 200 ms, no `tcp_moderate_cwnd` in Open,
     /// Disorder or Loss (3.16 calls it only on a Reno undo), `tcp_adv_win_scale = 1`,
     /// `tcp_syn_retries = 6`, ssthresh from cwnd. The receive buffer is `tcp_rmem`'s maximum
