@@ -10,7 +10,7 @@ mod common;
 
 use common::addrs;
 use lasthop_core::{Dur, Packet, Time};
-use lasthop_tcp::wire::{Segment, ACK, SYN};
+use lasthop_tcp::wire::{Segment, ACK, CWR, ECE, SYN};
 use lasthop_tcp::{
     CaState, CongestionControl, Connection, CwndLimited, EarlyRetransmit, Event, InitialWindow,
     SsthreshFrom, TcpConfig,
@@ -47,15 +47,16 @@ fn ack(acked: u32, sacks: &[(u32, u32)]) -> Packet {
 /// A client connected by a SYN-ACK at 600 ms that has written `segments` full segments.
 fn client(cfg: TcpConfig, segments: u32) -> Connection {
     let (c, s) = addrs();
+    let ecn = cfg.ecn;
     let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
     let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
-    assert_eq!(syn.flags, SYN);
+    assert_eq!(syn.flags, if ecn { SYN | ECE | CWR } else { SYN });
     let mut sa = Segment {
         src: Some(s),
         dst: Some(c),
         seq: PEER_ISS,
         ack: ISS + 1,
-        flags: SYN | ACK,
+        flags: SYN | ACK | if ecn { ECE } else { 0 },
         window: 65535,
         mss: Some(MSS as u16),
         sack_permitted: true,
@@ -286,6 +287,52 @@ fn prr_spreads_the_reduction_over_the_acks() {
     c.handle_packet(t(1300), &ack(0, &[(2, 4)]));
     assert_eq!(c.cwnd(), 5);
     assert_eq!(drain(&mut c, t(1300)), vec![1]);
+}
+
+#[test]
+fn prr_in_cwr_after_an_ecn_echo() {
+    // IW 10 with ECN, ten out. The ACK of segment 1 carries ECE: slow start first (the 2.4
+    // and 3.16 rules both let an ECE ACK raise cwnd below ssthresh): 11; then CWR with
+    // ssthresh = 11 / 2 = 5 and prior_cwnd 11. PRR: delivered 1, in_flight 9 > 5: sndcnt =
+    // ceil(5·1 / 11) - 0 = 1, cwnd = 9 + 1 = 10: new segment 11 goes.
+    // (No `tcp_moderate_cwnd`, as in 3.16: 2.4's would cut cwnd to in_flight + 3 at the end.)
+    let cfg = TcpConfig {
+        ecn: true,
+        prr: true,
+        ssthresh_from: SsthreshFrom::Cwnd,
+        max_burst: 0,
+        ..iw(10)
+    };
+    let mut c = client(cfg.clone(), 30);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    let ece = |acked: u32| {
+        let mut s = Segment::decode(&ack(acked, &[])).unwrap();
+        s.flags |= ECE;
+        s.encode()
+    };
+    c.handle_packet(t(1300), &ece(1));
+    assert_eq!(
+        (c.ca_state(), c.ssthresh(), c.cwnd()),
+        (CaState::Cwr, 5, 10)
+    );
+    assert_eq!(drain(&mut c, t(1300)), vec![11]);
+    // ACK 2: delivered 2, ceil(10 / 11) = 1 - 1 out = 0: cwnd 9, nothing.
+    c.handle_packet(t(1310), &ack(2, &[]));
+    assert_eq!(c.cwnd(), 9);
+    assert_eq!(drain(&mut c, t(1310)), Vec::<u32>::new());
+    // ACK 3: delivered 3, ceil(15 / 11) = 2 - 1 = 1: cwnd 8 + 1 = 9: segment 12.
+    c.handle_packet(t(1320), &ack(3, &[]));
+    assert_eq!(c.cwnd(), 9);
+    assert_eq!(drain(&mut c, t(1320)), vec![12]);
+    // An ACK above high_seq (segment 10) ends CWR: cwnd = ssthresh = 5.
+    c.handle_packet(t(1400), &ack(11, &[]));
+    assert_eq!((c.ca_state(), c.cwnd()), (CaState::Open, 5));
+    // Without PRR: cwnd = min(11, 5) at once, nothing goes.
+    let mut c = client(TcpConfig { prr: false, ..cfg }, 30);
+    let _ = drain(&mut c, t(600));
+    c.handle_packet(t(1300), &ece(1));
+    assert_eq!(c.cwnd(), 5);
+    assert_eq!(drain(&mut c, t(1300)), Vec::<u32>::new());
 }
 
 // ---------------------------------------------------------------------------------------------
