@@ -385,14 +385,27 @@ macro_rules! tcp_config_toml {
             $(#[serde(default)] $field: Option<$ty>,)*
         }
 
-        impl From<TcpConfigToml> for TcpConfig {
-            fn from(t: TcpConfigToml) -> TcpConfig {
-                let mut c = t.profile.map_or_else(TcpConfig::default, Profile::config);
-                $(if let Some(v) = t.$field { c.$field = v; })*
+        impl TcpConfigToml {
+            fn apply(self) -> TcpConfig {
+                let mut c = self.profile.map_or_else(TcpConfig::default, Profile::config);
+                $(if let Some(v) = self.$field { c.$field = v; })*
                 c
             }
         }
     };
+}
+
+impl From<TcpConfigToml> for TcpConfig {
+    fn from(t: TcpConfigToml) -> TcpConfig {
+        // HyStart belongs to the profile's CUBIC: Reno written beside a profile drops it,
+        // unless `hystart` is written too.
+        let profile_hystart = t.profile.is_some() && t.hystart.is_none();
+        let mut c = t.apply();
+        if profile_hystart && c.congestion_control != CongestionControl::Cubic {
+            c.hystart = false;
+        }
+        c
+    }
 }
 
 tcp_config_toml! {

@@ -589,6 +589,16 @@ fn profile_linux_316_with_overrides() {
         TcpConfig::from_toml("profile = \"linux-3.16\"\ninitial_window = 2\ntlp = false").unwrap();
     assert_eq!(c.initial_window, InitialWindow::Segments(2));
     assert!(!c.tlp && c.prr);
+    // Reno beside the profile drops the profile's HyStart (part of CUBIC); written, it is an
+    // error.
+    let c =
+        TcpConfig::from_toml("profile = \"linux-3.16\"\ncongestion_control = \"reno\"").unwrap();
+    assert!(!c.hystart && c.prr);
+    let e = TcpConfig::from_toml(
+        "profile = \"linux-3.16\"\ncongestion_control = \"reno\"\nhystart = true",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "hystart", "{e}");
     // No profile: the seeds' baseline, exactly.
     assert_eq!(TcpConfig::from_toml("").unwrap(), TcpConfig::default());
     // Bad input names the key.
