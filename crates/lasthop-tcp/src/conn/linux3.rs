@@ -11,12 +11,16 @@
 use super::cubic::Cubic;
 use super::rack::Rack;
 use super::send::Outgoing;
+use super::timers::AltTimer;
 use super::*;
 use crate::config::{CongestionControl, CwndLimited, EarlyRetransmit};
 
 /// The state these mechanisms add to [`SendState`].
 #[derive(Debug)]
 pub(super) struct Linux3 {
+    /// Any of these mechanisms is on: otherwise the hooks return at once (the seeds' baseline
+    /// pays one test per hook).
+    pub(super) active: bool,
     pub(super) cubic: Option<Cubic>,
     /// Linux 3.16 `tcp_cwnd_validate`: the most segments out in the current window, the
     /// snd_nxt that ends that window, and whether cwnd stopped the transmission that set it.
@@ -55,8 +59,19 @@ pub(super) struct Linux3 {
 }
 
 impl Linux3 {
+    /// Whether `cfg` switches on anything here.
+    pub(super) fn wanted(cfg: &TcpConfig) -> bool {
+        cfg.congestion_control != CongestionControl::Reno
+            || cfg.cwnd_limited == CwndLimited::Linux316
+            || cfg.prr
+            || cfg.early_retransmit != EarlyRetransmit::Off
+            || cfg.tlp
+            || cfg.rack
+    }
+
     pub(super) fn new(cfg: &TcpConfig) -> Linux3 {
         Linux3 {
+            active: Self::wanted(cfg),
             cubic: (cfg.congestion_control == CongestionControl::Cubic)
                 .then(|| Cubic::new(cfg.hystart)),
             max_packets_out: 0,
@@ -132,7 +147,11 @@ impl SendState {
     /// CUBIC's `pkts_acked` (before the ACK's growth, as `tcp_clean_rtx_queue` calls it):
     /// `acked` segments were cumulatively ACKed, `rtt` since the last of them not retransmitted
     /// was sent. HyStart may end slow start here (ssthresh = cwnd).
+    #[inline]
     pub(super) fn cubic_acked(&mut self, acked: u32, rtt: Option<Dur>, now: Time) {
+        if self.l3.cubic.is_none() {
+            return;
+        }
         let open = self.ca == CaState::Open;
         let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
         if let Some(c) = self.l3.cubic.as_mut() {
@@ -144,6 +163,7 @@ impl SendState {
 
     /// The RTT CUBIC is given (Linux `ca_seq_rtt_us`): from the last segment that `ack`
     /// covers and that was never retransmitted. Call before the queue is cleaned.
+    #[inline]
     pub(super) fn cubic_rtt(&self, ack: u64, now: Time) -> Option<Dur> {
         self.l3.cubic.as_ref()?;
         self.rtx
@@ -181,6 +201,7 @@ impl SendState {
 
     /// The end of a transmission round (`tcp_write_xmit` returning): Linux 3.16
     /// `tcp_cwnd_validate` and `tcp_schedule_loss_probe`, if new data went.
+    #[inline]
     pub(super) fn end_round(
         &mut self,
         cfg: &TcpConfig,
@@ -188,9 +209,13 @@ impl SendState {
         timers: &mut Timers,
         now: Time,
     ) {
-        if !self.l3.round_open {
-            return;
+        if self.l3.round_open {
+            self.end_round_open(cfg, o, timers, now);
         }
+    }
+
+    #[inline(never)]
+    fn end_round_open(&mut self, cfg: &TcpConfig, o: &Negotiated, timers: &mut Timers, now: Time) {
         let probe_round = std::mem::take(&mut self.l3.probe_round);
         self.l3.probe_new = false;
         self.l3.round_open = false;
@@ -215,13 +240,16 @@ impl SendState {
     /// loss-probe timer gives way to the RTO.
     #[inline]
     pub(super) fn on_new_data_sent(&mut self, timers: &mut Timers, now: Time) {
+        if !self.l3.active {
+            return;
+        }
         self.l3.round_open = true;
         self.l3.round_sent += 1;
         self.l3.probe_new = false;
         if matches!(self.ca, CaState::Recovery | CaState::Cwr) {
             self.l3.prr_out += 1;
         }
-        if timers.early_retrans.is_some() || timers.loss_probe.is_some() || timers.rack.is_some() {
+        if timers.alt.is_some() {
             self.rearm_rto(timers, now);
         }
     }
@@ -229,6 +257,9 @@ impl SendState {
     /// New data waits for cwnd in this round (Linux `tcp_write_xmit`: `is_cwnd_limited`).
     #[inline]
     pub(super) fn on_cwnd_blocked(&mut self) {
+        if !self.l3.active {
+            return;
+        }
         self.l3.round_open = true;
         self.l3.round_cwnd_limited = true;
     }
@@ -236,9 +267,7 @@ impl SendState {
     /// Linux `tcp_rearm_rto`: the RTO replaces an early-retransmit or loss-probe timer, due one
     /// RTO after the first outstanding segment was sent (or one RTO from now if that is past).
     pub(super) fn rearm_rto(&mut self, timers: &mut Timers, now: Time) {
-        timers.early_retrans = None;
-        timers.loss_probe = None;
-        timers.rack = None;
+        timers.alt = None;
         let rto = self.rtt.rto();
         timers.rto = self.rtx.front().map(|h| {
             let at = h.sent_at + rto;
@@ -265,7 +294,10 @@ impl SendState {
         timers: &mut Timers,
         now: Time,
     ) {
-        if timers.early_retrans.is_some() || timers.loss_probe.is_some() || timers.rack.is_some() {
+        if !self.l3.active {
+            return;
+        }
+        if timers.alt.is_some() {
             self.rearm_rto(timers, now);
         }
         if cfg.prr || self.l3.tlp_high_seq.is_some() {
@@ -280,6 +312,9 @@ impl SendState {
     /// Just before the congestion state machine: what `tcp_pause_early_retransmit` looks at.
     #[inline]
     pub(super) fn l3_before_alert(&mut self, timers: &Timers, ece: bool) {
+        if !self.l3.active {
+            return;
+        }
         self.l3.ack_rto_at = timers.rto;
         self.l3.ack_ece = ece;
     }
@@ -288,6 +323,7 @@ impl SendState {
     /// retransmit's timer, `tcp_process_tlp_ack`, and `tcp_schedule_loss_probe` while the RTO
     /// is what is pending.
     #[allow(clippy::too_many_arguments)]
+    #[inline]
     pub(super) fn l3_ack_end(
         &mut self,
         cfg: &TcpConfig,
@@ -300,16 +336,31 @@ impl SendState {
         not_dup: bool,
         main_path: bool,
     ) {
+        if self.l3.active {
+            let flags = (una_advanced, not_dup, main_path);
+            self.l3_ack_end_active(cfg, o, stats, timers, now, ack, flags);
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn l3_ack_end_active(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+        ack: u64,
+        (una_advanced, not_dup, main_path): (bool, bool, bool),
+    ) {
         if let Some(at) = self.l3.er_pause.take() {
             timers.rto = None;
-            timers.loss_probe = None;
-            timers.early_retrans = Some(at);
+            timers.alt = Some((at, AltTimer::EarlyRetrans));
         }
         if let Some(at) = self.l3.rack.timer.take() {
             timers.rto = None;
-            timers.loss_probe = None;
-            timers.early_retrans = None;
-            timers.rack = Some(at);
+            timers.alt = Some((at, AltTimer::Rack));
         }
         if let Some(high) = self.l3.tlp_high_seq {
             let sacked_new = self.sacked_out(o) > self.l3.prior_sacked;
@@ -421,7 +472,7 @@ impl SendState {
     /// CWR).
     #[inline]
     pub(super) fn prr_on_retransmit(&mut self) {
-        if matches!(self.ca, CaState::Recovery | CaState::Cwr) {
+        if self.l3.active && matches!(self.ca, CaState::Recovery | CaState::Cwr) {
             self.l3.prr_out += 1;
         }
     }
@@ -442,12 +493,16 @@ impl SendState {
     /// and no new segment may go now (`tcp_may_send_now`). Returns true to start Recovery now;
     /// with "delayed" it arms the timer instead (`tcp_pause_early_retransmit`: max(srtt/4,
     /// 2 ms), unless the RTO comes first, the ACK has ECE or there is no RTT sample yet).
+    #[inline]
     pub(super) fn early_retransmit_due(
         &mut self,
         cfg: &TcpConfig,
         o: &Negotiated,
         stats: &mut Stats,
     ) -> bool {
+        if cfg.early_retransmit == EarlyRetransmit::Off {
+            return false;
+        }
         // packets_out first: the scans below then look at 3 segments at most.
         let packets_out = self.packets_out();
         if !Self::do_early_retrans(cfg) || packets_out >= 4 || self.retrans_out() > 0 {
@@ -553,7 +608,7 @@ impl SendState {
             at = rto_at;
         }
         timers.rto = None;
-        timers.loss_probe = Some(at);
+        timers.alt = Some((at, AltTimer::LossProbe));
     }
 
     /// The probe timer expired (Linux `tcp_send_loss_probe`): new data goes if any is written
@@ -566,7 +621,6 @@ impl SendState {
         timers: &mut Timers,
         now: Time,
     ) {
-        timers.loss_probe = None;
         if self.unsent() > 0 || (self.fin_queued && !self.fin_sent) {
             self.l3.probe_new = true;
             self.l3.probe_round = true;
@@ -583,10 +637,12 @@ impl SendState {
     /// The probe retransmission the timer asked for: the last segment, sent again without the
     /// marks of a retransmission (Linux uses `__tcp_retransmit_skb`, which leaves
     /// `retrans_out` and the RETRANS tag alone).
+    #[inline]
     pub(super) fn loss_probe_segment(&mut self, stats: &mut Stats, now: Time) -> Option<Outgoing> {
-        if !std::mem::take(&mut self.l3.probe_rtx) {
+        if !self.l3.probe_rtx {
             return None;
         }
+        self.l3.probe_rtx = false;
         let s = self.rtx.back_mut()?;
         s.sent_at = now;
         let (start, payload, fin) = (s.start, s.payload(), s.fin);

@@ -57,7 +57,7 @@ use linux3::Linux3;
 use options::{our_wscale, Negotiated};
 use recv::RecvState;
 use send::{AckOutcome, SendState};
-use timers::Timers;
+use timers::{AltTimer, Timers};
 
 /// RFC 793 connection states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -320,19 +320,16 @@ impl Connection {
         if self.timers.take_delack(now) {
             self.rcv.on_delack_timeout(&self.cfg, &self.snd.rtt);
         }
-        if self.timers.take_early_retrans(now) {
+        if let Some(kind) = self.timers.take_alt(now) {
             let (cfg, o) = (&self.cfg, &self.opts);
             let (stats, timers) = (&mut self.stats, &mut self.timers);
-            self.snd.on_early_retrans_timer(cfg, o, stats, timers, now);
-        }
-        if self.timers.take_rack(now) {
-            let (cfg, o) = (&self.cfg, &self.opts);
-            let (stats, timers) = (&mut self.stats, &mut self.timers);
-            self.snd.on_rack_timer(cfg, o, stats, timers, now);
-        }
-        if self.timers.take_loss_probe(now) {
-            self.snd
-                .on_loss_probe_timer(&mut self.stats, &mut self.timers, now);
+            match kind {
+                AltTimer::EarlyRetrans => {
+                    self.snd.on_early_retrans_timer(cfg, o, stats, timers, now)
+                }
+                AltTimer::LossProbe => self.snd.on_loss_probe_timer(stats, timers, now),
+                AltTimer::Rack => self.snd.on_rack_timer(cfg, o, stats, timers, now),
+            }
         }
         if self.timers.take_rto(now) {
             self.on_rto(now);
@@ -476,6 +473,7 @@ impl Connection {
     pub fn set_congestion_control(&mut self, cc: crate::config::CongestionControl) {
         self.cfg.congestion_control = cc;
         self.cfg.hystart &= cc == crate::config::CongestionControl::Cubic;
+        self.snd.l3.active = Linux3::wanted(&self.cfg);
         self.snd.l3.cubic = (cc == crate::config::CongestionControl::Cubic)
             .then(|| cubic::Cubic::new(self.cfg.hystart));
     }

@@ -43,10 +43,15 @@ impl SendState {
     /// newest segment newly delivered even when it does not advance RACK.xmit_ts; the model
     /// does not know which SACKed segments are new). `delivered`: the ACK advanced snd_una or
     /// carried SACK blocks, so detection runs (`rack.advanced`).
+    #[inline]
     pub(super) fn rack_update(&mut self, cfg: &TcpConfig, ack: u64, delivered: bool, now: Time) {
-        if !cfg.rack {
-            return;
+        if cfg.rack {
+            self.rack_update_on(ack, delivered, now);
         }
+    }
+
+    #[inline(never)]
+    fn rack_update_on(&mut self, ack: u64, delivered: bool, now: Time) {
         let r = &mut self.l3.rack;
         r.advanced |= delivered;
         let mut best = r.xmit;
@@ -115,6 +120,7 @@ impl SendState {
     /// Linux `tcp_rack_mark_lost` in `tcp_fastretrans_alert`: detection when RACK advanced; the
     /// reordering timer is asked for (armed at the end of the ACK). Returns whether any
     /// segment is marked lost (Linux's "Trick#1" then starts Recovery).
+    #[inline]
     pub(super) fn rack_mark_lost(&mut self, cfg: &TcpConfig, o: &Negotiated, now: Time) -> bool {
         if !cfg.rack || !std::mem::take(&mut self.l3.rack.advanced) {
             return false;
@@ -151,7 +157,7 @@ impl SendState {
         }
         if wait > Dur::ZERO {
             timers.rto = None;
-            timers.rack = Some(now + wait);
+            timers.alt = Some((now + wait, AltTimer::Rack));
         } else {
             self.rearm_rto(timers, now);
         }

@@ -12,12 +12,21 @@ pub(super) struct Timers {
     pub(super) delack: Option<Time>,
     /// End of TIME-WAIT.
     pub(super) time_wait: Option<Time>,
-    /// Delayed early retransmit (Linux `ICSK_TIME_EARLY_RETRANS`); `rto` is `None` meanwhile.
-    pub(super) early_retrans: Option<Time>,
-    /// Tail loss probe (Linux `ICSK_TIME_LOSS_PROBE`); `rto` is `None` meanwhile.
-    pub(super) loss_probe: Option<Time>,
-    /// RACK's reordering timer (Linux `ICSK_TIME_REO_TIMEOUT`); `rto` is `None` meanwhile.
-    pub(super) rack: Option<Time>,
+    /// The timer that takes the retransmission timer's place in Linux's single slot
+    /// (`icsk_pending`): the delayed early retransmit, the tail loss probe or RACK's reordering
+    /// timer, and which. `rto` is `None` while it is armed.
+    pub(super) alt: Option<(Time, AltTimer)>,
+}
+
+/// What the alternative retransmission timer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AltTimer {
+    /// Linux `ICSK_TIME_EARLY_RETRANS`.
+    EarlyRetrans,
+    /// Linux `ICSK_TIME_LOSS_PROBE`.
+    LossProbe,
+    /// Linux `ICSK_TIME_REO_TIMEOUT`.
+    Rack,
 }
 
 impl Timers {
@@ -31,10 +40,10 @@ impl Timers {
             (None, b) => b,
         };
         let m = min(min(self.rto, self.delack), self.time_wait);
-        if self.early_retrans.is_none() && self.loss_probe.is_none() && self.rack.is_none() {
-            return m;
+        match self.alt {
+            None => m,
+            Some((t, _)) => min(m, Some(t)),
         }
-        min(m, min(min(self.early_retrans, self.loss_probe), self.rack))
     }
 
     /// The connection is closed: nothing more to time.
@@ -58,34 +67,16 @@ impl Timers {
         due
     }
 
-    /// Whether the early-retransmit timer is due; it is then stopped.
+    /// The alternative retransmission timer, if it is due; it is then stopped.
     #[inline]
-    pub(super) fn take_early_retrans(&mut self, now: Time) -> bool {
-        let due = self.early_retrans.is_some_and(|t| t <= now);
-        if due {
-            self.early_retrans = None;
+    pub(super) fn take_alt(&mut self, now: Time) -> Option<AltTimer> {
+        match self.alt {
+            Some((t, kind)) if t <= now => {
+                self.alt = None;
+                Some(kind)
+            }
+            _ => None,
         }
-        due
-    }
-
-    /// Whether RACK's reordering timer is due; it is then stopped.
-    #[inline]
-    pub(super) fn take_rack(&mut self, now: Time) -> bool {
-        let due = self.rack.is_some_and(|t| t <= now);
-        if due {
-            self.rack = None;
-        }
-        due
-    }
-
-    /// Whether the loss-probe timer is due; it is then stopped.
-    #[inline]
-    pub(super) fn take_loss_probe(&mut self, now: Time) -> bool {
-        let due = self.loss_probe.is_some_and(|t| t <= now);
-        if due {
-            self.loss_probe = None;
-        }
-        due
     }
 
     /// Whether the retransmission timer is due; it is then stopped.
