@@ -4,9 +4,9 @@
 //! tail loss probe (3.10–3.16). Each function names the kernel function it follows.
 //!
 //! Linux keeps one retransmission timer whose meaning changes (`icsk_pending`: RTO, early
-//! retransmit or loss probe). The model keeps the early-retransmit and loss-probe deadlines in
-//! their own [`Timers`] fields, and `Timers::rto` is `None` while one of them is armed, so only
-//! one of the three is ever pending, as in Linux; `rearm_rto` puts the RTO back.
+//! retransmit, loss probe, RACK's reordering timeout). The model keeps the other three in one
+//! field, [`Timers::alt`], and `Timers::rto` is `None` while it is armed, so one of them is
+//! pending at a time, as in Linux; `rearm_rto` puts the RTO back.
 
 use super::cubic::Cubic;
 use super::rack::Rack;
