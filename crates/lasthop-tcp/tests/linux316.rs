@@ -47,7 +47,7 @@ fn ack(acked: u32, sacks: &[(u32, u32)]) -> Packet {
 /// A client connected by a SYN-ACK at 600 ms that has written `segments` full segments.
 fn client(cfg: TcpConfig, segments: u32) -> Connection {
     let (c, s) = addrs();
-    let ecn = cfg.ecn;
+    let (ecn, ts) = (cfg.ecn, cfg.timestamps);
     let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
     let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
     assert_eq!(syn.flags, if ecn { SYN | ECE | CWR } else { SYN });
@@ -60,6 +60,7 @@ fn client(cfg: TcpConfig, segments: u32) -> Connection {
         window: 65535,
         mss: Some(MSS as u16),
         sack_permitted: true,
+        ts: ts.then_some((1, 1)),
         ..Segment::default()
     };
     sa.wscale = None;
@@ -120,6 +121,40 @@ fn congestion_control_per_socket() {
     assert_eq!((c.ssthresh(), c.cwnd()), (7, 7));
     assert_eq!(c.config().congestion_control, CongestionControl::Cubic);
     assert_eq!(CongestionControl::from_linux_name("bbr"), None);
+}
+
+#[test]
+fn cubic_undo_restores_the_cwnd_of_the_loss() {
+    // IW 9, nine out at 600, RTO at 2400 (ssthresh: CUBIC 9·717/1024 = 6, remembering cwnd 9;
+    // Reno from the flight 9 / 2 = 4), segment 1 again. The ACK of 2 echoes TSval 600, older
+    // than the retransmission: spurious, undone. CUBIC (`bictcp_undo_cwnd`): max(cwnd 1, 9) = 9;
+    // Reno: max(1, 2·4) = 8. ssthresh goes back to "infinite" in both.
+    for (cc, want) in [(CongestionControl::Cubic, 9), (CongestionControl::Reno, 8)] {
+        let cfg = TcpConfig {
+            congestion_control: cc,
+            timestamps: true,
+            max_burst: 0,
+            ..iw(9)
+        };
+        let mut c = client(cfg, 20);
+        assert_eq!(drain(&mut c, t(600)).len(), 9);
+        assert_eq!(c.poll_timeout(), Some(t(2400)));
+        c.handle_timeout(t(2400));
+        assert_eq!(
+            c.ssthresh(),
+            if cc == CongestionControl::Cubic { 6 } else { 4 }
+        );
+        assert_eq!(drain(&mut c, t(2400)), vec![1]);
+        let mut a = Segment::decode(&ack(2, &[])).unwrap();
+        a.ts = Some((5000, 600));
+        c.handle_packet(t(2500), &a.encode());
+        assert_eq!(c.stats().undos, 1);
+        assert_eq!(
+            (c.cwnd(), c.ssthresh()),
+            (want, lasthop_tcp::SSTHRESH_INFINITE),
+            "{cc:?}"
+        );
+    }
 }
 
 #[test]
