@@ -138,7 +138,7 @@ pub(super) struct SendState {
     /// ECN: CWR is owed on the next new data segment.
     pub(super) cwr_pending: bool,
     pub(super) rtt: RttEstimator,
-    /// Today's Linux mechanisms (CUBIC, the 3.15/3.16 growth gate, PRR, ER, TLP).
+    /// Today's Linux mechanisms (CUBIC, the 3.15/3.16 growth gate, PRR, ER, TLP, RACK).
     pub(super) l3: Linux3,
 }
 
