@@ -8,7 +8,7 @@
 use lasthop_core::{Bytes, Dur};
 use serde::Deserialize;
 
-/// Initial congestion window: a number of segments (1..=4), or RFC 3390's
+/// Initial congestion window: a number of segments (1..=10; 10 is RFC 6928 and Linux 3.0+), or RFC 3390's
 /// `min(4·MSS, max(2·MSS, 4380 B))`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitialWindow {
@@ -28,7 +28,7 @@ impl<'de> Deserialize<'de> for InitialWindow {
             Raw::N(n) => Ok(InitialWindow::Segments(n)),
             Raw::S(s) if s == "rfc3390" => Ok(InitialWindow::Rfc3390),
             Raw::S(s) => Err(serde::de::Error::custom(format!(
-                "invalid initial window {s:?}: write a number of segments 1..=4 or \"rfc3390\""
+                "invalid initial window {s:?}: write a number of segments 1..=10 or \"rfc3390\""
             ))),
         }
     }
@@ -142,9 +142,11 @@ pub enum RdbSsthresh {
     Half,
 }
 
-/// Every mechanism of the endpoint is a switch here. Deserialized from a TOML table.
+/// Every mechanism of the endpoint is a switch here. Deserialized from a TOML table; a
+/// `profile` key in it starts from that profile instead of the seeds' baseline, and every key
+/// written beside it overrides the profile (see [`Profile`]).
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "TcpConfigToml")]
 pub struct TcpConfig {
     /// Path MTU; the advertised MSS defaults to `mtu - 40`.
     pub mtu: Bytes,
@@ -248,6 +250,25 @@ pub struct TcpConfig {
     /// Linux undo of cwnd/ssthresh reductions shown unnecessary, by timestamps (Eifel-like, needs
     /// `timestamps`) or by D-SACK (needs `dsack`). Always present in Linux 2.4.
     pub undo: bool,
+    /// Congestion control: Reno (today's Linux 2.4 growth) or CUBIC (Linux 3.16 `tcp_cubic.c`).
+    pub congestion_control: CongestionControl,
+    /// HyStart (Linux 3.16 `tcp_cubic.c`: ACK-train and delay-increase detection, both on,
+    /// from cwnd 16): ends slow start early. Part of CUBIC (needs `congestion_control = "cubic"`).
+    pub hystart: bool,
+    /// Which ACKs of new data may raise cwnd (Linux `tcp_is_cwnd_limited`).
+    pub cwnd_limited: CwndLimited,
+    /// Proportional rate reduction (RFC 6937 PRR-SSRB, Linux 3.2+ `tcp_cwnd_reduction`) in
+    /// Recovery and CWR instead of `rate_halving` or the at-once drop to ssthresh.
+    pub prr: bool,
+    /// Early retransmit (RFC 5827, Linux 3.5+ `tcp_early_retrans`); off while `thin_dupack`
+    /// is on or `dupthresh` is not 3, as in Linux (`tcp_enable_early_retrans`).
+    pub early_retransmit: EarlyRetransmit,
+    /// Tail loss probe (Linux 3.10–3.16 `tcp_schedule_loss_probe`, `tcp_send_loss_probe`,
+    /// `tcp_process_tlp_ack`; needs SACK).
+    pub tlp: bool,
+    /// RACK time-based loss detection (RFC 8985, Linux 4.10+ `tcp_recovery.c`), in addition to
+    /// the SACK loss-marking rules; needs SACK.
+    pub rack: bool,
     /// Redundant Data Bundling (seed 003): "off", "v1" or "v2".
     pub rdb: Rdb,
     /// RDB: most payload bytes in a bundled packet (0 or absent: the MSS only).
@@ -262,6 +283,225 @@ pub struct TcpConfig {
     pub rdb_tfrc: Option<bool>,
     /// RDBv2: ssthresh on a loss, "quarter" (default) or "half".
     pub rdb_ssthresh: Option<RdbSsthresh>,
+}
+
+/// The congestion-control algorithm (Linux `tcp_congestion_control`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CongestionControl {
+    /// Today's growth (Linux 2.4 `tcp_cong_avoid`) and ssthresh (`ssthresh_from`).
+    Reno,
+    /// Linux 3.16 `tcp_cubic.c`: beta 717/1024, C = 0.4 (`bic_scale` 41), fast convergence,
+    /// TCP friendliness; slow start by `tcp_slow_start` (cwnd += segments ACKed).
+    Cubic,
+}
+
+/// The growth gate: whether an ACK of new data may raise cwnd.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CwndLimited {
+    /// Today's gate, Linux 2.4 `tcp_ack`: the flight before the ACK filled cwnd
+    /// (`prior_in_flight >= snd_cwnd`). Also written `"always"`.
+    #[serde(alias = "always")]
+    Linux24,
+    /// Linux 3.15 `tcp_is_cwnd_limited(sk, in_flight)` without TSO: the flight before the ACK
+    /// filled cwnd or came within 3 segments of it (`tcp_max_tso_deferred_mss`).
+    Linux315,
+    /// Linux 3.16 `tcp_is_cwnd_limited(sk)`: in slow start, `cwnd < 2·max_packets_out`;
+    /// above ssthresh, whether the last transmission of new data that set `max_packets_out`
+    /// was stopped by cwnd (`tcp_cwnd_validate`).
+    Linux316,
+}
+
+/// Early retransmit (Linux `tcp_early_retrans` 1 and 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EarlyRetransmit {
+    Off,
+    /// Recovery at once (`tcp_early_retrans = 1`).
+    On,
+    /// Recovery after max(RTT/4, 2 ms) unless an ACK comes first (`tcp_early_retrans` 2 and
+    /// 3, `tcp_pause_early_retransmit`).
+    Delayed,
+}
+
+/// A named set of defaults for the TCP table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum Profile {
+    /// Linux 3.16's defaults for every switch the model has (see [`TcpConfig::linux_3_16`]).
+    #[serde(rename = "linux-3.16")]
+    Linux316,
+}
+
+impl CongestionControl {
+    /// The algorithm a Linux module name (`TCP_CONGESTION`, `tcp_congestion_control`) stands
+    /// for, if the model has it.
+    pub fn from_linux_name(name: &str) -> Option<CongestionControl> {
+        match name {
+            "reno" => Some(CongestionControl::Reno),
+            "cubic" => Some(CongestionControl::Cubic),
+            _ => None,
+        }
+    }
+}
+
+impl Profile {
+    /// The configuration the profile starts from.
+    pub fn config(self) -> TcpConfig {
+        match self {
+            Profile::Linux316 => TcpConfig::linux_3_16(),
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Linux 3.16's defaults for the model's switches (sysctls and `tcp_cubic.c` module
+    /// parameters of a stock 3.16 kernel): SACK, D-SACK, FACK, timestamps, window scaling,
+    /// IW 10 (`TCP_INIT_CWND`), CUBIC with HyStart, PRR, delayed ER + TLP
+    /// (`tcp_early_retrans = 3`), the 3.16 growth gate, F-RTO (`tcp_frto = 2`), adaptive
+    /// delayed ACK with 16 quick ACKs (`tcp_incr_quickack` at the first data segment: initial
+    /// rcv_wnd 20·1460 / (2·536) for small segments, capped at `TCP_MAX_QUICKACKS`; a bulk
+    /// sender's full first segment gives 20/2 = 10), RTO 1 s initially
+    /// (`TCP_TIMEOUT_INIT`, RFC 6298) and at least 200 ms, no `tcp_moderate_cwnd` in Open,
+    /// Disorder or Loss (3.16 calls it only on a Reno undo), `tcp_adv_win_scale = 1`,
+    /// `tcp_syn_retries = 6`, ssthresh from cwnd. The receive buffer is `tcp_rmem`'s maximum
+    /// (6 MB), standing in for receive-buffer autotuning, which the model does not have.
+    pub fn linux_3_16() -> TcpConfig {
+        TcpConfig {
+            sack: true,
+            fack: true,
+            dsack: true,
+            timestamps: true,
+            window_scaling: true,
+            limited_transmit: true,
+            rate_halving: false,
+            flight_cap: false,
+            head_timedout: false,
+            initial_window: InitialWindow::Segments(10),
+            // 3.16 `tcp_init_metrics` falls back to IW 1 only after more than one
+            // retransmission of the handshake (`total_retrans > 1`).
+            iw_after_syn_loss_1: false,
+            ssthresh_from: SsthreshFrom::Cwnd,
+            handshake_rtt: HandshakeRtt::Always,
+            recovery_exit: RecoveryExit::Ssthresh,
+            max_burst: 0,
+            dupthresh: 3,
+            delayed_ack: DelayedAck::Adaptive,
+            quickacks: 16,
+            nagle: true,
+            rcvbuf: Bytes(6_291_456),
+            adv_win_scale: Some(1),
+            rto_initial: Dur::from_secs(1),
+            rto_min: Dur::from_millis(200),
+            rto_max: Dur::from_secs(120),
+            syn_retries: 6,
+            synack_retries: 5,
+            retries2: 15,
+            ecn: false,
+            frto: true,
+            undo: true,
+            congestion_control: CongestionControl::Cubic,
+            hystart: true,
+            cwnd_limited: CwndLimited::Linux316,
+            prr: true,
+            early_retransmit: EarlyRetransmit::Delayed,
+            tlp: true,
+            ..TcpConfig::default()
+        }
+    }
+}
+
+/// Declares the TOML form of [`TcpConfig`]: every field optional (so a profile can tell what
+/// was written), plus `profile`. A new field of [`TcpConfig`] must be listed here too.
+macro_rules! tcp_config_toml {
+    ($($field:ident: $ty:ty,)*) => {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct TcpConfigToml {
+            #[serde(default)]
+            profile: Option<Profile>,
+            $(#[serde(default)] $field: Option<$ty>,)*
+        }
+
+        impl TcpConfigToml {
+            fn apply(self) -> TcpConfig {
+                let mut c = self.profile.map_or_else(TcpConfig::default, Profile::config);
+                $(if let Some(v) = self.$field { c.$field = v; })*
+                c
+            }
+        }
+    };
+}
+
+impl From<TcpConfigToml> for TcpConfig {
+    fn from(t: TcpConfigToml) -> TcpConfig {
+        // HyStart belongs to the profile's CUBIC: Reno written beside a profile drops it,
+        // unless `hystart` is written too.
+        let profile_hystart = t.profile.is_some() && t.hystart.is_none();
+        let mut c = t.apply();
+        if profile_hystart && c.congestion_control != CongestionControl::Cubic {
+            c.hystart = false;
+        }
+        c
+    }
+}
+
+tcp_config_toml! {
+    mtu: Bytes,
+    mss: Option<Bytes>,
+    sack: bool,
+    fack: bool,
+    sack_loss_marking: SackLossMarking,
+    dsack: bool,
+    timestamps: bool,
+    window_scaling: bool,
+    limited_transmit: bool,
+    rate_halving: bool,
+    flight_cap: bool,
+    head_timedout: bool,
+    initial_window: InitialWindow,
+    iw_after_syn_loss_1: bool,
+    handshake_rtt: HandshakeRtt,
+    recovery_exit: RecoveryExit,
+    cbi: bool,
+    ssthresh_from: SsthreshFrom,
+    thin_linear_timeouts: bool,
+    thin_dupack: bool,
+    max_burst: u32,
+    dupthresh: u32,
+    newreno_careful: bool,
+    delayed_ack: DelayedAck,
+    delayed_ack_timeout: Dur,
+    quickacks: u32,
+    nagle: bool,
+    rcvbuf: Bytes,
+    window_clamp: Option<Bytes>,
+    adv_win_scale: Option<i8>,
+    rto_initial: Dur,
+    rto_min: Dur,
+    rto_max: Dur,
+    rto_timer: RtoTimer,
+    syn_retries: u32,
+    synack_retries: u32,
+    retries2: u32,
+    time_wait: Dur,
+    ecn: bool,
+    frto: bool,
+    undo: bool,
+    congestion_control: CongestionControl,
+    hystart: bool,
+    cwnd_limited: CwndLimited,
+    prr: bool,
+    early_retransmit: EarlyRetransmit,
+    tlp: bool,
+    rack: bool,
+    rdb: Rdb,
+    rdb_max_bytes: Option<Bytes>,
+    rdb_max_segments: Option<u32>,
+    rdb_pif_limit: Option<u32>,
+    rdb_itt_min: Option<Dur>,
+    rdb_tfrc: Option<bool>,
+    rdb_ssthresh: Option<RdbSsthresh>,
 }
 
 impl Default for TcpConfig {
@@ -315,6 +555,13 @@ impl Default for TcpConfig {
             rdb_itt_min: None,
             rdb_tfrc: None,
             rdb_ssthresh: None,
+            congestion_control: CongestionControl::Reno,
+            hystart: false,
+            cwnd_limited: CwndLimited::Linux24,
+            prr: false,
+            early_retransmit: EarlyRetransmit::Off,
+            tlp: false,
+            rack: false,
         }
     }
 }
@@ -373,12 +620,30 @@ impl TcpConfig {
             return Err(err("dsack", "D-SACK needs `sack = true`"));
         }
         if let InitialWindow::Segments(n) = self.initial_window {
-            if !(1..=4).contains(&n) {
+            if !(1..=10).contains(&n) {
                 return Err(err(
                     "initial_window",
-                    format!("{n} is out of range: allowed 1..=4 segments or \"rfc3390\""),
+                    format!("{n} is out of range: allowed 1..=10 segments or \"rfc3390\""),
                 ));
             }
+        }
+        if self.hystart && self.congestion_control != CongestionControl::Cubic {
+            return Err(err(
+                "hystart",
+                "HyStart is part of CUBIC: it needs `congestion_control = \"cubic\"` (write `hystart = false` with \"reno\")",
+            ));
+        }
+        if self.tlp && !self.sack {
+            return Err(err("tlp", "the tail loss probe needs `sack = true`"));
+        }
+        if self.rack && !self.sack {
+            return Err(err("rack", "RACK needs `sack = true`"));
+        }
+        if self.prr && self.rate_halving {
+            return Err(err(
+                "prr",
+                "PRR replaces rate halving: write `rate_halving = false` with `prr = true`",
+            ));
         }
         if !(1..=64).contains(&self.dupthresh) {
             return Err(err("dupthresh", "out of range: allowed 1..=64"));
@@ -454,6 +719,14 @@ impl TcpConfig {
 impl TcpConfig {
     /// The RDB keys: each only with the variant that has it.
     fn validate_rdb(&self) -> Result<(), ConfigError> {
+        // RDBv2 is a Reno congestion-control module (its cong_avoid is Reno's, its ssthresh
+        // its own): it cannot run beside CUBIC, as a socket has one module.
+        if self.rdb == Rdb::V2 && self.congestion_control != CongestionControl::Reno {
+            return Err(err(
+                "rdb",
+                "\"v2\" is the Linux 3.16 \"rdb\" congestion-control module (Reno-based): it needs `congestion_control = \"reno\"`",
+            ));
+        }
         let v2_only = [
             ("rdb_max_segments", self.rdb_max_segments.is_some()),
             ("rdb_pif_limit", self.rdb_pif_limit.is_some()),
@@ -531,10 +804,18 @@ mod tests {
         assert!(e.message.contains("ms"), "{e}");
         let e = TcpConfig::from_toml("bogus = 1").unwrap_err();
         assert!(e.to_string().contains("bogus"), "{e}");
-        let e = TcpConfig::from_toml("initial_window = 5").unwrap_err();
+        let e = TcpConfig::from_toml("initial_window = 11").unwrap_err();
         assert_eq!(e.key, "initial_window");
         let e = TcpConfig::from_toml("adv_win_scale = 0").unwrap_err();
         assert_eq!(e.key, "adv_win_scale");
+        // RDBv2 is a Reno module: not beside CUBIC (the profile's), unless Reno is written.
+        let e = TcpConfig::from_toml("profile = \"linux-3.16\"\nrdb = \"v2\"").unwrap_err();
+        assert_eq!(e.key, "rdb");
+        assert!(e.message.contains("reno"), "{e}");
+        TcpConfig::from_toml(
+            "profile = \"linux-3.16\"\nrdb = \"v2\"\ncongestion_control = \"reno\"",
+        )
+        .unwrap();
     }
 
     #[test]

@@ -70,6 +70,7 @@ pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoTimer, SackLossMarking,
     SsthreshFrom, TcpConfig,
 };
+pub use config::{CongestionControl, CwndLimited, EarlyRetransmit, Profile};
 pub use config::{Rdb, RdbSsthresh};
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,

@@ -153,3 +153,46 @@ proptest! {
         transfer(cfg, &drops, &marks, segs * 536 + tail);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+    /// The same for today's Linux switches (seed 003): CUBIC with or without HyStart, the growth
+    /// gates, PRR, early retransmit, TLP, RACK, IW up to 10, from the baseline or the linux-3.16
+    /// profile.
+    #[test]
+    fn transfers_complete_with_todays_linux(
+        drops in proptest::collection::vec((any::<bool>(), 0usize..300), 0..40),
+        marks in proptest::collection::vec(0usize..300, 0..10),
+        profile in any::<bool>(), cubic in any::<bool>(), hystart in any::<bool>(),
+        gate in 0u8..3, prr in any::<bool>(), er in 0u8..3, tlp in any::<bool>(),
+        thin in any::<bool>(), nagle in any::<bool>(), ecn in any::<bool>(), iw in 1u32..11,
+        rack in any::<bool>(),
+        segs in 1u64..120, tail in 0u64..536,
+    ) {
+        let base = if profile { TcpConfig::linux_3_16() } else { TcpConfig::default() };
+        let cfg = TcpConfig {
+            congestion_control: if cubic {
+                lasthop_tcp::CongestionControl::Cubic
+            } else {
+                lasthop_tcp::CongestionControl::Reno
+            },
+            hystart: hystart && cubic,
+            cwnd_limited: [lasthop_tcp::CwndLimited::Linux24, lasthop_tcp::CwndLimited::Linux315,
+                lasthop_tcp::CwndLimited::Linux316][gate as usize],
+            prr,
+            rate_halving: false,
+            early_retransmit: [lasthop_tcp::EarlyRetransmit::Off, lasthop_tcp::EarlyRetransmit::On,
+                lasthop_tcp::EarlyRetransmit::Delayed][er as usize],
+            tlp,
+            rack,
+            thin_dupack: thin,
+            thin_linear_timeouts: thin,
+            nagle,
+            ecn,
+            initial_window: lasthop_tcp::InitialWindow::Segments(iw),
+            ..base
+        };
+        cfg.validate().unwrap();
+        transfer(cfg, &drops, &marks, segs * 536 + tail);
+    }
+}

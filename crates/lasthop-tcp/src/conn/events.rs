@@ -76,6 +76,16 @@ pub struct Stats {
     pub rdb_bytes_sent: u64,
     /// RDBv2: segments counted lost by hidden-loss detection.
     pub rdb_hidden_losses: u64,
+    /// Tail loss probes sent (new data or the last segment again).
+    pub loss_probes: u64,
+    /// Recoveries started by early retransmit (also counted in `fast_retransmits`).
+    pub early_retransmits: u64,
+    /// cwnd reductions after a tail loss probe repaired a loss (Linux
+    /// `TCPLossProbeRecovery`).
+    pub tlp_recoveries: u64,
+    /// Recoveries started by RACK's reordering timer (those started on an ACK count only in
+    /// `fast_retransmits`).
+    pub rack_recoveries: u64,
 }
 
 /// One point of the congestion-state trace, recorded whenever a value changes.

@@ -37,10 +37,13 @@ use lasthop_core::{Dur, Packet, Time};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
 
+mod cubic;
 mod events;
 mod handshake;
+mod linux3;
 mod options;
 mod output;
+mod rack;
 mod rdb;
 mod recv;
 mod send;
@@ -51,10 +54,11 @@ pub use send::{CaState, SSTHRESH_INFINITE};
 
 use events::Trace;
 use handshake::Handshake;
+use linux3::Linux3;
 use options::{our_wscale, Negotiated};
 use recv::RecvState;
 use send::{AckOutcome, SendState};
-use timers::Timers;
+use timers::{AltTimer, Timers};
 
 /// RFC 793 connection states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -317,6 +321,17 @@ impl Connection {
         if self.timers.take_delack(now) {
             self.rcv.on_delack_timeout(&self.cfg, &self.snd.rtt);
         }
+        if let Some(kind) = self.timers.take_alt(now) {
+            let (cfg, o) = (&self.cfg, &self.opts);
+            let (stats, timers) = (&mut self.stats, &mut self.timers);
+            match kind {
+                AltTimer::EarlyRetrans => {
+                    self.snd.on_early_retrans_timer(cfg, o, stats, timers, now)
+                }
+                AltTimer::LossProbe => self.snd.on_loss_probe_timer(stats, timers, now),
+                AltTimer::Rack => self.snd.on_rack_timer(cfg, o, stats, timers, now),
+            }
+        }
         if self.timers.take_rto(now) {
             self.on_rto(now);
         }
@@ -451,6 +466,17 @@ impl Connection {
     /// Takes the congestion-state trace recorded so far.
     pub fn drain_trace(&mut self) -> Vec<TraceRecord> {
         std::mem::take(&mut self.trace.records)
+    }
+
+    /// The application's `setsockopt(TCP_CONGESTION)`: this connection uses `cc` from now on,
+    /// its state started afresh (Linux `tcp_set_congestion_control` -> `bictcp_init`). HyStart
+    /// stays as configured for CUBIC and is off for Reno.
+    pub fn set_congestion_control(&mut self, cc: crate::config::CongestionControl) {
+        self.cfg.congestion_control = cc;
+        self.cfg.hystart &= cc == crate::config::CongestionControl::Cubic;
+        self.snd.l3.active = Linux3::wanted(&self.cfg);
+        self.snd.l3.cubic = (cc == crate::config::CongestionControl::Cubic)
+            .then(|| cubic::Cubic::new(self.cfg.hystart));
     }
 
     /// Turns the congestion-state trace on or off (on by default); off forgets what it held.

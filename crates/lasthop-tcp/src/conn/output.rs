@@ -32,6 +32,9 @@ impl Connection {
             self.state,
             State::Established | State::CloseWait | State::FinWait1 | State::LastAck
         );
+        if let Some(o) = self.snd.loss_probe_segment(&mut self.stats, now) {
+            return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
+        }
         if let Some(o) = self.snd.next_segment(
             &self.cfg,
             &self.opts,
@@ -42,6 +45,8 @@ impl Connection {
         ) {
             return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
         }
+        self.snd
+            .end_round(&self.cfg, &self.opts, &mut self.timers, now);
         self.rcv.ack_now.then(|| self.pure_ack(now))
     }
 

@@ -46,7 +46,7 @@ pub(super) struct SentSeg {
 }
 
 impl SentSeg {
-    fn payload(&self) -> u32 {
+    pub(super) fn payload(&self) -> u32 {
         (self.end - self.start) as u32 - u32::from(self.fin)
     }
 }
@@ -142,6 +142,8 @@ pub(super) struct SendState {
     pub(super) rtt: RttEstimator,
     /// Redundant Data Bundling (`rdb.rs`).
     pub(super) rdb: super::rdb::RdbState,
+    /// Today's Linux mechanisms (CUBIC, the 3.15/3.16 growth gate, PRR, ER, TLP, RACK).
+    pub(super) l3: Linux3,
 }
 
 impl SendState {
@@ -177,6 +179,7 @@ impl SendState {
             cwr_pending: false,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
             rdb: super::rdb::RdbState::new(cfg),
+            l3: Linux3::new(cfg),
         }
     }
 
@@ -208,6 +211,7 @@ impl SendState {
             }
             return AckOutcome::Ignored;
         }
+        self.l3_ack_start(cfg, o, stats, timers, now);
         self.ack_ecr = seg.ts.filter(|_| o.ts).map(|(_, ecr)| ecr);
         let prior_una = self.snd_una;
         let mut prior_in_flight = self.in_flight(o);
@@ -225,8 +229,10 @@ impl SendState {
         }
 
         let rdb_lost = self.rdb_hidden_loss(cfg, stats, ack);
+        self.rack_update(cfg, ack, ack > self.snd_una || !seg.sacks.is_empty(), now);
         let mut acked_pkts = 0u32;
         if ack > self.snd_una {
+            let ca_rtt = self.cubic_rtt(ack, now);
             let mut first_sent: Option<Time> = None;
             let mut retrans_acked = false;
             while self.rtx.front().is_some_and(|s| s.end <= ack) {
@@ -275,6 +281,9 @@ impl SendState {
                     now + self.rtt.rto()
                 }
             });
+            if acked_pkts > 0 {
+                self.cubic_acked(acked_pkts, ca_rtt, now);
+            }
         }
 
         let is_dupack = ack == prior_una
@@ -313,17 +322,31 @@ impl SendState {
         let rdb_reacted = self.rdb_on_ack(cfg, o, now, rdb_lost, acked_pkts, rdb_may);
         let may_raise = may_raise && !rdb_reacted;
         let frto_active = self.frto > 0;
+        self.l3_before_alert(timers, ece);
         if prior_packets == 0 {
             // Nothing was outstanding: Linux (`no_queue`) leaves the congestion state alone.
         } else if frto_active {
             self.frto_ack(o, stats, data_acked, is_dupack);
             self.fastretrans_alert(cfg, o, stats, flags);
         } else {
-            if data_acked && prior_in_flight >= self.cwnd && may_raise {
-                self.cong_avoid();
+            if data_acked && may_raise && self.cwnd_gate(cfg, prior_in_flight) {
+                self.cong_avoid_cc(ack, acked_pkts, now);
             }
             self.fastretrans_alert(cfg, o, stats, flags);
         }
+        let not_dup = seg.payload > 0 || window_changed || data_acked;
+        let advanced = ack > prior_una;
+        self.l3_ack_end(
+            cfg,
+            o,
+            stats,
+            timers,
+            now,
+            ack,
+            advanced,
+            not_dup,
+            prior_packets > 0,
+        );
 
         AckOutcome::Processed
     }
@@ -472,7 +495,7 @@ impl SendState {
     fn undo_cwnd(&mut self, stats: &mut Stats, restore_ssthresh: bool) {
         stats.undos += 1;
         if self.prior_ssthresh > 0 {
-            self.cwnd = self.cwnd.max(self.ssthresh.saturating_mul(2));
+            self.cwnd = self.undo_cwnd_value();
             // (Linux: the doubled reduced ssthresh approximates the cwnd before the loss.)
             if restore_ssthresh && self.prior_ssthresh > self.ssthresh {
                 self.ssthresh = self.prior_ssthresh;
@@ -525,7 +548,7 @@ impl SendState {
     }
 
     /// Bytes written and not yet sent.
-    fn unsent(&self) -> u64 {
+    pub(super) fn unsent(&self) -> u64 {
         (self.app_bytes + 1).saturating_sub(self.snd_nxt)
     }
 
@@ -625,11 +648,15 @@ impl SendState {
             CaState::Recovery => {
                 if self.snd_una >= self.high_seq {
                     self.try_undo_recovery(cfg, stats);
+                    let cwnd_undone = self.cwnd;
                     // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1.
                     self.cwnd = match cfg.recovery_exit {
                         RecoveryExit::Ssthresh => self.cwnd.min(self.ssthresh),
                         RecoveryExit::FlightPlusOne => self.packets_out() + 1,
                     };
+                    if cfg.prr {
+                        self.prr_end_recovery(cwnd_undone);
+                    }
                     self.ca = CaState::Open;
                     self.reno_sacked = 0;
                 } else {
@@ -664,6 +691,7 @@ impl SendState {
                     } else if o.sack {
                         self.mark_lost_by_sack(cfg);
                     }
+                    self.rack_mark_lost(cfg, o, f.now);
                     if f.head_timedout {
                         self.mark_timed_out_lost(f.now);
                     }
@@ -676,6 +704,9 @@ impl SendState {
                 // CWR flag has reached the receiver.
                 if self.snd_una > self.high_seq {
                     self.cwnd = self.cwnd.min(self.ssthresh);
+                    if cfg.prr {
+                        self.cwnd = self.ssthresh; // 3.16 tcp_end_cwnd_reduction
+                    }
                     self.ca = CaState::Open;
                 }
             }
@@ -686,7 +717,11 @@ impl SendState {
         if is_dupack {
             self.dupacks += 1;
         }
-        if self.time_to_recover(cfg, o) || (f.head_timedout && f.dubious) {
+        if self.rack_mark_lost(cfg, o, f.now)
+            || self.time_to_recover(cfg, o)
+            || (f.head_timedout && f.dubious)
+            || self.early_retransmit_due(cfg, o, stats)
+        {
             self.enter_recovery(cfg, o, stats, is_dupack || f.head_timedout);
             if f.head_timedout {
                 self.mark_timed_out_lost(f.now);
@@ -720,6 +755,10 @@ impl SendState {
     /// Linux 2.4 `tcp_cwnd_down` (rate halving), on every ACK in Recovery and CWR: one segment
     /// less per two ACKs, down to ssthresh/2, and never more than in_flight + 1.
     fn cwnd_down(&mut self, cfg: &TcpConfig, o: &Negotiated) {
+        if cfg.prr {
+            self.prr_reduction(o);
+            return;
+        }
         if !cfg.rate_halving {
             // The IIP patch's "no rate halving" (seed 000): cwnd fell to ssthresh at entry, and
             // with `flight_cap` the last line of `tcp_cwnd_down` still applies.
@@ -742,8 +781,9 @@ impl SendState {
     fn enter_cwr(&mut self, cfg: &TcpConfig, stats: &mut Stats) {
         stats.ecn_reductions += 1;
         self.prior_ssthresh = 0;
+        self.prr_enter_cwr();
         self.ssthresh = self.recalc_ssthresh(cfg);
-        if !cfg.rate_halving {
+        if !cfg.rate_halving && !cfg.prr {
             self.cwnd = self.cwnd.min(self.ssthresh);
         }
         self.cwnd_cnt = 0;
@@ -774,6 +814,7 @@ impl SendState {
         // (RFC 4138 §2.1 step 1).
         let frto = cfg.frto && self.ca != CaState::Loss;
         self.enter_loss(cfg, o, stats);
+        self.cc_on_loss(now);
         if frto {
             // Only the first segment is retransmitted until two ACKs have been seen.
             for s in self.rtx.iter_mut().skip(1) {
@@ -836,9 +877,12 @@ impl SendState {
         self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2))
     }
 
-    fn recalc_ssthresh(&self, cfg: &TcpConfig) -> u32 {
+    pub(super) fn recalc_ssthresh(&mut self, cfg: &TcpConfig) -> u32 {
         if let Some(s) = self.rdb_ssthresh(cfg) {
             return s; // RDBv2's module ssthresh (rdb.rs)
+        }
+        if let Some(s) = self.cubic_ssthresh() {
+            return s;
         }
         let base = match cfg.ssthresh_from {
             SsthreshFrom::Cwnd => self.cwnd,
@@ -872,7 +916,7 @@ impl SendState {
     }
     /// Linux `tcp_packets_in_flight`.
     #[inline]
-    fn in_flight(&self, o: &Negotiated) -> u32 {
+    pub(super) fn in_flight(&self, o: &Negotiated) -> u32 {
         // packets_out + retrans_out - sacked_out - lost_out, in one pass over the queue (this
         // runs on every send test).
         let (mut retrans, mut sacked, mut lost) = (0, 0, 0);
@@ -986,8 +1030,15 @@ impl SendState {
 
     /// `dupack`: the ACK that starts it is a duplicate (or the head timed out); Linux marks the
     /// head lost only then (`tcp_update_scoreboard`), which matters with `linux24` marking.
-    fn enter_recovery(&mut self, cfg: &TcpConfig, o: &Negotiated, stats: &mut Stats, dupack: bool) {
+    pub(super) fn enter_recovery(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        dupack: bool,
+    ) {
         stats.fast_retransmits += 1;
+        self.prr_enter_recovery(self.ca == CaState::Cwr);
         self.high_seq = self.snd_nxt;
         self.undo_marker = Some(self.snd_una);
         self.undo_retrans = i64::from(self.retrans_out());
@@ -999,7 +1050,7 @@ impl SendState {
         self.cwr_pending = o.ecn;
         // Rate halving off (the seeds' IIP patch): cwnd is reduced at once; on, it shrinks
         // one segment per two ACKs from here (`cwnd_down`).
-        if !cfg.rate_halving {
+        if !cfg.rate_halving && !cfg.prr {
             self.cwnd = self.ssthresh;
         }
         self.cwnd_cnt = 0;
@@ -1026,7 +1077,7 @@ impl SendState {
     /// Linux `tcp_cong_avoid` (2.4): slow start adds one segment per ACK of new data;
     /// congestion avoidance adds one after cwnd+1 such ACKs (`snd_cwnd_cnt` counts from 0 and
     /// the increase happens once it has reached cwnd).
-    fn cong_avoid(&mut self) {
+    pub(super) fn cong_avoid(&mut self) {
         if self.cwnd <= self.ssthresh {
             self.cwnd += 1;
         } else if self.cwnd_cnt >= self.cwnd {
@@ -1120,6 +1171,7 @@ impl SendState {
             (s.start, s.payload(), s.fin)
         };
         stats.retransmits += 1;
+        self.prr_on_retransmit();
         if self.retrans_stamp.is_none() {
             self.retrans_stamp = Some(ms_stamp(now));
         }
@@ -1166,9 +1218,13 @@ impl SendState {
         let fin = fin_due && self.snd_nxt + len == data_end;
         // Linux 2.4 `tcp_snd_test` lets a segment carrying the FIN past the cwnd test.
         if !fin && !self.cwnd_allows_new(cfg, o) {
-            return None;
+            self.on_cwnd_blocked();
+            if !self.l3.probe_new {
+                return None;
+            }
         }
-        if len < u64::from(o.mss) && !fin && cfg.nagle && !self.rtx.is_empty() {
+        if len < u64::from(o.mss) && !fin && cfg.nagle && !self.rtx.is_empty() && !self.l3.probe_new
+        {
             return None; // Nagle: a small segment waits while data is unacknowledged
         }
         if matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr)
@@ -1194,6 +1250,7 @@ impl SendState {
         if fin {
             self.fin_sent = true;
         }
+        self.on_new_data_sent(timers, now);
         if timers.rto.is_none() {
             timers.rto = Some(now + self.rtt.rto());
         }
@@ -1216,7 +1273,7 @@ impl SendState {
     /// duplicate ACK until the third starts recovery (more if `dupthresh` is raised, as Linux
     /// does with its reordering estimate). With `limited_transmit` off they stay in it.
     #[inline]
-    fn cwnd_allows_new(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+    pub(super) fn cwnd_allows_new(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
         match self.ca {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
                 let left = if !cfg.limited_transmit {

@@ -12,6 +12,21 @@ pub(super) struct Timers {
     pub(super) delack: Option<Time>,
     /// End of TIME-WAIT.
     pub(super) time_wait: Option<Time>,
+    /// The timer that takes the retransmission timer's place in Linux's single slot
+    /// (`icsk_pending`): the delayed early retransmit, the tail loss probe or RACK's reordering
+    /// timer, and which. `rto` is `None` while it is armed.
+    pub(super) alt: Option<(Time, AltTimer)>,
+}
+
+/// What the alternative retransmission timer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AltTimer {
+    /// Linux `ICSK_TIME_EARLY_RETRANS`.
+    EarlyRetrans,
+    /// Linux `ICSK_TIME_LOSS_PROBE`.
+    LossProbe,
+    /// Linux `ICSK_TIME_REO_TIMEOUT`.
+    Rack,
 }
 
 impl Timers {
@@ -24,7 +39,11 @@ impl Timers {
             (a, None) => a,
             (None, b) => b,
         };
-        min(min(self.rto, self.delack), self.time_wait)
+        let m = min(min(self.rto, self.delack), self.time_wait);
+        match self.alt {
+            None => m,
+            Some((t, _)) => min(m, Some(t)),
+        }
     }
 
     /// The connection is closed: nothing more to time.
@@ -46,6 +65,18 @@ impl Timers {
             self.delack = None;
         }
         due
+    }
+
+    /// The alternative retransmission timer, if it is due; it is then stopped.
+    #[inline]
+    pub(super) fn take_alt(&mut self, now: Time) -> Option<AltTimer> {
+        match self.alt {
+            Some((t, kind)) if t <= now => {
+                self.alt = None;
+                Some(kind)
+            }
+            _ => None,
+        }
     }
 
     /// Whether the retransmission timer is due; it is then stopped.

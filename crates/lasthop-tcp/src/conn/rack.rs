@@ -1,0 +1,165 @@
+//! RACK, time-based loss detection (RFC 8985; Linux 4.10+ `net/ipv4/tcp_recovery.c`): a
+//! segment is lost once a segment sent after it has been delivered (ACKed or SACKed) and more
+//! than RACK.rtt + the reordering window has passed since it was sent. It also finds lost
+//! retransmissions. The reordering window is min_RTT/4 (at most srtt) in Open and Disorder and
+//! 0 in Recovery and Loss or once `dupthresh` segments are SACKed, as RFC 8985 §6.2 and Linux
+//! 4.18+ `tcp_rack_reo_wnd` set it when no reordering has been seen (the model never sees
+//! any: it has no D-SACK reordering detection). Segments still inside the window arm the
+//! reordering timer (Linux `ICSK_TIME_REO_TIMEOUT`, `tcp_rack_reo_timeout`).
+//!
+//! RACK marks segments lost in addition to the model's SACK rules (RFC 3517 or FACK and the
+//! duplicate-ACK trigger), as Linux 4.10–4.17 kept `dupthresh` beside it.
+
+use super::*;
+
+/// RACK's state (Linux `tp->rack`, and the windowed min RTT it uses).
+#[derive(Clone, Debug, Default)]
+pub(super) struct Rack {
+    /// Send time and end of the most recently sent segment delivered (RACK.xmit_ts,
+    /// RACK.end_seq).
+    xmit: Option<(Time, u64)>,
+    /// RACK.rtt: the RTT of that segment.
+    rtt: Dur,
+    /// The smallest RTT of a delivered segment never retransmitted (Linux `tcp_min_rtt`,
+    /// without its 5-minute window).
+    min_rtt: Option<Dur>,
+    /// Something was delivered since the last detection (`rack.advanced`).
+    advanced: bool,
+    /// The reordering timer the ACK being processed asks for.
+    pub(super) timer: Option<Time>,
+}
+
+/// RFC 8985 `RACK_sent_after`: sent later, or at the same time with a higher sequence.
+#[inline]
+fn sent_after(t1: Time, end1: u64, t2: Time, end2: u64) -> bool {
+    t1 > t2 || (t1 == t2 && end1 > end2)
+}
+
+impl SendState {
+    /// RACK_update (Linux `tcp_rack_advance`), once per ACK after SACK tagging and before the
+    /// acknowledged segments leave the queue: every delivered segment sent after RACK.xmit_ts
+    /// advances it, unless it was retransmitted and its RTT is below min_RTT (the ACK may be for
+    /// the original). RACK.rtt becomes the RTT of the newest of them (RFC 8985 takes the
+    /// newest segment newly delivered even when it does not advance RACK.xmit_ts; the model
+    /// does not know which SACKed segments are new). `delivered`: the ACK advanced snd_una or
+    /// carried SACK blocks, so detection runs (`rack.advanced`).
+    #[inline]
+    pub(super) fn rack_update(&mut self, cfg: &TcpConfig, ack: u64, delivered: bool, now: Time) {
+        if cfg.rack {
+            self.rack_update_on(ack, delivered, now);
+        }
+    }
+
+    #[inline(never)]
+    fn rack_update_on(&mut self, ack: u64, delivered: bool, now: Time) {
+        let r = &mut self.l3.rack;
+        r.advanced |= delivered;
+        let mut best = r.xmit;
+        for s in self.rtx.iter() {
+            if !(s.sacked || s.end <= ack) {
+                continue;
+            }
+            let rtt = now.saturating_since(s.sent_at);
+            if !s.ever_retrans && r.min_rtt.is_none_or(|m| rtt < m) {
+                r.min_rtt = Some(rtt);
+            }
+            let newer = best.is_none_or(|(t, e)| sent_after(s.sent_at, s.end, t, e));
+            if !newer || (s.ever_retrans && r.min_rtt.is_some_and(|m| rtt < m)) {
+                continue;
+            }
+            best = Some((s.sent_at, s.end));
+        }
+        if best != r.xmit {
+            let (t, _) = best.expect("advanced");
+            r.xmit = best;
+            r.rtt = now.saturating_since(t);
+            r.advanced = true;
+        }
+    }
+
+    /// The reordering window (RFC 8985 §6.2 without reordering seen).
+    fn rack_reo_wnd(&self, cfg: &TcpConfig, o: &Negotiated) -> Dur {
+        if matches!(self.ca, CaState::Recovery | CaState::Loss)
+            || self.sacked_out(o) >= cfg.dupthresh
+        {
+            return Dur::ZERO;
+        }
+        let srtt = self.rtt.srtt().unwrap_or(Dur::ZERO);
+        match self.l3.rack.min_rtt {
+            Some(m) => Dur(m.0 / 4).min(srtt),
+            None => srtt,
+        }
+    }
+
+    /// RACK_detect_loss (Linux `tcp_rack_detect_loss`), when something was delivered: marks
+    /// lost every segment sent before RACK.xmit_ts and not delivered for RACK.rtt +
+    /// reo_wnd, a retransmission included (it is then lost again); returns the time until the
+    /// next one would be (0: none waits).
+    fn rack_detect_loss(&mut self, cfg: &TcpConfig, o: &Negotiated, now: Time) -> Dur {
+        let Some((xt, xe)) = self.l3.rack.xmit else {
+            return Dur::ZERO;
+        };
+        let reo_wnd = self.rack_reo_wnd(cfg, o);
+        let rtt = self.l3.rack.rtt;
+        let mut wait = Dur::ZERO;
+        for s in self.rtx.iter_mut() {
+            if s.sacked || (s.lost && !s.retrans) || !sent_after(xt, xe, s.sent_at, s.end) {
+                continue;
+            }
+            let due = s.sent_at + rtt + reo_wnd;
+            if due <= now {
+                s.lost = true;
+                s.retrans = false;
+            } else {
+                wait = wait.max(due.saturating_since(now));
+            }
+        }
+        wait
+    }
+
+    /// Linux `tcp_rack_mark_lost` in `tcp_fastretrans_alert`: detection when RACK advanced; the
+    /// reordering timer is asked for (armed at the end of the ACK). Returns whether any
+    /// segment is marked lost (Linux's "Trick#1" then starts Recovery).
+    #[inline]
+    pub(super) fn rack_mark_lost(&mut self, cfg: &TcpConfig, o: &Negotiated, now: Time) -> bool {
+        if !cfg.rack || !std::mem::take(&mut self.l3.rack.advanced) {
+            return false;
+        }
+        let wait = self.rack_detect_loss(cfg, o, now);
+        if wait > Dur::ZERO {
+            self.l3.rack.timer = Some(now + wait);
+        }
+        self.rtx.iter().any(|s| s.lost && !s.retrans)
+    }
+
+    /// The reordering timer expired (Linux `tcp_rack_reo_timeout`): detection again; if it
+    /// found a loss outside Recovery, Recovery starts (its ACK-less cwnd reduction included);
+    /// then the RTO or a new reordering timer.
+    pub(super) fn on_rack_timer(
+        &mut self,
+        cfg: &TcpConfig,
+        o: &Negotiated,
+        stats: &mut Stats,
+        timers: &mut Timers,
+        now: Time,
+    ) {
+        let prior = self.in_flight(o);
+        let wait = self.rack_detect_loss(cfg, o, now);
+        if self.in_flight(o) != prior && self.ca != CaState::Recovery {
+            stats.rack_recoveries += 1;
+            self.enter_recovery(cfg, o, stats, false);
+            if cfg.prr {
+                // `tcp_cwnd_reduction(sk, 1, 0)`: one segment counted as delivered.
+                let unsacked = self.packets_out() - self.sacked_out(o).min(self.packets_out());
+                self.l3_prr_set_prior_unsacked(unsacked + 1);
+                self.prr_reduction(o);
+            }
+        }
+        if wait > Dur::ZERO {
+            timers.rto = None;
+            timers.alt = Some((now + wait, AltTimer::Rack));
+        } else {
+            self.rearm_rto(timers, now);
+        }
+    }
+}
