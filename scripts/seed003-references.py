@@ -6,7 +6,7 @@ experiment specs experiments/seed003-exp{1,2,3,4}.toml, printed per experiment.
 
 Point names follow the specs' matrices: experiment 1 `VARIANT-LOSS-ITT` (tcp | rdb4 | rdb8,
 loss0.5 | loss2 | loss5 | loss10, itt30 | itt50 | itt75 | itt100); experiments 2-4
-`VARIANT-sN-ITT` (tcp | dpif10 | dpif10-tfrc | dpif20 | dpif20-tfrc, s5 ..., itt5 | itt10 | ...).
+`VARIANT-sN-ITT` (tcp | dpif10 | dpif10+tfrc | dpif20 | dpif20+tfrc, s5 ..., itt5 | itt10 | ...).
 Classes are the sending hosts (`host-rdbsender`, `host-wsender`, `host-zsender`); the seed's
 misspellings ("rbsender", "rbdsender") are its rdbsender. Cells "70.5 K" and "19.1 M" are
 thousands and millions; an empty cell is left out.
@@ -19,8 +19,8 @@ HOST = {"wsender": "wsender", "rbsender": "rdbsender", "rbdsender": "rdbsender",
 PCT = {"40th": "p40", "50th": "p50", "60th": "p60", "70th": "p70", "80th": "p80", "90th": "p90",
        "93th": "p93", "95th": "p95", "96th": "p96", "97th": "p97", "98th": "p98", "99th": "p99",
        "99.9th": "p99_9", "99.99th": "p99_99"}
-VARIANT = {"TCP": "tcp", "RDB DPIF10": "dpif10", "RDB DPIF10 + TFRC": "dpif10-tfrc",
-           "RDB DPIF20": "dpif20", "RDB DPIF20 + TFRC": "dpif20-tfrc"}
+VARIANT = {"TCP": "tcp", "RDB DPIF10": "dpif10", "RDB DPIF10 + TFRC": "dpif10+tfrc",
+           "RDB DPIF20": "dpif20", "RDB DPIF20 + TFRC": "dpif20+tfrc"}
 E1_VARIANT = {"TCP": "tcp", "RDB 4": "rdb4", "RDB 8": "rdb8"}
 
 

@@ -269,6 +269,12 @@ pub struct TcpConfig {
     /// RACK time-based loss detection (RFC 8985, Linux 4.10+ `tcp_recovery.c`), in addition to
     /// the SACK loss-marking rules; needs SACK.
     pub rack: bool,
+    /// Linux 2.6+ `tcp_measure_rcv_mss` / `tcp_cleanup_rbuf`: a segment shorter than the
+    /// receiver's estimate of the sender's MSS is ACKed as soon as the application reads it,
+    /// unless the connection is interactive (it answered within ato: `pingpong`), then every
+    /// second one. A thin stream's small writes are so ACKed at once. Off: Linux 2.4's
+    /// delayed ACK, which waits for a second full segment or the timer.
+    pub ack_pushed: bool,
     /// Redundant Data Bundling (seed 003): "off", "v1" or "v2".
     pub rdb: Rdb,
     /// RDB: most payload bytes in a bundled packet (0 or absent: the MSS only).
@@ -406,6 +412,7 @@ impl TcpConfig {
             prr: true,
             early_retransmit: EarlyRetransmit::Delayed,
             tlp: true,
+            ack_pushed: true,
             ..TcpConfig::default()
         }
     }
@@ -495,6 +502,7 @@ tcp_config_toml! {
     early_retransmit: EarlyRetransmit,
     tlp: bool,
     rack: bool,
+    ack_pushed: bool,
     rdb: Rdb,
     rdb_max_bytes: Option<Bytes>,
     rdb_max_segments: Option<u32>,
@@ -562,6 +570,7 @@ impl Default for TcpConfig {
             early_retransmit: EarlyRetransmit::Off,
             tlp: false,
             rack: false,
+            ack_pushed: false,
         }
     }
 }

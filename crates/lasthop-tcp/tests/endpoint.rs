@@ -576,6 +576,57 @@ fn adaptive_delayed_ack_follows_interarrival_times() {
 }
 
 #[test]
+fn ack_pushed_acks_small_segments_at_once_unless_interactive() {
+    // The peer's MSS is 536 (its SYN-ACK); our estimate of its segment size starts at
+    // min(536, TCP_MSS_DEFAULT) = 536. A 120-byte segment is shorter: "pushed".
+    let cfg = |pushed| TcpConfig {
+        delayed_ack: DelayedAck::Adaptive,
+        ack_pushed: pushed,
+        ..TcpConfig::default()
+    };
+    let small = |peer: &Peer, k: u32| peer.seg(ACK, 1 + k * 120, 1, 120).encode();
+    // Off (Linux 2.4): the small segment waits for the delayed-ACK timer (ato 40 ms).
+    let (mut c, peer) = client(cfg(false));
+    c.handle_packet(t(1000), &small(&peer, 0));
+    assert!(c.poll_transmit(t(1000)).is_none());
+    assert_eq!(c.poll_timeout(), Some(t(1040)));
+    // On (Linux 2.6+ tcp_cleanup_rbuf): ACKed as soon as it is read, which is at once.
+    let (mut c, peer) = client(cfg(true));
+    for k in 0..3 {
+        c.handle_packet(t(1000 + 30 * u64::from(k)), &small(&peer, k));
+        let a = next_segment(&mut c, t(1000 + 30 * u64::from(k)));
+        assert_eq!(
+            a.ack,
+            PEER_ISS + 1 + 120 * (k + 1),
+            "segment {k} ACKed at once"
+        );
+    }
+    // A full-sized segment (536 bytes, not shorter than the estimate) is not pushed: it waits
+    // for a second one or the timer, as before.
+    c.handle_packet(t(1100), &peer.seg(ACK, 361, 1, 536).encode());
+    assert!(c.poll_transmit(t(1100)).is_none());
+    // Interactive: we answer with data 5 ms after a segment arrived (less than ato, 40 ms):
+    // pingpong. Then one pushed segment waits for the timer, a second goes at once (PUSHED2).
+    let (mut c, peer) = client(cfg(true));
+    c.handle_packet(t(1000), &small(&peer, 0));
+    assert!(c.poll_transmit(t(1000)).is_some());
+    c.send(100);
+    assert_eq!(next_segment(&mut c, t(1005)).payload, 100);
+    c.handle_packet(t(1200), &small(&peer, 1));
+    assert!(
+        c.poll_transmit(t(1200)).is_none(),
+        "interactive: one pushed segment waits"
+    );
+    c.handle_packet(t(1210), &small(&peer, 2));
+    let a = next_segment(&mut c, t(1210));
+    assert_eq!(
+        a.ack,
+        PEER_ISS + 1 + 360,
+        "the second pushed segment is ACKed at once"
+    );
+}
+
+#[test]
 fn peer_fin_and_close() {
     let (mut c, peer) = client(TcpConfig::default());
     let mut fin = peer.seg(ACK | FIN, 1, 1, 100);

@@ -112,6 +112,9 @@ impl Connection {
         }
         self.stats.pkts_sent += 1;
         if payload > 0 {
+            if self.cfg.ack_pushed && !syn {
+                self.rcv.data_sent(now);
+            }
             self.stats.data_pkts_sent += 1;
             self.stats.data_bytes_sent += u64::from(payload);
         }

@@ -41,6 +41,12 @@ pub(super) struct RecvState {
     /// An ACK is owed now.
     pub(super) ack_now: bool,
     pub(super) quickacks_left: u32,
+    /// `ack_pushed` (Linux `tcp_measure_rcv_mss`): the receiver's estimate of the sender's
+    /// segment size, how many shorter ("pushed") segments wait for an ACK (ICSK_ACK_PUSHED and
+    /// PUSHED2), and whether the connection is interactive (`icsk_ack.pingpong`).
+    pub(super) rcv_mss: u64,
+    pub(super) pushed: u8,
+    pub(super) pingpong: bool,
     /// Linux's adaptive delayed-ACK timeout and the last arrival it follows.
     pub(super) ato: Dur,
     pub(super) last_rcv: Option<Time>,
@@ -66,6 +72,10 @@ impl RecvState {
             fin_rcvd: false,
             ack_now: false,
             quickacks_left: cfg.quickacks,
+            // tcp_initialize_rcv_mss: at most TCP_MSS_DEFAULT (536) until segments say more.
+            rcv_mss: u64::from(cfg.adv_mss().min(536)),
+            pushed: 0,
+            pingpong: false,
             ato: ATO_MIN,
             last_rcv: None,
             ts_recent: 0,
@@ -119,8 +129,26 @@ impl RecvState {
             self.ack_now = true;
         }
         if cfg.delayed_ack == DelayedAck::Adaptive {
-            // Linux tcp_delack_timer: the timer was too short, so lengthen it.
-            self.ato = Dur((self.ato.0 * 2).min(rtt.rto().0));
+            if self.pingpong && self.rcv_nxt > self.rcv_wup {
+                // Linux tcp_delack_timer_handler: "Delayed ACK missed: leave pingpong mode".
+                self.pingpong = false;
+                self.ato = ATO_MIN;
+            } else {
+                // Linux tcp_delack_timer: the timer was too short, so lengthen it.
+                self.ato = Dur((self.ato.0 * 2).min(rtt.rto().0));
+            }
+        }
+    }
+
+    /// We send data: Linux `tcp_event_data_sent` makes the connection interactive
+    /// (`pingpong`) when it answers within ato of the last arrival, and then no longer ACKs a
+    /// single pushed segment at once (`ack_pushed`).
+    #[inline]
+    pub(super) fn data_sent(&mut self, now: Time) {
+        if let Some(last) = self.last_rcv {
+            if now.saturating_since(last) < self.ato {
+                self.pingpong = true;
+            }
         }
     }
 
@@ -128,6 +156,7 @@ impl RecvState {
     #[inline]
     pub(super) fn ack_sent(&mut self, timers: &mut Timers) {
         self.ack_now = false;
+        self.pushed = 0;
         timers.delack = None;
         self.rcv_wup = self.rcv_nxt;
     }
@@ -224,6 +253,9 @@ impl RecvState {
                 stats.bytes_delivered += delivered;
                 out.delivered = delivered;
             }
+            if cfg.ack_pushed {
+                self.measure_rcv_mss(len);
+            }
             self.schedule_ack(cfg, o, rtt, timers, now, filled_hole);
         }
         if fin && end <= limit {
@@ -255,6 +287,10 @@ impl RecvState {
         }
         if filled_hole || cfg.delayed_ack == DelayedAck::Off {
             self.ack_now = true;
+        } else if self.pushed >= 2 || (self.pushed == 1 && !self.pingpong) {
+            // `ack_pushed`: Linux `tcp_cleanup_rbuf` ACKs once the application has read a
+            // pushed segment (two, if interactive); the model's applications read at once.
+            self.ack_now = true;
         } else if self.quickacks_left > 0 {
             self.quickacks_left -= 1;
             self.ack_now = true;
@@ -266,6 +302,18 @@ impl RecvState {
                 _ => cfg.delayed_ack_timeout,
             };
             timers.delack = Some(now + timeout);
+        }
+    }
+
+    /// Linux `tcp_measure_rcv_mss` (2.6+, `ack_pushed`): a segment at least as long as the
+    /// estimate raises it; a shorter one is "pushed" (ICSK_ACK_PUSHED, a second PUSHED2).
+    /// Linux also adopts a repeated short size without PSH as the estimate; the model's
+    /// segments are all pushed (every write of a thin stream is), so it never does.
+    fn measure_rcv_mss(&mut self, len: u64) {
+        if len >= self.rcv_mss {
+            self.rcv_mss = len;
+        } else {
+            self.pushed = (self.pushed + 1).min(2);
         }
     }
 
