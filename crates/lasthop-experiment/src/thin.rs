@@ -210,7 +210,8 @@ fn read_latency(path: &Path) -> Result<IndexMap<u64, Vec<(u32, u64)>>, FileError
 }
 
 /// The hosts' figures of the run in `dir`: each stream goes to the scenario host with its
-/// sender's address (`other` when none has it), hosts in scenario order. `None` when the run
+/// sender's address (`other` when none has it), a group member to its group, hosts in
+/// scenario order. `None` when the run
 /// has no `streams.csv` (no thin flows).
 pub fn compute(dir: &Path, scenario: &Scenario) -> Result<Option<Vec<HostThin>>, FileError> {
     let path = dir.join("streams.csv");
@@ -224,16 +225,19 @@ pub fn compute(dir: &Path, scenario: &Scenario) -> Result<Option<Vec<HostThin>>,
     } else {
         IndexMap::new()
     };
+    // A host group's members (`count = N`: zsender0, zsender1, ...) count as one host named
+    // after the group, as the seed's tables have one row for zsender's streams.
+    let name = |h: &lasthop_scenario::Host| h.group.as_ref().map_or(&h.name, |g| &g.0).clone();
     let mut groups: IndexMap<String, Vec<&StreamRow>> = IndexMap::new();
     for h in &scenario.hosts {
-        groups.insert(h.name.clone(), vec![]);
+        groups.insert(name(h), vec![]);
     }
     for r in &rows {
         let host = scenario
             .hosts
             .iter()
             .find(|h| h.address.to_string() == r.sender_ip)
-            .map_or("other".to_string(), |h| h.name.clone());
+            .map_or("other".to_string(), name);
         groups.entry(host).or_default().push(r);
     }
     let out = groups
@@ -416,6 +420,52 @@ to = "receiver"
 bytes = 1000
 "#;
         Scenario::from_str_in(text, dir).unwrap()
+    }
+
+    #[test]
+    fn a_groups_members_are_one_host() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("l.toml"), "[both]\nrate = \"5000kbit\"\n").unwrap();
+        let text = r#"
+duration = "10s"
+link = "l.toml"
+[hosts.z]
+side = "fixed"
+count = 2
+[hosts.receiver]
+side = "mobile"
+[[flows]]
+kind = "bulk"
+from = "z"
+to = "receiver"
+bytes = 1000
+"#;
+        let sc = Scenario::from_str_in(text, d.path()).unwrap();
+        let (z0, z1, r) = (
+            sc.hosts[0].address,
+            sc.hosts[1].address,
+            sc.hosts[2].address,
+        );
+        let head = lasthop_analysis::latency::STREAM_COLUMNS.join(",") + ",goodput_Bps\n";
+        // One stream from each member: 10 and 30 packets, latencies 150 and 250 ms.
+        let csv = format!(
+            "{head}\
+1,{z0}:1024,{r}:5000,0.1,9,10,10,0,0,1000,1000,0,0,0,0,10,100,1,150,150,150,0,,,,,,,,,\n\
+2,{z1}:1024,{r}:5000,0.1,9,30,30,0,0,3000,3000,0,0,0,0,10,100,1,250,250,250,0,,,,,,,,,\n"
+        );
+        std::fs::write(d.path().join("streams.csv"), csv).unwrap();
+        std::fs::write(
+            d.path().join("latency.csv"),
+            "stream,ms,count\n1,150,1\n2,250,1\n",
+        )
+        .unwrap();
+        let hosts = compute(d.path(), &sc).unwrap().unwrap();
+        assert_eq!(hosts.len(), 1, "z0 and z1 are host z");
+        assert_eq!(hosts[0].host, "z");
+        assert_eq!(hosts[0].values["streams"], 2.0);
+        assert_eq!(hosts[0].values["sent_pkts"], 40.0);
+        // mean of the two ranges: (150 + 250) / 2
+        assert_eq!(hosts[0].values["lat_mean_ms"], 200.0);
     }
 
     #[test]
