@@ -157,8 +157,8 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     /// The same for today's Linux switches (seed 003): CUBIC with or without HyStart, the growth
-    /// gates, PRR, early retransmit, TLP, RACK, IW up to 10, from the baseline or the linux-3.16
-    /// profile.
+    /// gates, PRR, early retransmit, TLP, RACK, IW up to 10, RDB v1 / v2 / v2 with TFRC-SP, the
+    /// pushed-segment ACK, from the baseline or the linux-3.16 profile.
     #[test]
     fn transfers_complete_with_todays_linux(
         drops in proptest::collection::vec((any::<bool>(), 0usize..300), 0..40),
@@ -166,9 +166,17 @@ proptest! {
         profile in any::<bool>(), cubic in any::<bool>(), hystart in any::<bool>(),
         gate in 0u8..3, prr in any::<bool>(), er in 0u8..3, tlp in any::<bool>(),
         thin in any::<bool>(), nagle in any::<bool>(), ecn in any::<bool>(), iw in 1u32..11,
-        rack in any::<bool>(),
+        rack in any::<bool>(), rdb in 0u8..4, ack_pushed in any::<bool>(),
         segs in 1u64..120, tail in 0u64..536,
     ) {
+        // RDB (seed 003): off, v1, v2, v2 with TFRC-SP; v2 is a Reno module.
+        let (rdb, rdb_tfrc) = match rdb {
+            0 => (lasthop_tcp::Rdb::Off, None),
+            1 => (lasthop_tcp::Rdb::V1, None),
+            2 => (lasthop_tcp::Rdb::V2, None),
+            _ => (lasthop_tcp::Rdb::V2, Some(true)),
+        };
+        let cubic = cubic && rdb != lasthop_tcp::Rdb::V2;
         let base = if profile { TcpConfig::linux_3_16() } else { TcpConfig::default() };
         let cfg = TcpConfig {
             congestion_control: if cubic {
@@ -190,6 +198,9 @@ proptest! {
             nagle,
             ecn,
             initial_window: lasthop_tcp::InitialWindow::Segments(iw),
+            rdb,
+            rdb_tfrc,
+            ack_pushed,
             ..base
         };
         cfg.validate().unwrap();
