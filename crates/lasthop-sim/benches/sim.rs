@@ -2,7 +2,9 @@
 //!
 //! (a) seed 004's dumbbell: 100 Reno bulk flows, 1024-byte segments, 150 Mbit/s access links with
 //!     15 ms one-way delay, a 45 Mbit/s RED bottleneck, 10 simulated seconds;
-//! (b) seed 000's e0 run: two 188640-byte transfers over 64 kbit/s, 300 ms.
+//! (b) seed 000's e0 run: two 188640-byte transfers over 64 kbit/s, 300 ms;
+//! (d) seed 003's experiment 1 scenario: 20 thin streams (120 B every 30:3 ms) for 5 minutes
+//!     over the 5000 kbit/s testbed, Linux 3.16's TCP (issue 12: "about a second").
 //! Each is timed without outputs (the model alone) and writing every output (pcaps, events.csv
 //! at the scenario's log level, tcp_trace.csv, connections.csv). Reported: the median of 5 runs,
 //! and bottleneck packets (released by the link, downstream) per wall-clock second.
@@ -23,7 +25,11 @@ fn main() {
         "{:<28} {:<12} {:>10} {:>12} {:>14} {:>10}",
         "scenario", "outputs", "wall (s)", "sim (s)", "bottleneck/s", "events"
     );
-    for name in ["seed004-dumbbell-100.toml", "seed000-e0-2tcp.toml"] {
+    for name in [
+        "seed004-dumbbell-100.toml",
+        "seed000-e0-2tcp.toml",
+        "seed003-uniform.toml",
+    ] {
         let s = Scenario::load(root.join(name)).unwrap();
         for (label, opts) in [
             (
