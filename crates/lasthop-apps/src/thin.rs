@@ -144,7 +144,7 @@ impl Params {
         // The receiver accepts for the whole sending time and a little more for the last writes.
         let until = f.start + self.duration + Dur::from_secs(5);
         let mut recv = vec![
-            "repeat-recv".to_string(),
+            "thin-recv".to_string(),
             "--listen".into(),
             server.clone(),
             "--until".into(),

@@ -134,7 +134,8 @@ pub enum AppCommand {
         log: LogArgs,
     },
     /// Accept connections until UNTIL ns after the epoch; read and check each to its end and
-    /// close it.
+    /// close it. Also `thin-recv`: the receiver of thin streams is the same sink.
+    #[command(visible_alias = "thin-recv")]
     RepeatRecv {
         /// The address and port to listen on.
         #[arg(long)]
@@ -148,7 +149,7 @@ pub enum AppCommand {
     /// Thin streams (seed 003's Streamzero): STREAMS connections with TCP_NODELAY, each writing
     /// a payload drawn from PAYLOAD (mean:stdev bytes) every ITT (mean:stdev ms) for DURATION ns,
     /// started at a random offset below START_SPREAD ns; the draws are the model's for the same
-    /// seed, replication and flow. The receiver is repeat-recv.
+    /// seed, replication and flow. The receiver is thin-recv (repeat-recv's sink).
     ThinSend {
         #[arg(long)]
         to: SocketAddr,

@@ -7,7 +7,7 @@
 //!
 //! The emulated test runs real Linux senders and receivers (needs root; without it the test says
 //! SKIPPED and why, and fails under `LASTHOP_ROOT_TESTS=1`): the receiving kernel must take the
-//! rewritten segments (no resets, every byte delivered and checked by `repeat-recv`, which
+//! rewritten segments (no resets, every byte delivered and checked by `thin-recv`, which
 //! compares each byte with the sender's pattern). The simulated test runs the same scenario
 //! with virtual payloads.
 

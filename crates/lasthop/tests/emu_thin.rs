@@ -1,4 +1,4 @@
-//! Seed 003's thin streams emulated with real Linux (`lasthop app thin-send`, `repeat-recv`)
+//! Seed 003's thin streams emulated with real Linux (`lasthop app thin-send`, `thin-recv`)
 //! beside the simulated ones: the same seed gives every stream the same payloads in both modes,
 //! one segment per write with TCP_NODELAY, about one ITT apart. Needs root; without it the test
 //! says SKIPPED and why (and fails when `LASTHOP_ROOT_TESTS=1`).
