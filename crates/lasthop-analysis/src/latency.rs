@@ -299,12 +299,23 @@ impl Have {
     }
 }
 
-/// The sender's view of one stream: counters, latencies, and per segment `(start, len)` its
-/// number of copies sent and its redundant (already-sent) bytes when first sent.
+/// What the sender sent with one end sequence number: copies, and the first copy's length and
+/// the offset where its new bytes began (its start when none was sent before; its end when all
+/// were).
+#[derive(Clone, Copy, Debug)]
+struct Sent {
+    copies: u32,
+    len: u32,
+    new_from: u64,
+}
+
+/// The sender's view of one stream: counters, latencies, and per segment end what was sent.
+/// Packets are matched at the receiver by their end: a middlebox that bundles earlier bytes in
+/// front of the new data (the RDB middlebox) keeps the end, so its packets still match.
 struct SenderSide {
     stats: StreamStats,
     base: u64,
-    sent: FxHashMap<(u64, u32), (u32, u32)>,
+    sent: FxHashMap<u64, Sent>,
 }
 
 fn sender_side(data: &[Rec], acks: &[Rec]) -> SenderSide {
@@ -315,7 +326,7 @@ fn sender_side(data: &[Rec], acks: &[Rec]) -> SenderSide {
         first_ns: first.t,
         ..Default::default()
     };
-    let mut sent: FxHashMap<(u64, u32), (u32, u32)> = FxHashMap::default();
+    let mut sent: FxHashMap<u64, Sent> = FxHashMap::default();
     let mut top = base;
     // Ranges as first sent: (end, send time); the next one not yet acknowledged.
     let mut ranges: Vec<(u64, u64)> = vec![];
@@ -344,9 +355,12 @@ fn sender_side(data: &[Rec], acks: &[Rec]) -> SenderSide {
             st.data_pkts += 1;
             st.payload_bytes += u64::from(r.len);
             st.last_ns = r.t;
-            let redundant = top.min(e).saturating_sub(s);
-            let entry = sent.entry((s, r.len)).or_insert((0, redundant as u32));
-            entry.0 += 1;
+            let entry = sent.entry(e).or_insert(Sent {
+                copies: 0,
+                len: r.len,
+                new_from: top.clamp(s, e),
+            });
+            entry.copies += 1;
             if e <= top {
                 st.retr_pkts += 1;
                 st.retr_bytes += u64::from(r.len);
@@ -400,7 +414,7 @@ fn receiver_side(side: &SenderSide, data: &[Rec]) -> Received {
     let mut rx = Received::default();
     let mut un = Unwrap(side.base);
     let mut have = Have::default();
-    let mut got: FxHashMap<(u64, u32), u32> = FxHashMap::default();
+    let mut got: FxHashMap<u64, u32> = FxHashMap::default();
     if let (Some(a), Some(b)) = (data.first(), data.last()) {
         rx.duration_ns = b.t.saturating_sub(a.t);
     }
@@ -413,10 +427,12 @@ fn receiver_side(side: &SenderSide, data: &[Rec]) -> Received {
         un.0 = s;
         let e = s + u64::from(r.len);
         rx.pkts += 1;
-        *got.entry((s, r.len)).or_default() += 1;
-        if let Some(&(_, red)) = side.sent.get(&(s, r.len)) {
-            if red > 0 && u64::from(red) < e - s {
-                if have.covers(s, s + u64::from(red)) {
+        *got.entry(e).or_default() += 1;
+        if let Some(x) = side.sent.get(&e) {
+            // Bytes in front of the new ones, bundled by the sender or on the way: a hit when
+            // they filled a hole here, a miss when they had all arrived before.
+            if s < x.new_from && x.new_from < e {
+                if have.covers(s, x.new_from) {
                     rx.rdb_misses += 1;
                 } else {
                     rx.rdb_hits += 1;
@@ -425,11 +441,11 @@ fn receiver_side(side: &SenderSide, data: &[Rec]) -> Received {
         }
         rx.goodput_bytes += have.insert(s, e);
     }
-    for (k, &(n, _)) in &side.sent {
-        let seen = got.get(k).copied().unwrap_or(0);
-        let lost = u64::from(n.saturating_sub(seen));
+    for (end, x) in &side.sent {
+        let seen = got.get(end).copied().unwrap_or(0);
+        let lost = u64::from(x.copies.saturating_sub(seen));
         rx.lost_pkts += lost;
-        rx.lost_bytes += lost * u64::from(k.1);
+        rx.lost_bytes += lost * u64::from(x.len);
     }
     rx
 }

@@ -133,6 +133,63 @@ fn rdb_hit_and_miss_by_hand() {
     }
 }
 
+/// The RDB middlebox's case: the sender sends 120-byte packets only (P1 1..121 at 200, P2
+/// 121..241 at 230, P3 241..361 at 260, P4 361..481 at 290) and P2 is lost after the router;
+/// the router rewrote P3 to carry 121..361 and P4 to carry 241..481 (the previous segment in
+/// front, the same end). The receiver's packets match the sender's by their end: P2 lost, P3's
+/// added bytes filled its hole (a hit), P4's had arrived in P3 (a miss).
+#[test]
+fn a_middlebox_rewrite_matches_by_the_end() {
+    for fmt in [Format::SimHeaderOnly, Format::EthernetMicro] {
+        let mut client = vec![];
+        let mut server = vec![];
+        for (x, _) in handshake() {
+            let mut y = x.clone();
+            y.t_ms += ONE_WAY;
+            if x.from_client {
+                client.push(x);
+                server.push(y);
+            } else {
+                server.push(x);
+                client.push(y);
+            }
+        }
+        for (t, seq) in [(200, 1), (230, 121), (260, 241), (290, 361)] {
+            client.push(c(t, seq).ack(1001).len(120));
+        }
+        // At the receiver (75 ms later): P1 as sent, P3 and P4 rewritten, P2 never.
+        server.push(c(275, 1).ack(1001).len(120));
+        server.push(c(335, 121).ack(1001).len(240));
+        server.push(c(365, 241).ack(1001).len(240));
+        for (t, ack) in [(275, 121), (335, 361), (365, 481)] {
+            let a = s(t, 1001).ack(ack);
+            let mut back = a.clone();
+            back.t_ms += ONE_WAY;
+            server.push(a);
+            client.push(back);
+        }
+        client.sort_by_key(|x| x.t_ms);
+        server.sort_by_key(|x| x.t_ms);
+        let (cb, sb) = (pcap_bytes(&client, fmt), pcap_bytes(&server, fmt));
+        let hosts = [
+            (IpAddr::V4(Ipv4Addr::from(CLIENT.0)), Capture::Bytes(&cb)),
+            (IpAddr::V4(Ipv4Addr::from(SERVER.0)), Capture::Bytes(&sb)),
+        ];
+        let st = analyze_run_streams(&hosts, None, &[], true)
+            .unwrap()
+            .streams;
+        let x = &st[0];
+        // The sender bundled nothing: 4 new packets of 120 bytes.
+        assert_eq!((x.data_pkts, x.rdb_pkts, x.payload_bytes), (4, 0, 480));
+        // Latencies as in the RDB case: 150, 180 (P2's bytes acknowledged at 410), 150, 150.
+        assert_eq!(x.latency.hist, vec![(150, 3), (180, 1)]);
+        let r = x.received.unwrap();
+        assert_eq!((r.pkts, r.lost_pkts, r.lost_bytes), (3, 1, 120));
+        assert_eq!((r.rdb_hits, r.rdb_misses), (1, 1));
+        assert_eq!(r.goodput_bytes, 480);
+    }
+}
+
 /// Without bundling: P3 (241..361) at 260 carries only new bytes; the receiver's ACK for it
 /// repeats 121 (a duplicate ACK, back at 410); P2 is retransmitted at 500 and arrives at 575,
 /// ACK 361 back at 650.
