@@ -430,8 +430,10 @@ fn receiver_side(side: &SenderSide, data: &[Rec]) -> Received {
         *got.entry(e).or_default() += 1;
         if let Some(x) = side.sent.get(&e) {
             // Bytes in front of the new ones, bundled by the sender or on the way: a hit when
-            // they filled a hole here, a miss when they had all arrived before.
-            if s < x.new_from && x.new_from < e {
+            // they filled a hole here, a miss when they had all arrived before. Only for an end
+            // sent once: a second copy is a retransmission (which a real stack may collapse
+            // with the segment before, as Linux's tcp_retrans_try_collapse does), not RDB.
+            if x.copies == 1 && s < x.new_from && x.new_from < e {
                 if have.covers(s, x.new_from) {
                     rx.rdb_misses += 1;
                 } else {

@@ -190,6 +190,28 @@ fn a_middlebox_rewrite_matches_by_the_end() {
     }
 }
 
+/// A real stack's retransmission may carry two segments at once (Linux collapses them): P1
+/// (1..121) at 200 and P2 (121..241) at 230 are both lost, then 1..241 is retransmitted in one
+/// packet at 500. It ends where P2 did and starts before P2, like a bundled packet, but it is a
+/// retransmission: no RDB hit.
+#[test]
+fn a_collapsed_retransmission_is_not_a_hit() {
+    let mut v = handshake();
+    v.extend([
+        (c(200, 1).ack(1001).len(120), true),
+        (c(230, 121).ack(1001).len(120), true),
+        (c(500, 1).ack(1001).len(240), false),
+        (s(575, 1001).ack(241), false),
+    ]);
+    let st = run(&v, Format::SimHeaderOnly);
+    let x = &st[0];
+    assert_eq!((x.data_pkts, x.retr_pkts, x.rdb_pkts), (3, 1, 0));
+    let r = x.received.unwrap();
+    // P1 and P2 lost: 2 packets, 240 bytes (the retransmission arrived: its end is P2's).
+    assert_eq!((r.pkts, r.lost_pkts, r.lost_bytes), (1, 2, 240));
+    assert_eq!((r.rdb_hits, r.rdb_misses), (0, 0));
+}
+
 /// Without bundling: P3 (241..361) at 260 carries only new bytes; the receiver's ACK for it
 /// repeats 121 (a duplicate ACK, back at 410); P2 is retransmitted at 500 and arrives at 575,
 /// ACK 361 back at 650.
