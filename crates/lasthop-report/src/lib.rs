@@ -535,6 +535,7 @@ fn thin_streams(h: &mut String, info: &ExperimentInfo, s: &Summary, metrics: &[V
         return;
     }
     h.push_str("<h2>Thin streams (seed 003's tables)</h2>\n<p class=\"note\">ACK latency: for each byte range as first sent, the time from its first sending to the first ACK that covers it, in the sender's capture; each range counts once (analyseTCP's measure). Per host (scheme <code>thin</code>, classes <code>host-NAME</code>) over all its streams; table values are our medians over the replications, percentiles nearest-rank at 1 ms resolution; the ECDFs pool every replication. ITT and payload are min / avg / max over the streams' averages; loss is exact (sender's against receiver's capture).</p>\n");
+    across_first_dimension(h, info, s, metrics);
     for p in &s.points {
         if p.thin.is_empty() {
             continue;
@@ -590,6 +591,83 @@ fn thin_streams(h: &mut String, info: &ExperimentInfo, s: &Summary, metrics: &[V
         host_table(h, &host_rows(p, r, &LATENCY_COLUMNS), &LATENCY_COLUMNS);
         host_table(h, &host_rows(p, r, &STREAM_COLUMNS), &STREAM_COLUMNS);
     }
+}
+
+/// The seed's overlays (Fig. A.1.x): for the points that differ only in the first dimension and
+/// have one sending host each, that host's ACK-latency ECDFs in one figure, one curve per value
+/// of the first dimension (zoomed to y = 0.65–1 as the seed's).
+fn across_first_dimension(
+    h: &mut String,
+    info: &ExperimentInfo,
+    s: &Summary,
+    metrics: &[Vec<RunMetrics>],
+) {
+    use series::thin::{first_dimension_groups, hist_cdf, zoom_cdf};
+    let Some(dim) = info.dimensions.first() else {
+        return;
+    };
+    let coords: Vec<Vec<(String, String)>> = info
+        .points
+        .iter()
+        .map(|p| {
+            p.coords
+                .iter()
+                .map(|(d, v)| (d.clone(), v.clone()))
+                .collect()
+        })
+        .collect();
+    let mut figures = vec![];
+    for (label, idx) in first_dimension_groups(&coords) {
+        let curves: Vec<(String, Vec<(f64, f64)>)> = idx
+            .iter()
+            .filter_map(|&i| {
+                let p = s.points.iter().find(|x| x.point == info.points[i].name)?;
+                let [c] = p.thin.as_slice() else {
+                    return None; // several hosts: their own figures below
+                };
+                let host = match &c.class {
+                    lasthop_experiment::Class::Host(x) => x.clone(),
+                    other => other.to_string(),
+                };
+                let runs = metrics.get(i).map(Vec::as_slice).unwrap_or(&[]);
+                let cdf = hist_cdf(&lasthop_experiment::thin::pooled_hist(runs, &host));
+                (!cdf.is_empty())
+                    .then(|| (info.points[i].coords[dim].clone(), zoom_cdf(&cdf, 0.65)))
+            })
+            .collect();
+        if curves.len() > 1 {
+            figures.push((label, curves));
+        }
+    }
+    if figures.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        h,
+        "<h3>By {} (the seed's overlays)</h3>\n<div class=\"grid2\">",
+        esc(dim)
+    );
+    for (label, curves) in &figures {
+        let xr = plots::range(curves.iter().flat_map(|c| c.1.iter().map(|p| p.0)), false);
+        let title = if label.is_empty() {
+            "ACK latency".to_string()
+        } else {
+            format!("ACK latency, {label}")
+        };
+        figure(
+            h,
+            plots::cdf_chart_y(
+                (640, 420),
+                &title,
+                "ACK latency (ms)",
+                curves,
+                Some(xr),
+                (0.65, 1.005),
+            ),
+            &format!("ECDF of the ACK latency per {dim}, y from 0.65 (all replications)."),
+        );
+    }
+    h.push_str("</div>\n");
 }
 
 fn figure(h: &mut String, svg: Result<String, plots::PlotError>, caption: &str) {

@@ -139,11 +139,65 @@ pub fn host_rows(p: &PointSummary, r: Option<&PointRef>, columns: &[(&str, &str)
     rows
 }
 
+/// The seed's figures overlay the variants of one cell (Fig. A.1.x: TCP, RDB 4 and RDB 8 at one
+/// loss rate and ITT): the points that differ only in the first dimension, grouped, each group
+/// `(label of the other coordinates, point indices)` in point order; groups of one are left out.
+pub fn first_dimension_groups(points: &[Vec<(String, String)>]) -> Vec<(String, Vec<usize>)> {
+    let mut groups: Vec<(String, Vec<usize>)> = vec![];
+    for (i, coords) in points.iter().enumerate() {
+        let rest = coords
+            .iter()
+            .skip(1)
+            .map(|(d, v)| format!("{d} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        match groups.iter_mut().find(|g| g.0 == rest) {
+            Some(g) => g.1.push(i),
+            None => groups.push((rest, vec![i])),
+        }
+    }
+    groups.retain(|g| g.1.len() > 1);
+    groups
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use lasthop_experiment::summary::ClassSummary;
     use lasthop_experiment::{Class, FiveNum, RefValue};
+
+    #[test]
+    fn points_differing_in_the_first_dimension_only_are_one_figure() {
+        let c = |v: &str, l: &str| {
+            vec![
+                ("variant".to_string(), v.to_string()),
+                ("loss".to_string(), l.to_string()),
+            ]
+        };
+        let pts = [
+            c("tcp", "2"),
+            c("tcp", "5"),
+            c("rdb", "2"),
+            c("rdb", "5"),
+            c("x", "9"),
+        ];
+        assert_eq!(
+            first_dimension_groups(&pts),
+            vec![
+                ("loss 2".to_string(), vec![0, 2]),
+                ("loss 5".to_string(), vec![1, 3])
+            ]
+        );
+        // One dimension: every point in one figure.
+        let one = [
+            vec![("v".to_string(), "a".to_string())],
+            vec![("v".to_string(), "b".to_string())],
+        ];
+        assert_eq!(
+            first_dimension_groups(&one),
+            vec![(String::new(), vec![0, 1])]
+        );
+    }
 
     #[test]
     fn ecdf_of_a_histogram_and_its_zoom() {
