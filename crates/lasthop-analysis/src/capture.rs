@@ -89,6 +89,13 @@ impl TcpSeg {
     };
 }
 
+/// Whether the first 40 bytes of a datagram are IPv4 without options, not a fragment, carrying
+/// TCP without options ([`parse_tcp_into`]'s common case).
+#[inline(always)]
+pub(crate) fn plain_ipv4_tcp(h: &[u8]) -> bool {
+    h[0] == 0x45 && h[9] == wire::PROTO_TCP && h[6] & 0x3f == 0 && h[7] == 0 && h[32] >> 4 == 5
+}
+
 /// [`parse_tcp`] into `seg` (which is left unspecified when it returns `false`).
 ///
 /// The common case is inlined into the caller and written field by field into a segment the
@@ -98,12 +105,7 @@ impl TcpSeg {
 pub fn parse_tcp_into(time: Time, ip: &[u8], wire_len: Option<u32>, seg: &mut TcpSeg) -> bool {
     // The common case first: IPv4 without options, not a fragment, TCP without options.
     if let Some(h) = ip.get(..40) {
-        if h[0] == 0x45
-            && h[9] == wire::PROTO_TCP
-            && h[6] & 0x3f == 0
-            && h[7] == 0
-            && h[32] >> 4 == 5
-        {
+        if plain_ipv4_tcp(h) {
             let b16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
             let b32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
             let total = u32::from(b16(2));

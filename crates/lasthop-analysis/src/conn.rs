@@ -725,6 +725,12 @@ pub(crate) fn shard_of(k: &FlowKey) -> bool {
                 ^ u32::from_be_bytes([o[8], o[9], o[10], o[11]])
         }
     };
-    let h = ip(k.src) ^ ip(k.dst) ^ u32::from(k.sport ^ k.dport);
+    shard_mix(ip(k.src), ip(k.dst), k.sport, k.dport)
+}
+
+/// [`shard_of`] from the addresses (IPv4's as numbers) and ports.
+#[inline(always)]
+pub(crate) fn shard_mix(src: u32, dst: u32, sport: u16, dport: u16) -> bool {
+    let h = src ^ dst ^ u32::from(sport ^ dport);
     (h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)).count_ones() & 1 == 1
 }

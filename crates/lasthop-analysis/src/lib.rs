@@ -201,6 +201,17 @@ fn analyze_logged_numbered<R: Read>(
     let mut seg = Box::new(TcpSeg::EMPTY);
     let mut each = |t: Time, ip: &[u8], wire: u32| {
         n += 1;
+        // A segment of the other shard's connections in the common form (IPv4 and TCP without
+        // options, not a fragment, which `parse_tcp_into` always takes) is skipped unparsed.
+        if let (Some(want), Some(h)) = (shard, ip.get(..40)) {
+            if capture::plain_ipv4_tcp(h) {
+                let b32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+                let b16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
+                if conn::shard_mix(b32(12), b32(16), b16(20), b16(22)) != want {
+                    return true;
+                }
+            }
+        }
         match capture::parse_tcp_into(t, ip, Some(wire), &mut seg) {
             true => {
                 if shard.is_none_or(|s| conn::shard_of(&seg.flow) == s) {
