@@ -89,15 +89,16 @@ fn analyze_file(path: &Path, opts: Options, parallel_from: u64) -> Result<Analys
     // core's copy of the records is its own: handing records or segments from one core to the
     // other cost more than it saved) and analysing half of the connections (by 4-tuple, see
     // `conn::shard_of`); their results merge into what one thread gives.
-    let large = f
-        .metadata()
-        .is_ok_and(|m| m.is_file() && m.len() >= parallel_from);
+    let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let large = len.is_some_and(|l| l >= parallel_from);
     if !large || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
         return analyze_reader_with(f, &name, opts);
     }
+    // Both read the same bytes, also of a capture still growing: its length when opened.
+    let len = len.unwrap_or(0);
     let (mine, theirs) = std::thread::scope(|sc| {
-        let other = sc.spawn(|| analyze_numbered(open()?, &name, opts, Some(true)));
-        let mine = analyze_numbered(f, &name, opts, Some(false));
+        let other = sc.spawn(|| analyze_numbered(open()?.take(len), &name, opts, Some(true)));
+        let mine = analyze_numbered(f.take(len), &name, opts, Some(false));
         let theirs = other
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
