@@ -278,8 +278,8 @@ pub struct ReadSummary {
 
 /// Reads every record of a pcap stream and hands each TCP segment to `f`, in file order.
 ///
-/// A capture under 8 MB is read whole and parsed from memory (a run of the simulator analyses
-/// one small capture per host); a larger one is streamed through an 8 MB buffer.
+/// A capture under 1 MiB is read whole and parsed from memory (a run of the simulator analyses
+/// one small capture per host); a larger one is streamed through a 1 MiB buffer.
 pub fn read_pcap<R: Read>(
     reader: R,
     source: &str,
@@ -304,15 +304,19 @@ fn tcp_only(f: &mut impl FnMut(TcpSeg)) -> impl FnMut(Time, &[u8], u32) -> bool 
 /// used it (records it did not use, and records holding no IP, count in
 /// [`ReadSummary::other`]).
 ///
-/// The records are parsed in place from one buffer (no copy per record): a capture under 8 MB is
-/// read whole, a larger one streamed through the same 8 MB buffer (as pcap-file's reader does,
-/// whose rules for a capture cut short this follows: a record that does not fit is the end).
+/// The records are parsed in place from one buffer (no copy per record): a capture under 1 MiB is
+/// read whole, a larger one streamed through the same 1 MiB buffer, grown for a larger record.
+/// A capture cut short follows pcap-file's reader's rules: a record that is not whole, or one
+/// over 8 MB (pcap-file's buffer), is the end.
 pub fn read_pcap_ip<R: Read>(
     mut reader: R,
     source: &str,
     mut f: impl FnMut(Time, &[u8], u32) -> bool,
 ) -> Result<ReadSummary, Error> {
-    const BUF: usize = 8_000_000;
+    // Refills of 1 MiB keep the records in the core's cache between the kernel's copy and the
+    // parse; a record up to 8 MB (pcap-file's limit) still fits, the buffer growing for it.
+    const BUF: usize = 1 << 20;
+    const MAX_RECORD: usize = 8_000_000;
     let io_err = |e: std::io::Error| Error::Io {
         path: source.to_string(),
         error: e,
@@ -351,12 +355,15 @@ pub fn read_pcap_ip<R: Read>(
         } else {
             16
         };
-        if !eof && need <= BUF {
+        if !eof && need <= MAX_RECORD {
             // Move the partial record to the front and read more.
             buf.copy_within(pos..len, 0);
             len = avail;
             pos = 0;
-            while len < BUF {
+            if need > buf.len() {
+                buf.resize(need, 0);
+            }
+            while len < buf.len() {
                 match reader.read(&mut buf[len..]) {
                     Ok(0) => {
                         eof = true;
@@ -772,8 +779,47 @@ mod tests {
     }
 
     #[test]
+    fn a_record_larger_than_the_buffer_is_read_whole() {
+        // 30 000 records of 56 or 68 bytes (over 1.6 MB, more than the 1 MiB buffer), one of 3 MB (an
+        // IPv4 TCP header and 3 MB of trailing bytes), then 2 more: the buffer grows for the big
+        // one and every record is read, the big one's payload from its IP length (100).
+        let whole = |v: &[u8], n: usize| {
+            // the length of the header and the first n records
+            let mut pos = 24;
+            for _ in 0..n {
+                pos += 16 + u32::from_le_bytes(v[pos + 8..pos + 12].try_into().unwrap()) as usize;
+            }
+            pos
+        };
+        let mut v = capture(30_001, pcap_file::Endianness::Little);
+        v.truncate(whole(&v, 30_000));
+        // the second record of a capture: 40 bytes of headers without options
+        let three = capture(3, pcap_file::Endianness::Little);
+        let mut ip = three[whole(&three, 1) + 16..whole(&three, 2)].to_vec();
+        assert_eq!(ip.len(), 40);
+        ip.resize(3_000_000, 0);
+        for (k, len) in [(0u32, ip.len()), (1, 40), (2, 40)] {
+            v.extend_from_slice(&(1000 + k).to_le_bytes()); // seconds
+            v.extend_from_slice(&0u32.to_le_bytes());
+            v.extend_from_slice(&(len as u32).to_le_bytes());
+            v.extend_from_slice(&(len as u32).to_le_bytes());
+            v.extend_from_slice(&ip[..len]);
+        }
+        let mut segs = Vec::new();
+        let sum = read_pcap(Dribble(&v), "c", |s| segs.push(s)).unwrap();
+        assert_eq!((sum.records, segs.len()), (30_003, 30_003));
+        assert!(sum.warnings.is_empty());
+        let big = &segs[30_000];
+        assert_eq!(
+            (big.time, big.payload_len),
+            (Time(1000 * 1_000_000_000), 100)
+        );
+        assert_eq!(segs[30_002].time, Time(1002 * 1_000_000_000));
+    }
+
+    #[test]
     fn both_byte_orders_in_memory_and_streamed() {
-        // 200 000 records of 56 bytes: more than the 8 MB read whole, so the rest is streamed
+        // 200 000 records of 56 bytes: more than the buffer read whole, so the rest is streamed
         // and records straddle the buffer's refills.
         let n = 200_000;
         let little = capture(n, pcap_file::Endianness::Little);
