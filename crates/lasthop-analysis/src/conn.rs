@@ -325,6 +325,9 @@ impl DirState {
 }
 
 struct Conn {
+    /// Which segment fed to the analyser first opened it (orders the connections of two
+    /// analysers that shared a capture's connections, see [`Analyzer::finish_numbered`]).
+    order: u64,
     stats: ConnStats,
     c2s: DirState,
     s2c: DirState,
@@ -346,6 +349,8 @@ pub struct Analyzer {
     last: Option<(FlowKey, usize, bool)>,
     /// Packets that were not TCP.
     pub other_packets: u64,
+    /// The number of the next segment (see [`Analyzer::segment_nth`]).
+    next: u64,
 }
 
 impl Default for Analyzer {
@@ -362,6 +367,7 @@ impl Analyzer {
             by_key: FxHashMap::default(),
             last: None,
             other_packets: 0,
+            next: 0,
         }
     }
 
@@ -390,7 +396,7 @@ impl Analyzer {
         None
     }
 
-    fn find(&mut self, seg: &TcpSeg) -> (usize, bool) {
+    fn find(&mut self, seg: &TcpSeg, n: u64) -> (usize, bool) {
         let fwd = &seg.flow;
         let found = match self.cached(fwd) {
             Some(hit) => Some(hit),
@@ -419,6 +425,7 @@ impl Analyzer {
         let id = self.conns.len() + 1;
         let sock = |ip, port| SocketAddr::new(ip, port);
         self.conns.push(Conn {
+            order: n,
             stats: ConnStats {
                 id,
                 client: sock(key.src, key.sport),
@@ -449,7 +456,15 @@ impl Analyzer {
     /// Feeds one parsed TCP segment. The order of the steps follows tcptrace's, on which the
     /// counters depend.
     pub fn segment(&mut self, seg: &TcpSeg) {
-        let (i, from_client) = self.find(seg);
+        self.segment_nth(seg, self.next);
+    }
+
+    /// [`Analyzer::segment`] for the `n`th segment (or record) of a capture, `n` growing: two
+    /// analysers can share a capture's connections (each fed every segment of its own ones,
+    /// every connection's segments to the same one) and [`merge_numbered`] their results.
+    pub(crate) fn segment_nth(&mut self, seg: &TcpSeg, n: u64) {
+        self.next = n + 1;
+        let (i, from_client) = self.find(seg, n);
         let rto_gap = self.opts.rto_gap;
         let partial_bytes = self.opts.partial_bytes;
         let conn = &mut self.conns[i];
@@ -677,4 +692,45 @@ impl Analyzer {
     pub fn finish(self) -> Vec<ConnStats> {
         self.conns.into_iter().map(|c| c.stats).collect()
     }
+
+    /// [`Analyzer::finish`], each connection with the number of the segment that opened it.
+    pub(crate) fn finish_numbered(self) -> Vec<(u64, ConnStats)> {
+        self.conns.into_iter().map(|c| (c.order, c.stats)).collect()
+    }
+}
+
+/// The connections of analysers that shared a capture's connections, as one analyser would
+/// have given them: in the order of the segments that opened them, numbered from 1.
+pub(crate) fn merge_numbered(parts: Vec<Vec<(u64, ConnStats)>>) -> Vec<ConnStats> {
+    let mut all: Vec<(u64, ConnStats)> = parts.into_iter().flatten().collect();
+    all.sort_by_key(|(n, _)| *n);
+    all.into_iter()
+        .enumerate()
+        .map(|(i, (_, mut c))| {
+            c.id = i + 1;
+            c
+        })
+        .collect()
+}
+
+/// Which of two analysers a segment's connection goes to: the same for both directions of a
+/// 4-tuple (a symmetric mix of addresses and ports), so every connection, and every
+/// connection reusing its 4-tuple, goes to one of them.
+pub(crate) fn shard_of(k: &FlowKey) -> bool {
+    let ip = |a: std::net::IpAddr| match a {
+        std::net::IpAddr::V4(a) => u32::from(a),
+        std::net::IpAddr::V6(a) => {
+            let o = a.octets();
+            u32::from_be_bytes([o[12], o[13], o[14], o[15]])
+                ^ u32::from_be_bytes([o[8], o[9], o[10], o[11]])
+        }
+    };
+    shard_mix(ip(k.src), ip(k.dst), k.sport, k.dport)
+}
+
+/// [`shard_of`] from the addresses (IPv4's as numbers) and ports.
+#[inline(always)]
+pub(crate) fn shard_mix(src: u32, dst: u32, sport: u16, dport: u16) -> bool {
+    let h = src ^ dst ^ u32::from(sport ^ dport);
+    (h ^ (h >> 8) ^ (h >> 16) ^ (h >> 24)).count_ones() & 1 == 1
 }

@@ -72,14 +72,49 @@ pub fn analyze_pcap(path: impl AsRef<Path>) -> Result<Vec<ConnStats>, Error> {
 
 /// Analyses a pcap file.
 pub fn analyze_pcap_with(path: impl AsRef<Path>, opts: Options) -> Result<Analysis, Error> {
-    let path = path.as_ref();
-    let name = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|e| Error::Io {
-        path: name.clone(),
-        error: e,
-    })?;
-    analyze_reader_with(f, &name, opts)
+    analyze_file(path.as_ref(), opts, PARALLEL_BYTES)
 }
+
+/// [`analyze_pcap_with`], on two threads when the file has at least `parallel_from` bytes.
+fn analyze_file(path: &Path, opts: Options, parallel_from: u64) -> Result<Analysis, Error> {
+    let name = path.display().to_string();
+    let open = || {
+        std::fs::File::open(path).map_err(|e| Error::Io {
+            path: name.clone(),
+            error: e,
+        })
+    };
+    let f = open()?;
+    // A large capture is analysed by two threads, each reading the whole file itself (so each
+    // core's copy of the records is its own: handing records or segments from one core to the
+    // other cost more than it saved) and analysing half of the connections (by 4-tuple, see
+    // `conn::shard_of`); their results merge into what one thread gives.
+    let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
+    let large = len.is_some_and(|l| l >= parallel_from);
+    if !large || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
+        return analyze_reader_with(f, &name, opts);
+    }
+    // Both read the same bytes, also of a capture still growing: its length when opened.
+    let len = len.unwrap_or(0);
+    let (mine, theirs) = std::thread::scope(|sc| {
+        let other = sc.spawn(|| analyze_numbered(open()?.take(len), &name, opts, Some(true)));
+        let mine = analyze_numbered(f.take(len), &name, opts, Some(false));
+        let theirs = other
+            .join()
+            .unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (mine, theirs)
+    });
+    let (conns, summary, udp) = mine?;
+    let (other_conns, _, _) = theirs?;
+    Ok(Analysis {
+        conns: conn::merge_numbered(vec![conns, other_conns]),
+        summary,
+        udp,
+    })
+}
+
+/// Captures from this size on are analysed by two threads ([`analyze_pcap_with`]).
+const PARALLEL_BYTES: u64 = 16 << 20;
 
 /// Analyses a pcap stream with default [`Options`].
 pub fn analyze_reader<R: Read>(reader: R) -> Result<Vec<ConnStats>, Error> {
@@ -98,11 +133,43 @@ pub fn analyze_reader_with<R: Read>(
 /// [`analyze_reader_with`], keeping every TCP segment in `log` too when given (for the
 /// thin-stream analysis, [`latency::streams`]) in the same pass.
 pub fn analyze_reader_logged<R: Read>(
+    reader: R,
+    source: &str,
+    opts: Options,
+    log: Option<&mut CaptureLog>,
+) -> Result<Analysis, Error> {
+    let (conns, summary, udp) = analyze_logged_numbered(reader, source, opts, log, None)?;
+    Ok(Analysis {
+        conns: conn::merge_numbered(vec![conns]),
+        summary,
+        udp,
+    })
+}
+
+/// What [`analyze_logged_numbered`] found: the connections with the number of the record that
+/// opened each, the summary, the datagrams of UDP flows.
+type Numbered = (Vec<(u64, ConnStats)>, ReadSummary, Vec<udp::Datagram>);
+
+/// [`analyze_logged_numbered`] without a log.
+fn analyze_numbered<R: Read>(
+    reader: R,
+    source: &str,
+    opts: Options,
+    shard: Option<bool>,
+) -> Result<Numbered, Error> {
+    analyze_logged_numbered(reader, source, opts, None, shard)
+}
+
+/// [`analyze_reader_logged`]'s work. With `shard`, only the connections of that shard
+/// (`conn::shard_of`) are analysed, and the datagrams of UDP flows are kept only for shard
+/// `false`.
+fn analyze_logged_numbered<R: Read>(
     mut reader: R,
     source: &str,
     opts: Options,
     mut log: Option<&mut CaptureLog>,
-) -> Result<Analysis, Error> {
+    shard: Option<bool>,
+) -> Result<Numbered, Error> {
     // Peek at the magic number: pcap or pcapng, and a clear message for anything else.
     let mut magic = [0u8; 4];
     let mut got = 0;
@@ -129,26 +196,44 @@ pub fn analyze_reader_logged<R: Read>(
     let mut dgs = vec![];
     let chained = std::io::Cursor::new(magic).chain(reader);
     // TCP segments to the analyser, datagrams of UDP flows kept (records that are not TCP).
-    let mut each = |t: Time, ip: &[u8], wire: u32| match parse_tcp(t, ip, Some(wire)) {
-        Some(seg) => {
-            an.segment(&seg);
-            if let Some(l) = log.as_deref_mut() {
-                l.push(&seg, latency::ip_datagram_len(ip, wire));
+    // Records are numbered from 1 (the order of the connections of two shards).
+    let mut n = 0u64;
+    // One segment, filled in place for every record (see `capture::parse_tcp_into`).
+    let mut seg = Box::new(TcpSeg::EMPTY);
+    let mut each = |t: Time, ip: &[u8], wire: u32| {
+        n += 1;
+        // A segment of the other shard's connections in the common form (IPv4 and TCP without
+        // options, not a fragment, which `parse_tcp_into` always takes) is skipped unparsed.
+        if let (Some(want), Some(h)) = (shard, ip.get(..40)) {
+            if capture::plain_ipv4_tcp(h) {
+                let b32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+                let b16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
+                if conn::shard_mix(b32(12), b32(16), b16(20), b16(22)) != want {
+                    return true;
+                }
             }
-            true
         }
-        None => {
-            dgs.extend(udp::parse_datagram(t, ip, Some(wire)));
-            false
+        match capture::parse_tcp_into(t, ip, Some(wire), &mut seg) {
+            true => {
+                if shard.is_none_or(|s| conn::shard_of(&seg.flow) == s) {
+                    an.segment_nth(&seg, n);
+                    if let Some(l) = log.as_deref_mut() {
+                        l.push(&seg, latency::ip_datagram_len(ip, wire));
+                    }
+                }
+                true
+            }
+            false => {
+                if shard != Some(true) {
+                    dgs.extend(udp::parse_datagram(t, ip, Some(wire)));
+                }
+                false
+            }
         }
     };
     if magic == [0x0a, 0x0d, 0x0d, 0x0a] {
         let summary = read_pcapng_ip(chained, source, &mut each)?;
-        return Ok(Analysis {
-            conns: an.finish(),
-            summary,
-            udp: dgs,
-        });
+        return Ok((an.finish_numbered(), summary, dgs));
     }
     let known = [0xa1b2_c3d4u32, 0xa1b2_3c4d];
     let m = u32::from_be_bytes(magic);
@@ -159,11 +244,7 @@ pub fn analyze_reader_logged<R: Read>(
         });
     }
     let summary = read_pcap_ip(chained, source, &mut each)?;
-    Ok(Analysis {
-        conns: an.finish(),
-        summary,
-        udp: dgs,
-    })
+    Ok((an.finish_numbered(), summary, dgs))
 }
 
 /// A host's capture for [`run_connections`]: a file, or bytes kept in memory.
@@ -321,4 +402,101 @@ pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
     udp::write_udp_files(dir, &run.udp)?;
     latency::write_stream_files(dir, &run.streams)?;
     page::write_page_files(dir, &run.pages)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use lasthop_core::output::{PcapSink, DEFAULT_SNAPLEN};
+    use lasthop_core::Packet;
+
+    /// An IPv4 TCP header without options (and `payload` bytes counted in its length field).
+    fn tcp(c: u8, sp: u16, seq: u32, ack: u32, flags: u8, payload: u16, to_server: bool) -> Packet {
+        let (a, b) = ([10, 0, 0, c], [10, 1, 0, 1]);
+        let (src, dst, s, d) = if to_server {
+            (a, b, sp, 80)
+        } else {
+            (b, a, 80, sp)
+        };
+        let mut p = vec![0x45, 0, 0, 0, 0, 1, 0x40, 0, 64, 6, 0, 0];
+        p.extend_from_slice(&src);
+        p.extend_from_slice(&dst);
+        p.extend_from_slice(&s.to_be_bytes());
+        p.extend_from_slice(&d.to_be_bytes());
+        p.extend_from_slice(&seq.to_be_bytes());
+        p.extend_from_slice(&ack.to_be_bytes());
+        p.extend_from_slice(&[0x50, flags, 0xff, 0xff, 0, 0, 0, 0]);
+        let total = 40 + payload;
+        p[2..4].copy_from_slice(&total.to_be_bytes());
+        Packet::with_wire_len(p, u32::from(total))
+    }
+
+    /// The two-thread analysis of a file gives what one thread gives: the same connections, in
+    /// the same order with the same numbers, and the same summary, with connections of both
+    /// shards interleaved, a 4-tuple reused by a new connection, a connection seen from its
+    /// SYN-ACK and retransmissions.
+    #[test]
+    fn two_threads_give_what_one_gives() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.pcap");
+        let f = std::fs::File::create(&path).unwrap();
+        let mut sink = PcapSink::new(f, DEFAULT_SNAPLEN).unwrap();
+        let mut t = 0u64;
+        let mut put = |p: Packet| {
+            t += 1000;
+            sink.write(Time(t), &p).unwrap();
+        };
+        let (syn, synack, ack) = (0x02, 0x12, 0x10);
+        // 8 connections from hosts 10.0.0.1-8, port 5000 + k, interleaved segment by segment.
+        let ports: Vec<(u8, u16)> = (1..=8).map(|k| (k, 5000 + u16::from(k))).collect();
+        for &(c, sp) in &ports {
+            put(tcp(c, sp, 100, 0, syn, 0, true));
+        }
+        for &(c, sp) in &ports {
+            put(tcp(c, sp, 900, 101, synack, 0, false));
+        }
+        for round in 0..20u32 {
+            for &(c, sp) in &ports {
+                let seq = 101 + round * 500;
+                put(tcp(c, sp, seq, 901, ack, 500, true));
+                // every 7th segment of host 3 retransmitted
+                if c == 3 && round % 7 == 0 {
+                    put(tcp(c, sp, seq, 901, ack, 500, true));
+                }
+                put(tcp(c, sp, 901, seq + 500, ack, 0, false));
+            }
+        }
+        // Host 1's 4-tuple reused by a new connection (another ISN), and a connection first
+        // seen at its SYN-ACK.
+        put(tcp(1, 5001, 7000, 0, syn, 0, true));
+        put(tcp(9, 6000, 300, 51, synack, 0, false));
+        put(tcp(1, 5001, 7001, 0, ack, 100, true));
+        put(tcp(9, 6000, 50, 301, ack, 10, true));
+        drop(sink);
+
+        let one = analyze_reader_with(
+            std::fs::File::open(&path).unwrap(),
+            &path.display().to_string(),
+            Options::default(),
+        )
+        .unwrap();
+        let two = analyze_file(&path, Options::default(), 0).unwrap();
+        // 8 + the reused 4-tuple + the one seen from its SYN-ACK
+        assert_eq!(one.conns.len(), 10);
+        // both shards are used
+        let shards: Vec<bool> = one
+            .conns
+            .iter()
+            .map(|c| conn::shard_of(&c.flow()))
+            .collect();
+        assert!(shards.contains(&true) && shards.contains(&false));
+        assert_eq!(two.conns, one.conns);
+        assert_eq!(two.summary, one.summary);
+        let ids: Vec<usize> = two.conns.iter().map(|c| c.id).collect();
+        assert_eq!(ids, (1..=10).collect::<Vec<_>>());
+        // host 3: 20 data segments and 3 retransmitted (rounds 0, 7, 14) of 500 bytes each
+        let h3 = &two.conns[2];
+        assert_eq!((h3.c2s.data_pkts, h3.c2s.rexmt_pkts), (23, 3));
+        assert_eq!(h3.c2s.rexmt_bytes, 1500);
+    }
 }
