@@ -5,36 +5,15 @@
 
 mod common;
 
-use common::{pcap_bytes, seg, Format, Seg, CLIENT, SERVER};
+use common::{seg, Format, Seg, CLIENT, SERVER};
 use lasthop_analysis::{analyze_run_with_pages, Capture, PageSpec};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 const ONE_WAY: u64 = 300;
 
-/// Both captures: each packet `(send time at its sender, segment, lost)` is recorded by its
-/// sender at the send time and by the receiver 300 ms later unless lost.
+/// Both captures, the receiver's 300 ms after the sender's.
 fn captures(packets: &[(Seg, bool)]) -> (Vec<u8>, Vec<u8>) {
-    let (mut client, mut server) = (vec![], vec![]);
-    for (s, lost) in packets {
-        let mut arrived = s.clone();
-        arrived.t_ms += ONE_WAY;
-        let (sender, receiver) = if s.from_client {
-            (&mut client, &mut server)
-        } else {
-            (&mut server, &mut client)
-        };
-        sender.push(s.clone());
-        if !lost {
-            receiver.push(arrived);
-        }
-    }
-    for v in [&mut client, &mut server] {
-        v.sort_by_key(|s| s.t_ms);
-    }
-    (
-        pcap_bytes(&client, Format::SimHeaderOnly),
-        pcap_bytes(&server, Format::SimHeaderOnly),
-    )
+    common::two_captures(packets, ONE_WAY, Format::SimHeaderOnly)
 }
 
 fn page() -> Vec<(Seg, bool)> {

@@ -12,27 +12,9 @@ use std::net::{IpAddr, Ipv4Addr};
 
 const ONE_WAY: u64 = 75;
 
-/// Both captures: each `(segment at its send time, lost)` is recorded by its sender then and by
-/// the receiver 75 ms later unless lost.
+/// Both captures, the receiver's 75 ms after the sender's.
 fn captures(packets: &[(Seg, bool)], fmt: Format) -> (Vec<u8>, Vec<u8>) {
-    let (mut client, mut server) = (vec![], vec![]);
-    for (s, lost) in packets {
-        let mut arrived = s.clone();
-        arrived.t_ms += ONE_WAY;
-        let (sender, receiver) = if s.from_client {
-            (&mut client, &mut server)
-        } else {
-            (&mut server, &mut client)
-        };
-        sender.push(s.clone());
-        if !lost {
-            receiver.push(arrived);
-        }
-    }
-    for v in [&mut client, &mut server] {
-        v.sort_by_key(|s| s.t_ms);
-    }
-    (pcap_bytes(&client, fmt), pcap_bytes(&server, fmt))
+    common::two_captures(packets, ONE_WAY, fmt)
 }
 
 fn c(t: u64, seq: u32) -> Seg {

@@ -190,6 +190,42 @@ pub fn parse_tcp(tcp: &[u8], whole: bool) -> Option<TcpView<'_>> {
     })
 }
 
+impl<'a> TcpView<'a> {
+    /// The options as `(kind, data)`, data without the kind and length bytes; the walk stops at
+    /// End of Option List or at a malformed length (RFC 9293 §3.1).
+    pub fn option_list(&self) -> impl Iterator<Item = (u8, &'a [u8])> {
+        let mut opts = self.options;
+        std::iter::from_fn(move || loop {
+            let (&kind, rest) = opts.split_first()?;
+            match kind {
+                0 => return None,
+                1 => opts = rest,
+                _ => {
+                    let len = usize::from(*rest.first()?);
+                    if len < 2 || len > opts.len() {
+                        return None;
+                    }
+                    let data = &opts[2..len];
+                    opts = &opts[len..];
+                    return Some((kind, data));
+                }
+            }
+        })
+    }
+}
+
+/// TCP sequence-number order modulo 2^32 (RFC 1982 serial arithmetic): `a` before `b`.
+#[inline]
+pub fn seq_lt(a: u32, b: u32) -> bool {
+    (b.wrapping_sub(a) as i32) > 0
+}
+
+/// `a` before or at `b`, modulo 2^32.
+#[inline]
+pub fn seq_le(a: u32, b: u32) -> bool {
+    a == b || seq_lt(a, b)
+}
+
 /// A UDP header.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct UdpView<'a> {
@@ -366,6 +402,29 @@ pub fn rebuild_tcp_ipv4(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tcp_options_and_sequence_order() {
+        // NOP, MSS 1460, window scale 7, SACK one block [1000, 2000), then End and garbage.
+        let mut h = vec![0u8; 20];
+        h.extend([1, 2, 4, 0x05, 0xb4, 3, 3, 7, 5, 10]);
+        h.extend(1000u32.to_be_bytes());
+        h.extend(2000u32.to_be_bytes());
+        h.extend([0, 0, 9]);
+        h[12] = ((h.len() / 4) as u8) << 4;
+        let t = parse_tcp(&h, true).unwrap();
+        let o: Vec<(u8, Vec<u8>)> = t.option_list().map(|(k, d)| (k, d.to_vec())).collect();
+        let mut sack = 1000u32.to_be_bytes().to_vec();
+        sack.extend(2000u32.to_be_bytes());
+        assert_eq!(o, vec![(2, vec![0x05, 0xb4]), (3, vec![7]), (5, sack)]);
+        // A length running past the options stops the walk.
+        let mut bad = vec![0u8; 20];
+        bad.extend([2, 9, 0, 0]);
+        bad[12] = 6 << 4;
+        assert_eq!(parse_tcp(&bad, true).unwrap().option_list().count(), 0);
+        assert!(seq_lt(u32::MAX - 5, 3) && !seq_lt(3, u32::MAX - 5));
+        assert!(seq_le(7, 7) && !seq_lt(7, 7));
+    }
     use etherparse::PacketBuilder;
 
     #[test]

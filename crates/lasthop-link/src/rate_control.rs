@@ -28,7 +28,7 @@ use crate::middlebox::{set_tcp_window, Action, Inject, Middlebox};
 use crate::spec::Dir;
 use crate::Link;
 use lasthop_core::spec::{err, from_table, SpecError};
-use lasthop_core::wire::{self, ACK, FIN, RST, SYN};
+use lasthop_core::wire::{self, seq_le, seq_lt, ACK, FIN, RST, SYN};
 use lasthop_core::{Dur, FlowKey, Packet, Rate, Time};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -248,13 +248,6 @@ impl State {
     }
 }
 
-fn seq_lt(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) > 0
-}
-fn seq_le(a: u32, b: u32) -> bool {
-    a == b || seq_lt(a, b)
-}
-
 /// The options the controller reads from a SYN.
 #[derive(Default)]
 struct SynOptions {
@@ -269,23 +262,11 @@ fn tcp_of(pkt: &Packet) -> Option<(lasthop_core::TcpInfo, SynOptions)> {
     if info.flags & SYN != 0 {
         let ip = wire::parse_ip(&pkt.data)?;
         let t = wire::parse_tcp(pkt.data.get(ip.header_len..)?, true)?;
-        let mut opts = t.options;
-        while let Some((&kind, rest)) = opts.split_first() {
-            match kind {
-                0 => break,
-                1 => opts = rest,
-                _ => {
-                    let len = usize::from(*rest.first()?);
-                    if len < 2 || len > opts.len() {
-                        break;
-                    }
-                    match (kind, len) {
-                        (2, 4) => o.mss = Some(u16::from_be_bytes([opts[2], opts[3]])),
-                        (3, 3) => o.wscale = Some(opts[2]),
-                        _ => {}
-                    }
-                    opts = &opts[len..];
-                }
+        for (kind, data) in t.option_list() {
+            match (kind, data.len()) {
+                (2, 2) => o.mss = Some(u16::from_be_bytes([data[0], data[1]])),
+                (3, 1) => o.wscale = Some(data[0]),
+                _ => {}
             }
         }
     }

@@ -46,7 +46,7 @@ use crate::middlebox::{Action, Inject, Middlebox};
 use crate::spec::Dir;
 use crate::Link;
 use lasthop_core::spec::{err, from_table, SpecError};
-use lasthop_core::wire::{self, ACK, FIN, RST, SYN, URG};
+use lasthop_core::wire::{self, seq_le, seq_lt, ACK, FIN, RST, SYN, URG};
 use lasthop_core::{Dur, FlowKey, Packet, Time};
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -221,13 +221,6 @@ struct Flow {
     min_rtt: Option<Dur>,
 }
 
-fn seq_lt(a: u32, b: u32) -> bool {
-    (b.wrapping_sub(a) as i32) > 0
-}
-fn seq_le(a: u32, b: u32) -> bool {
-    a == b || seq_lt(a, b)
-}
-
 /// The options of a TCP segment the bundler reads: the MSS (SYNs) and SACK blocks.
 #[derive(Default)]
 struct Options {
@@ -239,31 +232,17 @@ fn options(pkt: &Packet) -> Option<(usize, Options)> {
     let ip = wire::parse_ip(&pkt.data)?;
     let t = wire::parse_tcp(ip.transport(&pkt.data)?, true)?;
     let mut o = Options::default();
-    let mut opts = t.options;
-    while let Some((&kind, rest)) = opts.split_first() {
+    for (kind, data) in t.option_list() {
         match kind {
-            0 => break,
-            1 => opts = rest,
-            _ => {
-                let len = usize::from(*rest.first()?);
-                if len < 2 || len > opts.len() {
-                    break;
+            2 if data.len() == 2 => o.mss = Some(u32::from(u16::from_be_bytes([data[0], data[1]]))),
+            5 => {
+                for b in data.chunks_exact(8) {
+                    let l = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+                    let r = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+                    o.sack.push((l, r));
                 }
-                match kind {
-                    2 if len == 4 => {
-                        o.mss = Some(u32::from(u16::from_be_bytes([opts[2], opts[3]])))
-                    }
-                    5 => {
-                        for b in opts[2..len].chunks_exact(8) {
-                            let l = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
-                            let r = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
-                            o.sack.push((l, r));
-                        }
-                    }
-                    _ => {}
-                }
-                opts = &opts[len..];
             }
+            _ => {}
         }
     }
     Some((t.header_len, o))

@@ -1,6 +1,9 @@
 //! Applications on the simulated hosts: a CBR UDP stream worked out by hand on seed 000's
 //! optimal link, and UDP beside TCP.
 
+mod common;
+
+use common::tcp_data;
 use lasthop_apps::cbr::Record;
 use lasthop_core::{Dur, Time};
 use lasthop_scenario::Scenario;
@@ -241,26 +244,6 @@ fn a_greedy_flow_sends_until_the_run_ends() {
         assert_eq!(e.key, "flows[0].bytes", "{e}");
         assert!(e.message.contains(says), "{v}: {e}");
     }
-}
-
-/// (time, source port, payload length) of each TCP data segment in a capture.
-fn tcp_data(pcap: &Path) -> Vec<(Time, u16, usize)> {
-    let mut r = PcapReader::new(std::fs::File::open(pcap).unwrap()).unwrap();
-    let mut out = vec![];
-    while let Some(p) = r.next_packet() {
-        let p = p.unwrap();
-        if p.data[9] != 6 {
-            continue;
-        }
-        let ihl = usize::from(p.data[0] & 0x0f) * 4;
-        let doff = usize::from(p.data[ihl + 12] >> 4) * 4;
-        let len = p.orig_len as usize - ihl - doff;
-        if len > 0 {
-            let sport = u16::from_be_bytes([p.data[ihl], p.data[ihl + 1]]);
-            out.push((Time(p.timestamp.as_nanos() as u64), sport, len));
-        }
-    }
-    out
 }
 
 #[test]

@@ -319,3 +319,26 @@ pub fn hand_script() -> Vec<Seg> {
         seg(2141, s, 5802).ack(1052),
     ]
 }
+
+/// A connection's two captures, the client's and the server's: each `(segment at its send time,
+/// lost)` is recorded by its sender then and by the other end `one_way_ms` later unless lost.
+pub fn two_captures(packets: &[(Seg, bool)], one_way_ms: u64, fmt: Format) -> (Vec<u8>, Vec<u8>) {
+    let (mut client, mut server) = (vec![], vec![]);
+    for (s, lost) in packets {
+        let mut arrived = s.clone();
+        arrived.t_ms += one_way_ms;
+        let (sender, receiver) = if s.from_client {
+            (&mut client, &mut server)
+        } else {
+            (&mut server, &mut client)
+        };
+        sender.push(s.clone());
+        if !lost {
+            receiver.push(arrived);
+        }
+    }
+    for v in [&mut client, &mut server] {
+        v.sort_by_key(|s| s.t_ms);
+    }
+    (pcap_bytes(&client, fmt), pcap_bytes(&server, fmt))
+}
