@@ -190,6 +190,7 @@ fn emu_passthrough_carries_10mb_intact() {
         "b.pcap",
         "events.csv",
         "hosts.csv",
+        "link.csv",
         "summary.toml",
         "flow0-send.csv",
     ] {
@@ -716,5 +717,22 @@ fn emu_access_links_add_their_serialization_and_delay() {
     assert!((col("spacing_p50_ms") - 128.0).abs() <= 3.0, "{rows:?}");
     assert!((col("delay_p50_ms") - 386.82).abs() <= 5.0, "{rows:?}");
     assert!((col("delay_max_ms") - 386.82).abs() <= 30.0, "{rows:?}");
+    // link.csv as the simulator writes it: the 20 datagrams went down and were released, and
+    // the serializer was busy 20 x 67.5 ms = 1.35 s of the run.
+    let link = read_csv(&out.join("link.csv"));
+    let lhead = std::fs::read_to_string(out.join("link.csv")).unwrap();
+    let lcols: Vec<&str> = lhead.lines().next().unwrap().split(',').collect();
+    let down = link.iter().find(|r| r[0] == "down").expect("a down row");
+    let lcol = |name: &str| -> f64 {
+        let i = lcols.iter().position(|c| *c == name).unwrap();
+        down[i].parse().unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    assert_eq!(
+        (lcol("arrived"), lcol("released")),
+        (20.0, 20.0),
+        "{link:?}"
+    );
+    let busy_s = lcol("utilisation") * lcol("end_s");
+    assert!((busy_s - 1.35).abs() < 0.001, "{link:?}");
     no_namespaces_of(&stdout);
 }
