@@ -526,6 +526,15 @@ impl Experiment {
         let name = spec.name.clone().unwrap_or_else(|| "experiment".into());
         for (dim, values) in &spec.matrix {
             check_name(&format!("matrix.{dim}"), "dimension name", dim)?;
+            if crate::summary::SUMMARY_COLUMNS.contains(&dim.as_str()) {
+                return Err(err(
+                    format!("matrix.{dim}"),
+                    format!(
+                        "dimension name {dim:?} is a column of summary.csv: allowed any name but {}",
+                        crate::summary::SUMMARY_COLUMNS.join(", ")
+                    ),
+                ));
+            }
             if values.is_empty() {
                 return Err(err(
                     format!("matrix.{dim}"),

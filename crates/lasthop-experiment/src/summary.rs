@@ -562,14 +562,24 @@ fn fmt_num(x: f64) -> String {
     }
 }
 
+/// `summary.csv`'s own columns: `point`, then the matrix's dimensions, then the rest. A
+/// dimension may not take one of these names (the spec check refuses it), or the CSV would
+/// have two columns of one name.
+pub const SUMMARY_COLUMNS: [&str; 11] = [
+    "point", "scheme", "class", "metric", "n", "min", "p25", "median", "p75", "max", "mean",
+];
+
 impl Summary {
     /// `summary.csv`: one row per point, class and metric. Dimension columns follow `point`.
     pub fn to_csv(&self, dims: &[String]) -> String {
-        let mut s = String::from("point");
+        let mut s = String::from(SUMMARY_COLUMNS[0]);
         for d in dims {
             let _ = write!(s, ",{d}");
         }
-        s.push_str(",scheme,class,metric,n,min,p25,median,p75,max,mean\n");
+        for c in &SUMMARY_COLUMNS[1..] {
+            let _ = write!(s, ",{c}");
+        }
+        s.push('\n');
         for p in &self.points {
             let mut row = |scheme: &str, class: &Class, metric: &str, f: &FiveNum| {
                 s.push_str(&p.point);

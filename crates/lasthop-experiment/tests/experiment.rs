@@ -278,6 +278,15 @@ fn spec_errors_name_the_key() {
         "{e}"
     );
 
+    // A dimension named like one of summary.csv's own columns would give the CSV two columns
+    // of one name (seed 004's specs once had a `scheme` dimension beside the class scheme).
+    let e = error_of("BASE\n[matrix.scheme]\nred = { \"duration\" = \"5s\" }\n");
+    assert_eq!(e.key, "matrix.scheme", "{e}");
+    assert!(
+        e.message.contains("column of summary.csv") && e.message.contains("point, scheme, class"),
+        "{e}"
+    );
+
     let e = error_of("BASE\n[matrix.d]\nx = { \"duration\" = \"0s\" }\n");
     assert!(e.key.ends_with("scenario.duration"), "{e}");
 
