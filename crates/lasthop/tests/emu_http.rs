@@ -1,89 +1,23 @@
 //! The `http` application emulated: `lasthop app http-server` / `http-client` on real sockets in
 //! the emulator's namespaces, beside the simulated page. Needs root (CAP_NET_ADMIN); without it
-//! the test prints why it skips and passes.
+//! the test says why it skips, and fails under `LASTHOP_ROOT_TESTS=1` (`.ci/run`).
 //!
 //! The emulator runs as a child process under a guard that stops it (SIGTERM: the emulator removes
 //! what it made) and runs `lasthop cleanup` when the test ends, also when it fails.
 
+mod common;
+
+use common::EmuRun;
 use pcap_file::pcap::PcapReader;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lasthop");
 
-fn root() -> bool {
-    // SAFETY: no arguments.
-    let ok = unsafe { libc::geteuid() } == 0
-        && Path::new("/dev/net/tun").exists()
-        && Command::new("ip").arg("-V").output().is_ok();
-    if !ok {
-        eprintln!("SKIPPED: the emulator tests need root, /dev/net/tun and iproute2");
-    }
-    ok
-}
-
 fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
-}
-
-/// A running emulator; dropping it stops the emulator and cleans up.
-struct Run {
-    child: Option<Child>,
-}
-
-impl Run {
-    fn start(spec: &Path, out: &Path) -> Run {
-        let child = Command::new(BIN)
-            .arg("emu")
-            .arg(spec)
-            .arg("--out")
-            .arg(out)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start lasthop emu");
-        Run { child: Some(child) }
-    }
-
-    fn wait(mut self, limit: Duration) -> Output {
-        let mut child = self.child.take().unwrap();
-        let t = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if t.elapsed() > limit {
-                // SAFETY: plain syscall on our child.
-                let _ = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-                let out = child.wait_with_output().unwrap();
-                panic!(
-                    "lasthop emu took longer than {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            if c.try_wait().ok().flatten().is_none() {
-                // SAFETY: plain syscall on our child.
-                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-                let t = Instant::now();
-                while c.try_wait().ok().flatten().is_none() && t.elapsed() < Duration::from_secs(5)
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-        let _ = Command::new(BIN).arg("cleanup").output();
-    }
 }
 
 const SYN: u8 = 0x02;
@@ -198,7 +132,7 @@ fn page_time(conns: &BTreeMap<u16, (u16, Conn)>) -> f64 {
 
 #[test]
 fn emu_seed002_optimal_s2s_fetches_the_page_as_the_simulator_does() {
-    if !root() {
+    if !common::can_emulate("emu_seed002_optimal_s2s_fetches_the_page_as_the_simulator_does") {
         return;
     }
     let spec = examples().join("scenarios/seed002-optimal-s2s.toml");
@@ -212,7 +146,7 @@ fn emu_seed002_optimal_s2s_fetches_the_page_as_the_simulator_does() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let o = Run::start(&spec, &emu).wait(Duration::from_secs(60));
+    let o = EmuRun::start(&spec, &emu, &[]).wait(Duration::from_secs(60));
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert!(
         o.status.success(),

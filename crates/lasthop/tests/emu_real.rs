@@ -10,7 +10,7 @@ mod common;
 
 use pcap_file::pcap::PcapReader;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_lasthop");
@@ -19,68 +19,7 @@ fn examples() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples")
 }
 
-/// A running or finished emulator; dropping it stops the emulator and cleans up.
-struct Run {
-    child: Option<Child>,
-}
-
-impl Run {
-    fn start(spec: &Path, out: &Path, extra: &[&str]) -> Run {
-        let child = Command::new(BIN)
-            .arg("emu")
-            .arg(spec)
-            .arg("--out")
-            .arg(out)
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("start lasthop emu");
-        Run { child: Some(child) }
-    }
-
-    fn wait(mut self, limit: Duration) -> Output {
-        let mut child = self.child.take().unwrap();
-        let t = Instant::now();
-        while child.try_wait().unwrap().is_none() {
-            if t.elapsed() > limit {
-                let _ = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
-                let out = child.wait_with_output().unwrap();
-                panic!(
-                    "lasthop emu took longer than {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                );
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        child.wait_with_output().unwrap()
-    }
-}
-
-impl Drop for Run {
-    fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            if c.try_wait().ok().flatten().is_none() {
-                // SAFETY: plain syscall on our child.
-                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-                let t = Instant::now();
-                while c.try_wait().ok().flatten().is_none() && t.elapsed() < Duration::from_secs(5)
-                {
-                    std::thread::sleep(Duration::from_millis(20));
-                }
-                let _ = c.kill();
-                let _ = c.wait();
-            }
-        }
-        let _guard = REAPING.lock();
-        let _ = Command::new(BIN).arg("cleanup").output();
-    }
-}
-
-/// Held by the test that checks what the next run reaps after a kill -9, so that no other
-/// test's `lasthop cleanup` removes the dead run's namespaces first.
-static REAPING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+use common::{EmuRun as Run, REAPING};
 
 fn run_ok(spec: &Path, out: &Path, limit: Duration) -> String {
     let o = Run::start(spec, out, &[]).wait(limit);

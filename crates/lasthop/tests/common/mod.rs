@@ -2,7 +2,8 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::Command;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// Whether the tests that need the real thing (root, `/dev/net/tun`, iproute2) can run here.
 ///
@@ -75,3 +76,75 @@ pub fn lasthop_ok(args: &[&str]) -> String {
     );
     stdout
 }
+
+/// A running or finished `lasthop emu`; dropping it stops the emulator (SIGTERM: it removes what
+/// it made) and runs `lasthop cleanup`, also when the test fails.
+#[allow(dead_code)]
+pub struct EmuRun {
+    pub child: Option<Child>,
+}
+
+#[allow(dead_code)]
+impl EmuRun {
+    /// Starts `lasthop emu SPEC --out OUT EXTRA...` with its output piped.
+    pub fn start(spec: &Path, out: &Path, extra: &[&str]) -> EmuRun {
+        let child = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+            .arg("emu")
+            .arg(spec)
+            .arg("--out")
+            .arg(out)
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start lasthop emu");
+        EmuRun { child: Some(child) }
+    }
+
+    /// Waits for the emulator to end; past `limit` stops it and fails with its output.
+    pub fn wait(mut self, limit: Duration) -> Output {
+        let mut child = self.child.take().unwrap();
+        let t = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if t.elapsed() > limit {
+                // SAFETY: plain syscall on our child.
+                let _ = unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+                let out = child.wait_with_output().unwrap();
+                panic!(
+                    "lasthop emu took longer than {limit:?}\nstdout:\n{}\nstderr:\n{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for EmuRun {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            if c.try_wait().ok().flatten().is_none() {
+                // SAFETY: plain syscall on our child.
+                unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+                let t = Instant::now();
+                while c.try_wait().ok().flatten().is_none() && t.elapsed() < Duration::from_secs(5)
+                {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+        let _guard = REAPING.lock();
+        let _ = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+            .arg("cleanup")
+            .output();
+    }
+}
+
+/// Held by a test that checks what the next run reaps after a kill -9, so that no other test's
+/// `lasthop cleanup` (in [`EmuRun`]'s drop) removes the dead run's namespaces first.
+#[allow(dead_code)]
+pub static REAPING: std::sync::Mutex<()> = std::sync::Mutex::new(());
