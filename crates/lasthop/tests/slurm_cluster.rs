@@ -12,7 +12,6 @@
 mod common;
 
 use common::lasthop_ok;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -45,21 +44,11 @@ fn can_run_slurm(test: &str) -> bool {
     if !installed && !have("apt-get") {
         missing.push("Debian's munge and slurm-wlm packages, or apt-get to install them".into());
     }
-    if missing.is_empty() {
-        return true;
-    }
-    let why = format!(
-        "{test}: needs {} (a one-node Slurm cluster from scripts/slurm-local.sh)",
-        missing.join(", ")
-    );
-    if std::env::var("LASTHOP_ROOT_TESTS").is_ok_and(|v| v == "1") {
-        panic!("LASTHOP_ROOT_TESTS=1 but {why}");
-    }
-    let _ = writeln!(
-        std::io::stderr(),
-        "SKIPPED {why}; set LASTHOP_ROOT_TESTS=1 to make this a failure"
-    );
-    false
+    common::runs_or_skips(
+        test,
+        &missing,
+        "a one-node Slurm cluster from scripts/slurm-local.sh",
+    )
 }
 
 /// The cluster of `slurm-local.sh up`, taken down on drop (a failed assertion included).

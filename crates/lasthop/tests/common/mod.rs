@@ -28,13 +28,18 @@ pub fn can_emulate(test: &str) -> bool {
     {
         missing.push("iproute2 (`ip`)");
     }
+    runs_or_skips(test, &missing, "the emulator's namespaces and TUN devices")
+}
+
+/// `true` when nothing is `missing`; else the test is skipped, saying why (past the harness's
+/// capture), or fails under `LASTHOP_ROOT_TESTS=1`.
+#[allow(dead_code)]
+pub fn runs_or_skips(test: &str, missing: &[impl AsRef<str>], what: &str) -> bool {
     if missing.is_empty() {
         return true;
     }
-    let why = format!(
-        "{test}: needs {} (the emulator's namespaces and TUN devices)",
-        missing.join(", ")
-    );
+    let missing: Vec<&str> = missing.iter().map(AsRef::as_ref).collect();
+    let why = format!("{test}: needs {} ({what})", missing.join(", "));
     if std::env::var("LASTHOP_ROOT_TESTS").is_ok_and(|v| v == "1") {
         panic!("LASTHOP_ROOT_TESTS=1 but {why}");
     }
