@@ -161,29 +161,18 @@ impl Segment {
             ecn: ip.ecn,
             ..Segment::default()
         };
-        let mut o = t.options;
-        while let Some(&kind) = o.first() {
-            match kind {
-                0 => break,
-                1 => o = &o[1..],
-                _ => {
-                    let len = usize::from(*o.get(1)?);
-                    if len < 2 || len > o.len() {
-                        return None;
-                    }
-                    let body = &o[2..len];
-                    match (kind, len) {
-                        (2, 4) => seg.mss = Some(be16(body)),
-                        (4, 2) => seg.sack_permitted = true,
-                        (3, 3) => seg.wscale = Some(body[0]),
-                        (8, 10) => seg.ts = Some((be32(body), be32(&body[4..]))),
-                        (5, _) if (len - 2) % 8 == 0 => {
-                            seg.sacks = body.chunks(8).map(|c| (be32(c), be32(&c[4..]))).collect()
-                        }
-                        _ => {}
-                    }
-                    o = &o[len..];
+        // A malformed option ends the walk and keeps the segment, as Linux's
+        // `tcp_parse_options` does ("don't parse partial options").
+        for (kind, body) in t.option_list() {
+            match (kind, body.len()) {
+                (2, 2) => seg.mss = Some(be16(body)),
+                (4, 0) => seg.sack_permitted = true,
+                (3, 1) => seg.wscale = Some(body[0]),
+                (8, 8) => seg.ts = Some((be32(body), be32(&body[4..]))),
+                (5, n) if n % 8 == 0 => {
+                    seg.sacks = body.chunks(8).map(|c| (be32(c), be32(&c[4..]))).collect()
                 }
+                _ => {}
             }
         }
         Some(seg)
@@ -219,6 +208,29 @@ mod tests {
         let p = s.encode();
         assert_eq!(p.wire_len, 48);
         assert_eq!(Segment::decode(&p).unwrap().wscale, Some(3));
+    }
+
+    #[test]
+    fn a_malformed_option_ends_the_walk_and_keeps_the_segment() {
+        // A SYN with MSS 536 and SACK permitted: 20 bytes of IP, 20 of TCP, then the options
+        // at bytes 40..48, MSS first (kind 2, length 4). An option after it that claims 40
+        // bytes runs past the header: Linux's tcp_parse_options stops there and keeps what it
+        // parsed, so the MSS stays and SACK permitted is not seen.
+        let s = Segment {
+            src: addr(1, 1025),
+            dst: addr(2, 80),
+            flags: SYN,
+            mss: Some(536),
+            sack_permitted: true,
+            ..Segment::default()
+        };
+        let mut p = s.encode();
+        assert_eq!(&p.data[40..44], &[2, 4, 0x02, 0x18]);
+        let d = Segment::decode(&p).unwrap();
+        assert_eq!((d.mss, d.sack_permitted), (Some(536), true));
+        p.data[44..46].copy_from_slice(&[8, 40]);
+        let d = Segment::decode(&p).expect("kept");
+        assert_eq!((d.mss, d.sack_permitted, d.flags), (Some(536), false, SYN));
     }
 
     #[test]
