@@ -19,6 +19,7 @@ use lasthop_apps::{Endpoint, FlowReport, SockEvent, Status};
 use lasthop_core::{Dur, Packet, Rate, Seeds, Stream, Time};
 use lasthop_link::{Event as LinkEvent, Link};
 use lasthop_scenario::{Scenario, Side};
+use lasthop_tcp::BurstSpacing;
 use lasthop_tcp::Host as TcpHost;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -97,6 +98,10 @@ struct Access {
     delay: Dur,
     busy_until: Time,
     on_link: VecDeque<(Time, Packet)>,
+    /// The host's burst spacing (`tcp.burst_spacing`, host output only): at most `packets`
+    /// leave within any `gap`, and the start times of the last `packets` packets.
+    spacing: Option<BurstSpacing>,
+    starts: VecDeque<Time>,
 }
 
 impl Access {
@@ -106,13 +111,23 @@ impl Access {
             delay,
             busy_until: Time::ZERO,
             on_link: VecDeque::new(),
+            spacing: None,
+            starts: VecDeque::new(),
         }
     }
 
     /// Puts a packet handed over at `now` on the link. Returns its arrival time at the far end
     /// if it is now the head (the caller then schedules the head's event).
     fn send(&mut self, now: Time, p: Packet) -> Option<Time> {
-        let start = now.max(self.busy_until);
+        let mut start = now.max(self.busy_until);
+        if let Some(b) = self.spacing {
+            // The packet `packets` places before this one held it back until `gap` after it.
+            if self.starts.len() == b.packets as usize {
+                let oldest = self.starts.pop_front().expect("packets >= 1");
+                start = start.max(oldest + b.gap);
+            }
+            self.starts.push_back(start);
+        }
         self.busy_until = start + self.rate.tx_time(u64::from(p.wire_len));
         let at = self.busy_until + self.delay;
         self.on_link.push_back((at, p));
@@ -194,10 +209,12 @@ impl<'a> Sim<'a> {
             );
             let mut tcp = TcpHost::new(h.address, h.tcp.clone());
             tcp.set_tracing(out.traces());
+            let mut up = Access::new(rate, delay);
+            up.spacing = h.tcp.burst_spacing;
             hosts.push(SimHost {
                 side: h.side,
                 stack: Stack::new(tcp),
-                up: Access::new(rate, delay),
+                up,
                 down: Access::new(rate, delay),
                 wake: None,
             });
@@ -236,6 +253,12 @@ impl<'a> Sim<'a> {
             }
             let s = sim.ends.len() - 2;
             if let Some(cfg) = &f.tcp {
+                if cfg.burst_spacing.is_some() {
+                    return Err(Error::Spec {
+                        key: format!("flows[{fi}].tcp.burst_spacing"),
+                        message: "burst spacing acts on a host's output: set it in the sending host's `tcp` table".into(),
+                    });
+                }
                 // The flow's `tcp` table: its client end's connections (the sending end).
                 let traces = sim.out.traces();
                 sim.hosts[f.from]

@@ -72,6 +72,7 @@ pub use config::{
 };
 pub use config::{CongestionControl, CwndLimited, EarlyRetransmit, Profile};
 pub use config::{Rdb, RdbSsthresh};
+pub use config::BurstSpacing;
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,
 };
