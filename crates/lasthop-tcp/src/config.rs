@@ -890,7 +890,8 @@ mod tests {
         let e = TcpConfig::from_toml("burst_spacing = { packets = 3, gap = \"0ms\" }").unwrap_err();
         assert_eq!(e.key, "burst_spacing.gap", "{e}");
         assert!(e.message.contains("1ns..=1s"), "{e}");
-        let e = TcpConfig::from_toml("burst_spacing = { packets = 3, every = \"5ms\" }").unwrap_err();
+        let e =
+            TcpConfig::from_toml("burst_spacing = { packets = 3, every = \"5ms\" }").unwrap_err();
         assert!(e.to_string().contains("every"), "{e}");
     }
 }

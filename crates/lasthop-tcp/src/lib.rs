@@ -66,13 +66,13 @@ pub mod rtt;
 pub mod tfrc;
 pub mod wire;
 
+pub use config::BurstSpacing;
 pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoTimer, SackLossMarking,
     SsthreshFrom, TcpConfig,
 };
 pub use config::{CongestionControl, CwndLimited, EarlyRetransmit, Profile};
 pub use config::{Rdb, RdbSsthresh};
-pub use config::BurstSpacing;
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,
 };
