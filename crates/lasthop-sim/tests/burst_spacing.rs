@@ -90,8 +90,7 @@ fn a_flows_own_tcp_table_cannot_space_bursts() {
     );
     let s = Scenario::from_str_in(&text, d.path()).unwrap_or_else(|e| panic!("{e}"));
     let e = lasthop_sim::run(&s, &OutputOptions::default())
-        .err()
-        .expect("refused")
+        .expect_err("refused")
         .to_string();
     assert!(e.contains("flows[0].tcp.burst_spacing"), "{e}");
 }
