@@ -144,12 +144,14 @@ pub enum RdbSsthresh {
 
 /// Seed 002's "burst avoidance" (`burst_spacing`): of the packets a host sends back to back, at
 /// most `packets` leave within any `gap`; the next waits until `gap` after the packet `packets`
-/// places before it. Seed 002 (Saarto 2003, §6.2.2 and §6.4.2) saw it in its Linux 2.4.20
-/// traces: "every third packet was delayed 5 ms by the burst avoidance algorithm in Linux TCP",
-/// and a burst of six ACKs that released 3 packets each went out with "5 ms" between the
-/// packets of each ACK, "about 30 ms" from the first to the last (`packets = 3, gap = "5ms"`).
-/// Simulation only: it acts on the simulated host's output, in order (`lasthop-sim`); a real
-/// host in emulation has its own behaviour and ignores the key.
+/// places before it. Seed 002's Linux 2.4.20 traces show it (extract §2.1: "every third packet
+/// was delayed 5 ms by the burst avoidance algorithm in Linux TCP"; bursts of up to 24 segments
+/// after ACK bursts from the link receive buffer): `packets = 3, gap = "5ms"`. Linux 2.4.20's
+/// TCP has no such timer (`tcp_write_xmit` sends while cwnd allows; the one burst limit is
+/// `tcp_moderate_cwnd`, `tcp_max_burst` = 3, our `max_burst`), so this reproduces the trace
+/// pattern of the seed's hosts, not a kernel function. Simulation only: it acts on the
+/// simulated host's up access link, in order (`lasthop_link::AccessLink::set_spacing`); a real
+/// host in emulation has its own behaviour and ignores the key. Off by default.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BurstSpacing {
