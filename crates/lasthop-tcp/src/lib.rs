@@ -66,6 +66,7 @@ pub mod rtt;
 pub mod tfrc;
 pub mod wire;
 
+pub use config::BurstSpacing;
 pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoTimer, SackLossMarking,
     SsthreshFrom, TcpConfig,
