@@ -1,6 +1,7 @@
 //! Stage 2, the link send buffer (LSB): packets moved from the head of the router queue while
 //! they fit, waiting for the serializer. With link-layer ACK emulation a packet keeps its space
-//! until it leaves the link receive buffer.
+//! until it leaves the link receive buffer, or until `link_ack_delay` after that (the model's
+//! `LsbFree` timer).
 
 use crate::queue::Queued;
 use crate::spec::{DirConfig, LsbAdmit};

@@ -358,6 +358,10 @@ impl Link {
             Timer::Arrive(d, seq) => self.attempt(t, d, seq),
             Timer::Retry(d, seq) => self.attempt(t, d, seq),
             Timer::Recovered(d, seq) => self.at_far_end(t, d, seq),
+            Timer::LsbFree(d, len) => {
+                self.dirs[d.index()].lsb.left_link(len);
+                self.pump(t, d);
+            }
         }
     }
 
@@ -796,7 +800,14 @@ impl Link {
         let ds = &mut self.dirs[d.index()];
         let (id, pkt, len) = ds.lrb.take(seq);
         let pkt = pkt.expect("a released packet is still on the link");
-        ds.lsb.left_link(len);
+        // The LSB space goes when the link-level ACK is back: at once, or `link_ack_delay` later
+        // (a packet the ARQ gives up on frees it at once: the sender gave up, no ACK comes).
+        let back = self.cfg.dirs[d.index()].link_ack_delay;
+        if ds.lsb.link_ack && back > Dur::ZERO {
+            self.timers.schedule(now + back, Timer::LsbFree(d, len));
+        } else {
+            ds.lsb.left_link(len);
+        }
         ds.stats.released += 1;
         self.log
             .event(now, d, EventKind::Release, ds, Some((id, &pkt)), None);

@@ -76,6 +76,10 @@ pub struct DirSpec {
     /// Link-layer ACK emulation: a packet holds its LSB space until it leaves the LRB (default
     /// true, as in the seeds); false frees it when its transmission ends.
     pub link_ack: Option<bool>,
+    /// With `link_ack`: how long after a packet leaves the LRB its LSB space is freed, the
+    /// link-level ACK's way back (default 0: at once). Seed 002's links set their 300 ms
+    /// propagation delay (docs/link-model.md).
+    pub link_ack_delay: Option<Dur>,
     /// When a packet may enter the LSB: `fits` (default) when it fits whole; `below` while the
     /// LSB holds less than its size, so it may overflow by part of one packet (what Seawind did
     /// by seeds 000 and 001's numbers; docs/link-model.md).
@@ -398,6 +402,8 @@ pub struct DirConfig {
     pub lsb: Option<u64>,
     pub lrb: Option<u64>,
     pub link_ack: bool,
+    /// With `link_ack`: the time from a packet's release to the freeing of its LSB space.
+    pub link_ack_delay: Dur,
     pub lsb_admit: LsbAdmit,
     pub in_order: bool,
     pub queue: QueueConfig,
@@ -732,6 +738,20 @@ impl LinkSpec {
                 ));
             }
         }
+        let link_ack = own.link_ack.or(b.link_ack).unwrap_or(true);
+        let link_ack_delay = own.link_ack_delay.or(b.link_ack_delay);
+        if let Some(x) = link_ack_delay {
+            let key = format!("{}.link_ack_delay", src(own.link_ack_delay.is_some()));
+            if !link_ack && x > Dur::ZERO {
+                return Err(err(
+                    key,
+                    "the link-level ACK's delay needs `link_ack = true` (with `link_ack = false` the space is freed when the packet is sent)",
+                ));
+            }
+            if x > Dur::from_secs(60) {
+                return Err(err(key, format!("{x} is too long: allowed 0s..=60s")));
+            }
+        }
         let queue_src = src(own.queue.is_some());
         let queue = validate_queue(
             &format!("{queue_src}.queue"),
@@ -841,7 +861,8 @@ impl LinkSpec {
             overhead: overhead as u32,
             lsb,
             lrb,
-            link_ack: own.link_ack.or(b.link_ack).unwrap_or(true),
+            link_ack,
+            link_ack_delay: link_ack_delay.unwrap_or(Dur::ZERO),
             lsb_admit: own.lsb_admit.or(b.lsb_admit).unwrap_or_default(),
             in_order: own.in_order.or(b.in_order).unwrap_or(true),
             queue,
@@ -1367,10 +1388,12 @@ impl LinkConfig {
                     _ => "",
                 },
                 lim(c.lrb, "B"),
-                if c.link_ack {
-                    "LSB space held until release (link-layer ACK emulation)"
-                } else {
-                    "LSB space freed when sent"
+                match (c.link_ack, c.link_ack_delay) {
+                    (true, Dur::ZERO) =>
+                        "LSB space held until release (link-layer ACK emulation)".to_string(),
+                    (true, x) =>
+                        format!("LSB space held until {x} after release (link-layer ACK emulation)"),
+                    (false, _) => "LSB space freed when sent".to_string(),
                 },
                 if c.in_order {
                     "in-order release"

@@ -15,6 +15,9 @@ pub(crate) enum Timer {
     Retry(Dir, u64),
     /// A `delay`-handled error of this link sequence number is over.
     Recovered(Dir, u64),
+    /// The link-level ACK of a released packet of this many bytes reaches the sender: its LSB
+    /// space is freed (`link_ack_delay`).
+    LsbFree(Dir, u64),
 }
 
 /// The timer queue, ordered by (time, insertion). Each direction's end of transmission (at most

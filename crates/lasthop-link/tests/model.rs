@@ -560,3 +560,50 @@ fn is_empty_tells_when_nothing_is_in_the_link() {
     let _ = run(&mut l, ms(1100));
     assert!(l.is_empty());
 }
+
+#[test]
+fn link_ack_delay_holds_lsb_space_until_the_link_level_ack_is_back() {
+    // 64 kbit/s, 300 ms, an LSB of two 576-byte packets (72 ms each on the wire), three packets
+    // at 0. p1 is sent 0-72 ms and p2 72-144 ms; p3 waits in the router queue for LSB space.
+    // Without a return delay p1's space is freed when p1 leaves the LRB, at 72 + 300 = 372 ms:
+    // p3 is sent 372-444 ms and released at 744 ms. With `link_ack_delay = "300ms"` the
+    // link-level ACK of p1 is back at 372 + 300 = 672 ms: p3 is sent 672-744 ms, released at
+    // 1044 ms. p1 and p2 are released at 372 and 444 ms either way.
+    let spec = "[down]\nrate = \"64kbit\"\ndelay = \"300ms\"\nlsb = \"1152B\"\n[down.queue]\npackets = 20\n";
+    for (extra, p3_start, p3_out) in [("", 372, 744), ("link_ack_delay = \"300ms\"\n", 672, 1044)] {
+        let mut l = link(&spec.replace("[down.queue]", &format!("{extra}[down.queue]")));
+        for i in 0..3 {
+            push(&mut l, ms(0), Dir::Down, udp(576, i, 0));
+        }
+        let (out, ev) = run(&mut l, Time::MAX);
+        let at: Vec<Time> = out.iter().map(|o| o.at).collect();
+        assert_eq!(at, [ms(372), ms(444), ms(p3_out)], "{extra}");
+        let starts: Vec<Time> = ev
+            .iter()
+            .filter(|e| e.kind == EventKind::TxStart)
+            .map(|e| e.time)
+            .collect();
+        assert_eq!(starts, [ms(0), ms(72), ms(p3_start)], "{extra}");
+        // The LSB still counts p1 and p2 after their release, until their ACKs are back.
+        let last = ev.iter().rfind(|e| e.kind == EventKind::Release).unwrap();
+        let held = if extra.is_empty() { 0 } else { 576 };
+        assert_eq!(last.lsb_bytes, held, "{extra}");
+    }
+    // Only with link-layer ACK emulation, and bounded.
+    for (text, key, what) in [
+        (
+            "[both]\nlink_ack = false\nlink_ack_delay = \"300ms\"\n",
+            "both.link_ack_delay",
+            "link_ack = true",
+        ),
+        (
+            "[down]\nlink_ack_delay = \"2min\"\n",
+            "down.link_ack_delay",
+            "0s..=60s",
+        ),
+    ] {
+        let e = LinkSpec::config_from_str(text).unwrap_err();
+        assert_eq!(e.key, key, "{e}");
+        assert!(e.message.contains(what), "{e}");
+    }
+}
