@@ -143,7 +143,7 @@ pub fn parse_tcp_into(time: Time, ip: &[u8], wire_len: Option<u32>, seg: &mut Tc
 
 /// [`parse_tcp`] of anything but IPv4 without options carrying TCP without options.
 #[inline(never)]
-fn parse_tcp_other(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
+pub(crate) fn parse_tcp_other(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
     let v = wire::parse_ip(ip)?;
     if v.proto != wire::PROTO_TCP {
         return None;
@@ -382,6 +382,138 @@ pub fn read_pcap_ip<R: Read>(
         break;
     }
     Ok(sum)
+}
+
+/// How a pcap file's records are laid out (from its header), for [`read_pcap_span`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PcapLayout {
+    pub big: bool,
+    pub nanos: bool,
+    pub linktype: u32,
+    /// Where the first record starts.
+    pub first: u64,
+}
+
+/// The layout of a pcap file from its first bytes, `None` when they are not a pcap header of a
+/// supported link type (the sequential reader then gives the error).
+pub(crate) fn pcap_layout(head: &[u8]) -> Option<PcapLayout> {
+    let (rest, parser) = PcapParser::new(head).ok()?;
+    let header = parser.header();
+    let (sum, nanos) = start_summary(&header, "").ok()?;
+    Some(PcapLayout {
+        big: header.endianness == pcap_file::Endianness::Big,
+        nanos,
+        linktype: sum.linktype,
+        first: (head.len() - rest.len()) as u64,
+    })
+}
+
+/// Whether a plausible run of `chain` record headers starts at `at` of `bytes` (which start at
+/// file offset `base` of a file of `file_len` bytes): each with a fraction of a second under
+/// the unit, a captured length of at most 256 KiB and not above the original length, the
+/// next one right after it; or the run ends exactly at the end of the file. Only a guess
+/// (record bytes can look like headers): [`read_pcap_span`]'s caller checks that the reading
+/// before it arrives exactly there.
+pub(crate) fn plausible_records(
+    lay: &PcapLayout,
+    bytes: &[u8],
+    at: usize,
+    base: u64,
+    file_len: u64,
+    chain: usize,
+) -> bool {
+    let unit = if lay.nanos { 1_000_000_000 } else { 1_000_000 };
+    let mut pos = at;
+    for _ in 0..chain {
+        if base + pos as u64 == file_len {
+            return true;
+        }
+        let Some(h) = bytes.get(pos..pos + 16) else {
+            return false;
+        };
+        let frac = rec_u32(lay.big, &h[4..8]);
+        let incl = rec_u32(lay.big, &h[8..12]);
+        let orig = rec_u32(lay.big, &h[12..16]);
+        if frac >= unit || incl > 256 << 10 || incl > orig {
+            return false;
+        }
+        pos += 16 + incl as usize;
+    }
+    true
+}
+
+/// [`read_pcap_ip`]'s records between file offsets `from` (a record's start) and `to`, read
+/// with positioned reads (two threads can each read a span of one open file): every record
+/// that ends by `to` is handed to `f` and counted in `sum`. Returns where the records it
+/// handed out end, and whether bytes before `to` were left (a record cut off by `to` or by the
+/// end of the file, or over 8 MB: the sequential reader's end of the capture).
+pub(crate) fn read_pcap_span(
+    file: &std::fs::File,
+    source: &str,
+    lay: &PcapLayout,
+    from: u64,
+    to: u64,
+    sum: &mut ReadSummary,
+    mut f: impl FnMut(Time, &[u8], u32) -> bool,
+) -> Result<(u64, bool), Error> {
+    use std::os::unix::fs::FileExt;
+    const BUF: usize = 1 << 20;
+    const MAX_RECORD: usize = 8_000_000;
+    let mut buf = vec![0u8; BUF];
+    // `buf[..len]` holds the file's bytes from `off`; `buf[pos..len]` are still to be read.
+    let (mut off, mut len, mut pos) = (from, 0usize, 0usize);
+    loop {
+        let mut eof = false;
+        while len < buf.len() && off + (len as u64) < to {
+            let want = (buf.len() - len).min((to - off - len as u64) as usize);
+            match file.read_at(&mut buf[len..len + want], off + len as u64) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => len += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(Error::Io {
+                        path: source.to_string(),
+                        error: e,
+                    })
+                }
+            }
+        }
+        let chunk = &buf[pos..len];
+        pos += if lay.big {
+            records::<true>(chunk, lay.nanos, lay.linktype, sum, &mut f)
+        } else {
+            records::<false>(chunk, lay.nanos, lay.linktype, sum, &mut f)
+        };
+        let avail = len - pos;
+        let at_end = eof || off + len as u64 >= to;
+        let need = if avail >= 16 {
+            16usize.saturating_add(rec_u32(lay.big, &buf[pos + 8..pos + 12]) as usize)
+        } else {
+            16
+        };
+        if !at_end && need <= MAX_RECORD {
+            buf.copy_within(pos..len, 0);
+            off += pos as u64;
+            len = avail;
+            pos = 0;
+            if need > buf.len() {
+                buf.resize(need, 0);
+            }
+            continue;
+        }
+        return Ok((off + pos as u64, avail > 0));
+    }
+}
+
+/// The warning of a capture that ends in the middle of a record, `records` whole records read.
+pub(crate) fn truncated_at(source: &str, records: u64) -> String {
+    format!(
+        "{source}: capture ends in the middle of record {} (ignored)",
+        records + 1
+    )
 }
 
 /// A record header's 32-bit field in the capture's byte order.

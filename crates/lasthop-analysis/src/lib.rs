@@ -17,6 +17,7 @@ pub mod latency;
 pub mod page;
 pub mod report;
 pub mod seqspace;
+mod split;
 pub mod stats;
 pub mod udp;
 
@@ -96,6 +97,12 @@ fn analyze_file(path: &Path, opts: Options, parallel_from: u64) -> Result<Analys
     }
     // Both read the same bytes, also of a capture still growing: its length when opened.
     let len = len.unwrap_or(0);
+    // A pcap file is split by position (`split`): each record read and parsed once.
+    if let Some(a) = split::analyze_split(&f, len, &name, opts)? {
+        return Ok(a);
+    }
+    // Otherwise (pcapng, or no record boundary found near the middle) each thread reads the
+    // whole file.
     let (mine, theirs) = std::thread::scope(|sc| {
         let other = sc.spawn(|| analyze_numbered(open()?.take(len), &name, opts, Some(true)));
         let mine = analyze_numbered(f.take(len), &name, opts, Some(false));
