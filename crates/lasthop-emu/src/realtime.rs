@@ -7,6 +7,11 @@
 //! model handle it, and writes what it released to the destination host's TUN, recording how late
 //! that write was. The model never sees the wall clock, so a late wake-up delays a packet but
 //! never changes the model's timeline.
+//!
+//! A host with an access link (`access_rate`, `access_delay`) has its packets held in the
+//! loop's [`AccessLink`]s, the simulator's, on their way to the router and on their way from
+//! it; the loop wakes for their heads as for the link's deadlines. A host without one is
+//! written to at once, as before.
 
 use crate::progress::Progress;
 use crate::routing::{Route, Routes};
@@ -16,8 +21,8 @@ use crate::sys::{self, Epoll, TimerFd};
 use crate::writer::Writer;
 use crate::{EmuOptions, Stop};
 use anyhow::{Context, Result};
-use lasthop_core::{Dur, Packet, Time};
-use lasthop_link::{Event, EventKind, Link, LogLevel};
+use lasthop_core::{Dur, Packet, Rate, Time};
+use lasthop_link::{AccessLink, Event, EventKind, Link, LogLevel};
 use lasthop_scenario::Scenario;
 use nix::sys::signalfd::SignalFd;
 use serde::Serialize;
@@ -55,6 +60,12 @@ pub struct Counters {
     pub spin_capped: u64,
 }
 
+/// Both directions of a host's access link.
+struct Access {
+    up: AccessLink,
+    down: AccessLink,
+}
+
 /// Packets each host sent into and received from the emulator.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Traffic {
@@ -71,6 +82,11 @@ pub struct Realtime<'a> {
     pub traffic: Vec<Traffic>,
     routes: Routes,
     pub link: Link,
+    /// Each host's access link towards the router and from it; `None` for a host without one.
+    access: Vec<Option<Access>>,
+    /// The latest time given to the link model, which must not go backwards: a packet that
+    /// left an access link late is pushed at its scheduled time or this, whichever is later.
+    link_now: Time,
     /// The run's epoch: `CLOCK_MONOTONIC` ns at time 0.
     t0: u64,
     epoll: Epoll,
@@ -110,6 +126,20 @@ impl<'a> Realtime<'a> {
             epoll.add(&c.pidfd, TOKEN_CHILD + i as u64)?;
         }
         let routes = Routes::new(hosts.iter().map(|h| (h.address, h.side)));
+        let access = sc
+            .hosts
+            .iter()
+            .map(|h| {
+                (h.access_rate.is_some() || h.access_delay.is_some()).then(|| {
+                    let rate = h.access_rate.unwrap_or(Rate::UNLIMITED);
+                    let delay = h.access_delay.unwrap_or(Dur::ZERO);
+                    Access {
+                        up: AccessLink::new(rate, delay),
+                        down: AccessLink::new(rate, delay),
+                    }
+                })
+            })
+            .collect();
         Ok(Realtime {
             sc,
             opts,
@@ -119,6 +149,8 @@ impl<'a> Realtime<'a> {
             hosts,
             routes,
             link,
+            access,
+            link_now: Time::ZERO,
             t0,
             epoll,
             timer,
@@ -155,6 +187,9 @@ impl<'a> Realtime<'a> {
             if let Some(t) = self.link.poll_timeout() {
                 dl = dl.min(t);
             }
+            if let Some((t, ..)) = self.next_access_head() {
+                dl = dl.min(t);
+            }
             // Housekeeping deadline while winding down.
             if apps_done_at.is_some() || failed_at.is_some() {
                 dl = dl.min(now + Dur::from_millis(10));
@@ -179,6 +214,9 @@ impl<'a> Realtime<'a> {
             // What the last round captured and logged goes to the writer in one message.
             self.writer().send_batch();
             let n = self.epoll.wait(&mut evs, timeout)?;
+            // Packets whose access link delivered them first, so that the link model's time
+            // never goes back behind a packet read from a TUN in this round.
+            self.access_heads(self.now());
             let mut stop = None;
             for ev in &evs[..n] {
                 match sys::token(ev) {
@@ -199,8 +237,10 @@ impl<'a> Realtime<'a> {
                 }
             }
             let now = self.now();
+            self.access_heads(now);
             if self.link.poll_timeout().is_some_and(|t| t <= now) {
-                self.link.handle_timeout(now);
+                self.link_now = self.link_now.max(now);
+                self.link.handle_timeout(self.link_now);
             }
             self.flush();
             if self.opts.progress {
@@ -224,7 +264,7 @@ impl<'a> Realtime<'a> {
                 apps_done_at = Some(now);
             }
             if let Some(t) = apps_done_at {
-                let idle = self.link.is_empty();
+                let idle = self.link.is_empty() && self.next_access_head().is_none();
                 if (idle && now >= t + Dur::from_millis(100)) || now >= t + Dur::from_secs(5) {
                     return Ok(if failed_at.is_some() {
                         Stop::AppFailed
@@ -274,9 +314,12 @@ impl<'a> Realtime<'a> {
             self.writer().pcap(i, now, pkt.clone());
             self.traffic[i].sent += 1;
             match self.routes.from_host(i, &pkt.data) {
-                Route::Link(dir) => {
-                    self.link.push(now, dir, pkt);
-                }
+                Route::Link(dir) => match &mut self.access[i] {
+                    Some(a) => {
+                        a.up.send(now, pkt);
+                    }
+                    None => self.push(now, dir, pkt),
+                },
                 Route::Local(d) => {
                     self.counters.same_side += 1;
                     self.deliver(d, pkt);
@@ -286,6 +329,51 @@ impl<'a> Realtime<'a> {
             self.flush();
         }
         Ok(())
+    }
+
+    /// Hands `pkt` to the link model at `at` (or later, if the model is already past it).
+    fn push(&mut self, at: Time, dir: lasthop_link::Dir, pkt: Packet) {
+        self.link_now = self.link_now.max(at);
+        self.link.push(self.link_now, dir, pkt);
+    }
+
+    /// The earliest arrival of a packet at the far end of an access link: its time, its host,
+    /// and whether it is on the way to the router.
+    fn next_access_head(&self) -> Option<(Time, usize, bool)> {
+        let heads = self.access.iter().enumerate().flat_map(|(i, a)| {
+            let (up, down) = a
+                .as_ref()
+                .map_or((None, None), |a| (a.up.head(), a.down.head()));
+            [up.map(|t| (t, i, true)), down.map(|t| (t, i, false))]
+        });
+        heads.flatten().min()
+    }
+
+    /// Moves the packets whose access link has delivered them by `now`, in order of arrival
+    /// (so that the link model's pushes keep their order): towards the router into the link
+    /// model, from it to their host.
+    fn access_heads(&mut self, now: Time) {
+        while let Some((at, i, up)) = self.next_access_head().filter(|h| h.0 <= now) {
+            let a = self.access[i]
+                .as_mut()
+                .expect("a head is on an access link");
+            if up {
+                let (pkt, _) = a.up.take_head();
+                let dir = self.hosts[i].side.dir();
+                self.push(at, dir, pkt);
+                self.flush();
+            } else {
+                let (pkt, _) = a.down.take_head();
+                let actual = self.deliver(i, pkt);
+                self.record_lateness(at, actual);
+            }
+        }
+    }
+
+    fn record_lateness(&mut self, due: Time, actual: Time) {
+        let late = actual.as_nanos().saturating_sub(due.as_nanos());
+        self.lateness.record(late);
+        self.progress.lateness(late);
     }
 
     /// Writes `pkt` to host `d`'s TUN and captures it; returns when it was handed over.
@@ -313,10 +401,18 @@ impl<'a> Realtime<'a> {
                 self.counters.unroutable += 1;
                 continue;
             };
-            let actual = self.deliver(d, o.packet);
-            let late = actual.as_nanos().saturating_sub(o.at.as_nanos());
-            self.lateness.record(late);
-            self.progress.lateness(late);
+            let actual = match &mut self.access[d] {
+                // Released into the host's access link: that hand-over is the release.
+                Some(a) => {
+                    a.down.send(o.at, o.packet);
+                    self.now()
+                }
+                None => {
+                    let actual = self.deliver(d, o.packet);
+                    self.record_lateness(o.at, actual);
+                    actual
+                }
+            };
             if self.sc.log == LogLevel::All {
                 self.actual.insert(o.id, actual);
             }

@@ -74,18 +74,11 @@ pub fn preflight(sc: &Scenario) -> Result<()> {
     Ok(())
 }
 
-/// What the emulator will not do that the spec asks for (the simulator's access links), and
-/// settings that will drop packets, as lines for the user. (`tcp` tables are the simulator's
+/// Settings that will drop packets, as lines for the user. (`tcp` tables are the simulator's
 /// counterpart of `sysctl` and `route`: a scenario for both modes has both, so they pass silently.)
 pub fn warnings(sc: &Scenario) -> Vec<String> {
     let mut w = vec![];
     for h in &sc.hosts {
-        if h.access_rate.is_some() || h.access_delay.is_some() {
-            w.push(format!(
-                "hosts.{}: access_rate and access_delay are simulation-only; the emulator ignores them",
-                h.name
-            ));
-        }
         if let Some(m) = sc.link.mtu {
             if h.mtu > m {
                 w.push(format!(
@@ -398,7 +391,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn warns_about_simulation_only_keys_and_oversized_mtu() {
+    fn warns_about_an_oversized_mtu_only() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("l.toml"), "mtu = \"576B\"\n").unwrap();
         let sc = Scenario::from_str_in(
@@ -418,7 +411,10 @@ side = "mobile"
         )
         .unwrap();
         let w = warnings(&sc).join("\n");
-        assert!(w.contains("hosts.a: access_rate and access_delay"), "{w}");
+        assert!(
+            !w.contains("access_delay"),
+            "the emulator has access links: {w}"
+        );
         assert!(!w.contains("hosts.a.tcp"), "{w}");
         assert!(w.contains("hosts.a.mtu: 1500B"), "{w}");
         assert!(!w.contains("hosts.b"), "{w}");

@@ -1,11 +1,13 @@
 //! What a run reports when it ends: the captures and the event log committed, `hosts.csv`,
-//! `summary.toml` (serialized from [`Summary`]), and the [`RunOutputs`] for the caller.
+//! `link.csv` (the link's counters and meters, as the simulator writes it), `summary.toml`
+//! (serialized from [`Summary`]), and the [`RunOutputs`] for the caller.
 
 use crate::realtime::{Counters, Realtime};
 use crate::stats::LatenessSummary;
 use crate::{EmuOptions, RunOutputs, Stop};
 use anyhow::{Context, Result};
 use lasthop_core::output::AtomicFile;
+use lasthop_link::meter::{write_link_csv, LinkRow};
 use lasthop_link::{Dir, DirStats};
 use lasthop_scenario::Scenario;
 use serde::Serialize;
@@ -75,6 +77,13 @@ pub fn finish(
         );
     }
     AtomicFile::write_all_to(out.join("hosts.csv"), hosts_csv.as_bytes())?;
+    let link_rows: Vec<LinkRow> = [Dir::Down, Dir::Up]
+        .iter()
+        .map(|&d| LinkRow::new(d, &rt.link.stats(d), &rt.link.meter(d).reading(end), end))
+        .collect();
+    let link_csv = out.join("link.csv");
+    write_link_csv(&link_csv, &link_rows)
+        .with_context(|| format!("writing {}", link_csv.display()))?;
     if let Some(w) = rt.writer.take() {
         w.finish()
             .context("writing the captures and the event log")?;

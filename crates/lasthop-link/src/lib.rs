@@ -7,6 +7,7 @@
 //!   loss, a fixed pattern);
 //! - [`middlebox`]: per-direction packet hooks at the router (pass, rewrite, delay, drop,
 //!   inject); [`rate_control`] and [`rdb`] (redundant data bundling) are middleboxes;
+//! - [`access`]: a host's access link (a FIFO serializer and a delay) before the router;
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection (and adaptive RED) with ECN marking;
 //! - [`codel`], [`pie`], [`fq_codel`]: CoDel (RFC 8289), PIE (RFC 8033), FQ-CoDel (RFC 8290);
@@ -14,6 +15,7 @@
 //! - [`event`]: the per-packet event log, its CSV writer and the one typed reader of
 //!   `events.csv`.
 
+pub mod access;
 pub mod codel;
 pub mod dist;
 pub mod error_model;
@@ -33,6 +35,7 @@ pub mod serializer;
 pub mod spec;
 mod timers;
 
+pub use access::AccessLink;
 pub use dist::Dist;
 pub use error_model::{Attempt, ErrorModel, LossModel};
 pub use event::{Cause, Event, EventCsv, EventKind, LogLevel};

@@ -16,13 +16,12 @@ use crate::stack::Stack;
 use crate::Error;
 use dary_heap::QuaternaryHeap;
 use lasthop_apps::{Endpoint, FlowReport, SockEvent, Status};
-use lasthop_core::{Dur, Packet, Rate, Seeds, Stream, Time};
-use lasthop_link::{Event as LinkEvent, Link};
+use lasthop_core::{Dur, Rate, Seeds, Stream, Time};
+use lasthop_link::{AccessLink, Event as LinkEvent, Link};
 use lasthop_scenario::{Scenario, Side};
 use lasthop_tcp::Host as TcpHost;
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::VecDeque;
 use std::net::Ipv4Addr;
 
 /// An event. Packets on access links wait in their link's FIFO (a FIFO serializer with a
@@ -90,47 +89,11 @@ impl Entry {
     }
 }
 
-/// One direction of a host's access link: a FIFO serializer and a constant delay, with the
-/// packets on it in order of arrival at the far end.
-struct Access {
-    rate: Rate,
-    delay: Dur,
-    busy_until: Time,
-    on_link: VecDeque<(Time, Packet)>,
-}
-
-impl Access {
-    fn new(rate: Rate, delay: Dur) -> Access {
-        Access {
-            rate,
-            delay,
-            busy_until: Time::ZERO,
-            on_link: VecDeque::new(),
-        }
-    }
-
-    /// Puts a packet handed over at `now` on the link. Returns its arrival time at the far end
-    /// if it is now the head (the caller then schedules the head's event).
-    fn send(&mut self, now: Time, p: Packet) -> Option<Time> {
-        let start = now.max(self.busy_until);
-        self.busy_until = start + self.rate.tx_time(u64::from(p.wire_len));
-        let at = self.busy_until + self.delay;
-        self.on_link.push_back((at, p));
-        (self.on_link.len() == 1).then_some(at)
-    }
-
-    /// Takes the head packet; returns it and the arrival time of the next one, if any.
-    fn take_head(&mut self) -> (Packet, Option<Time>) {
-        let (_, p) = self.on_link.pop_front().expect("a head event has a packet");
-        (p, self.on_link.front().map(|h| h.0))
-    }
-}
-
 struct SimHost {
     side: Side,
     stack: Stack,
-    up: Access,
-    down: Access,
+    up: AccessLink,
+    down: AccessLink,
     /// The earliest wake-up already in the event queue.
     wake: Option<Time>,
 }
@@ -197,8 +160,8 @@ impl<'a> Sim<'a> {
             hosts.push(SimHost {
                 side: h.side,
                 stack: Stack::new(tcp),
-                up: Access::new(rate, delay),
-                down: Access::new(rate, delay),
+                up: AccessLink::new(rate, delay),
+                down: AccessLink::new(rate, delay),
                 wake: None,
             });
             by_addr.insert(h.address, i);

@@ -190,6 +190,7 @@ fn emu_passthrough_carries_10mb_intact() {
         "b.pcap",
         "events.csv",
         "hosts.csv",
+        "link.csv",
         "summary.toml",
         "flow0-send.csv",
     ] {
@@ -679,5 +680,59 @@ fn emu_cbr_stream_arrives_one_serialization_and_one_delay_later() {
     assert!((col("spacing_p50_ms") - 128.0).abs() <= 3.0, "{rows:?}");
     assert!((col("delay_p50_ms") - 367.5).abs() <= 5.0, "{rows:?}");
     assert!((col("delay_max_ms") - 367.5).abs() <= 30.0, "{rows:?}");
+    no_namespaces_of(&stdout);
+}
+
+#[test]
+fn emu_access_links_add_their_serialization_and_delay() {
+    if !common::can_emulate("emu_access_links_add_their_serialization_and_delay") {
+        return;
+    }
+    // The CBR stream above, with access links as in the simulator: the fixed host's is 1 Mbit/s
+    // and 10 ms, the mobile host's 5 ms (unlimited rate). A 540-byte datagram takes
+    // 540 * 8 / 1 Mbit/s = 4.32 ms + 10 ms to reach the router, 67.5 + 300 ms over the link, and
+    // 5 ms more to reach the mobile host: 386.82 ms from capture to capture, still 128 ms apart.
+    let tmp = tempfile::tempdir().unwrap();
+    let link = std::fs::read_to_string(examples().join("links/seed000-e0.toml")).unwrap();
+    let spec = scenario(
+        tmp.path(),
+        &link,
+        "name = \"cbr-access\"\nduration = \"30s\"\nlink = \"link.toml\"\n[hosts.fixed]\nside = \"fixed\"\naccess_rate = \"1Mbit\"\naccess_delay = \"10ms\"\n[hosts.mobile]\nside = \"mobile\"\naccess_delay = \"5ms\"\n[[flows]]\nkind = \"cbr\"\nfrom = \"fixed\"\nto = \"mobile\"\npayload = \"512B\"\ninterval = \"128ms\"\nduration = \"2560ms\"\nlinger = \"1s\"\n",
+    );
+    let out = tmp.path().join("out");
+    let o = Run::start(&spec, &out, &[]).wait(Duration::from_secs(25));
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    assert!(o.status.success(), "{stderr}");
+    assert!(!stderr.contains("access_delay"), "no warning now: {stderr}");
+    let stdout = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(received(&out, 0), 20 * 512);
+    let rows = read_csv(&out.join("udp_flows.csv"));
+    let header = std::fs::read_to_string(out.join("udp_flows.csv")).unwrap();
+    let cols: Vec<&str> = header.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| -> f64 {
+        let i = cols.iter().position(|c| *c == name).unwrap();
+        rows[0][i].parse().unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    assert_eq!((col("sent"), col("received")), (20.0, 20.0));
+    assert!((col("spacing_p50_ms") - 128.0).abs() <= 3.0, "{rows:?}");
+    assert!((col("delay_p50_ms") - 386.82).abs() <= 5.0, "{rows:?}");
+    assert!((col("delay_max_ms") - 386.82).abs() <= 30.0, "{rows:?}");
+    // link.csv as the simulator writes it: the 20 datagrams went down and were released, and
+    // the serializer was busy 20 x 67.5 ms = 1.35 s of the run.
+    let link = read_csv(&out.join("link.csv"));
+    let lhead = std::fs::read_to_string(out.join("link.csv")).unwrap();
+    let lcols: Vec<&str> = lhead.lines().next().unwrap().split(',').collect();
+    let down = link.iter().find(|r| r[0] == "down").expect("a down row");
+    let lcol = |name: &str| -> f64 {
+        let i = lcols.iter().position(|c| *c == name).unwrap();
+        down[i].parse().unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    assert_eq!(
+        (lcol("arrived"), lcol("released")),
+        (20.0, 20.0),
+        "{link:?}"
+    );
+    let busy_s = lcol("utilisation") * lcol("end_s");
+    assert!((busy_s - 1.35).abs() < 0.001, "{link:?}");
     no_namespaces_of(&stdout);
 }
