@@ -409,11 +409,12 @@ pub(crate) fn pcap_layout(head: &[u8]) -> Option<PcapLayout> {
 }
 
 /// Whether a plausible run of `chain` record headers starts at `at` of `bytes` (which start at
-/// file offset `base` of a file of `file_len` bytes): each with a fraction of a second under
-/// the unit, a captured length of at most 256 KiB and not above the original length, the
-/// next one right after it; or the run ends exactly at the end of the file. Only a guess
-/// (record bytes can look like headers): [`read_pcap_span`]'s caller checks that the reading
-/// before it arrives exactly there.
+/// file offset `base` of a file of `file_len` bytes): each with a time within a day of the
+/// first one's and a fraction of a second under the unit, a captured length of 1 to 256 KiB
+/// and not above the original length, the next one right after it; or the run ends exactly
+/// at the end of the file. Only a guess (record bytes can look like headers, a capture of a
+/// capture's transfer has whole runs of them): [`read_pcap_span`]'s caller checks that the
+/// reading before it arrives exactly there.
 pub(crate) fn plausible_records(
     lay: &PcapLayout,
     bytes: &[u8],
@@ -422,8 +423,10 @@ pub(crate) fn plausible_records(
     file_len: u64,
     chain: usize,
 ) -> bool {
+    const DAY: u32 = 86_400;
     let unit = if lay.nanos { 1_000_000_000 } else { 1_000_000 };
     let mut pos = at;
+    let mut first_sec = None;
     for _ in 0..chain {
         if base + pos as u64 == file_len {
             return true;
@@ -431,10 +434,12 @@ pub(crate) fn plausible_records(
         let Some(h) = bytes.get(pos..pos + 16) else {
             return false;
         };
+        let sec = rec_u32(lay.big, &h[0..4]);
         let frac = rec_u32(lay.big, &h[4..8]);
         let incl = rec_u32(lay.big, &h[8..12]);
         let orig = rec_u32(lay.big, &h[12..16]);
-        if frac >= unit || incl > 256 << 10 || incl > orig {
+        let t0 = *first_sec.get_or_insert(sec);
+        if sec.abs_diff(t0) > DAY || frac >= unit || incl == 0 || incl > 256 << 10 || incl > orig {
             return false;
         }
         pos += 16 + incl as usize;

@@ -467,7 +467,9 @@ impl Analyzer {
     /// (`crate::split`): `tuple` indexes `keys`, which holds each 4-tuple in one orientation,
     /// and `canon` tells whether `seg` goes that way (its `flow` is not read). A table indexed
     /// by the number replaces the flow-key hash map; the connections are those `segment_nth`
-    /// finds (an analyser uses one of the two ways only).
+    /// finds (an analyser uses one of the two ways only). `n`, the segment's number, is needed
+    /// only when it opens a connection: it is given for every segment that can (a SYN, or the
+    /// first segment of its 4-tuple).
     #[inline(always)]
     pub(crate) fn segment_tuple(
         &mut self,
@@ -475,7 +477,7 @@ impl Analyzer {
         canon: bool,
         keys: &[FlowKey],
         seg: &TcpSeg,
-        n: u64,
+        n: Option<u64>,
     ) {
         let t = tuple as usize;
         if t >= self.by_tuple.len() {
@@ -500,6 +502,7 @@ impl Analyzer {
             None => {
                 let k = &keys[t];
                 let fwd = if canon { *k } else { k.reversed() };
+                let n = n.expect("the number of a segment that opens a connection");
                 let (i, from_client, key) = self.new_conn(&fwd, seg, n);
                 // As `find`'s two insertions: the later, reverse one wins for a 4-tuple that
                 // is its own reverse.
@@ -508,7 +511,6 @@ impl Analyzer {
                 (i, from_client)
             }
         };
-        self.next = n + 1;
         self.apply(i, from_client, seg);
     }
 

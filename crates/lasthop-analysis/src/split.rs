@@ -8,7 +8,7 @@
 //! (a run of plausible record headers, `capture::plausible_records`); the first thread, reading
 //! from the file's first record, must arrive exactly there, or the split is dropped.
 
-use crate::capture::{self, PcapLayout, ReadSummary, TcpSeg};
+use crate::capture::{self, PcapLayout, ReadSummary, TcpSeg, SYN};
 use crate::conn::{self, Analyzer, ConnStats, Options};
 use crate::{udp, Analysis, Error};
 use lasthop_core::{FlowKey, Time};
@@ -16,28 +16,35 @@ use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::net::{IpAddr, Ipv4Addr};
 
-/// One TCP segment as the analysis needs it, once its 4-tuple is numbered (32 bytes, against
-/// `TcpSeg`'s 112: the two phases write and read one per record).
+/// One TCP segment as the analysis needs it, once its 4-tuple is numbered: 20 bytes (against
+/// `TcpSeg`'s 112), since writing them in the first phase and reading them in the second is
+/// memory traffic that costs about as much as the parsing. What does not fit, and the record
+/// number where a connection may open, is in an [`Extra`] entry.
 #[derive(Clone, Copy, Debug)]
 struct Compact {
+    /// Nanoseconds since the previous segment of the same list (0 with an [`Extra`] entry,
+    /// which holds the time).
+    dt: u32,
+    /// The half's number of the 4-tuple ([`NUMBER`]), the TCP flags (bits 22 to 29), whether
+    /// an [`Extra`] entry follows ([`EXTRA`]), and [`REVERSE`] when the segment goes against
+    /// the 4-tuple's orientation in the table.
+    word: u32,
+    seq: u32,
+    ack: u32,
+    /// The payload length (0 with an [`Extra`] entry, which holds it).
+    payload_len: u16,
+    window: u16,
+}
+
+/// The rest of a segment that has any of: a SYN, the first segment of its 4-tuple in its half
+/// (either can open a connection, which needs the record number), TCP options, a payload of
+/// 64 KiB or more, a time that is not 0 to 4.29 s after the list's previous segment.
+#[derive(Clone, Copy, Debug)]
+struct Extra {
     time: u64,
     /// The number of the record among the half's IP records (orders the connections).
     n: u32,
-    /// The half's number of the 4-tuple; the top bit is set when the segment goes against the
-    /// 4-tuple's orientation in the table.
-    tuple: u32,
-    seq: u32,
-    ack: u32,
     payload_len: u32,
-    window: u16,
-    flags: u8,
-    /// Whether the segment's TCP options are the next entry of its shard's `opts`.
-    has_opts: bool,
-}
-
-/// The options of a segment that has any.
-#[derive(Clone, Copy, Debug)]
-struct Opts {
     sack: [(u32, u32); 4],
     sack_count: u8,
     sack_permitted: bool,
@@ -45,6 +52,83 @@ struct Opts {
 }
 
 const REVERSE: u32 = 1 << 31;
+const EXTRA: u32 = 1 << 30;
+const FLAGS_SHIFT: u32 = 22;
+/// The bits of [`Compact::word`] that hold the 4-tuple's number: a half with more 4-tuples is
+/// not split.
+const NUMBER: u32 = (1 << FLAGS_SHIFT) - 1;
+
+/// Each shard's segments of a half, in record order, and their [`Extra`] entries.
+#[derive(Default)]
+struct Lists {
+    segs: [Vec<Compact>; 2],
+    extra: [Vec<Extra>; 2],
+    /// The time of each list's last segment.
+    last: [u64; 2],
+}
+
+impl Lists {
+    /// Appends a segment to shard `sh`'s list; `word` holds its number, flags and direction,
+    /// `new` tells that it is the first of its 4-tuple in the half, `opts` its options if any.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn push(
+        &mut self,
+        sh: usize,
+        time: u64,
+        n: u32,
+        mut word: u32,
+        new: bool,
+        seq: u32,
+        ack: u32,
+        payload_len: u32,
+        window: u16,
+        opts: Option<&TcpSeg>,
+    ) {
+        let dt = time.wrapping_sub(self.last[sh]);
+        self.last[sh] = time;
+        let syn = word & (u32::from(SYN) << FLAGS_SHIFT) != 0;
+        let plain = !new
+            && !syn
+            && opts.is_none()
+            && payload_len <= u32::from(u16::MAX)
+            && dt <= u64::from(u32::MAX);
+        let mut c = Compact {
+            dt: dt as u32,
+            word,
+            seq,
+            ack,
+            payload_len: payload_len as u16,
+            window,
+        };
+        if !plain {
+            word |= EXTRA;
+            c = Compact {
+                dt: 0,
+                word,
+                payload_len: 0,
+                ..c
+            };
+            let mut x = Extra {
+                time,
+                n,
+                payload_len,
+                sack: [(0, 0); 4],
+                sack_count: 0,
+                sack_permitted: false,
+                wscale: None,
+            };
+            if let Some(s) = opts {
+                x.sack = s.sack;
+                x.sack_count = s.sack_count;
+                x.sack_permitted = s.sack_permitted;
+                x.wscale = s.wscale;
+            }
+            self.extra[sh].push(x);
+        }
+        self.segs[sh].push(c);
+    }
+}
 
 /// The 4-tuples a half saw, numbered in order of first sight, each in one orientation: the
 /// lower (address, port) first. IPv4 4-tuples are keyed by their numbers (cheap to hash), the
@@ -70,16 +154,17 @@ fn v4_key(src: u32, dst: u32, sport: u16, dport: u16) -> (u128, bool) {
 }
 
 impl Tuples {
-    /// The number and shard of an IPv4 4-tuple in the table's orientation (`v4_key`).
+    /// The number and shard of an IPv4 4-tuple in the table's orientation (`v4_key`), and
+    /// whether it is new.
     #[inline(always)]
-    fn v4(&mut self, key: u128) -> (u32, bool) {
+    fn v4(&mut self, key: u128) -> (u32, bool, bool) {
         if let Some((k, t, s)) = self.last {
             if k == key {
-                return (t, s);
+                return (t, s, false);
             }
         }
-        let (t, s) = match self.v4.get(&key) {
-            Some(&t) => (t, self.shards[t as usize]),
+        let (t, s, new) = match self.v4.get(&key) {
+            Some(&t) => (t, self.shards[t as usize], false),
             None => {
                 let (lo, hi) = ((key >> 64) as u64, key as u64);
                 let ip = |x: u64| IpAddr::V4(Ipv4Addr::from((x >> 16) as u32));
@@ -92,33 +177,37 @@ impl Tuples {
                 };
                 let t = self.push(k);
                 self.v4.insert(key, t);
-                (t, self.shards[t as usize])
+                (t, self.shards[t as usize], true)
             }
         };
         self.last = Some((key, t, s));
-        (t, s)
+        (t, s, new)
     }
 
-    /// The number (with [`REVERSE`] when `k` goes against the table's orientation) and shard
-    /// of any 4-tuple.
-    fn any(&mut self, k: &FlowKey) -> (u32, bool) {
+    /// The number (with [`REVERSE`] when `k` goes against the table's orientation), shard and
+    /// newness of any 4-tuple.
+    fn any(&mut self, k: &FlowKey) -> (u32, bool, bool) {
         if let (IpAddr::V4(s), IpAddr::V4(d)) = (k.src, k.dst) {
             let (key, canon) = v4_key(u32::from(s), u32::from(d), k.sport, k.dport);
-            let (t, sh) = self.v4(key);
-            return (if canon { t } else { t | REVERSE }, sh);
+            let (t, sh, new) = self.v4(key);
+            return (if canon { t } else { t | REVERSE }, sh, new);
         }
         let r = k.reversed();
         let canon = (k.src, k.sport) <= (k.dst, k.dport);
         let ck = if canon { *k } else { r };
-        let t = match self.other.get(&ck) {
-            Some(&t) => t,
+        let (t, new) = match self.other.get(&ck) {
+            Some(&t) => (t, false),
             None => {
                 let t = self.push(ck);
                 self.other.insert(ck, t);
-                t
+                (t, true)
             }
         };
-        (if canon { t } else { t | REVERSE }, self.shards[t as usize])
+        (
+            if canon { t } else { t | REVERSE },
+            self.shards[t as usize],
+            new,
+        )
     }
 
     fn push(&mut self, k: FlowKey) -> u32 {
@@ -131,13 +220,11 @@ impl Tuples {
 /// What a thread found in its half of the file.
 #[derive(Default)]
 struct Half {
-    /// Each shard's segments, in record order.
-    segs: [Vec<Compact>; 2],
-    opts: [Vec<Opts>; 2],
+    lists: Lists,
     tuples: Tuples,
     datagrams: Vec<udp::Datagram>,
     summary: ReadSummary,
-    /// The IP records handed out (the numbering of `Compact::n`).
+    /// The IP records handed out (the numbering of `Extra::n`).
     ip_records: u64,
     /// Where its records end, and whether bytes were left after them.
     end: u64,
@@ -155,9 +242,15 @@ fn read_half(
     to: u64,
 ) -> Result<Half, Error> {
     let mut h = Half::default();
+    // Room for every record of the span in either shard, reserved (not touched) up front: no
+    // copies as the lists grow. A TCP record has at least 16 + 40 bytes.
+    let most = ((to - from) / 56 + 1) as usize;
+    h.lists.segs = [Vec::with_capacity(most), Vec::with_capacity(most)];
+    if std::env::var_os("NOHUGE").is_none() {
+        h.lists.segs.iter().for_each(huge_pages);
+    }
     let Half {
-        segs,
-        opts,
+        lists,
         tuples,
         datagrams,
         summary,
@@ -178,45 +271,41 @@ fn read_half(
                 let total = u32::from(b16(2));
                 let dgram = if total != 0 { total } else { wire };
                 let (key, canon) = v4_key(b32(12), b32(16), b16(20), b16(22));
-                let (tu, shard) = tuples.v4(key);
-                segs[usize::from(shard)].push(Compact {
-                    time: t.0,
-                    n: nr,
-                    tuple: if canon { tu } else { tu | REVERSE },
-                    seq: b32(24),
-                    ack: b32(28),
-                    payload_len: dgram.saturating_sub(20).saturating_sub(20),
-                    window: b16(34),
-                    flags: h[33],
-                    has_opts: false,
-                });
+                let (tu, shard, new) = tuples.v4(key);
+                let word = tu | u32::from(h[33]) << FLAGS_SHIFT | if canon { 0 } else { REVERSE };
+                lists.push(
+                    usize::from(shard),
+                    t.0,
+                    nr,
+                    word,
+                    new,
+                    b32(24),
+                    b32(28),
+                    dgram.saturating_sub(20).saturating_sub(20),
+                    b16(34),
+                    None,
+                );
                 return true;
             }
         }
         match capture::parse_tcp_other(t, ip, Some(wire)) {
             Some(s) => {
-                let (tu, shard) = tuples.any(&s.flow);
+                let (tu, shard, new) = tuples.any(&s.flow);
                 let has_opts = s.sack_count > 0 || s.sack_permitted || s.wscale.is_some();
-                let sh = usize::from(shard);
-                if has_opts {
-                    opts[sh].push(Opts {
-                        sack: s.sack,
-                        sack_count: s.sack_count,
-                        sack_permitted: s.sack_permitted,
-                        wscale: s.wscale,
-                    });
-                }
-                segs[sh].push(Compact {
-                    time: s.time.0,
-                    n: nr,
-                    tuple: tu,
-                    seq: s.seq,
-                    ack: s.ack,
-                    payload_len: s.payload_len,
-                    window: s.window,
-                    flags: s.flags,
-                    has_opts,
-                });
+                // `any`'s number: the direction in the top bit, the number below the flags.
+                let word = tu | u32::from(s.flags) << FLAGS_SHIFT;
+                lists.push(
+                    usize::from(shard),
+                    s.time.0,
+                    nr,
+                    word,
+                    new,
+                    s.seq,
+                    s.ack,
+                    s.payload_len,
+                    s.window,
+                    has_opts.then_some(&s),
+                );
                 true
             }
             None => {
@@ -227,7 +316,7 @@ fn read_half(
     };
     let (end, left) = capture::read_pcap_span(file, source, lay, from, to, summary, each)?;
     *ip_records = n;
-    *overflow = n > u64::from(u32::MAX) || tuples.keys.len() >= REVERSE as usize;
+    *overflow = n > u64::from(u32::MAX) || tuples.keys.len() > NUMBER as usize;
     h.end = end;
     h.left = left;
     Ok(h)
@@ -284,8 +373,8 @@ pub(crate) fn analyze_split(
     };
     let dbg_t0 = std::time::Instant::now();
     let (first, second) = std::thread::scope(|sc| {
-        let other = sc.spawn(|| read_half(file, source, &lay, mid, len));
-        let first = read_half(file, source, &lay, lay.first, mid);
+        let other = sc.spawn(|| dbg_cpu("read2", || read_half(file, source, &lay, mid, len)));
+        let first = dbg_cpu("read1", || read_half(file, source, &lay, lay.first, mid));
         let second = other
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -312,8 +401,8 @@ pub(crate) fn analyze_split(
     let halves = [(&first, None), (&second, Some(&trans[..]))];
     let base = first.ip_records;
     let (a, b) = std::thread::scope(|sc| {
-        let other = sc.spawn(|| analyze_shard(&halves, 1, keys, base, opts));
-        let mine = analyze_shard(&halves, 0, keys, base, opts);
+        let other = sc.spawn(|| dbg_cpu("an1", || analyze_shard(&halves, 1, keys, base, opts)));
+        let mine = dbg_cpu("an0", || analyze_shard(&halves, 0, keys, base, opts));
         let theirs = other
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
@@ -356,31 +445,501 @@ fn analyze_shard(
     let mut seg = Box::new(TcpSeg::EMPTY);
     for (k, (half, trans)) in halves.iter().enumerate() {
         let base = if k == 0 { 0 } else { base };
-        let mut o = half.opts[shard].iter();
-        for c in &half.segs[shard] {
-            seg.time = Time(c.time);
+        let mut extra = half.lists.extra[shard].iter();
+        // The list's times, as `Lists::push` took them apart.
+        let mut now = 0u64;
+        for c in &half.lists.segs[shard] {
+            let w = c.word;
+            let mut n = None;
+            if w & EXTRA == 0 {
+                now += u64::from(c.dt);
+                seg.payload_len = u32::from(c.payload_len);
+                seg.sack_count = 0;
+                seg.sack_permitted = false;
+                seg.wscale = None;
+            } else {
+                let x = extra
+                    .next()
+                    .expect("an Extra entry for each segment marked so");
+                now = x.time;
+                n = Some(base + u64::from(x.n));
+                seg.payload_len = x.payload_len;
+                seg.sack = x.sack;
+                seg.sack_count = x.sack_count;
+                seg.sack_permitted = x.sack_permitted;
+                seg.wscale = x.wscale;
+            }
+            seg.time = Time(now);
             seg.seq = c.seq;
             seg.ack = c.ack;
-            seg.flags = c.flags;
+            seg.flags = (w >> FLAGS_SHIFT) as u8;
             seg.window = c.window;
-            seg.payload_len = c.payload_len;
-            match c.has_opts.then(|| o.next()).flatten() {
-                Some(x) => {
-                    seg.sack = x.sack;
-                    seg.sack_count = x.sack_count;
-                    seg.sack_permitted = x.sack_permitted;
-                    seg.wscale = x.wscale;
-                }
-                None => {
-                    seg.sack_count = 0;
-                    seg.sack_permitted = false;
-                    seg.wscale = None;
-                }
-            }
-            let local = c.tuple & !REVERSE;
+            let local = w & NUMBER;
             let t = trans.map_or(local, |tr| tr[local as usize]);
-            an.segment_tuple(t, c.tuple & REVERSE == 0, keys, &seg, base + u64::from(c.n));
+            an.segment_tuple(t, w & REVERSE == 0, keys, &seg, n);
         }
     }
     an.finish_numbered()
+}
+
+// TEMP debug: thread CPU time of a phase.
+fn dbg_cpu<T>(what: &str, f: impl FnOnce() -> T) -> T {
+    if std::env::var_os("DBG_SPLIT").is_none() {
+        return f();
+    }
+    let cpu = || -> u64 {
+        std::fs::read_to_string("/proc/thread-self/schedstat")
+            .ok()
+            .and_then(|s| s.split_whitespace().next()?.parse().ok())
+            .unwrap_or(0)
+    };
+    let c0 = cpu();
+    let t0 = std::time::Instant::now();
+    let r = f();
+    let c = cpu() - c0;
+    eprintln!(
+        "cpu {what} {:.2} wall {:.2}",
+        c as f64 / 1e6,
+        t0.elapsed().as_secs_f64() * 1e3
+    );
+    r
+}
+
+/// Asks the kernel for transparent huge pages under a list's reserved room: one page fault per
+/// 2 MiB instead of per 4 KiB as it is first written (a hint; without it, or where the kernel
+/// declines, the list works the same).
+fn huge_pages<T>(v: &Vec<T>) {
+    const HUGE: usize = 2 << 20;
+    let start = v.as_ptr() as usize;
+    let end = start + v.capacity() * std::mem::size_of::<T>();
+    let (a, b) = (start.next_multiple_of(HUGE), end & !(HUGE - 1));
+    if a < b {
+        // SAFETY: the range lies within the list's own allocation; the advice changes no data.
+        unsafe {
+            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{ACK, FIN};
+
+    /// An IPv4 or IPv6 TCP datagram (`payload` bytes counted in its length field, none
+    /// captured; a length over 65 535 leaves the IPv4 field 0, as segmentation offload does)
+    /// with TCP options `opt` (a multiple of 4 bytes).
+    #[allow(clippy::too_many_arguments)]
+    fn tcp(
+        v6: bool,
+        c: u8,
+        sp: u16,
+        seq: u32,
+        ack: u32,
+        flags: u8,
+        payload: u32,
+        to_server: bool,
+        opt: &[u8],
+    ) -> Vec<u8> {
+        let (a, b) = (c, 200u8);
+        let (src, dst, s, d) = if to_server {
+            (a, b, sp, 80)
+        } else {
+            (b, a, 80, sp)
+        };
+        let mut t = Vec::new();
+        t.extend_from_slice(&s.to_be_bytes());
+        t.extend_from_slice(&d.to_be_bytes());
+        t.extend_from_slice(&seq.to_be_bytes());
+        t.extend_from_slice(&ack.to_be_bytes());
+        t.extend_from_slice(&[
+            ((20 + opt.len() as u8) / 4) << 4,
+            flags,
+            0x10,
+            0,
+            0,
+            0,
+            0,
+            0,
+        ]);
+        t.extend_from_slice(opt);
+        let mut p = if v6 {
+            let mut p = vec![0x60, 0, 0, 0];
+            let plen = (t.len() as u32 + payload) as u16;
+            p.extend_from_slice(&plen.to_be_bytes());
+            p.extend_from_slice(&[6, 64]);
+            p.extend_from_slice(&[0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, src]);
+            p.extend_from_slice(&[0x20, 1, 0xd, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, dst]);
+            p
+        } else {
+            let total = 20 + t.len() as u32 + payload;
+            let total = if total > 0xffff { 0 } else { total as u16 };
+            let mut p = vec![0x45, 0];
+            p.extend_from_slice(&total.to_be_bytes());
+            p.extend_from_slice(&[0, 1, 0x40, 0, 64, 6, 0, 0, 10, 0, 0, src, 10, 0, 0, dst]);
+            p
+        };
+        p.extend_from_slice(&t);
+        p
+    }
+
+    /// One record: time in ns, captured bytes, length on the wire.
+    type Rec = (u64, Vec<u8>, u32);
+
+    /// A raw-IP pcap file of `recs` in either byte order and timestamp unit.
+    fn pcap(big: bool, nanos: bool, recs: &[Rec]) -> Vec<u8> {
+        let w32 = |o: &mut Vec<u8>, x: u32| {
+            o.extend_from_slice(&if big {
+                x.to_be_bytes()
+            } else {
+                x.to_le_bytes()
+            })
+        };
+        let mut o = Vec::new();
+        w32(&mut o, if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 });
+        let v = if big { [0, 2, 0, 4] } else { [2, 0, 4, 0] };
+        o.extend_from_slice(&v);
+        for x in [0, 0, 262_144, 101] {
+            w32(&mut o, x);
+        }
+        for (t, data, orig) in recs {
+            w32(&mut o, (t / 1_000_000_000) as u32);
+            let frac = t % 1_000_000_000;
+            w32(&mut o, if nanos { frac } else { frac / 1000 } as u32);
+            w32(&mut o, data.len() as u32);
+            w32(&mut o, *orig);
+            o.extend_from_slice(data);
+        }
+        o
+    }
+
+    /// Writes `bytes` to a file and analyses it on one thread, split by position (returned, when
+    /// used), and by `analyze_file` on two threads; every result must be the one thread's.
+    fn check(bytes: &[u8]) -> (Analysis, Option<Analysis>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.pcap");
+        std::fs::write(&path, bytes).unwrap();
+        let name = path.display().to_string();
+        let opts = Options::default();
+        let f = File::open(&path).unwrap();
+        let one = crate::analyze_reader_with(&f, &name, opts).unwrap();
+        let split = analyze_split(&f, bytes.len() as u64, &name, opts).unwrap();
+        if let Some(s) = &split {
+            assert_eq!(s.conns, one.conns);
+            assert_eq!(s.summary, one.summary);
+            assert_eq!(s.udp, one.udp);
+        }
+        let two = crate::analyze_file(&path, opts, 0).unwrap();
+        assert_eq!(two.conns, one.conns);
+        assert_eq!(two.summary, one.summary);
+        assert_eq!(two.udp, one.udp);
+        (one, split)
+    }
+
+    /// Where `find_boundary` puts the second half of `bytes`.
+    fn boundary(bytes: &[u8]) -> Option<u64> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("c.pcap");
+        std::fs::write(&path, bytes).unwrap();
+        let lay = capture::pcap_layout(&bytes[..24]).unwrap();
+        find_boundary(&File::open(&path).unwrap(), &lay, bytes.len() as u64)
+    }
+
+    /// The start of each record of `recs` in its pcap file.
+    fn starts(recs: &[Rec]) -> Vec<u64> {
+        let mut at = 24;
+        recs.iter()
+            .map(|(_, d, _)| {
+                let s = at;
+                at += 16 + d.len() as u64;
+                s
+            })
+            .collect()
+    }
+
+    /// A capture using everything the compact form takes apart: 8 IPv4 connections and one
+    /// IPv6 connection interleaved, SYNs with window scale and SACK-permitted, ACKs with SACK
+    /// blocks, a retransmission, a 4-tuple reused after the middle, a connection first seen
+    /// after the middle at its SYN-ACK, a time going back and a gap of 5 s, a segment of
+    /// 69 960 payload bytes (IP length 0, 70 000 on the wire), a UDP datagram with our record.
+    fn mixed() -> Vec<Rec> {
+        let (syn, synack, ack) = (SYN, SYN | ACK, ACK);
+        // kind 3 (window scale 7), kind 4 (SACK permitted), padded
+        let syn_opts = [1, 3, 3, 7, 4, 2, 1, 1];
+        // one SACK block (kind 5) of 10 bytes: 1 + 1 + 8, padded to 12
+        let sack = |l: u32, r: u32| {
+            let mut o = vec![1, 1, 5, 10];
+            o.extend_from_slice(&l.to_be_bytes());
+            o.extend_from_slice(&r.to_be_bytes());
+            o
+        };
+        let mut r: Vec<Rec> = Vec::new();
+        let mut t = 1_700_000_000_000_000_000u64;
+        let mut put = |t: &mut u64, p: Vec<u8>| {
+            *t += 1000;
+            // captured whole, but for the large segment (its header only)
+            let wire = if p[0] == 0x45 && p[2..4] == [0, 0] {
+                70_000
+            } else {
+                p.len() as u32
+            };
+            r.push((*t, p, wire));
+        };
+        let hosts: Vec<(bool, u8, u16)> = (1..=8)
+            .map(|k| (false, k, 5000 + u16::from(k)))
+            .chain([(true, 9, 6000)])
+            .collect();
+        for &(v6, c, sp) in &hosts {
+            put(&mut t, tcp(v6, c, sp, 100, 0, syn, 0, true, &syn_opts));
+        }
+        for &(v6, c, sp) in &hosts {
+            put(
+                &mut t,
+                tcp(v6, c, sp, 900, 101, synack, 0, false, &syn_opts),
+            );
+        }
+        for round in 0..30u32 {
+            for &(v6, c, sp) in &hosts {
+                let seq = 101 + round * 500;
+                put(&mut t, tcp(v6, c, sp, seq, 901, ack, 500, true, &[]));
+                if c == 3 && round % 7 == 0 {
+                    put(&mut t, tcp(v6, c, sp, seq, 901, ack, 500, true, &[]));
+                }
+                let opt = if c == 2 && round % 5 == 1 {
+                    sack(seq + 1000, seq + 1500)
+                } else {
+                    vec![]
+                };
+                put(&mut t, tcp(v6, c, sp, 901, seq + 500, ack, 0, false, &opt));
+            }
+            if round == 20 {
+                // back in time by 0.5 ms, then a gap of 5 s
+                t -= 500_000;
+                put(&mut t, tcp(false, 1, 5001, 901, 101, ack, 0, false, &[]));
+                t += 5_000_000_000;
+            }
+        }
+        // Host 1's 4-tuple reused by a new connection, host 10 first seen at its SYN-ACK.
+        put(
+            &mut t,
+            tcp(false, 1, 5001, 7000, 0, syn, 0, true, &syn_opts),
+        );
+        put(&mut t, tcp(false, 10, 7000, 300, 51, synack, 0, false, &[]));
+        put(&mut t, tcp(false, 1, 5001, 7001, 0, ack, 100, true, &[]));
+        put(&mut t, tcp(false, 10, 7000, 50, 301, ack, 10, true, &[]));
+        // a large segment: 70 000 bytes on the wire, IP length 0
+        let big = tcp(false, 4, 5004, 101 + 30 * 500, 901, ack, 69_960, true, &[]);
+        put(&mut t, big);
+        put(
+            &mut t,
+            tcp(
+                false,
+                4,
+                5004,
+                901,
+                101 + 30 * 500 + 69_960,
+                ack,
+                0,
+                false,
+                &[],
+            ),
+        );
+        // a UDP datagram carrying our record
+        let rec = lasthop_apps::cbr::Record { seq: 7, sent_ns: 5 }.encode();
+        let mut u = vec![
+            0x45, 0, 0, 44, 0, 1, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 200,
+        ];
+        u.extend_from_slice(&[0x13, 0x88, 0x13, 0x89, 0, 24, 0, 0]);
+        u.extend_from_slice(&rec);
+        put(&mut t, u);
+        // closes host 5: its FIN and the server's ACK of it
+        put(
+            &mut t,
+            tcp(false, 5, 5005, 101 + 30 * 500, 901, ack | FIN, 0, true, &[]),
+        );
+        put(
+            &mut t,
+            tcp(false, 5, 5005, 901, 101 + 30 * 500 + 1, ack, 0, false, &[]),
+        );
+        r
+    }
+
+    /// The split gives what one thread gives, in both byte orders and both timestamp units.
+    #[test]
+    fn split_gives_what_one_thread_gives() {
+        let recs = mixed();
+        for big in [false, true] {
+            for nanos in [false, true] {
+                let bytes = pcap(big, nanos, &recs);
+                // The second half starts at a record near the middle.
+                let mid = boundary(&bytes).unwrap();
+                let s = starts(&recs);
+                let k = s.iter().position(|&x| x == mid);
+                let k = k.unwrap_or_else(|| panic!("{mid}: {:?}", &s[s.len() / 2 - 4..]));
+                assert!(k > recs.len() / 3 && k < recs.len() * 2 / 3, "{k}");
+                let (one, split) = check(&bytes);
+                assert!(split.is_some(), "split not used (big {big}, nanos {nanos})");
+                // 9 first connections, host 1's reuse, host 10
+                assert_eq!(one.conns.len(), 11);
+                // host 3: 30 data segments and 5 retransmitted (rounds 0, 7, 14, 21, 28)
+                let h3 = &one.conns[2];
+                assert_eq!((h3.c2s.data_pkts, h3.c2s.rexmt_pkts), (35, 5));
+                // host 4: 30 × 500 bytes, then 70 000 - 40 in one segment
+                assert_eq!(one.conns[3].c2s.data_bytes, 30 * 500 + 69_960);
+                // host 2's server sent SACK blocks in rounds 1, 6, 11, 16, 21, 26
+                assert_eq!(one.conns[1].s2c.sack_blocks, 6);
+                // the reused 4-tuple and host 10 open connections 10 and 11
+                assert_eq!(one.conns[9].client_isn, Some(7000));
+                assert_eq!(one.conns[10].client.port(), 7000);
+                assert!(one.conns[4].fin_acked.is_some());
+                assert_eq!(one.udp.len(), 1);
+                assert_eq!(one.summary.other, 1);
+            }
+        }
+    }
+
+    /// A capture of one connection: all its segments go to one shard (the other thread
+    /// analyses nothing), and the result is still one thread's.
+    #[test]
+    fn one_connection() {
+        let mut recs = Vec::new();
+        let mut t = 1_000_000_000u64;
+        let mut put = |p: Vec<u8>| {
+            t += 1_000_000;
+            let w = p.len() as u32;
+            recs.push((t, p, w));
+        };
+        put(tcp(false, 1, 4000, 10, 0, SYN, 0, true, &[]));
+        put(tcp(false, 1, 4000, 70, 11, SYN | ACK, 0, false, &[]));
+        for k in 0..200u32 {
+            put(tcp(false, 1, 4000, 11 + k * 100, 71, ACK, 100, true, &[]));
+            put(tcp(
+                false,
+                1,
+                4000,
+                71,
+                11 + (k + 1) * 100,
+                ACK,
+                0,
+                false,
+                &[],
+            ));
+        }
+        let (one, split) = check(&pcap(false, true, &recs));
+        let s = split.expect("split used");
+        assert_eq!(s.conns.len(), 1);
+        // 200 data segments of 100 bytes; 2 + 400 packets
+        assert_eq!(
+            (one.conns[0].c2s.data_pkts, one.conns[0].c2s.unique_bytes),
+            (200, 20_000)
+        );
+        assert_eq!(one.summary.records, 402);
+    }
+
+    /// A middle inside a record whose payload is itself a run of pcap records (a capture of a
+    /// capture file's transfer) finds a "boundary" that is not one: the first half's reading
+    /// does not arrive there, and the split is dropped for the sequential two-thread reading,
+    /// which gives one thread's result.
+    #[test]
+    fn false_boundary_falls_back() {
+        let small = |t: u64, k: u32| -> Rec {
+            let p = tcp(false, 1, 4000, 1 + k * 100, 1, ACK, 100, true, &[]);
+            (t, p, 140)
+        };
+        let mut recs: Vec<Rec> = Vec::new();
+        let mut t = 1_000_000_000u64;
+        for k in 0..10u32 {
+            t += 1000;
+            recs.push(small(t, k));
+        }
+        // The payload: 300 records of another capture (its pcap bytes without the header).
+        let inner: Vec<Rec> = (0..300).map(|k| small(t + u64::from(k), k)).collect();
+        let inner = pcap(false, false, &inner)[24..].to_vec();
+        let mut p = tcp(false, 1, 4000, 1001, 1, ACK, inner.len() as u32, true, &[]);
+        p.extend_from_slice(&inner);
+        let wire = p.len() as u32;
+        recs.push((t + 1000, p, wire));
+        for k in 0..10u32 {
+            t += 1000;
+            let p = tcp(false, 1, 4000, 1, 1101 + k * 100, ACK, 0, false, &[]);
+            recs.push((t + 10_000, p, 40));
+        }
+        let bytes = pcap(false, false, &recs);
+        let mid = boundary(&bytes).unwrap();
+        let s = starts(&recs);
+        // inside the 11th record (its data starts at s[10] + 16)
+        assert!(mid > s[10] + 16 && mid < s[11], "{mid} {s:?}");
+        let (one, split) = check(&bytes);
+        assert!(split.is_none());
+        assert_eq!(one.conns[0].c2s.data_bytes, 10 * 100 + inner.len() as u64);
+    }
+
+    /// A capture that ends in the middle of a record gives one thread's warning (300 records:
+    /// the run of 64 record headers from the middle that finds the boundary ends before the
+    /// last record, cut short).
+    #[test]
+    fn truncated_capture() {
+        let mut recs = Vec::new();
+        for k in 0..300u32 {
+            let p = tcp(
+                false,
+                1 + (k % 3) as u8,
+                4000,
+                1 + k * 10,
+                1,
+                ACK,
+                10,
+                true,
+                &[],
+            );
+            recs.push((u64::from(k) * 1000, p, 50));
+        }
+        let mut bytes = pcap(true, false, &recs);
+        bytes.truncate(bytes.len() - 7);
+        let (one, split) = check(&bytes);
+        assert!(split.is_some());
+        assert_eq!(one.summary.records, 299);
+        assert_eq!(one.summary.warnings.len(), 1);
+        assert!(one.summary.warnings[0].contains("record 300"));
+    }
+
+    /// pcapng is not split: the sequential two-thread reading gives one thread's result.
+    #[test]
+    fn pcapng_falls_back() {
+        use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+        use pcap_file::pcapng::blocks::interface_description::InterfaceDescriptionBlock;
+        use pcap_file::pcapng::PcapNgWriter;
+        use pcap_file::DataLink;
+        let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+        w.write_pcapng_block(InterfaceDescriptionBlock {
+            linktype: DataLink::RAW,
+            snaplen: 0,
+            options: vec![],
+        })
+        .unwrap();
+        for k in 0..50u32 {
+            let p = tcp(
+                false,
+                1 + (k % 4) as u8,
+                4000,
+                1 + k * 10,
+                1,
+                ACK,
+                10,
+                true,
+                &[],
+            );
+            w.write_pcapng_block(EnhancedPacketBlock {
+                interface_id: 0,
+                timestamp: std::time::Duration::from_micros(u64::from(k) * 10),
+                original_len: 50,
+                data: std::borrow::Cow::Owned(p),
+                options: vec![],
+            })
+            .unwrap();
+        }
+        let (one, split) = check(&w.into_inner());
+        assert!(split.is_none());
+        assert_eq!(one.conns.len(), 4);
+    }
 }
