@@ -316,7 +316,6 @@ pub fn read_pcap_ip<R: Read>(
     // Refills of 1 MiB keep the records in the core's cache between the kernel's copy and the
     // parse; a record up to 8 MB (pcap-file's limit) still fits, the buffer growing for it.
     const BUF: usize = 1 << 20;
-    const MAX_RECORD: usize = 8_000_000;
     let io_err = |e: std::io::Error| Error::Io {
         path: source.to_string(),
         error: e,
@@ -384,7 +383,7 @@ pub fn read_pcap_ip<R: Read>(
     Ok(sum)
 }
 
-/// How a pcap file's records are laid out (from its header), for [`read_pcap_span`].
+/// How a pcap file's records are laid out (from its header), for `split`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PcapLayout {
     pub big: bool,
@@ -413,8 +412,8 @@ pub(crate) fn pcap_layout(head: &[u8]) -> Option<PcapLayout> {
 /// first one's and a fraction of a second under the unit, a captured length of 1 to 256 KiB
 /// and not above the original length, the next one right after it; or the run ends exactly
 /// at the end of the file. Only a guess (record bytes can look like headers, a capture of a
-/// capture's transfer has whole runs of them): [`read_pcap_span`]'s caller checks that the
-/// reading before it arrives exactly there.
+/// capture's transfer has whole runs of them): `split` checks that the reading before it
+/// arrives exactly there.
 pub(crate) fn plausible_records(
     lay: &PcapLayout,
     bytes: &[u8],
@@ -447,72 +446,6 @@ pub(crate) fn plausible_records(
     true
 }
 
-/// [`read_pcap_ip`]'s records between file offsets `from` (a record's start) and `to`, read
-/// with positioned reads (two threads can each read a span of one open file): every record
-/// that ends by `to` is handed to `f` and counted in `sum`. Returns where the records it
-/// handed out end, and whether bytes before `to` were left (a record cut off by `to` or by the
-/// end of the file, or over 8 MB: the sequential reader's end of the capture).
-pub(crate) fn read_pcap_span(
-    file: &std::fs::File,
-    source: &str,
-    lay: &PcapLayout,
-    from: u64,
-    to: u64,
-    sum: &mut ReadSummary,
-    mut f: impl FnMut(Time, &[u8], u32) -> bool,
-) -> Result<(u64, bool), Error> {
-    use std::os::unix::fs::FileExt;
-    const BUF: usize = 1 << 20;
-    const MAX_RECORD: usize = 8_000_000;
-    let mut buf = vec![0u8; BUF];
-    // `buf[..len]` holds the file's bytes from `off`; `buf[pos..len]` are still to be read.
-    let (mut off, mut len, mut pos) = (from, 0usize, 0usize);
-    loop {
-        let mut eof = false;
-        while len < buf.len() && off + (len as u64) < to {
-            let want = (buf.len() - len).min((to - off - len as u64) as usize);
-            match file.read_at(&mut buf[len..len + want], off + len as u64) {
-                Ok(0) => {
-                    eof = true;
-                    break;
-                }
-                Ok(n) => len += n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    return Err(Error::Io {
-                        path: source.to_string(),
-                        error: e,
-                    })
-                }
-            }
-        }
-        let chunk = &buf[pos..len];
-        pos += if lay.big {
-            records::<true>(chunk, lay.nanos, lay.linktype, sum, &mut f)
-        } else {
-            records::<false>(chunk, lay.nanos, lay.linktype, sum, &mut f)
-        };
-        let avail = len - pos;
-        let at_end = eof || off + len as u64 >= to;
-        let need = if avail >= 16 {
-            16usize.saturating_add(rec_u32(lay.big, &buf[pos + 8..pos + 12]) as usize)
-        } else {
-            16
-        };
-        if !at_end && need <= MAX_RECORD {
-            buf.copy_within(pos..len, 0);
-            off += pos as u64;
-            len = avail;
-            pos = 0;
-            if need > buf.len() {
-                buf.resize(need, 0);
-            }
-            continue;
-        }
-        return Ok((off + pos as u64, avail > 0));
-    }
-}
-
 /// The warning of a capture that ends in the middle of a record, `records` whole records read.
 pub(crate) fn truncated_at(source: &str, records: u64) -> String {
     format!(
@@ -520,6 +453,9 @@ pub(crate) fn truncated_at(source: &str, records: u64) -> String {
         records + 1
     )
 }
+
+/// The largest record read (pcap-file's buffer): a larger one ends the capture.
+const MAX_RECORD: usize = 8_000_000;
 
 /// A record header's 32-bit field in the capture's byte order.
 #[inline(always)]
@@ -534,7 +470,7 @@ fn rec_u32(big: bool, b: &[u8]) -> u32 {
 
 /// Hands `f` each whole record at the start of `bytes` (records in byte order `BIG`), and
 /// returns how many bytes they took: the rest is less than a record.
-fn records<const BIG: bool>(
+pub(crate) fn records<const BIG: bool>(
     bytes: &[u8],
     nanos: bool,
     linktype: u32,
@@ -544,6 +480,10 @@ fn records<const BIG: bool>(
     let mut pos = 0;
     while let Some(h) = bytes.get(pos..pos + 16) {
         let need = 16usize.saturating_add(rec_u32(BIG, &h[8..12]) as usize);
+        // pcap-file's limit, the end of the capture (only `split` hands over more bytes).
+        if need > MAX_RECORD {
+            break;
+        }
         let Some(rec) = bytes.get(pos..pos.saturating_add(need)) else {
             break;
         };

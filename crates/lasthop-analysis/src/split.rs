@@ -234,21 +234,13 @@ struct Half {
 }
 
 /// Reads the records between `from` and `to` into a [`Half`].
-fn read_half(
-    file: &File,
-    source: &str,
-    lay: &PcapLayout,
-    from: u64,
-    to: u64,
-) -> Result<Half, Error> {
+fn read_half(map: &[u8], lay: &PcapLayout, from: u64, to: u64) -> Half {
     let mut h = Half::default();
     // Room for every record of the span in either shard, reserved (not touched) up front: no
     // copies as the lists grow. A TCP record has at least 16 + 40 bytes.
     let most = ((to - from) / 56 + 1) as usize;
     h.lists.segs = [Vec::with_capacity(most), Vec::with_capacity(most)];
-    if std::env::var_os("NOHUGE").is_none() {
-        h.lists.segs.iter().for_each(huge_pages);
-    }
+    h.lists.segs.iter().for_each(huge_pages);
     let Half {
         lists,
         tuples,
@@ -314,38 +306,38 @@ fn read_half(
             }
         }
     };
-    let (end, left) = capture::read_pcap_span(file, source, lay, from, to, summary, each)?;
+    // Every whole record of the span, in the sequential reader's loop.
+    let bytes = &map[from as usize..to as usize];
+    let mut each = each;
+    let used = if lay.big {
+        capture::records::<true>(bytes, lay.nanos, lay.linktype, summary, &mut each)
+    } else {
+        capture::records::<false>(bytes, lay.nanos, lay.linktype, summary, &mut each)
+    };
+    let (end, left) = (from + used as u64, used < bytes.len());
     *ip_records = n;
     *overflow = n > u64::from(u32::MAX) || tuples.keys.len() > NUMBER as usize;
     h.end = end;
     h.left = left;
-    Ok(h)
+    h
 }
 
-/// Where the second half starts: the first offset at or after the middle of the records where
-/// a run of 64 plausible record headers starts, looked for in the 1 MiB from the middle.
-fn find_boundary(file: &File, lay: &PcapLayout, len: u64) -> Option<u64> {
-    use std::os::unix::fs::FileExt;
+/// Where the second half of the records of `map` starts: the first offset at or after the
+/// middle where a run of 64 plausible record headers starts, looked for in the 1 MiB from the
+/// middle.
+fn find_boundary(map: &[u8], lay: &PcapLayout) -> Option<u64> {
+    let len = map.len() as u64;
     let mid = lay.first + (len - lay.first) / 2;
-    let mut buf = vec![0u8; (1 << 20).min((len - mid) as usize)];
-    let mut got = 0;
-    while got < buf.len() {
-        match file.read_at(&mut buf[got..], mid + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    buf.truncate(got);
-    // Leave room for the run to be checked within the bytes read (unless they reach the end).
-    let last = if mid + got as u64 == len {
-        got
+    let end = (mid + (1 << 20)).min(len);
+    let buf = &map[mid as usize..end as usize];
+    // Leave room for the run to be checked within those bytes (unless they reach the end).
+    let last = if end == len {
+        buf.len()
     } else {
-        got.saturating_sub(64 << 10)
+        buf.len().saturating_sub(64 << 10)
     };
     (0..last)
-        .find(|&at| capture::plausible_records(lay, &buf, at, mid, len, 64))
+        .find(|&at| capture::plausible_records(lay, buf, at, mid, len, 64))
         .map(|at| mid + at as u64)
 }
 
@@ -360,27 +352,26 @@ pub(crate) fn analyze_split(
     source: &str,
     opts: Options,
 ) -> Result<Option<Analysis>, Error> {
-    use std::os::unix::fs::FileExt;
-    let mut head = [0u8; 24];
-    if file.read_exact_at(&mut head, 0).is_err() {
-        return Ok(None);
-    }
-    let Some(lay) = capture::pcap_layout(&head) else {
+    let Some(mapped) = Mapped::new(file, len) else {
         return Ok(None);
     };
-    let Some(mid) = find_boundary(file, &lay, len) else {
+    let map = mapped.bytes();
+    let Some(lay) = map.get(..24).and_then(capture::pcap_layout) else {
+        return Ok(None);
+    };
+    let Some(mid) = find_boundary(map, &lay) else {
         return Ok(None);
     };
     let dbg_t0 = std::time::Instant::now();
     let (first, second) = std::thread::scope(|sc| {
-        let other = sc.spawn(|| dbg_cpu("read2", || read_half(file, source, &lay, mid, len)));
-        let first = dbg_cpu("read1", || read_half(file, source, &lay, lay.first, mid));
+        let other = sc.spawn(|| dbg_cpu("read2", || read_half(map, &lay, mid, len)));
+        let first = dbg_cpu("read1", || read_half(map, &lay, lay.first, mid));
         let second = other
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (first, second)
     });
-    let (mut first, mut second) = (first?, second?);
+    let (mut first, mut second) = (first, second);
     if first.end != mid || first.left || first.overflow || second.overflow {
         return Ok(None);
     }
@@ -521,6 +512,44 @@ fn huge_pages<T>(v: &Vec<T>) {
     }
 }
 
+/// A file mapped into memory (read only, private), unmapped when dropped.
+struct Mapped {
+    ptr: *mut libc::c_void,
+    len: usize,
+}
+
+impl Mapped {
+    fn new(file: &File, len: u64) -> Option<Mapped> {
+        use std::os::fd::AsRawFd;
+        let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
+        // SAFETY: a new private read-only mapping of an open file; nothing else refers to it.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ,
+                libc::MAP_PRIVATE,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        (ptr != libc::MAP_FAILED).then_some(Mapped { ptr, len })
+    }
+    fn bytes(&self) -> &[u8] {
+        // SAFETY: the mapping is `len` bytes long and lives as long as `self`.
+        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
+    }
+}
+
+impl Drop for Mapped {
+    fn drop(&mut self) {
+        // SAFETY: the mapping made in `new`, unmapped once.
+        unsafe {
+            libc::munmap(self.ptr, self.len);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -638,11 +667,8 @@ mod tests {
 
     /// Where `find_boundary` puts the second half of `bytes`.
     fn boundary(bytes: &[u8]) -> Option<u64> {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("c.pcap");
-        std::fs::write(&path, bytes).unwrap();
         let lay = capture::pcap_layout(&bytes[..24]).unwrap();
-        find_boundary(&File::open(&path).unwrap(), &lay, bytes.len() as u64)
+        find_boundary(bytes, &lay)
     }
 
     /// The start of each record of `recs` in its pcap file.
@@ -901,6 +927,32 @@ mod tests {
         assert_eq!(one.summary.records, 299);
         assert_eq!(one.summary.warnings.len(), 1);
         assert!(one.summary.warnings[0].contains("record 300"));
+    }
+
+    /// A record over 8 MB (pcap-file's limit) after the middle ends the capture, with one
+    /// thread's warning.
+    #[test]
+    fn record_over_8_mb_ends_the_capture() {
+        // 1 000 records of 10 000 captured bytes (10 MB), so that the middle falls before
+        // the large record; the run of 64 headers that finds it spans 640 KB.
+        let mut recs = Vec::new();
+        for k in 0..1000u32 {
+            let c = 1 + (k % 3) as u8;
+            let mut p = tcp(false, c, 4000, 1 + k * 9960, 1, ACK, 9960, true, &[]);
+            p.resize(10_000, 0);
+            recs.push((u64::from(k) * 1000, p, 10_000));
+        }
+        // 16 + 8 000 000 bytes with its header: over the limit
+        let mut p = tcp(false, 1, 4000, 3001, 1, ACK, 7_999_960, true, &[]);
+        p.resize(8_000_000, 0);
+        recs.push((1_000_000, p, 8_000_000));
+        let p = tcp(false, 1, 4000, 8_003_001, 1, ACK, 10, true, &[]);
+        recs.push((1_001_000, p, 50));
+        let bytes = pcap(false, true, &recs);
+        let (one, split) = check(&bytes);
+        assert!(split.is_some());
+        assert_eq!(one.summary.records, 1000);
+        assert!(one.summary.warnings[0].contains("record 1001"));
     }
 
     /// pcapng is not split: the sequential two-thread reading gives one thread's result.
