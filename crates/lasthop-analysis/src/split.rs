@@ -7,6 +7,14 @@
 //! The second half starts at a record boundary found near the middle of the file by a guess
 //! (a run of plausible record headers, `capture::plausible_records`); the first thread, reading
 //! from the file's first record, must arrive exactly there, or the split is dropped.
+//!
+//! The file is mapped into memory and parsed in place (no copy into a buffer); the segments
+//! are kept in a 20-byte form ([`Compact`], the rest in [`Extra`] entries) on transparent huge
+//! pages, since writing and reading them is most of what the split adds. They take memory in
+//! proportion to the records (about 20 bytes each), so files over [`MAX_BYTES`] are not split.
+//! A file truncated by another process while it is mapped can stop the process (SIGBUS), as
+//! with any mapped file; a capture still being written (growing) is read up to its length when
+//! opened, as the sequential readers do.
 
 use crate::capture::{self, PcapLayout, ReadSummary, TcpSeg, SYN};
 use crate::conn::{self, Analyzer, ConnStats, Options};
@@ -341,17 +349,24 @@ fn find_boundary(map: &[u8], lay: &PcapLayout) -> Option<u64> {
         .map(|at| mid + at as u64)
 }
 
+/// The largest file split (the lists of a file of 1 GiB take at most 380 MB, 20 bytes for each
+/// record of at least 56).
+pub(crate) const MAX_BYTES: u64 = 1 << 30;
+
 /// Analyses the pcap file `file` of `len` bytes on two threads split by position; `None` when
 /// the split is not used: not a pcap file (pcapng included), no plausible boundary found, the
 /// reading of the first half not arriving exactly at it (the guess was a false boundary, or
-/// the capture ends before it), or a count outgrowing the compact form. The caller then reads
-/// the file another way.
+/// the capture ends before it), a count outgrowing the compact form, a file over
+/// [`MAX_BYTES`] or one that cannot be mapped. The caller then reads the file another way.
 pub(crate) fn analyze_split(
     file: &File,
     len: u64,
     source: &str,
     opts: Options,
 ) -> Result<Option<Analysis>, Error> {
+    if len > MAX_BYTES {
+        return Ok(None);
+    }
     let Some(mapped) = Mapped::new(file, len) else {
         return Ok(None);
     };
@@ -362,20 +377,17 @@ pub(crate) fn analyze_split(
     let Some(mid) = find_boundary(map, &lay) else {
         return Ok(None);
     };
-    let dbg_t0 = std::time::Instant::now();
-    let (first, second) = std::thread::scope(|sc| {
-        let other = sc.spawn(|| dbg_cpu("read2", || read_half(map, &lay, mid, len)));
-        let first = dbg_cpu("read1", || read_half(map, &lay, lay.first, mid));
+    let (mut first, mut second) = std::thread::scope(|sc| {
+        let other = sc.spawn(|| read_half(map, &lay, mid, len));
+        let first = read_half(map, &lay, lay.first, mid);
         let second = other
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (first, second)
     });
-    let (mut first, mut second) = (first, second);
     if first.end != mid || first.left || first.overflow || second.overflow {
         return Ok(None);
     }
-    let dbg_t1 = dbg_t0.elapsed();
     // One table of 4-tuples: the first half's numbers, then the second half's new ones.
     let mut tuples = std::mem::take(&mut first.tuples);
     let trans: Vec<u32> = second
@@ -392,20 +404,13 @@ pub(crate) fn analyze_split(
     let halves = [(&first, None), (&second, Some(&trans[..]))];
     let base = first.ip_records;
     let (a, b) = std::thread::scope(|sc| {
-        let other = sc.spawn(|| dbg_cpu("an1", || analyze_shard(&halves, 1, keys, base, opts)));
-        let mine = dbg_cpu("an0", || analyze_shard(&halves, 0, keys, base, opts));
+        let other = sc.spawn(|| analyze_shard(&halves, 1, keys, base, opts));
+        let mine = analyze_shard(&halves, 0, keys, base, opts);
         let theirs = other
             .join()
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
         (mine, theirs)
     });
-    if std::env::var_os("DBG_SPLIT").is_some() {
-        eprintln!(
-            "split at {mid}: phase1 {:?} phase2 {:?}",
-            dbg_t1,
-            dbg_t0.elapsed() - dbg_t1
-        );
-    }
     let mut summary = first.summary;
     summary.records += second.summary.records;
     summary.other += second.summary.other;
@@ -471,29 +476,6 @@ fn analyze_shard(
         }
     }
     an.finish_numbered()
-}
-
-// TEMP debug: thread CPU time of a phase.
-fn dbg_cpu<T>(what: &str, f: impl FnOnce() -> T) -> T {
-    if std::env::var_os("DBG_SPLIT").is_none() {
-        return f();
-    }
-    let cpu = || -> u64 {
-        std::fs::read_to_string("/proc/thread-self/schedstat")
-            .ok()
-            .and_then(|s| s.split_whitespace().next()?.parse().ok())
-            .unwrap_or(0)
-    };
-    let c0 = cpu();
-    let t0 = std::time::Instant::now();
-    let r = f();
-    let c = cpu() - c0;
-    eprintln!(
-        "cpu {what} {:.2} wall {:.2}",
-        c as f64 / 1e6,
-        t0.elapsed().as_secs_f64() * 1e3
-    );
-    r
 }
 
 /// Asks the kernel for transparent huge pages under a list's reserved room: one page fault per
