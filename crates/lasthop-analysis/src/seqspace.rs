@@ -113,6 +113,7 @@ impl SeqSpace {
     /// duplicate at all (tcptrace's BSD rules, checked by the caller: the same ACK number and
     /// the same window as the acknowledging side's previous ACK, and the data sender has had
     /// data outstanding).
+    #[inline(always)]
     pub fn ack(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
         let mut out = AckOutcome::default();
         // The common case: an ACK within the first range, already acknowledged (the ranges
@@ -132,6 +133,13 @@ impl SeqSpace {
                 return out;
             }
         }
+        self.ack_beyond_first(ack, data_len, dup_ok, now)
+    }
+
+    /// [`SeqSpace::ack`] of an ACK beyond the first range or with it unacknowledged (out of
+    /// line: the case above, inlined, is most ACKs).
+    #[inline(never)]
+    fn ack_beyond_first(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
         if let Some(out) = self.ack_next_ranges(ack, now) {
             return out;
         }

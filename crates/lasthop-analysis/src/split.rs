@@ -148,9 +148,13 @@ struct Tuples {
     /// Each number's flow key (the table's orientation) and shard.
     keys: Vec<FlowKey>,
     shards: Vec<bool>,
-    /// The last IPv4 4-tuple looked up: (key, number, shard).
-    last: Option<(u128, u32, bool)>,
+    /// The IPv4 4-tuples looked up last, by a hash of the key: (key, number + 1, shard), number
+    /// 0 for an empty slot. Captures interleave a few connections' packets.
+    recent: Vec<(u128, u32, bool)>,
 }
+
+/// Slots of [`Tuples::recent`].
+const RECENT: usize = 64;
 
 /// An IPv4 4-tuple in the table's orientation, and whether `(src, sport)` comes first in it.
 #[inline(always)]
@@ -166,10 +170,14 @@ impl Tuples {
     /// whether it is new.
     #[inline(always)]
     fn v4(&mut self, key: u128) -> (u32, bool, bool) {
-        if let Some((k, t, s)) = self.last {
-            if k == key {
-                return (t, s, false);
-            }
+        if self.recent.is_empty() {
+            self.recent = vec![(0, 0, false); RECENT];
+        }
+        let h = ((key >> 64) as u64 ^ key as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let slot = (h >> 58) as usize;
+        let (k, t1, s) = self.recent[slot];
+        if k == key && t1 != 0 {
+            return (t1 - 1, s, false);
         }
         let (t, s, new) = match self.v4.get(&key) {
             Some(&t) => (t, self.shards[t as usize], false),
@@ -188,7 +196,7 @@ impl Tuples {
                 (t, self.shards[t as usize], true)
             }
         };
-        self.last = Some((key, t, s));
+        self.recent[slot] = (key, t + 1, s);
         (t, s, new)
     }
 
