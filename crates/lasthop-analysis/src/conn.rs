@@ -740,8 +740,9 @@ impl Analyzer {
             }
             this.ack_field = seg.ack;
         }
-        // tcptrace's outstanding-window sample, which gates duplicate ACKs for this direction.
-        if !syn && !ooo && rexlen == 0 {
+        // tcptrace's outstanding-window sample, which gates duplicate ACKs for this direction
+        // (only its first positive value matters: `owin_positive` is never reset).
+        if !this.owin_positive && !syn && !ooo && rexlen == 0 {
             let end = u64::from(seg.seq) + u64::from(len);
             let peer_ack = u64::from(other.ack_field);
             let owin = if peer_ack == 0 {
