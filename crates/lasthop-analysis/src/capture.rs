@@ -470,6 +470,7 @@ fn rec_u32(big: bool, b: &[u8]) -> u32 {
 
 /// Hands `f` each whole record at the start of `bytes` (records in byte order `BIG`), and
 /// returns how many bytes they took: the rest is less than a record.
+#[inline(always)]
 pub(crate) fn records<const BIG: bool>(
     bytes: &[u8],
     nanos: bool,

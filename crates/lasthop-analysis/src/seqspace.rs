@@ -50,8 +50,26 @@ pub struct SeqSpace {
 impl SeqSpace {
     /// Records a segment covering `len` (> 0) bytes from `first`; returns the retransmitted
     /// byte count and whether the segment was out of order.
-    pub fn send(&mut self, mut first: u64, len: u64, now: Time) -> (u64, bool) {
+    #[inline(always)]
+    pub fn send(&mut self, first: u64, len: u64, now: Time) -> (u64, bool) {
         debug_assert!(len > 0);
+        // The expected case: beyond everything recorded.
+        if self.ranges.back().is_none_or(|t| first > t.last) {
+            self.ranges.push_back(Range {
+                first,
+                last: first + len - 1,
+                time: now,
+                retrans: 0,
+                acked: 0,
+            });
+            return (0, false);
+        }
+        self.send_within(first, len, now)
+    }
+
+    /// [`SeqSpace::send`] of a segment that does not start beyond everything recorded.
+    #[inline(never)]
+    fn send_within(&mut self, mut first: u64, len: u64, now: Time) -> (u64, bool) {
         let last = first + len - 1;
         let mut rexlen = 0;
         let mut out_of_order = false;
@@ -63,11 +81,6 @@ impl SeqSpace {
             retrans: 0,
             acked: 0,
         };
-        // The expected case: beyond everything recorded.
-        if self.ranges.back().is_none_or(|t| first > t.last) {
-            self.ranges.push_back(new(first, last));
-            return (0, false);
-        }
         // Ranges are sorted and disjoint, so those ending before `first` can be skipped.
         let mut i = self.ranges.partition_point(|r| r.last < first);
         while i < self.ranges.len() {
@@ -190,11 +203,19 @@ impl SeqSpace {
         if self.ranges.get(k + 1).is_some_and(|n| n.acked > 0) {
             return None;
         }
-        let r0 = &mut self.ranges[0];
-        r0.last = end;
-        r0.acked = 1;
-        r0.time = last_xmit;
-        self.ranges.drain(1..=k);
+        // The merged range replaces the `k`th, the ones before it go (cheaper than a drain).
+        let r0 = &self.ranges[0];
+        let merged = Range {
+            first: r0.first,
+            last: end,
+            time: last_xmit,
+            retrans: r0.retrans,
+            acked: 1,
+        };
+        self.ranges[k] = merged;
+        for _ in 0..k {
+            self.ranges.pop_front();
+        }
         Some(out)
     }
 

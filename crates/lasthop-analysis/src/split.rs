@@ -85,7 +85,7 @@ impl Lists {
         sh: usize,
         time: u64,
         n: u32,
-        mut word: u32,
+        word: u32,
         new: bool,
         seq: u32,
         ack: u32,
@@ -110,31 +110,40 @@ impl Lists {
             window,
         };
         if !plain {
-            word |= EXTRA;
-            c = Compact {
-                dt: 0,
-                word,
-                payload_len: 0,
-                ..c
-            };
-            let mut x = Extra {
-                time,
-                n,
-                payload_len,
-                sack: [(0, 0); 4],
-                sack_count: 0,
-                sack_permitted: false,
-                wscale: None,
-            };
-            if let Some(s) = opts {
-                x.sack = s.sack;
-                x.sack_count = s.sack_count;
-                x.sack_permitted = s.sack_permitted;
-                x.wscale = s.wscale;
-            }
-            self.extra[sh].push(x);
+            c.word |= EXTRA;
+            c.dt = 0;
+            c.payload_len = 0;
+            self.push_extra(sh, time, n, payload_len, opts);
         }
         self.segs[sh].push(c);
+    }
+
+    /// The [`Extra`] entry of a segment (out of line: most segments have none).
+    #[inline(never)]
+    fn push_extra(
+        &mut self,
+        sh: usize,
+        time: u64,
+        n: u32,
+        payload_len: u32,
+        opts: Option<&TcpSeg>,
+    ) {
+        let mut x = Extra {
+            time,
+            n,
+            payload_len,
+            sack: [(0, 0); 4],
+            sack_count: 0,
+            sack_permitted: false,
+            wscale: None,
+        };
+        if let Some(s) = opts {
+            x.sack = s.sack;
+            x.sack_count = s.sack_count;
+            x.sack_permitted = s.sack_permitted;
+            x.wscale = s.wscale;
+        }
+        self.extra[sh].push(x);
     }
 }
 
@@ -179,7 +188,15 @@ impl Tuples {
         if k == key && t1 != 0 {
             return (t1 - 1, s, false);
         }
-        let (t, s, new) = match self.v4.get(&key) {
+        let (t, s, new) = self.v4_lookup(key);
+        self.recent[slot] = (key, t + 1, s);
+        (t, s, new)
+    }
+
+    /// [`Tuples::v4`] past the recent slots: the table, or a new number.
+    #[inline(never)]
+    fn v4_lookup(&mut self, key: u128) -> (u32, bool, bool) {
+        match self.v4.get(&key) {
             Some(&t) => (t, self.shards[t as usize], false),
             None => {
                 let (lo, hi) = ((key >> 64) as u64, key as u64);
@@ -195,9 +212,7 @@ impl Tuples {
                 self.v4.insert(key, t);
                 (t, self.shards[t as usize], true)
             }
-        };
-        self.recent[slot] = (key, t + 1, s);
-        (t, s, new)
+        }
     }
 
     /// The number (with [`REVERSE`] when `k` goes against the table's orientation), shard and
@@ -268,63 +283,13 @@ fn read_half(map: &[u8], lay: &PcapLayout, from: u64, to: u64) -> Half {
     } = &mut h;
     summary.linktype = lay.linktype;
     let mut n = 0u64;
-    let each = |t: Time, ip: &[u8], wire: u32| {
+    let mut each = |t: Time, ip: &[u8], wire: u32| {
         let nr = n as u32;
         n += 1;
-        // The common case, as `capture::parse_tcp_into`'s.
-        if let Some(h) = ip.get(..40) {
-            if capture::plain_ipv4_tcp(h) {
-                let b16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
-                let b32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
-                let total = u32::from(b16(2));
-                let dgram = if total != 0 { total } else { wire };
-                let (key, canon) = v4_key(b32(12), b32(16), b16(20), b16(22));
-                let (tu, shard, new) = tuples.v4(key);
-                let word = tu | u32::from(h[33]) << FLAGS_SHIFT | if canon { 0 } else { REVERSE };
-                lists.push(
-                    usize::from(shard),
-                    t.0,
-                    nr,
-                    word,
-                    new,
-                    b32(24),
-                    b32(28),
-                    dgram.saturating_sub(20).saturating_sub(20),
-                    b16(34),
-                    None,
-                );
-                return true;
-            }
-        }
-        match capture::parse_tcp_other(t, ip, Some(wire)) {
-            Some(s) => {
-                let (tu, shard, new) = tuples.any(&s.flow);
-                let has_opts = s.sack_count > 0 || s.sack_permitted || s.wscale.is_some();
-                // `any`'s number: the direction in the top bit, the number below the flags.
-                let word = tu | u32::from(s.flags) << FLAGS_SHIFT;
-                lists.push(
-                    usize::from(shard),
-                    s.time.0,
-                    nr,
-                    word,
-                    new,
-                    s.seq,
-                    s.ack,
-                    s.payload_len,
-                    s.window,
-                    has_opts.then_some(&s),
-                );
-                true
-            }
-            None => {
-                datagrams.extend(udp::parse_datagram(t, ip, Some(wire)));
-                false
-            }
-        }
+        record(lists, tuples, datagrams, t, ip, wire, nr)
     };
     // Every whole record of the span, in the sequential reader's loop.
     let bytes = &map[from as usize..to as usize];
-    let mut each = each;
     let used = if lay.big {
         capture::records::<true>(bytes, lay.nanos, lay.linktype, summary, &mut each)
     } else {
@@ -336,6 +301,85 @@ fn read_half(map: &[u8], lay: &PcapLayout, from: u64, to: u64) -> Half {
     h.end = end;
     h.left = left;
     h
+}
+
+/// [`read_half`]'s work on one record (the `nr`th IP record of the half): the common IPv4/TCP
+/// form here, inlined into the record loop, the rest in [`other_record`].
+#[inline(always)]
+fn record(
+    lists: &mut Lists,
+    tuples: &mut Tuples,
+    datagrams: &mut Vec<udp::Datagram>,
+    t: Time,
+    ip: &[u8],
+    wire: u32,
+    nr: u32,
+) -> bool {
+    // The common case, as `capture::parse_tcp_into`'s.
+    if let Some(h) = ip.get(..40) {
+        if capture::plain_ipv4_tcp(h) {
+            let b16 = |at: usize| u16::from_be_bytes([h[at], h[at + 1]]);
+            let b32 = |at: usize| u32::from_be_bytes([h[at], h[at + 1], h[at + 2], h[at + 3]]);
+            let total = u32::from(b16(2));
+            let dgram = if total != 0 { total } else { wire };
+            let (key, canon) = v4_key(b32(12), b32(16), b16(20), b16(22));
+            let (tu, shard, new) = tuples.v4(key);
+            let word = tu | u32::from(h[33]) << FLAGS_SHIFT | if canon { 0 } else { REVERSE };
+            lists.push(
+                usize::from(shard),
+                t.0,
+                nr,
+                word,
+                new,
+                b32(24),
+                b32(28),
+                dgram.saturating_sub(20).saturating_sub(20),
+                b16(34),
+                None,
+            );
+            return true;
+        }
+    }
+    other_record(lists, tuples, datagrams, t, ip, wire, nr)
+}
+
+/// [`read_half`]'s records other than the common IPv4/TCP form (out of line, so that the
+/// common case's code is small enough to be inlined into the record loop).
+#[inline(never)]
+fn other_record(
+    lists: &mut Lists,
+    tuples: &mut Tuples,
+    datagrams: &mut Vec<udp::Datagram>,
+    t: Time,
+    ip: &[u8],
+    wire: u32,
+    nr: u32,
+) -> bool {
+    match capture::parse_tcp_other(t, ip, Some(wire)) {
+        Some(s) => {
+            let (tu, shard, new) = tuples.any(&s.flow);
+            let has_opts = s.sack_count > 0 || s.sack_permitted || s.wscale.is_some();
+            // `any`'s number: the direction in the top bit, the number below the flags.
+            let word = tu | u32::from(s.flags) << FLAGS_SHIFT;
+            lists.push(
+                usize::from(shard),
+                s.time.0,
+                nr,
+                word,
+                new,
+                s.seq,
+                s.ack,
+                s.payload_len,
+                s.window,
+                has_opts.then_some(&s),
+            );
+            true
+        }
+        None => {
+            datagrams.extend(udp::parse_datagram(t, ip, Some(wire)));
+            false
+        }
+    }
 }
 
 /// Where the second half of the records of `map` starts: the first offset at or after the
