@@ -446,6 +446,13 @@ pub(crate) fn plausible_records(
     true
 }
 
+/// The length of the record at the start of `bytes` with its header, `None` when its header is
+/// cut short.
+pub(crate) fn record_len(lay: &PcapLayout, bytes: &[u8]) -> Option<usize> {
+    let h = bytes.get(..16)?;
+    Some(16usize.saturating_add(rec_u32(lay.big, &h[8..12]) as usize))
+}
+
 /// The warning of a capture that ends in the middle of a record, `records` whole records read.
 pub(crate) fn truncated_at(source: &str, records: u64) -> String {
     format!(

@@ -288,14 +288,42 @@ fn read_half(map: &[u8], lay: &PcapLayout, from: u64, to: u64) -> Half {
         n += 1;
         record(lists, tuples, datagrams, t, ip, wire, nr)
     };
-    // Every whole record of the span, in the sequential reader's loop.
-    let bytes = &map[from as usize..to as usize];
-    let used = if lay.big {
-        capture::records::<true>(bytes, lay.nanos, lay.linktype, summary, &mut each)
-    } else {
-        capture::records::<false>(bytes, lay.nanos, lay.linktype, summary, &mut each)
+    // Every whole record of the span, in the sequential reader's loop, 4 MiB at a time: the
+    // pages read are released as it goes (they would count in the process's memory, and
+    // unmapping them all at the end would take one thread's time).
+    const CHUNK: usize = 4 << 20;
+    let mut records = |bytes: &[u8]| {
+        if lay.big {
+            capture::records::<true>(bytes, lay.nanos, lay.linktype, summary, &mut each)
+        } else {
+            capture::records::<false>(bytes, lay.nanos, lay.linktype, summary, &mut each)
+        }
     };
-    let (end, left) = (from + used as u64, used < bytes.len());
+    let (from, to) = (from as usize, to as usize);
+    let mut pos = from;
+    loop {
+        let end = (pos + CHUNK).min(to);
+        let used = records(&map[pos..end]);
+        pos += used;
+        if end == to {
+            break;
+        }
+        if used == 0 {
+            // A record longer than a chunk, alone (or the end: cut short, or over the limit).
+            let need = capture::record_len(lay, &map[pos..to]);
+            let Some(need) = need.filter(|&n| pos + n <= to) else {
+                break;
+            };
+            let used = records(&map[pos..pos + need]);
+            if used == 0 {
+                break;
+            }
+            pos += used;
+        }
+        release(map, from, pos);
+    }
+    release(map, from, pos);
+    let (end, left) = (pos as u64, pos < to);
     *ip_records = n;
     *overflow = n > u64::from(u32::MAX) || tuples.keys.len() > NUMBER as usize;
     h.end = end;
@@ -528,6 +556,24 @@ fn analyze_shard(
         }
     }
     an.finish_numbered()
+}
+
+/// Releases the pages of `map` wholly within `from..to` (read already): the mapping stays, a
+/// later read would fault them in again.
+fn release(map: &[u8], from: usize, to: usize) {
+    const PAGE: usize = 4096;
+    let base = map.as_ptr() as usize;
+    let (a, b) = (
+        (base + from).next_multiple_of(PAGE),
+        (base + to) & !(PAGE - 1),
+    );
+    if a < b {
+        // SAFETY: a page-aligned range within the mapping; the advice drops no data (the pages
+        // are the file's, unchanged).
+        unsafe {
+            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_DONTNEED);
+        }
+    }
 }
 
 /// Asks the kernel for transparent huge pages under a list's reserved room: one page fault per
