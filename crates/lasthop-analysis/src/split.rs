@@ -1035,6 +1035,32 @@ mod tests {
         assert!(one.summary.warnings[0].contains("record 1001"));
     }
 
+    /// A record longer than the 4 MiB the halves are parsed by (5 MB, after the middle) is
+    /// read whole, and the records after it.
+    #[test]
+    fn record_longer_than_a_chunk() {
+        let mut recs = Vec::new();
+        for k in 0..1000u32 {
+            let c = 1 + (k % 3) as u8;
+            let mut p = tcp(false, c, 4000, 1 + k * 9960, 1, ACK, 9960, true, &[]);
+            p.resize(10_000, 0);
+            recs.push((u64::from(k) * 1000, p, 10_000));
+        }
+        let mut p = tcp(false, 1, 4000, 3_320_001, 1, ACK, 4_999_960, true, &[]);
+        p.resize(5_000_000, 0);
+        recs.push((1_000_000, p, 5_000_000));
+        for k in 0..10u32 {
+            let p = tcp(false, 2, 4000, 1, 1 + k, ACK, 0, false, &[]);
+            recs.push((1_001_000 + u64::from(k), p, 40));
+        }
+        let (one, split) = check(&pcap(true, false, &recs));
+        assert!(split.is_some());
+        assert_eq!(one.summary.records, 1011);
+        assert!(one.summary.warnings.is_empty());
+        // host 1: 334 records of 9 960 payload bytes (k = 0, 3, ..., 999), then 4 999 960
+        assert_eq!(one.conns[0].c2s.data_bytes, 334 * 9960 + 4_999_960);
+    }
+
     /// pcapng is not split: the sequential two-thread reading gives one thread's result.
     #[test]
     fn pcapng_falls_back() {
