@@ -697,6 +697,12 @@ mod tests {
 
     /// A raw-IP pcap file of `recs` in either byte order and timestamp unit.
     fn pcap(big: bool, nanos: bool, recs: &[Rec]) -> Vec<u8> {
+        pcap_link(big, nanos, 101, recs)
+    }
+
+    /// [`pcap`] of link type `linktype`: 101 (raw IP), or 1 (Ethernet: a 14-byte header, IPv4
+    /// or IPv6 by the datagram's version, added to each record).
+    fn pcap_link(big: bool, nanos: bool, linktype: u32, recs: &[Rec]) -> Vec<u8> {
         let w32 = |o: &mut Vec<u8>, x: u32| {
             o.extend_from_slice(&if big {
                 x.to_be_bytes()
@@ -708,15 +714,25 @@ mod tests {
         w32(&mut o, if nanos { 0xa1b2_3c4d } else { 0xa1b2_c3d4 });
         let v = if big { [0, 2, 0, 4] } else { [2, 0, 4, 0] };
         o.extend_from_slice(&v);
-        for x in [0, 0, 262_144, 101] {
+        for x in [0, 0, 262_144, linktype] {
             w32(&mut o, x);
         }
+        let link = if linktype == 1 { 14 } else { 0 };
         for (t, data, orig) in recs {
             w32(&mut o, (t / 1_000_000_000) as u32);
             let frac = t % 1_000_000_000;
             w32(&mut o, if nanos { frac } else { frac / 1000 } as u32);
-            w32(&mut o, data.len() as u32);
-            w32(&mut o, *orig);
+            w32(&mut o, data.len() as u32 + link);
+            w32(&mut o, *orig + link);
+            if link > 0 {
+                let ethertype: [u8; 2] = if data[0] >> 4 == 6 {
+                    [0x86, 0xdd]
+                } else {
+                    [8, 0]
+                };
+                o.extend_from_slice(&[2, 0, 0, 0, 0, 1, 2, 0, 0, 0, 0, 2]);
+                o.extend_from_slice(&ethertype);
+            }
             o.extend_from_slice(data);
         }
         o
@@ -902,6 +918,24 @@ mod tests {
                 assert_eq!(one.summary.other, 1);
             }
         }
+    }
+
+    /// The split of an Ethernet capture (link-layer headers before the datagrams) gives what
+    /// one thread gives.
+    #[test]
+    fn ethernet_capture() {
+        let recs = mixed();
+        let bytes = pcap_link(false, false, 1, &recs);
+        let (one, split) = check(&bytes);
+        assert!(split.is_some());
+        assert_eq!(one.conns.len(), 11);
+        assert_eq!(one.summary.linktype, 1);
+        assert_eq!(one.udp.len(), 1);
+        // host 3: 30 data segments and 5 retransmitted, as in the raw-IP capture
+        assert_eq!(
+            (one.conns[2].c2s.data_pkts, one.conns[2].c2s.rexmt_pkts),
+            (35, 5)
+        );
     }
 
     /// A capture of one connection: all its segments go to one shard (the other thread
