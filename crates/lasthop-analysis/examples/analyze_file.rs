@@ -4,7 +4,8 @@
 //!     cargo run --release -p lasthop-analysis --example analyze_file -- CAPTURE.pcap [RUNS] [one]
 //!
 //! With `one`, the records are read and analysed on one thread (`analyze_reader`), for
-//! comparison with `analyze_pcap_with`'s two threads; with `parse`, only read and parsed.
+//! comparison with `analyze_pcap_with`'s two threads; with `parse`, only read and parsed; with
+//! `check`, both, checking that they give the same.
 
 use std::time::Instant;
 
@@ -23,6 +24,17 @@ fn main() {
             lasthop_analysis::read_pcap(f, &path, |s| n += u64::from(s.payload_len)).unwrap();
             println!("parsed, {n} bytes in {:.3} s", t0.elapsed().as_secs_f64());
         }
+        return;
+    }
+    if mode == "check" {
+        // The two-thread analysis gives what one thread gives.
+        let f = std::fs::File::open(&path).unwrap();
+        let one = lasthop_analysis::analyze_reader_with(f, &path, Default::default()).unwrap();
+        let two = lasthop_analysis::analyze_pcap_with(&path, Default::default()).unwrap();
+        assert_eq!(one.conns, two.conns);
+        assert_eq!(one.summary, two.summary);
+        assert_eq!(one.udp, two.udp);
+        println!("same: {} connections, {:?}", one.conns.len(), one.summary);
         return;
     }
     for _ in 0..runs {

@@ -143,7 +143,7 @@ pub fn parse_tcp_into(time: Time, ip: &[u8], wire_len: Option<u32>, seg: &mut Tc
 
 /// [`parse_tcp`] of anything but IPv4 without options carrying TCP without options.
 #[inline(never)]
-fn parse_tcp_other(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
+pub(crate) fn parse_tcp_other(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<TcpSeg> {
     let v = wire::parse_ip(ip)?;
     if v.proto != wire::PROTO_TCP {
         return None;
@@ -316,7 +316,6 @@ pub fn read_pcap_ip<R: Read>(
     // Refills of 1 MiB keep the records in the core's cache between the kernel's copy and the
     // parse; a record up to 8 MB (pcap-file's limit) still fits, the buffer growing for it.
     const BUF: usize = 1 << 20;
-    const MAX_RECORD: usize = 8_000_000;
     let io_err = |e: std::io::Error| Error::Io {
         path: source.to_string(),
         error: e,
@@ -384,6 +383,87 @@ pub fn read_pcap_ip<R: Read>(
     Ok(sum)
 }
 
+/// How a pcap file's records are laid out (from its header), for `split`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PcapLayout {
+    pub big: bool,
+    pub nanos: bool,
+    pub linktype: u32,
+    /// Where the first record starts.
+    pub first: u64,
+}
+
+/// The layout of a pcap file from its first bytes, `None` when they are not a pcap header of a
+/// supported link type (the sequential reader then gives the error).
+pub(crate) fn pcap_layout(head: &[u8]) -> Option<PcapLayout> {
+    let (rest, parser) = PcapParser::new(head).ok()?;
+    let header = parser.header();
+    let (sum, nanos) = start_summary(&header, "").ok()?;
+    Some(PcapLayout {
+        big: header.endianness == pcap_file::Endianness::Big,
+        nanos,
+        linktype: sum.linktype,
+        first: (head.len() - rest.len()) as u64,
+    })
+}
+
+/// Whether a plausible run of `chain` record headers starts at `at` of `bytes` (which start at
+/// file offset `base` of a file of `file_len` bytes): each with a time within a day of the
+/// first one's and a fraction of a second under the unit, a captured length of 1 to 256 KiB
+/// and not above the original length, the next one right after it; or the run ends exactly
+/// at the end of the file. Only a guess (record bytes can look like headers, a capture of a
+/// capture's transfer has whole runs of them): `split` checks that the reading before it
+/// arrives exactly there.
+pub(crate) fn plausible_records(
+    lay: &PcapLayout,
+    bytes: &[u8],
+    at: usize,
+    base: u64,
+    file_len: u64,
+    chain: usize,
+) -> bool {
+    const DAY: u32 = 86_400;
+    let unit = if lay.nanos { 1_000_000_000 } else { 1_000_000 };
+    let mut pos = at;
+    let mut first_sec = None;
+    for _ in 0..chain {
+        if base + pos as u64 == file_len {
+            return true;
+        }
+        let Some(h) = bytes.get(pos..pos + 16) else {
+            return false;
+        };
+        let sec = rec_u32(lay.big, &h[0..4]);
+        let frac = rec_u32(lay.big, &h[4..8]);
+        let incl = rec_u32(lay.big, &h[8..12]);
+        let orig = rec_u32(lay.big, &h[12..16]);
+        let t0 = *first_sec.get_or_insert(sec);
+        if sec.abs_diff(t0) > DAY || frac >= unit || incl == 0 || incl > 256 << 10 || incl > orig {
+            return false;
+        }
+        pos += 16 + incl as usize;
+    }
+    true
+}
+
+/// The length of the record at the start of `bytes` with its header, `None` when its header is
+/// cut short.
+pub(crate) fn record_len(lay: &PcapLayout, bytes: &[u8]) -> Option<usize> {
+    let h = bytes.get(..16)?;
+    Some(16usize.saturating_add(rec_u32(lay.big, &h[8..12]) as usize))
+}
+
+/// The warning of a capture that ends in the middle of a record, `records` whole records read.
+pub(crate) fn truncated_at(source: &str, records: u64) -> String {
+    format!(
+        "{source}: capture ends in the middle of record {} (ignored)",
+        records + 1
+    )
+}
+
+/// The largest record read (pcap-file's buffer): a larger one ends the capture.
+const MAX_RECORD: usize = 8_000_000;
+
 /// A record header's 32-bit field in the capture's byte order.
 #[inline(always)]
 fn rec_u32(big: bool, b: &[u8]) -> u32 {
@@ -397,7 +477,8 @@ fn rec_u32(big: bool, b: &[u8]) -> u32 {
 
 /// Hands `f` each whole record at the start of `bytes` (records in byte order `BIG`), and
 /// returns how many bytes they took: the rest is less than a record.
-fn records<const BIG: bool>(
+#[inline(always)]
+pub(crate) fn records<const BIG: bool>(
     bytes: &[u8],
     nanos: bool,
     linktype: u32,
@@ -407,6 +488,10 @@ fn records<const BIG: bool>(
     let mut pos = 0;
     while let Some(h) = bytes.get(pos..pos + 16) {
         let need = 16usize.saturating_add(rec_u32(BIG, &h[8..12]) as usize);
+        // pcap-file's limit, the end of the capture (only `split` hands over more bytes).
+        if need > MAX_RECORD {
+            break;
+        }
         let Some(rec) = bytes.get(pos..pos.saturating_add(need)) else {
             break;
         };

@@ -347,6 +347,8 @@ pub struct Analyzer {
     /// The last entry found in `by_key`: packets of a connection come in runs, and both of its
     /// directions map to the same connection (see [`Analyzer::cached`]).
     last: Option<(FlowKey, usize, bool)>,
+    /// [`Analyzer::segment_tuple`]'s table of 4-tuples.
+    by_tuple: Vec<u64>,
     /// Packets that were not TCP.
     pub other_packets: u64,
     /// The number of the next segment (see [`Analyzer::segment_nth`]).
@@ -366,6 +368,7 @@ impl Analyzer {
             conns: Vec::new(),
             by_key: FxHashMap::default(),
             last: None,
+            by_tuple: Vec::new(),
             other_packets: 0,
             next: 0,
         }
@@ -417,6 +420,17 @@ impl Analyzer {
                 return (i, from_client);
             }
         }
+        let (i, from_client, key) = self.new_conn(fwd, seg, n);
+        // Both directions point at the new connection (replacing any older one on the 4-tuple).
+        self.by_key.insert(key, (i, true));
+        self.by_key.insert(key.reversed(), (i, false));
+        self.last = None;
+        (i, from_client)
+    }
+
+    /// Opens a connection for `seg` (of flow `fwd`, the `n`th segment); returns its index,
+    /// whether `seg` is from its client, and its client→server key.
+    fn new_conn(&mut self, fwd: &FlowKey, seg: &TcpSeg, n: u64) -> (usize, bool, FlowKey) {
         // A new connection. The client is the SYN sender; the receiver of a SYN-ACK; or else the
         // sender of this first packet.
         let from_client = !(seg.has(SYN) && seg.has(ACK));
@@ -446,11 +460,58 @@ impl Analyzer {
             c2s: DirState::default(),
             s2c: DirState::default(),
         });
-        // Both directions point at the new connection (replacing any older one on the 4-tuple).
-        self.by_key.insert(key, (id - 1, true));
-        self.by_key.insert(key.reversed(), (id - 1, false));
-        self.last = None;
-        (id - 1, from_client)
+        (id - 1, from_client, key)
+    }
+
+    /// [`Analyzer::segment_nth`] for a segment whose 4-tuple was numbered beforehand
+    /// (`crate::split`): `tuple` indexes `keys`, which holds each 4-tuple in one orientation,
+    /// and `canon` tells whether `seg` goes that way (its `flow` is not read). A table indexed
+    /// by the number replaces the flow-key hash map; the connections are those `segment_nth`
+    /// finds (an analyser uses one of the two ways only). `n`, the segment's number, is needed
+    /// only when it opens a connection: it is given for every segment that can (a SYN, or the
+    /// first segment of its 4-tuple).
+    #[inline(always)]
+    pub(crate) fn segment_tuple(
+        &mut self,
+        tuple: u32,
+        canon: bool,
+        keys: &[FlowKey],
+        seg: &TcpSeg,
+        n: Option<u64>,
+    ) {
+        let t = tuple as usize;
+        if t >= self.by_tuple.len() {
+            self.by_tuple.resize(keys.len().max(t + 1), 0);
+        }
+        // `by_tuple[t]`: 0 for none, else (index + 1) << 1 | whether `keys[t]` is the
+        // client→server direction.
+        let e = self.by_tuple[t];
+        let mut found = None;
+        if e != 0 {
+            let (i, from_client) = ((e >> 1) as usize - 1, (e & 1 == 1) == canon);
+            let c = &self.conns[i];
+            // A new SYN with another ISN on the same 4-tuple starts a new connection.
+            let new_syn = seg.has(SYN) && !seg.has(ACK);
+            let stale = new_syn && from_client && c.c2s.isn.is_some_and(|isn| isn != seg.seq);
+            if !stale {
+                found = Some((i, from_client));
+            }
+        }
+        let (i, from_client) = match found {
+            Some(hit) => hit,
+            None => {
+                let k = &keys[t];
+                let fwd = if canon { *k } else { k.reversed() };
+                let n = n.expect("the number of a segment that opens a connection");
+                let (i, from_client, key) = self.new_conn(&fwd, seg, n);
+                // As `find`'s two insertions: the later, reverse one wins for a 4-tuple that
+                // is its own reverse.
+                let key_is_canon = key == *k && key != key.reversed();
+                self.by_tuple[t] = ((i as u64 + 1) << 1) | u64::from(key_is_canon);
+                (i, from_client)
+            }
+        };
+        self.apply(i, from_client, seg);
     }
 
     /// Feeds one parsed TCP segment. The order of the steps follows tcptrace's, on which the
@@ -465,6 +526,12 @@ impl Analyzer {
     pub(crate) fn segment_nth(&mut self, seg: &TcpSeg, n: u64) {
         self.next = n + 1;
         let (i, from_client) = self.find(seg, n);
+        self.apply(i, from_client, seg);
+    }
+
+    /// The tcptrace rules for `seg` of connection `i` (`from_client`: its direction).
+    #[inline(always)]
+    fn apply(&mut self, i: usize, from_client: bool, seg: &TcpSeg) {
         let rto_gap = self.opts.rto_gap;
         let partial_bytes = self.opts.partial_bytes;
         let conn = &mut self.conns[i];
@@ -673,8 +740,9 @@ impl Analyzer {
             }
             this.ack_field = seg.ack;
         }
-        // tcptrace's outstanding-window sample, which gates duplicate ACKs for this direction.
-        if !syn && !ooo && rexlen == 0 {
+        // tcptrace's outstanding-window sample, which gates duplicate ACKs for this direction
+        // (only its first positive value matters: `owin_positive` is never reset).
+        if !this.owin_positive && !syn && !ooo && rexlen == 0 {
             let end = u64::from(seg.seq) + u64::from(len);
             let peer_ack = u64::from(other.ack_field);
             let owin = if peer_ack == 0 {

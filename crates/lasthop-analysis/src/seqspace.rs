@@ -21,7 +21,7 @@
 use lasthop_core::Time;
 use std::collections::VecDeque;
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 struct Range {
     first: u64,
     /// Last byte, inclusive.
@@ -50,8 +50,26 @@ pub struct SeqSpace {
 impl SeqSpace {
     /// Records a segment covering `len` (> 0) bytes from `first`; returns the retransmitted
     /// byte count and whether the segment was out of order.
-    pub fn send(&mut self, mut first: u64, len: u64, now: Time) -> (u64, bool) {
+    #[inline(always)]
+    pub fn send(&mut self, first: u64, len: u64, now: Time) -> (u64, bool) {
         debug_assert!(len > 0);
+        // The expected case: beyond everything recorded.
+        if self.ranges.back().is_none_or(|t| first > t.last) {
+            self.ranges.push_back(Range {
+                first,
+                last: first + len - 1,
+                time: now,
+                retrans: 0,
+                acked: 0,
+            });
+            return (0, false);
+        }
+        self.send_within(first, len, now)
+    }
+
+    /// [`SeqSpace::send`] of a segment that does not start beyond everything recorded.
+    #[inline(never)]
+    fn send_within(&mut self, mut first: u64, len: u64, now: Time) -> (u64, bool) {
         let last = first + len - 1;
         let mut rexlen = 0;
         let mut out_of_order = false;
@@ -63,11 +81,6 @@ impl SeqSpace {
             retrans: 0,
             acked: 0,
         };
-        // The expected case: beyond everything recorded.
-        if self.ranges.back().is_none_or(|t| first > t.last) {
-            self.ranges.push_back(new(first, last));
-            return (0, false);
-        }
         // Ranges are sorted and disjoint, so those ending before `first` can be skipped.
         let mut i = self.ranges.partition_point(|r| r.last < first);
         while i < self.ranges.len() {
@@ -113,6 +126,7 @@ impl SeqSpace {
     /// duplicate at all (tcptrace's BSD rules, checked by the caller: the same ACK number and
     /// the same window as the acknowledging side's previous ACK, and the data sender has had
     /// data outstanding).
+    #[inline(always)]
     pub fn ack(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
         let mut out = AckOutcome::default();
         // The common case: an ACK within the first range, already acknowledged (the ranges
@@ -132,6 +146,82 @@ impl SeqSpace {
                 return out;
             }
         }
+        self.ack_beyond_first(ack, data_len, dup_ok, now)
+    }
+
+    /// [`SeqSpace::ack`] of an ACK beyond the first range or with it unacknowledged (out of
+    /// line: the case above, inlined, is most ACKs).
+    #[inline(never)]
+    fn ack_beyond_first(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
+        if let Some(out) = self.ack_next_ranges(ack, now) {
+            return out;
+        }
+        self.ack_general(ack, data_len, dup_ok, now)
+    }
+
+    /// [`SeqSpace::ack`]'s other common case, a bulk transfer's new ACK: the first range is
+    /// acknowledged, and the ACK ends exactly at the end of a later range, acknowledging for the
+    /// first time every range up to it, all adjacent, the range after it (if any) not yet
+    /// acknowledged (so the merge stops there). The general loop and [`SeqSpace::collapse`]
+    /// would merge them all into the first one; done here in one pass. `None` (nothing changed) when the case does not hold.
+    #[inline]
+    fn ack_next_ranges(&mut self, ack: u64, now: Time) -> Option<AckOutcome> {
+        let r0 = self.ranges.front()?;
+        if r0.acked == 0 || ack <= r0.last + 1 {
+            return None;
+        }
+        let mut end = r0.last;
+        let mut last_xmit = r0.time;
+        let mut out = AckOutcome::default();
+        let mut k = 1;
+        loop {
+            let r = self.ranges.get(k)?;
+            if r.acked > 0 || r.first != end + 1 || ack <= r.first {
+                return None;
+            }
+            let intervening = last_xmit > r.time;
+            if r.time > last_xmit {
+                last_xmit = r.time;
+            }
+            end = r.last;
+            if ack == end + 1 {
+                if intervening {
+                    // A range before this one was sent later: no sample.
+                } else if r.retrans == 0 {
+                    out.rtt = Some(now.0.saturating_sub(r.time.0));
+                } else {
+                    out.ambiguous = true;
+                }
+                break;
+            }
+            if ack <= end {
+                // ends inside this range
+                return None;
+            }
+            k += 1;
+        }
+        if self.ranges.get(k + 1).is_some_and(|n| n.acked > 0) {
+            return None;
+        }
+        // The merged range replaces the `k`th, the ones before it go (cheaper than a drain).
+        let r0 = &self.ranges[0];
+        let merged = Range {
+            first: r0.first,
+            last: end,
+            time: last_xmit,
+            retrans: r0.retrans,
+            acked: 1,
+        };
+        self.ranges[k] = merged;
+        for _ in 0..k {
+            self.ranges.pop_front();
+        }
+        Some(out)
+    }
+
+    /// [`SeqSpace::ack`] in general: every range starting below the ACK, then the merge.
+    fn ack_general(&mut self, ack: u64, data_len: u32, dup_ok: bool, now: Time) -> AckOutcome {
+        let mut out = AckOutcome::default();
         let mut changed = false;
         let mut last_xmit = Time::ZERO;
         let mut have_xmit = false;
@@ -243,6 +333,60 @@ mod tests {
         assert_eq!(s.ranges(), 1);
         // a segment covering old and new bytes
         assert_eq!(s.send(351, 100, t), (50, false));
+    }
+
+    /// The fast paths of `ack` give what the general loop and merge give, outcome and ranges,
+    /// over random transfers: segments mostly in order, some resent, some beyond a hole; ACKs
+    /// at range ends, inside ranges, behind and ahead, with and without data.
+    #[test]
+    fn fast_paths_match_the_general_loop() {
+        let mut rng = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move |n: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % n
+        };
+        let mut fast_hits = 0;
+        for _ in 0..200 {
+            let (mut a, mut b) = (SeqSpace::default(), SeqSpace::default());
+            let mut top = 1000u64;
+            for step in 0..300u64 {
+                let now = Time(step * 10);
+                if next(3) < 2 {
+                    // a new segment, a retransmission, or one beyond a hole
+                    let first = match next(10) {
+                        0 => top.saturating_sub(next(5) * 100),
+                        1 => top + 100,
+                        _ => top,
+                    };
+                    let len = 100;
+                    assert_eq!(a.send(first, len, now), b.send(first, len, now));
+                    top = top.max(first + len);
+                } else {
+                    let ack = match next(4) {
+                        0 => top - next(20) * 50,
+                        1 => top + 1 - next(10) * 100,
+                        _ => a
+                            .ranges
+                            .iter()
+                            .map(|r| r.last + 1)
+                            .nth(next(4) as usize)
+                            .unwrap_or(top),
+                    };
+                    let (len, ok) = (next(2) as u32 * 100, next(4) > 0);
+                    if a.clone().ack_next_ranges(ack, now).is_some() {
+                        fast_hits += 1;
+                    }
+                    let x = a.ack(ack, len, ok, now);
+                    let y = b.ack_general(ack, len, ok, now);
+                    assert_eq!(x, y, "ack {ack}");
+                }
+                assert_eq!(a.ranges, b.ranges);
+            }
+        }
+        // the new fast path was taken often
+        assert!(fast_hits > 100, "{fast_hits}");
     }
 
     #[test]
