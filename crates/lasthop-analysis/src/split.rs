@@ -20,6 +20,7 @@ use crate::capture::{self, PcapLayout, ReadSummary, TcpSeg, SYN};
 use crate::conn::{self, Analyzer, ConnStats, Options};
 use crate::{udp, Analysis, Error};
 use lasthop_core::{FlowKey, Time};
+use memmap2::{Mmap, MmapOptions, UncheckedAdvice};
 use rustc_hash::FxHashMap;
 use std::fs::File;
 use std::net::{IpAddr, Ipv4Addr};
@@ -265,7 +266,7 @@ struct Half {
 }
 
 /// Reads the records between `from` and `to` into a [`Half`].
-fn read_half(map: &[u8], lay: &PcapLayout, from: u64, to: u64) -> Half {
+fn read_half(map: &Mmap, lay: &PcapLayout, from: u64, to: u64) -> Half {
     let mut h = Half::default();
     // Room for every record of the span in either shard, reserved (not touched) up front: no
     // copies as the lists grow. A TCP record has at least 16 + 40 bytes.
@@ -447,10 +448,15 @@ pub(crate) fn analyze_split(
     if len > MAX_BYTES {
         return Ok(None);
     }
-    let Some(mapped) = Mapped::new(file, len) else {
+    if len == 0 {
+        return Ok(None);
+    }
+    // SAFETY: a read-only private mapping of the capture; another process truncating the file
+    // while it is read would end this one with SIGBUS, as with any mapped file (docs/analysis.md).
+    let Ok(map) = (unsafe { MmapOptions::new().len(len as usize).map(file) }) else {
         return Ok(None);
     };
-    let map = mapped.bytes();
+    let map = &map;
     let Some(lay) = map.get(..24).and_then(capture::pcap_layout) else {
         return Ok(None);
     };
@@ -560,19 +566,14 @@ fn analyze_shard(
 
 /// Releases the pages of `map` wholly within `from..to` (read already): the mapping stays, a
 /// later read would fault them in again.
-fn release(map: &[u8], from: usize, to: usize) {
+fn release(map: &Mmap, from: usize, to: usize) {
     const PAGE: usize = 4096;
-    let base = map.as_ptr() as usize;
-    let (a, b) = (
-        (base + from).next_multiple_of(PAGE),
-        (base + to) & !(PAGE - 1),
-    );
+    // The mapping starts on a page boundary, so offsets align as addresses do.
+    let (a, b) = (from.next_multiple_of(PAGE), to & !(PAGE - 1));
     if a < b {
-        // SAFETY: a page-aligned range within the mapping; the advice drops no data (the pages
-        // are the file's, unchanged).
-        unsafe {
-            libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_DONTNEED);
-        }
+        // SAFETY: the advice drops no data (the pages are the file's, unchanged, and mapped
+        // read-only and private); the bytes stay readable, faulted in again if read.
+        let _ = unsafe { map.unchecked_advise_range(UncheckedAdvice::DontNeed, a, b - a) };
     }
 }
 
@@ -588,44 +589,6 @@ fn huge_pages<T>(v: &Vec<T>) {
         // SAFETY: the range lies within the list's own allocation; the advice changes no data.
         unsafe {
             libc::madvise(a as *mut libc::c_void, b - a, libc::MADV_HUGEPAGE);
-        }
-    }
-}
-
-/// A file mapped into memory (read only, private), unmapped when dropped.
-struct Mapped {
-    ptr: *mut libc::c_void,
-    len: usize,
-}
-
-impl Mapped {
-    fn new(file: &File, len: u64) -> Option<Mapped> {
-        use std::os::fd::AsRawFd;
-        let len = usize::try_from(len).ok().filter(|&l| l > 0)?;
-        // SAFETY: a new private read-only mapping of an open file; nothing else refers to it.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ,
-                libc::MAP_PRIVATE,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        (ptr != libc::MAP_FAILED).then_some(Mapped { ptr, len })
-    }
-    fn bytes(&self) -> &[u8] {
-        // SAFETY: the mapping is `len` bytes long and lives as long as `self`.
-        unsafe { std::slice::from_raw_parts(self.ptr as *const u8, self.len) }
-    }
-}
-
-impl Drop for Mapped {
-    fn drop(&mut self) {
-        // SAFETY: the mapping made in `new`, unmapped once.
-        unsafe {
-            libc::munmap(self.ptr, self.len);
         }
     }
 }
