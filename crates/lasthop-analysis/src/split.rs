@@ -1006,19 +1006,25 @@ mod tests {
         assert!(one.summary.warnings[0].contains("record 300"));
     }
 
+    /// 1 000 records of 10 000 captured bytes each (10 MB), of three connections, 1 ms apart.
+    fn ten_kb_records() -> Vec<(u64, Vec<u8>, u32)> {
+        (0..1000u32)
+            .map(|k| {
+                let c = 1 + (k % 3) as u8;
+                let mut p = tcp(false, c, 4000, 1 + k * 9960, 1, ACK, 9960, true, &[]);
+                p.resize(10_000, 0);
+                (u64::from(k) * 1000, p, 10_000)
+            })
+            .collect()
+    }
+
     /// A record over 8 MB (pcap-file's limit) after the middle ends the capture, with one
     /// thread's warning.
     #[test]
     fn record_over_8_mb_ends_the_capture() {
         // 1 000 records of 10 000 captured bytes (10 MB), so that the middle falls before
         // the large record; the run of 64 headers that finds it spans 640 KB.
-        let mut recs = Vec::new();
-        for k in 0..1000u32 {
-            let c = 1 + (k % 3) as u8;
-            let mut p = tcp(false, c, 4000, 1 + k * 9960, 1, ACK, 9960, true, &[]);
-            p.resize(10_000, 0);
-            recs.push((u64::from(k) * 1000, p, 10_000));
-        }
+        let mut recs = ten_kb_records();
         // 16 + 8 000 000 bytes with its header: over the limit
         let mut p = tcp(false, 1, 4000, 3001, 1, ACK, 7_999_960, true, &[]);
         p.resize(8_000_000, 0);
@@ -1036,13 +1042,7 @@ mod tests {
     /// read whole, and the records after it.
     #[test]
     fn record_longer_than_a_chunk() {
-        let mut recs = Vec::new();
-        for k in 0..1000u32 {
-            let c = 1 + (k % 3) as u8;
-            let mut p = tcp(false, c, 4000, 1 + k * 9960, 1, ACK, 9960, true, &[]);
-            p.resize(10_000, 0);
-            recs.push((u64::from(k) * 1000, p, 10_000));
-        }
+        let mut recs = ten_kb_records();
         let mut p = tcp(false, 1, 4000, 3_320_001, 1, ACK, 4_999_960, true, &[]);
         p.resize(5_000_000, 0);
         recs.push((1_000_000, p, 5_000_000));

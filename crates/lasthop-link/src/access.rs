@@ -14,17 +14,6 @@ pub struct AccessLink {
     delay: Dur,
     busy_until: Time,
     on_link: VecDeque<(Time, Packet)>,
-    /// A sending host's burst spacing (seed 002's Linux 2.4.20 "burst avoidance"; simulator
-    /// only, off by default): at most `packets` start within any `gap`.
-    spacing: Option<Spacing>,
-}
-
-/// At most `packets` packets start within any `gap`; the start times of the last `packets`.
-#[derive(Debug)]
-struct Spacing {
-    packets: usize,
-    gap: Dur,
-    starts: VecDeque<Time>,
 }
 
 impl AccessLink {
@@ -34,38 +23,14 @@ impl AccessLink {
             delay,
             busy_until: Time::ZERO,
             on_link: VecDeque::new(),
-            spacing: None,
         }
-    }
-
-    /// Spaces what enters this link: a packet may not start until `gap` after the packet
-    /// `packets` places before it (so at most `packets` start within any `gap`). For the up
-    /// direction of a simulated host with `tcp.burst_spacing`.
-    ///
-    /// # Panics
-    /// If `packets` is 0 (the config check refuses it).
-    pub fn set_spacing(&mut self, packets: u32, gap: Dur) {
-        assert!(packets >= 1, "burst spacing needs packets >= 1");
-        self.spacing = Some(Spacing {
-            packets: packets as usize,
-            gap,
-            starts: VecDeque::with_capacity(packets as usize),
-        });
     }
 
     /// Puts a packet handed over at `now` on the link. Returns its arrival time at the far end
     /// if it is now the head (the caller then schedules the head's event).
     #[inline] // per packet, from the simulator's and the emulator's loops
     pub fn send(&mut self, now: Time, p: Packet) -> Option<Time> {
-        let mut start = now.max(self.busy_until);
-        if let Some(b) = &mut self.spacing {
-            // The packet `packets` places before this one holds it back until `gap` after it.
-            if b.starts.len() == b.packets {
-                let oldest = b.starts.pop_front().expect("packets >= 1");
-                start = start.max(oldest + b.gap);
-            }
-            b.starts.push_back(start);
-        }
+        let start = now.max(self.busy_until);
         self.busy_until = start + self.rate.tx_time(u64::from(p.wire_len));
         let at = self.busy_until + self.delay;
         self.on_link.push_back((at, p));
@@ -115,25 +80,6 @@ mod tests {
         assert_eq!(next, None);
         assert_eq!(a.send(ms(40), packet(1250)), Some(ms(55)));
         assert_eq!(a.head(), Some(ms(55)));
-    }
-
-    #[test]
-    fn spacing_lets_packets_of_a_burst_start_within_a_gap() {
-        // 3 per 5 ms, unlimited rate, no delay. Five packets handed over at 0: the first three
-        // start at 0, the fourth 5 ms after the first (5 ms), the fifth 5 ms after the second
-        // (5 ms). Two more handed over at 7 ms: the sixth looks back at the third (0 + 5 < 7)
-        // and starts at once; the seventh looks back at the fourth and waits to 5 + 5 = 10 ms.
-        let mut a = AccessLink::new(Rate::UNLIMITED, Dur::ZERO);
-        a.set_spacing(3, Dur::from_millis(5));
-        let mut at = Vec::new();
-        for t in [0, 0, 0, 0, 0, 7, 7] {
-            a.send(ms(t), packet(100));
-        }
-        while let Some(h) = a.head() {
-            at.push(h);
-            a.take_head();
-        }
-        assert_eq!(at, [ms(0), ms(0), ms(0), ms(5), ms(5), ms(7), ms(10)]);
     }
 
     #[test]

@@ -157,15 +157,10 @@ impl<'a> Sim<'a> {
             );
             let mut tcp = TcpHost::new(h.address, h.tcp.clone());
             tcp.set_tracing(out.traces());
-            let mut up = AccessLink::new(rate, delay);
-            if let Some(b) = h.tcp.burst_spacing {
-                // Seed 002's burst avoidance acts on what the host itself sends.
-                up.set_spacing(b.packets, b.gap);
-            }
             hosts.push(SimHost {
                 side: h.side,
                 stack: Stack::new(tcp),
-                up,
+                up: AccessLink::new(rate, delay),
                 down: AccessLink::new(rate, delay),
                 wake: None,
             });
@@ -204,12 +199,6 @@ impl<'a> Sim<'a> {
             }
             let s = sim.ends.len() - 2;
             if let Some(cfg) = &f.tcp {
-                if cfg.burst_spacing.is_some() {
-                    return Err(Error::Spec {
-                        key: format!("flows[{fi}].tcp.burst_spacing"),
-                        message: "burst spacing acts on a host's output: set it in the sending host's `tcp` table".into(),
-                    });
-                }
                 // The flow's `tcp` table: its client end's connections (the sending end).
                 let traces = sim.out.traces();
                 sim.hosts[f.from]

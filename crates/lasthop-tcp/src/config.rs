@@ -142,25 +142,6 @@ pub enum RdbSsthresh {
     Half,
 }
 
-/// Seed 002's "burst avoidance" (`burst_spacing`): of the packets a host sends back to back, at
-/// most `packets` leave within any `gap`; the next waits until `gap` after the packet `packets`
-/// places before it. Seed 002's Linux 2.4.20 traces show it (extract §2.1: "every third packet
-/// was delayed 5 ms by the burst avoidance algorithm in Linux TCP"; bursts of up to 24 segments
-/// after ACK bursts from the link receive buffer): `packets = 3, gap = "5ms"`. Linux 2.4.20's
-/// TCP has no such timer (`tcp_write_xmit` sends while cwnd allows; the one burst limit is
-/// `tcp_moderate_cwnd`, `tcp_max_burst` = 3, our `max_burst`), so this reproduces the trace
-/// pattern of the seed's hosts, not a kernel function. Simulation only: it acts on the
-/// simulated host's up access link, in order (`lasthop_link::AccessLink::set_spacing`); a real
-/// host in emulation has its own behaviour and ignores the key. Off by default.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct BurstSpacing {
-    /// Packets that may leave together (at most this many within any `gap`).
-    pub packets: u32,
-    /// How long after the packet `packets` places earlier the next one may leave.
-    pub gap: Dur,
-}
-
 /// Every mechanism of the endpoint is a switch here. Deserialized from a TOML table; a
 /// `profile` key in it starts from that profile instead of the seeds' baseline, and every key
 /// written beside it overrides the profile (see [`Profile`]).
@@ -308,8 +289,6 @@ pub struct TcpConfig {
     pub rdb_tfrc: Option<bool>,
     /// RDBv2: ssthresh on a loss, "quarter" (default) or "half".
     pub rdb_ssthresh: Option<RdbSsthresh>,
-    /// Seed 002's burst spacing of the host's output (simulation only; `None`: off).
-    pub burst_spacing: Option<BurstSpacing>,
 }
 
 /// The congestion-control algorithm (Linux `tcp_congestion_control`).
@@ -531,7 +510,6 @@ tcp_config_toml! {
     rdb_itt_min: Option<Dur>,
     rdb_tfrc: Option<bool>,
     rdb_ssthresh: Option<RdbSsthresh>,
-    burst_spacing: Option<BurstSpacing>,
 }
 
 impl Default for TcpConfig {
@@ -585,7 +563,6 @@ impl Default for TcpConfig {
             rdb_itt_min: None,
             rdb_tfrc: None,
             rdb_ssthresh: None,
-            burst_spacing: None,
             congestion_control: CongestionControl::Reno,
             hystart: false,
             cwnd_limited: CwndLimited::Linux24,
@@ -725,20 +702,6 @@ impl TcpConfig {
                 "must lie between `rto_min` and `rto_max`",
             ));
         }
-        if let Some(b) = self.burst_spacing {
-            if !(1..=1000).contains(&b.packets) {
-                return Err(err(
-                    "burst_spacing.packets",
-                    format!("{} is out of range: allowed 1..=1000", b.packets),
-                ));
-            }
-            if b.gap == Dur::ZERO || b.gap > Dur::from_secs(1) {
-                return Err(err(
-                    "burst_spacing.gap",
-                    format!("{} is out of range: allowed 1ns..=1s", b.gap),
-                ));
-            }
-        }
         self.validate_rdb()?;
         Ok(())
     }
@@ -874,26 +837,5 @@ mod tests {
         // Linux 2.4 default tcp_adv_win_scale = 2: three quarters (87380 -> 65535).
         c.adv_win_scale = Some(2);
         assert_eq!(c.win_from_space(87380), 65535);
-    }
-
-    #[test]
-    fn burst_spacing_is_off_by_default_and_checked_by_key() {
-        assert_eq!(TcpConfig::default().burst_spacing, None);
-        let c = TcpConfig::from_toml("burst_spacing = { packets = 3, gap = \"5ms\" }").unwrap();
-        assert_eq!(
-            c.burst_spacing,
-            Some(BurstSpacing {
-                packets: 3,
-                gap: Dur::from_millis(5)
-            })
-        );
-        let e = TcpConfig::from_toml("burst_spacing = { packets = 0, gap = \"5ms\" }").unwrap_err();
-        assert_eq!(e.key, "burst_spacing.packets", "{e}");
-        let e = TcpConfig::from_toml("burst_spacing = { packets = 3, gap = \"0ms\" }").unwrap_err();
-        assert_eq!(e.key, "burst_spacing.gap", "{e}");
-        assert!(e.message.contains("1ns..=1s"), "{e}");
-        let e =
-            TcpConfig::from_toml("burst_spacing = { packets = 3, every = \"5ms\" }").unwrap_err();
-        assert!(e.to_string().contains("every"), "{e}");
     }
 }

@@ -66,7 +66,6 @@ pub mod rtt;
 pub mod tfrc;
 pub mod wire;
 
-pub use config::BurstSpacing;
 pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoTimer, SackLossMarking,
     SsthreshFrom, TcpConfig,

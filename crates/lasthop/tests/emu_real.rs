@@ -585,6 +585,22 @@ side = "mobile"
     );
 }
 
+/// Seed 000's CBR stream (512 B every 128 ms for 2.56 s: 20 datagrams) from `fixed` to
+/// `mobile` over the e0 link, with `fixed` and `mobile` host keys added, written in `dir`.
+fn cbr_on_e0(dir: &Path, fixed: &str, mobile: &str) -> PathBuf {
+    let link = std::fs::read_to_string(examples().join("links/seed000-e0.toml")).unwrap();
+    scenario(
+        dir,
+        &link,
+        &format!(
+            "name = \"cbr\"\nduration = \"30s\"\nlink = \"link.toml\"\n\
+             [hosts.fixed]\nside = \"fixed\"\n{fixed}[hosts.mobile]\nside = \"mobile\"\n{mobile}\
+             [[flows]]\nkind = \"cbr\"\nfrom = \"fixed\"\nto = \"mobile\"\npayload = \"512B\"\n\
+             interval = \"128ms\"\nduration = \"2560ms\"\nlinger = \"1s\"\n"
+        ),
+    )
+}
+
 #[test]
 fn emu_cbr_stream_arrives_one_serialization_and_one_delay_later() {
     if !common::can_emulate("emu_cbr_stream_arrives_one_serialization_and_one_delay_later") {
@@ -595,12 +611,7 @@ fn emu_cbr_stream_arrives_one_serialization_and_one_delay_later() {
     // arrives, 367.5 ms after it was sent, and they arrive 128 ms apart (the emulator's release
     // lateness aside: tolerances of a few ms).
     let tmp = tempfile::tempdir().unwrap();
-    let link = std::fs::read_to_string(examples().join("links/seed000-e0.toml")).unwrap();
-    let spec = scenario(
-        tmp.path(),
-        &link,
-        "name = \"cbr\"\nduration = \"30s\"\nlink = \"link.toml\"\n[hosts.fixed]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"cbr\"\nfrom = \"fixed\"\nto = \"mobile\"\npayload = \"512B\"\ninterval = \"128ms\"\nduration = \"2560ms\"\nlinger = \"1s\"\n",
-    );
+    let spec = cbr_on_e0(tmp.path(), "", "");
     let out = tmp.path().join("out");
     let stdout = run_ok(&spec, &out, Duration::from_secs(25));
     assert_eq!(received(&out, 0), 20 * 512);
@@ -632,11 +643,10 @@ fn emu_access_links_add_their_serialization_and_delay() {
     // 540 * 8 / 1 Mbit/s = 4.32 ms + 10 ms to reach the router, 67.5 + 300 ms over the link, and
     // 5 ms more to reach the mobile host: 386.82 ms from capture to capture, still 128 ms apart.
     let tmp = tempfile::tempdir().unwrap();
-    let link = std::fs::read_to_string(examples().join("links/seed000-e0.toml")).unwrap();
-    let spec = scenario(
+    let spec = cbr_on_e0(
         tmp.path(),
-        &link,
-        "name = \"cbr-access\"\nduration = \"30s\"\nlink = \"link.toml\"\n[hosts.fixed]\nside = \"fixed\"\naccess_rate = \"1Mbit\"\naccess_delay = \"10ms\"\n[hosts.mobile]\nside = \"mobile\"\naccess_delay = \"5ms\"\n[[flows]]\nkind = \"cbr\"\nfrom = \"fixed\"\nto = \"mobile\"\npayload = \"512B\"\ninterval = \"128ms\"\nduration = \"2560ms\"\nlinger = \"1s\"\n",
+        "access_rate = \"1Mbit\"\naccess_delay = \"10ms\"\n",
+        "access_delay = \"5ms\"\n",
     );
     let out = tmp.path().join("out");
     let o = Run::start(&spec, &out, &[]).wait(Duration::from_secs(25));
