@@ -214,6 +214,7 @@ pub(crate) fn parse_tcp_other(time: Time, ip: &[u8], wire_len: Option<u32>) -> O
 
 /// Where the IP datagram starts in a record of the given link type, or `None` if the record
 /// holds no IP (ARP, a truncated link header ...).
+#[inline]
 fn ip_offset(linktype: u32, rec: &[u8]) -> Option<usize> {
     let ip_at = |off: usize| -> Option<usize> {
         let v = rec.get(off)? >> 4;
@@ -410,10 +411,13 @@ pub(crate) fn pcap_layout(head: &[u8]) -> Option<PcapLayout> {
 /// Whether a plausible run of `chain` record headers starts at `at` of `bytes` (which start at
 /// file offset `base` of a file of `file_len` bytes): each with a time within a day of the
 /// first one's and a fraction of a second under the unit, a captured length of 1 to 256 KiB
-/// and not above the original length, the next one right after it; or the run ends exactly
-/// at the end of the file. Only a guess (record bytes can look like headers, a capture of a
-/// capture's transfer has whole runs of them): `split` checks that the reading before it
-/// arrives exactly there.
+/// and not above the original length, the next one right after it; at least half of them
+/// holding an IP datagram whose length field agrees with the original length (at most 64
+/// bytes of link-layer padding and trailer), and none holding one that disagrees; or the run
+/// ends exactly at the end of the file. Only a guess (record bytes can look like headers, a
+/// capture of a capture's transfer has whole runs of them): `split` checks that the reading
+/// before it arrives exactly there. The datagrams' lengths make a false run most unlikely in
+/// a regular capture, where the bytes at a fixed place in every record chain up as headers.
 pub(crate) fn plausible_records(
     lay: &PcapLayout,
     bytes: &[u8],
@@ -426,9 +430,10 @@ pub(crate) fn plausible_records(
     let unit = if lay.nanos { 1_000_000_000 } else { 1_000_000 };
     let mut pos = at;
     let mut first_sec = None;
-    for _ in 0..chain {
+    let mut ip = 0;
+    for k in 0..chain {
         if base + pos as u64 == file_len {
-            return true;
+            return 2 * ip >= k;
         }
         let Some(h) = bytes.get(pos..pos + 16) else {
             return false;
@@ -441,16 +446,44 @@ pub(crate) fn plausible_records(
         if sec.abs_diff(t0) > DAY || frac >= unit || incl == 0 || incl > 256 << 10 || incl > orig {
             return false;
         }
+        let data = &bytes[pos + 16..bytes.len().min(pos + 16 + incl as usize)];
+        match ip_length_agrees(lay.linktype, data, orig) {
+            Some(true) => ip += 1,
+            Some(false) => return false,
+            None => {}
+        }
         pos += 16 + incl as usize;
     }
-    true
+    2 * ip >= chain
 }
 
-/// The length of the record at the start of `bytes` with its header, `None` when its header is
-/// cut short.
-pub(crate) fn record_len(lay: &PcapLayout, bytes: &[u8]) -> Option<usize> {
-    let h = bytes.get(..16)?;
-    Some(16usize.saturating_add(rec_u32(lay.big, &h[8..12]) as usize))
+/// Whether the IP datagram of a record (`data`, captured bytes, of `orig` bytes on the wire)
+/// has a length field that fits the record: `None` when it holds no IP datagram (or its
+/// length field is not captured).
+fn ip_length_agrees(linktype: u32, data: &[u8], orig: u32) -> Option<bool> {
+    let off = ip_offset(linktype, data)?;
+    let ip = &data[off..];
+    let room = orig.checked_sub(off as u32)?;
+    let len = match ip[0] >> 4 {
+        4 => {
+            let total = u32::from(be16(ip, 2)?);
+            if total == 0 {
+                // segmentation offload: the length is left 0
+                return Some(room >= 40);
+            }
+            total
+        }
+        _ => u32::from(be16(ip, 4)?) + 40,
+    };
+    Some(len <= room && room - len <= 64)
+}
+
+/// Whether the record at the start of `bytes` is longer than the readers take (pcap-file's
+/// limit, which ends the capture there).
+pub(crate) fn over_limit(lay: &PcapLayout, bytes: &[u8]) -> bool {
+    bytes
+        .get(..16)
+        .is_some_and(|h| 16usize.saturating_add(rec_u32(lay.big, &h[8..12]) as usize) > MAX_RECORD)
 }
 
 /// The warning of a capture that ends in the middle of a record, `records` whole records read.

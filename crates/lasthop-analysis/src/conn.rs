@@ -464,26 +464,26 @@ impl Analyzer {
     }
 
     /// [`Analyzer::segment_nth`] for a segment whose 4-tuple was numbered beforehand
-    /// (`crate::split`): `tuple` indexes `keys`, which holds each 4-tuple in one orientation,
-    /// and `canon` tells whether `seg` goes that way (its `flow` is not read). A table indexed
-    /// by the number replaces the flow-key hash map; the connections are those `segment_nth`
-    /// finds (an analyser uses one of the two ways only). `n`, the segment's number, is needed
-    /// only when it opens a connection: it is given for every segment that can (a SYN, or the
-    /// first segment of its 4-tuple).
+    /// (`crate::split`): `tuple` is the 4-tuple's number, `key` the 4-tuple in the numbering's
+    /// orientation, and `canon` tells whether `seg` goes that way (its `flow` is not read). A
+    /// table indexed by the number replaces the flow-key hash map; the connections are those
+    /// `segment_nth` finds (an analyser uses one of the two ways only). `n`, the segment's
+    /// number, is needed only when it opens a connection: it is given for every segment that
+    /// can (a SYN, or the first segment of its 4-tuple in a chunk).
     #[inline(always)]
     pub(crate) fn segment_tuple(
         &mut self,
         tuple: u32,
         canon: bool,
-        keys: &[FlowKey],
+        key: &FlowKey,
         seg: &TcpSeg,
         n: Option<u64>,
     ) {
         let t = tuple as usize;
         if t >= self.by_tuple.len() {
-            self.by_tuple.resize(keys.len().max(t + 1), 0);
+            self.by_tuple.resize(t + 1, 0);
         }
-        // `by_tuple[t]`: 0 for none, else (index + 1) << 1 | whether `keys[t]` is the
+        // `by_tuple[t]`: 0 for none, else (index + 1) << 1 | whether `key` is the
         // client→server direction.
         let e = self.by_tuple[t];
         let mut found = None;
@@ -500,7 +500,7 @@ impl Analyzer {
         let (i, from_client) = match found {
             Some(hit) => hit,
             None => {
-                let k = &keys[t];
+                let k = key;
                 let fwd = if canon { *k } else { k.reversed() };
                 let n = n.expect("the number of a segment that opens a connection");
                 let (i, from_client, key) = self.new_conn(&fwd, seg, n);
