@@ -214,7 +214,7 @@ pub(crate) fn parse_tcp_other(time: Time, ip: &[u8], wire_len: Option<u32>) -> O
 
 /// Where the IP datagram starts in a record of the given link type, or `None` if the record
 /// holds no IP (ARP, a truncated link header ...).
-#[inline]
+#[inline(always)]
 fn ip_offset(linktype: u32, rec: &[u8]) -> Option<usize> {
     let ip_at = |off: usize| -> Option<usize> {
         let v = rec.get(off)? >> 4;

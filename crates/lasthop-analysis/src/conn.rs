@@ -536,6 +536,8 @@ impl Analyzer {
         let partial_bytes = self.opts.partial_bytes;
         let conn = &mut self.conns[i];
         let now = seg.time;
+        // The flags, read once (the stores below could alias `seg` for all the compiler knows).
+        let (syn, ack_flag, fin, rst) = (seg.has(SYN), seg.has(ACK), seg.has(FIN), seg.has(RST));
         let st = &mut conn.stats;
         if now < st.first {
             st.first = now;
@@ -543,7 +545,7 @@ impl Analyzer {
         if now > st.last {
             st.last = now;
         }
-        if from_client && seg.has(SYN) && !seg.has(ACK) && !st.syn_seen {
+        if from_client && syn && !ack_flag && !st.syn_seen {
             st.syn_seen = true;
             st.start = now;
             st.client_isn = Some(seg.seq);
@@ -558,8 +560,6 @@ impl Analyzer {
         ts.first.get_or_insert(now);
         ts.last = Some(now);
         let len = seg.payload_len;
-        let syn = seg.has(SYN);
-        let fin = seg.has(FIN);
         if syn {
             ts.syns += 1;
             this.isn.get_or_insert(seg.seq);
@@ -569,10 +569,10 @@ impl Analyzer {
                 this.wscale = Some(ws);
             }
         }
-        if seg.has(RST) {
+        if rst {
             ts.rsts += 1;
         }
-        let eff_win = if seg.has(ACK) || syn {
+        let eff_win = if ack_flag || syn {
             let w = u32::from(seg.window);
             match (this.wscale, other.wscale) {
                 (Some(a), Some(_)) if !syn => w << a.min(14),
@@ -666,7 +666,7 @@ impl Analyzer {
         }
 
         // ACK processing against the other direction's sequence space.
-        if seg.has(ACK) {
+        if ack_flag {
             let ack = other.unwrap(seg.ack);
             let dup_ok =
                 seg.ack == this.ack_field && eff_win == this.win_last && other.owin_positive;
@@ -714,14 +714,14 @@ impl Analyzer {
         }
 
         // tcptrace stops here for resets: no window, ACK, SACK or outstanding-data bookkeeping.
-        if seg.has(RST) {
-            if seg.has(ACK) {
+        if rst {
+            if ack_flag {
                 ts.ack_pkts += 1;
             }
             return;
         }
         this.win_last = eff_win;
-        if seg.has(ACK) {
+        if ack_flag {
             ts.ack_pkts += 1;
             if len == 0 && !syn && !fin {
                 ts.pure_acks += 1;
