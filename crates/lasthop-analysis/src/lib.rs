@@ -88,10 +88,9 @@ fn analyze_file(path: &Path, opts: Options, parallel_from: u64) -> Result<Analys
     let f = open()?;
     // A large capture is analysed by two threads, each analysing half of the connections (by
     // 4-tuple, see `conn::shard_of`); their results merge into what one thread gives. A pcap
-    // file is split by position (`split`): each thread parses half of the records into compact
-    // segments of both shards, then analyses its shard's. Otherwise each thread reads the
-    // whole file itself and skips the other shard's segments (handing segments from one core
-    // to the other as they are read cost more than it saved).
+    // file is cut into chunks (`split`), which the two threads parse and analyse by shard,
+    // whichever is ready. Otherwise each thread reads the whole file itself and skips the
+    // other shard's segments.
     let len = f.metadata().ok().filter(|m| m.is_file()).map(|m| m.len());
     let large = len.is_some_and(|l| l >= parallel_from);
     if !large || std::thread::available_parallelism().map_or(1, |n| n.get()) < 2 {
@@ -99,12 +98,12 @@ fn analyze_file(path: &Path, opts: Options, parallel_from: u64) -> Result<Analys
     }
     // Both read the same bytes, also of a capture still growing: its length when opened.
     let len = len.unwrap_or(0);
-    // A pcap file is split by position (`split`): each record read and parsed once.
+    // A pcap file in chunks (`split`): each record read and parsed once.
     if let Some(a) = split::analyze_split(&f, len, &name, opts)? {
         return Ok(a);
     }
-    // Otherwise (pcapng, no record boundary found near the middle, a file over
-    // `split::MAX_BYTES`) each thread reads the whole file.
+    // Otherwise (pcapng, no chunk boundary found, a guessed one wrong) each thread reads the
+    // whole file.
     let (mine, theirs) = std::thread::scope(|sc| {
         let other = sc.spawn(|| analyze_numbered(open()?.take(len), &name, opts, Some(true)));
         let mine = analyze_numbered(f.take(len), &name, opts, Some(false));

@@ -1369,8 +1369,8 @@ mod tests {
         assert!(one.summary.warnings[0].contains("record 1001"));
     }
 
-    /// A record longer than the 4 MiB the halves are parsed by (5 MB, after the middle) is
-    /// read whole, and the records after it.
+    /// A record longer than a chunk (5 MB, after the middle: no boundary is found inside it)
+    /// is read whole, and the records after it.
     #[test]
     fn record_longer_than_a_chunk() {
         let mut recs = ten_kb_records();
