@@ -458,7 +458,17 @@ pub fn link_model(data: &[u8]) {
 /// The analyser's reader on arbitrary bytes: the whole analysis (which sniffs pcap or pcapng by
 /// the magic number), and the pcap and pcapng readers directly.
 pub fn pcap_reader(data: &[u8]) {
-    let _ = lasthop_analysis::analyze_reader(data);
+    let one = lasthop_analysis::analyze_reader_with(data, "<capture>", Default::default());
+    // The two threads' chunks, where they are used, give what one thread gives.
+    if let Ok(one) = &one {
+        for chunk in [64, 333, 4096] {
+            if let Some(c) = lasthop_analysis::analyze_bytes_in_chunks(data, chunk) {
+                assert_eq!(c.conns, one.conns, "chunks of {chunk}");
+                assert_eq!(c.summary, one.summary, "chunks of {chunk}");
+                assert_eq!(c.udp, one.udp, "chunks of {chunk}");
+            }
+        }
+    }
     let _ = lasthop_analysis::capture::read_pcap_ip(data, "fuzz", |_, _, _| true);
     let _ = lasthop_analysis::capture::read_pcapng_ip(data, "fuzz", |_, _, _| true);
 }

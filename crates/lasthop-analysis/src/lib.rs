@@ -33,6 +33,8 @@ pub use report::{
     csv_row, format_long, format_table, format_udp_table, merge_sides, write_connections_csv,
     write_csv_to, CSV_COLUMNS, CSV_LEADING,
 };
+#[doc(hidden)]
+pub use split::analyze_bytes_in_chunks;
 pub use udp::{UdpFlowStats, UDP_CSV_COLUMNS};
 
 use lasthop_core::Time;

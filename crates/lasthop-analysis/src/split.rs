@@ -307,7 +307,14 @@ struct Parsed {
 }
 
 /// Parses the records between `from` and `to` into `part` (cleared first).
-fn parse_chunk(map: &Mmap, lay: &PcapLayout, from: u64, to: u64, part: &mut Part) -> Parsed {
+fn parse_chunk(
+    file: &[u8],
+    map: Option<&Mmap>,
+    lay: &PcapLayout,
+    from: u64,
+    to: u64,
+    part: &mut Part,
+) -> Parsed {
     part.lists.clear();
     part.tuples.clear();
     // Room for every record of the chunk in either shard: no copies as the lists grow. A TCP
@@ -326,7 +333,7 @@ fn parse_chunk(map: &Mmap, lay: &PcapLayout, from: u64, to: u64, part: &mut Part
         record(lists, tuples, &mut datagrams, t, ip, wire, nr)
     };
     let (from, to) = (from as usize, to as usize);
-    let bytes = &map[from..to];
+    let bytes = &file[from..to];
     let used = if lay.big {
         capture::records::<true>(bytes, lay.nanos, lay.linktype, &mut summary, &mut each)
     } else {
@@ -334,7 +341,9 @@ fn parse_chunk(map: &Mmap, lay: &PcapLayout, from: u64, to: u64, part: &mut Part
     };
     // The pages read are released (they would count in the process's memory, and unmapping
     // them all at the end would take one thread's time).
-    release(map, from, from + used);
+    if let Some(map) = map {
+        release(map, from, from + used);
+    }
     Parsed {
         keys: tuples.keys.clone(),
         datagrams,
@@ -480,9 +489,11 @@ struct Merge {
     left: bool,
 }
 
-/// The shared state of the two threads' work on a mapped capture.
+/// The shared state of the two threads' work on a capture's bytes.
 struct Pipeline<'a> {
-    map: &'a Mmap,
+    bytes: &'a [u8],
+    /// The mapping `bytes` are, whose pages are released once parsed.
+    map: Option<&'a Mmap>,
     lay: PcapLayout,
     /// Chunk `k` is `bounds[k]..bounds[k + 1]`.
     bounds: Vec<u64>,
@@ -591,7 +602,7 @@ impl Pipeline<'_> {
         let parsed = {
             let mut part = self.slots[k % SLOTS].write().expect("a slot's lock");
             let (from, to) = (self.bounds[k], self.bounds[k + 1]);
-            parse_chunk(self.map, &self.lay, from, to, &mut part)
+            parse_chunk(self.bytes, self.map, &self.lay, from, to, &mut part)
         };
         let mut m = self.merge.lock().expect("the merge's lock");
         m.parsed[k] = Some(parsed);
@@ -612,7 +623,7 @@ impl Pipeline<'_> {
                 return;
             };
             let mut last = k + 1 == chunks;
-            if !last && p.left && capture::over_limit(&self.lay, &self.map[p.end as usize..]) {
+            if !last && p.left && capture::over_limit(&self.lay, &self.bytes[p.end as usize..]) {
                 // The sequential readers stop at this record: so does the analysis (the
                 // chunks after it are not analysed, their parses are dropped).
                 last = true;
@@ -715,16 +726,27 @@ fn analyze_chunked(
     let Ok(map) = (unsafe { MmapOptions::new().len(len as usize).map(file) }) else {
         return Ok(None);
     };
-    let Some(lay) = map.get(..24).and_then(capture::pcap_layout) else {
-        return Ok(None);
-    };
-    let bounds = chunk_bounds(&map, &lay, chunk);
+    Ok(chunked(&map, Some(&map), source, opts, chunk))
+}
+
+/// The chunks' analysis of a pcap file's `bytes` (`map`, when they are a mapping to release
+/// as they are parsed); `None` as [`analyze_split`].
+fn chunked(
+    bytes: &[u8],
+    map: Option<&Mmap>,
+    source: &str,
+    opts: Options,
+    chunk: u64,
+) -> Option<Analysis> {
+    let lay = bytes.get(..24).and_then(capture::pcap_layout)?;
+    let bounds = chunk_bounds(bytes, &lay, chunk);
     let chunks = bounds.len() - 1;
     if chunks < 2 {
-        return Ok(None);
+        return None;
     }
     let pipe = Pipeline {
-        map: &map,
+        bytes,
+        map,
         lay,
         bounds,
         chunks: AtomicUsize::new(chunks),
@@ -753,7 +775,7 @@ fn analyze_chunked(
             .unwrap_or_else(|p| std::panic::resume_unwind(p));
     });
     if pipe.failed.into_inner() {
-        return Ok(None);
+        return None;
     }
     let m = pipe.merge.into_inner().expect("the merge's lock");
     let mut summary = ReadSummary {
@@ -776,11 +798,18 @@ fn analyze_chunked(
                 .finish_numbered()
         })
         .collect();
-    Ok(Some(Analysis {
+    Some(Analysis {
         conns: conn::merge_numbered(conns),
         summary,
         udp: m.udp,
-    }))
+    })
+}
+
+/// For the fuzzer: the chunks' analysis of a pcap file's bytes in memory, in chunks of `chunk`
+/// bytes; `None` when they are not used (as [`analyze_split`]).
+#[doc(hidden)]
+pub fn analyze_bytes_in_chunks(bytes: &[u8], chunk: u64) -> Option<Analysis> {
+    chunked(bytes, None, "<capture>", Options::default(), chunk.max(1))
 }
 
 /// The CPU the calling thread runs on, if known.
