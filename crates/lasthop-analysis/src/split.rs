@@ -548,12 +548,17 @@ impl Pipeline<'_> {
                 idle = 0;
                 continue;
             }
-            // Nothing ready: the other thread is parsing or analysing what comes next.
+            // Nothing ready: the other thread is parsing or analysing what comes next. Most
+            // waits are short (a job takes about a millisecond); a long one (a capture of one
+            // connection, whose chunks only one thread at a time can analyse) sleeps rather than
+            // spin, so as not to take a CPU from the other thread or another process.
             idle += 1;
-            if idle < 128 {
+            if idle < 256 {
                 std::hint::spin_loop();
-            } else {
+            } else if idle < 512 {
                 std::thread::yield_now();
+            } else {
+                std::thread::sleep(std::time::Duration::from_micros(50));
             }
         }
     }
