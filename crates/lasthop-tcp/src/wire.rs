@@ -187,16 +187,21 @@ mod tests {
         Some(SocketAddrV4::new(Ipv4Addr::new(198, 18, 0, a), port))
     }
 
-    #[test]
-    fn syn_layouts_match_linux() {
-        let mut s = Segment {
+    /// A SYN from 198.18.0.1:1025 to 198.18.0.2:80 with MSS 536 and SACK permitted.
+    fn syn_536() -> Segment {
+        Segment {
             src: addr(1, 1025),
             dst: addr(2, 80),
             flags: SYN,
             mss: Some(536),
             sack_permitted: true,
             ..Segment::default()
-        };
+        }
+    }
+
+    #[test]
+    fn syn_layouts_match_linux() {
+        let mut s = syn_536();
         assert_eq!(s.encode().wire_len, 48);
         s.ts = Some((7, 0));
         assert_eq!(s.encode().wire_len, 56);
@@ -216,14 +221,7 @@ mod tests {
         // at bytes 40..48, MSS first (kind 2, length 4). An option after it that claims 40
         // bytes runs past the header: Linux's tcp_parse_options stops there and keeps what it
         // parsed, so the MSS stays and SACK permitted is not seen.
-        let s = Segment {
-            src: addr(1, 1025),
-            dst: addr(2, 80),
-            flags: SYN,
-            mss: Some(536),
-            sack_permitted: true,
-            ..Segment::default()
-        };
+        let s = syn_536();
         let mut p = s.encode();
         assert_eq!(&p.data[40..44], &[2, 4, 0x02, 0x18]);
         let d = Segment::decode(&p).unwrap();
