@@ -1,7 +1,9 @@
 //! The fuzz targets' short run: each cargo-fuzz target (`fuzz/fuzz_targets/`) fuzzed for 30 s
 //! with libFuzzer from a copy of its committed corpus (`docs/reliability.md`). It needs the
-//! nightly toolchain and cargo-fuzz; without them it says so and skips, and it fails instead under
-//! `LASTHOP_ROOT_TESTS=1` (`.ci/run`), where the whole suite must run. A crash fails the test
+//! nightly toolchain and cargo-fuzz: when either is missing it installs them with
+//! `scripts/install-fuzz.sh` (about 2 minutes, once per machine); only when that fails does it
+//! say so and skip, and under `LASTHOP_ROOT_TESTS=1` (`.ci/run`), where the whole suite must
+//! run, it fails instead. A crash fails the test
 //! and leaves its input in `fuzz/artifacts/<target>/`, where cargo-fuzz puts it (replay:
 //! `cargo +nightly fuzz run <target> <file>`). `fuzz_replay.rs` replays the corpus on stable.
 
@@ -37,18 +39,35 @@ fn cargo_fuzz(fuzz: &Path) -> Command {
 #[test]
 fn every_fuzz_target_runs_30_s_without_a_crash() {
     let fuzz = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz");
-    let have = cargo_fuzz(&fuzz)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    let missing: &[&str] = if have {
-        &[]
-    } else {
-        &["the nightly toolchain and cargo-fuzz (`rustup toolchain install nightly`, `cargo install cargo-fuzz`)"]
+    let have = || {
+        cargo_fuzz(&fuzz)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
     };
+    let mut missing = vec![];
+    if !have() {
+        // Installs nightly and cargo-fuzz as the project's own step (never by hand).
+        let script = fuzz.join("../scripts/install-fuzz.sh");
+        let o = Command::new("bash").arg(&script).output();
+        if !have() {
+            let why = match o {
+                Ok(o) => format!(
+                    "exit {:?}: {}",
+                    o.status.code(),
+                    String::from_utf8_lossy(&o.stderr).trim()
+                ),
+                Err(e) => e.to_string(),
+            };
+            missing.push(format!(
+                "the nightly toolchain and cargo-fuzz, which {} could not install ({why})",
+                script.display()
+            ));
+        }
+    }
     if !common::runs_or_skips(
         "every_fuzz_target_runs_30_s_without_a_crash",
-        missing,
+        &missing,
         "libFuzzer runs of the fuzz targets",
     ) {
         return;
