@@ -106,6 +106,10 @@ impl RunDir {
     pub fn page_objects_csv(&self) -> PathBuf {
         self.path.join("page_objects.csv")
     }
+    /// Only in chained replications: the hosts' CBI caches at the end ([`crate::chain`]).
+    pub fn tcp_metrics_json(&self) -> PathBuf {
+        self.path.join("tcp_metrics.json")
+    }
     /// Removes whatever an unfinished attempt left (partial files included) and creates the
     /// directory afresh.
     pub fn reset(&self) -> std::io::Result<()> {

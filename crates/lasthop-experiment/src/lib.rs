@@ -12,6 +12,7 @@
 //! The spec format, the results directory and the summary definitions are in
 //! `docs/experiments.md`.
 
+pub mod chain;
 pub mod classes;
 pub mod files;
 pub mod layout;

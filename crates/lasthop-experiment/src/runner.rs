@@ -102,6 +102,18 @@ pub trait Backend: Sync {
     fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError>;
     /// How many runs may go at once (`None`: all cores).
     fn max_jobs(&self) -> Option<usize>;
+    /// Runs `scenario` with hosts whose CBI caches start as `from` (a chained replication,
+    /// [`crate::chain`]) and returns the caches at the end. Only the simulator can.
+    fn run_chained(
+        &self,
+        _scenario: &Scenario,
+        _dir: &Path,
+        _from: &lasthop_sim::TcpMetricsCache,
+    ) -> Result<lasthop_sim::TcpMetricsCache, RunError> {
+        Err(RunError::Unavailable(
+            "chained replications (replications_chain) run in simulation only".into(),
+        ))
+    }
 }
 
 /// The simulator: captures, `events.csv`, `tcp_trace.csv`, `connections.csv`.
@@ -118,6 +130,18 @@ impl Backend for SimBackend {
     }
     fn max_jobs(&self) -> Option<usize> {
         None
+    }
+    fn run_chained(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        from: &lasthop_sim::TcpMetricsCache,
+    ) -> Result<lasthop_sim::TcpMetricsCache, RunError> {
+        let opts = lasthop_sim::OutputOptions {
+            dir: Some(dir.to_path_buf()),
+            capture: true,
+        };
+        Ok(lasthop_sim::run_from(scenario, &opts, from)?.tcp_metrics)
     }
 }
 
@@ -361,7 +385,26 @@ pub fn run_one(
     let point = &exp.points[run.point];
     write_atomic(&rd.scenario_toml(), point.scenario_toml.as_bytes())?;
     let scenario = exp.scenario(run);
-    backend.run(&scenario, rd.path())?;
+    if exp.chain {
+        // The caches the previous replication ended with (none before the first).
+        let from = match run.replication {
+            0 => vec![],
+            k => {
+                let prev = exp.run_layout(
+                    out,
+                    RunId {
+                        point: run.point,
+                        replication: k - 1,
+                    },
+                );
+                crate::chain::CacheFile::read(&prev.tcp_metrics_json())?.cache()
+            }
+        };
+        let end = backend.run_chained(&scenario, rd.path(), &from)?;
+        crate::chain::CacheFile::of(&end).write(&rd.tcp_metrics_json())?;
+    } else {
+        backend.run(&scenario, rd.path())?;
+    }
     let bottleneck = exp.classes.contains(&crate::spec::ClassScheme::Bottleneck);
     let mut m = RunMetrics::compute(
         rd.path(),
@@ -455,9 +498,10 @@ pub fn run_experiment_shard(
     };
     let failed = Mutex::new(vec![]);
     let done = AtomicUsize::new(0);
-    pool.install(|| {
-        pending.par_iter().for_each(|&run| {
-            if let Err(e) = run_one(exp, out, run, backend) {
+    let one = |run: RunId| -> bool {
+        let ok = match run_one(exp, out, run, backend) {
+            Ok(()) => true,
+            Err(e) => {
                 bar.suspend(|| {
                     eprintln!(
                         "run {}/{} failed: {e}",
@@ -468,10 +512,41 @@ pub fn run_experiment_shard(
                     .lock()
                     .expect("not poisoned")
                     .push((run, e.to_string()));
+                false
             }
-            done.fetch_add(1, Ordering::Relaxed);
-            bar.inc(1);
-        });
+        };
+        done.fetch_add(1, Ordering::Relaxed);
+        bar.inc(1);
+        ok
+    };
+    pool.install(|| {
+        if exp.chain {
+            // A point's replications one after another (each needs its predecessor's caches),
+            // the points in parallel; a failure ends its point's chain.
+            let mut chains: Vec<Vec<RunId>> = vec![];
+            for &r in &pending {
+                match chains.last_mut() {
+                    Some(c) if c[0].point == r.point => c.push(r),
+                    _ => chains.push(vec![r]),
+                }
+            }
+            chains.par_iter().for_each(|c| {
+                if let Some(k) = c.iter().position(|&run| !one(run)) {
+                    let mut f = failed.lock().expect("not poisoned");
+                    let why = format!(
+                        "not run: replication {} of its chain failed (a chained replication starts from its predecessor's caches)",
+                        c[k].replication
+                    );
+                    for &run in &c[k + 1..] {
+                        f.push((run, why.clone()));
+                    }
+                }
+            });
+        } else {
+            pending.par_iter().for_each(|&run| {
+                one(run);
+            });
+        }
     });
     bar.finish_and_clear();
     let mut failed = failed.into_inner().expect("not poisoned");

@@ -88,11 +88,16 @@ impl Shard {
         shard_of(point, replication, self.count) == self.index
     }
 
-    /// This shard's runs of `exp`, in the experiment's order.
+    /// This shard's runs of `exp`, in the experiment's order. Chained replications
+    /// (`replications_chain`) need their predecessors, so a point's replications all go to the
+    /// shard of its replication 0.
     pub fn runs(&self, exp: &Experiment) -> Vec<RunId> {
         exp.runs()
             .into_iter()
-            .filter(|r| self.contains(&exp.points[r.point].name, r.replication))
+            .filter(|r| {
+                let k = if exp.chain { 0 } else { r.replication };
+                self.contains(&exp.points[r.point].name, k)
+            })
             .collect()
     }
 }

@@ -65,6 +65,10 @@ pub struct ExperimentSpec {
     pub mode: Mode,
     /// Replications per matrix point (default 1).
     pub replications: Option<u64>,
+    /// Replications of a point run one after another on the same hosts, each starting with the
+    /// CBI caches the previous one ended with (seed 000's CBI runs; [`crate::chain`]). Default
+    /// false: every replication starts cold.
+    pub replications_chain: Option<bool>,
     /// The experiment seed; replication k of every point uses (seed, k), so every point sees
     /// the same random streams (common random numbers). Default: the scenario's seed.
     pub seed: Option<u64>,
@@ -274,6 +278,8 @@ pub struct Experiment {
     pub description: Option<String>,
     pub mode: Mode,
     pub replications: u64,
+    /// `replications_chain`: replication k of a point starts from the CBI caches of k − 1.
+    pub chain: bool,
     pub seed: u64,
     pub classes: Vec<ClassScheme>,
     pub points: Vec<Point>,
@@ -523,6 +529,13 @@ impl Experiment {
                 format!("{replications}: allowed 1..100000"),
             ));
         }
+        let chain = spec.replications_chain.unwrap_or(false);
+        if chain && spec.mode == Mode::Emu {
+            return Err(err(
+                "replications_chain",
+                "chained replications run in simulation only (mode = \"sim\"): the emulator's hosts are new namespaces in every run, and Linux offers no way to load a saved tcp_metrics cache into them; run the replications cold, or simulate",
+            ));
+        }
         let name = spec.name.clone().unwrap_or_else(|| "experiment".into());
         for (dim, values) in &spec.matrix {
             check_name(&format!("matrix.{dim}"), "dimension name", dim)?;
@@ -620,6 +633,10 @@ impl Experiment {
             let mut fp = scenario_toml.as_bytes().to_vec();
             fp.push(0);
             fp.extend_from_slice(&link_text);
+            if chain {
+                // A chained replication's runs differ from cold ones (and only those change).
+                fp.extend_from_slice(b"\0replications_chain");
+            }
             points.push(Point {
                 name: pname,
                 coords,
@@ -685,6 +702,7 @@ impl Experiment {
             description: spec.description.clone(),
             mode: spec.mode,
             replications,
+            chain,
             seed,
             classes,
             points,

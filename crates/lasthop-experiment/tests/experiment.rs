@@ -417,3 +417,112 @@ fn edited_link_spec_is_redone() {
     assert_eq!((r.kept, r.ran.len()), (2, 2));
     assert!(c.runs.lock().unwrap().keys().all(|k| k.0 == "r1"));
 }
+
+/// The first trace row of each fixed-host connection after its handshake (cwnd > 1 or a
+/// known srtt): (cwnd, ssthresh, srtt_ns).
+fn after_handshake(trace: &Path) -> Vec<(u64, u64, u64)> {
+    let text = std::fs::read_to_string(trace).unwrap();
+    let mut seen = std::collections::BTreeMap::new();
+    for line in text.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        if f[1] == "fixed" && !f[6].is_empty() && !seen.contains_key(f[2]) {
+            seen.insert(
+                f[2].to_string(),
+                (
+                    f[4].parse().unwrap(),
+                    f[5].parse().unwrap(),
+                    f[6].parse().unwrap(),
+                ),
+            );
+        }
+    }
+    seen.into_values().collect()
+}
+
+/// Seed 000's CBI as it ran: replication 1 starts with the cache replication 0 ended with, so
+/// its connections start from the cached ssthresh and srtt, and Linux's initial window for a
+/// 524-byte MSS (4 segments) capped by that ssthresh; replication 0 is the cold run.
+#[test]
+fn chained_replications_hand_the_cbi_cache_on() {
+    let d = tempfile::tempdir().unwrap();
+    let ex = examples();
+    let spec = |chain: bool| {
+        format!(
+            r#"
+name = "chain"
+scenario = "{}"
+replications = 2
+replications_chain = {chain}
+seed = 1
+set = {{ "hosts.fixed.tcp.timestamps" = true, "hosts.mobile.tcp.timestamps" = true, "hosts.fixed.tcp.cbi" = true }}
+[matrix.link]
+e0 = {{}}
+"#,
+            ex.join("scenarios/seed000-e0-2tcp.toml").display()
+        )
+    };
+    let (a, b) = (d.path().join("chain.toml"), d.path().join("cold.toml"));
+    std::fs::write(&a, spec(true)).unwrap();
+    std::fs::write(&b, spec(false)).unwrap();
+    let (chained, cold) = (Experiment::load(&a).unwrap(), Experiment::load(&b).unwrap());
+    assert!(chained.chain && !cold.chain);
+    assert_ne!(
+        chained.points[0].fingerprint, cold.points[0].fingerprint,
+        "chained runs are not cold runs: a results directory must not mix them"
+    );
+    let (oa, ob) = (d.path().join("a"), d.path().join("b"));
+    let r = run_experiment(&chained, &oa, &SimBackend, &opts(2)).unwrap();
+    assert_eq!((r.ran.len(), r.failed.len()), (2, 0));
+    run_experiment(&cold, &ob, &SimBackend, &opts(2)).unwrap();
+    let run = |o: &Path, k: u64| o.join(format!("runs/e0/{k}"));
+    // Replication 0 is cold in both.
+    let conns = |o: &Path, k| std::fs::read(run(o, k).join("connections.csv")).unwrap();
+    assert_eq!(conns(&oa, 0), conns(&ob, 0));
+    // What it left for the next one: the fixed host's entry for the mobile host.
+    let cache: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(run(&oa, 0).join("tcp_metrics.json")).unwrap(),
+    )
+    .unwrap();
+    let e = &cache["entries"][0];
+    assert_eq!(
+        (e["host"].as_str(), e["destination"].as_str()),
+        (Some("fixed"), Some("198.19.0.1"))
+    );
+    let (ssthresh, srtt) = (
+        e["ssthresh"].as_u64().unwrap(),
+        e["srtt_ns"].as_u64().unwrap(),
+    );
+    assert!(ssthresh >= 2 && srtt > 600_000_000, "{cache}");
+    // Cold: IW 2 (the scenario's), ssthresh "infinite", srtt the handshake's ~0.6 s.
+    for (cwnd, ss, _) in after_handshake(&run(&ob, 1).join("tcp_trace.csv")) {
+        assert_eq!((cwnd, ss), (2, 2_147_483_647));
+    }
+    // Chained: ssthresh and srtt from the cache, IW min(4, ssthresh).
+    let warm = after_handshake(&run(&oa, 1).join("tcp_trace.csv"));
+    assert_eq!(warm.len(), 2);
+    for (cwnd, ss, rtt) in warm {
+        assert_eq!((cwnd, ss), (4.min(ssthresh), ssthresh));
+        assert!(
+            rtt >= srtt,
+            "srtt {rtt} starts at least at the cached {srtt}"
+        );
+    }
+    assert_ne!(conns(&oa, 1), conns(&ob, 1));
+    // Sharded, a point's replications stay together (each needs its predecessor).
+    for n in 2..5 {
+        let owners: Vec<u64> = (1..=n)
+            .filter(|&k| {
+                let s: lasthop_experiment::shard::Shard = format!("{k}/{n}").parse().unwrap();
+                !s.runs(&chained).is_empty()
+            })
+            .collect();
+        assert_eq!(owners.len(), 1, "{n} shards: {owners:?}");
+    }
+}
+
+#[test]
+fn chained_replications_are_simulation_only() {
+    let e = error_of("mode = \"emu\"\nreplications_chain = true\nBASE");
+    assert_eq!(e.key, "replications_chain");
+    assert!(e.message.contains("simulation only"), "{}", e.message);
+}

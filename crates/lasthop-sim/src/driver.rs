@@ -19,7 +19,7 @@ use lasthop_apps::{Endpoint, FlowReport, SockEvent, Status};
 use lasthop_core::{Dur, Rate, Seeds, Stream, Time};
 use lasthop_link::{AccessLink, Event as LinkEvent, Link};
 use lasthop_scenario::{Scenario, Side};
-use lasthop_tcp::Host as TcpHost;
+use lasthop_tcp::{Host as TcpHost, Metrics};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::net::Ipv4Addr;
@@ -329,6 +329,30 @@ impl<'a> Sim<'a> {
 
     pub fn link(&self) -> &Link {
         &self.link
+    }
+
+    /// Seeds host `host`'s CBI caches (its own TCP host and those of per-flow configurations)
+    /// with `m` for destination `dst`: the state a previous replication left (chained
+    /// replications, `lasthop-experiment`'s `replications_chain`).
+    pub fn seed_tcp_metrics(&mut self, host: usize, dst: Ipv4Addr, m: Metrics) {
+        for h in self.hosts[host].stack.tcp_hosts_mut() {
+            h.set_metrics(dst, m);
+        }
+    }
+
+    /// Every host's CBI cache at this point: (host index, destination, values). A host whose
+    /// flows use their own `tcp` tables keeps a cache per configuration; they are merged in
+    /// configuration order, the last one's entry winning (Linux keeps one per destination).
+    pub fn tcp_metrics(&mut self) -> Vec<(usize, Ipv4Addr, Metrics)> {
+        let mut out = vec![];
+        for (i, h) in self.hosts.iter_mut().enumerate() {
+            let mut merged = std::collections::BTreeMap::new();
+            for t in h.stack.tcp_hosts_mut() {
+                merged.extend(t.cached_metrics());
+            }
+            out.extend(merged.into_iter().map(|(a, m)| (i, a, m)));
+        }
+        out
     }
 
     pub fn into_outputs(self) -> Outputs {

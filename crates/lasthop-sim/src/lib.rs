@@ -16,7 +16,8 @@ use lasthop_core::Time;
 use lasthop_link::meter::{write_link_csv, LinkRow};
 use lasthop_link::{Dir, DirStats, MeterReading};
 use lasthop_scenario::Scenario;
-use std::net::IpAddr;
+use lasthop_tcp::Metrics;
+use std::net::{IpAddr, Ipv4Addr};
 
 pub use outputs::OutputOptions;
 
@@ -53,14 +54,50 @@ pub struct SimResult {
     pub meters: [MeterReading; 2],
     /// Events the driver processed (a measure of the work done).
     pub events: u64,
+    /// Every host's CBI cache at the end (empty unless a host has `cbi`): what the next of
+    /// chained replications starts from ([`run_from`]).
+    pub tcp_metrics: TcpMetricsCache,
 }
 
-/// Runs one replication of `scenario`.
+/// The hosts' CBI caches (Linux 2.4's per-destination route metrics): one entry per host and
+/// destination, by host name.
+pub type TcpMetricsCache = Vec<(String, Ipv4Addr, Metrics)>;
+
+/// Runs one replication of `scenario` with cold hosts.
 pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error> {
+    run_from(scenario, opts, &[])
+}
+
+/// Runs one replication of `scenario` whose hosts start with the CBI caches `cache` (the
+/// `tcp_metrics` a previous replication ended with): seed 000 ran its replications back to back
+/// on the same hosts, so CBI's cache carried over from one to the next. An entry for a host the
+/// scenario does not have is an error.
+pub fn run_from(
+    scenario: &Scenario,
+    opts: &OutputOptions,
+    cache: &[(String, Ipv4Addr, Metrics)],
+) -> Result<SimResult, Error> {
     let names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
     let out = outputs::Outputs::new(opts, &names)?;
     let mut sim = driver::Sim::new(scenario, out)?;
+    for (host, dst, m) in cache {
+        let Some(i) = names.iter().position(|n| n == host) else {
+            return Err(Error::Spec {
+                key: "tcp_metrics".into(),
+                message: format!(
+                    "a cached entry for host {host:?}, which the scenario does not have (allowed: {})",
+                    names.join(", ")
+                ),
+            });
+        };
+        sim.seed_tcp_metrics(i, *dst, *m);
+    }
     let end = sim.run()?;
+    let tcp_metrics = sim
+        .tcp_metrics()
+        .into_iter()
+        .map(|(i, dst, m)| (names[i].clone(), dst, m))
+        .collect();
     let flows = sim.flow_reports();
     let link = [sim.link().stats(Dir::Down), sim.link().stats(Dir::Up)];
     let meters = [Dir::Down, Dir::Up].map(|d| sim.link().meter(d).reading(end));
@@ -91,6 +128,7 @@ pub fn run(scenario: &Scenario, opts: &OutputOptions) -> Result<SimResult, Error
         pages: run.pages,
         link,
         events,
+        tcp_metrics,
     })
 }
 

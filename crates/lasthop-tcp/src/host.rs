@@ -100,6 +100,11 @@ impl Host {
         self.metrics.insert(dst, m);
     }
 
+    /// Every cached destination, in address order (what a chained replication hands on).
+    pub fn cached_metrics(&self) -> impl Iterator<Item = (Ipv4Addr, Metrics)> + '_ {
+        self.metrics.iter().map(|(a, m)| (*a, *m))
+    }
+
     /// Whether this host's connections record their congestion-state trace (on by default; a
     /// driver that writes no trace saves the work).
     pub fn set_tracing(&mut self, on: bool) {
