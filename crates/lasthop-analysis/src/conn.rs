@@ -113,6 +113,8 @@ pub struct DirStats {
     pub triple_dupacks: u64,
     /// Retransmissions inferred to be timer-driven (see [`Options::rto_gap`]).
     pub rtos: u64,
+    /// The wire sequence numbers of those retransmissions, in order (to tell spurious ones).
+    pub rto_seqs: Vec<u32>,
     /// Retransmissions sent after at least 3 duplicate ACKs since the last ACK advance.
     pub fast_rexmts: u64,
     /// Packets of this direction carrying SACK blocks (tcptrace "sack pkts sent").
@@ -132,6 +134,9 @@ pub struct DirStats {
     /// Retransmissions of this direction whose earlier copy the link delivered (event log,
     /// `None` when no log with `arrive` and `release` rows was joined).
     pub spurious_rexmt: Option<u64>,
+    /// Of the timer-driven retransmissions (`rtos`), those whose earlier copy the link
+    /// delivered: spurious timeouts (seed 000's r6 finding). Same condition as above.
+    pub spurious_rtos: Option<u64>,
 }
 
 /// Which way the data of a connection went.
@@ -652,6 +657,7 @@ impl Analyzer {
                 let fast = this.dupacks_since_progress >= 3;
                 if timed_out && (!fast || this.una_rexmitted) {
                     ts.rtos += 1;
+                    ts.rto_seqs.push(seg.seq);
                 } else if fast {
                     ts.fast_rexmts += 1;
                 }

@@ -21,6 +21,8 @@ pub struct FlowEvents {
     pub marks: Vec<u64>,
     /// Arrival times of retransmissions whose earlier copy was delivered.
     pub spurious: Vec<u64>,
+    /// (arrival time, sequence number) of the same retransmissions, in arrival order.
+    pub spurious_seqs: Vec<(u64, u32)>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -165,6 +167,11 @@ impl EventLog {
                             .expect("inserted")
                             .spurious
                             .push(time);
+                        log.flows
+                            .get_mut(name)
+                            .expect("inserted")
+                            .spurious_seqs
+                            .push((time, seq));
                     }
                     delivered_before |= released.binary_search(&packet).is_ok();
                     j += 1;
@@ -173,6 +180,7 @@ impl EventLog {
             }
             for f in log.flows.values_mut() {
                 f.spurious.sort_unstable();
+                f.spurious_seqs.sort_unstable();
             }
         }
         Ok(log)
@@ -197,7 +205,11 @@ impl EventLog {
             let s = self.has_deliveries.then_some(0);
             c.c2s.spurious_rexmt = s;
             c.s2c.spurious_rexmt = s;
+            c.c2s.spurious_rtos = s;
+            c.s2c.spurious_rtos = s;
         }
+        // Per connection direction, the sequence numbers of its spurious retransmissions.
+        let mut spurious_seqs: HashMap<(usize, bool), Vec<u32>> = HashMap::default();
         let spans: Vec<(u64, u64)> = conns.iter().map(|c| (c.first.0, c.last.0)).collect();
         for (flow, ev) in &self.flows {
             let Some(cands) = by_flow.get(flow) else {
@@ -251,6 +263,26 @@ impl EventLog {
                 };
                 *s = Some(s.unwrap_or(0) + 1);
             }
+            for &(t, seq) in &ev.spurious_seqs {
+                spurious_seqs.entry(pick(t)).or_default().push(seq);
+            }
+        }
+        // A timeout is spurious when the segment it resent had been delivered: each RTO
+        // retransmission takes one spurious retransmission of the same sequence number.
+        for ((i, fwd), mut seqs) in spurious_seqs {
+            let d = if fwd {
+                &mut conns[i].c2s
+            } else {
+                &mut conns[i].s2c
+            };
+            let mut n = 0;
+            for s in &d.rto_seqs {
+                if let Some(k) = seqs.iter().position(|x| x == s) {
+                    seqs.swap_remove(k);
+                    n += 1;
+                }
+            }
+            d.spurious_rtos = Some(n);
         }
     }
 }

@@ -168,6 +168,8 @@ fn event_log_join_drops_and_spurious() {
     assert_eq!(c.drops().total(), 3);
     assert_eq!(c.s2c.spurious_rexmt, Some(1));
     assert_eq!(c.c2s.spurious_rexmt, Some(0));
+    // The one timeout resent D6, whose first copy the queue dropped: not spurious.
+    assert_eq!((c.s2c.rtos, c.s2c.spurious_rtos), (1, Some(0)));
 
     let text = {
         let mut v = Vec::new();
@@ -187,6 +189,28 @@ fn event_log_join_drops_and_spurious() {
     assert_eq!(get("spurious_rexmt"), "1");
     // 4 retransmissions, 2 data-direction drops
     assert_eq!(get("rexmt_minus_drops"), "2");
+    assert_eq!(get("spurious_rtos"), "0");
+}
+
+/// The same run had D6's first copy been held back (by ARQ, say) and delivered at 1.4 s instead
+/// of dropped: the timeout that resent it at 1.53 s was spurious, and so was the resent D6.
+#[test]
+fn a_timeout_that_resent_a_delivered_segment_is_spurious() {
+    let events = hand_events().replace(
+        &row(530, "drop", "down", 20, S2C, 5501, 100, "queue"),
+        &row(1400, "release", "down", 20, S2C, 5501, 100, ""),
+    );
+    assert_ne!(events, hand_events());
+    let mut conns =
+        la::analyze_reader(&pcap_bytes(&hand_script(), Format::SimHeaderOnly)[..]).unwrap();
+    EventLog::from_reader(events.as_bytes(), "events.csv")
+        .unwrap()
+        .join(&mut conns);
+    let c = &conns[0];
+    assert_eq!(c.s2c.drops.queue, 0);
+    assert_eq!(c.s2c.spurious_rexmt, Some(2), "D6 and D8");
+    assert_eq!((c.s2c.rtos, c.s2c.spurious_rtos), (1, Some(1)));
+    assert_eq!(c.c2s.spurious_rtos, Some(0));
 }
 
 #[test]

@@ -160,7 +160,14 @@ pub struct ConnRow {
     pub throughput_bps: f64,
     pub rexmt_pkts: u64,
     pub dupacks: u64,
+    pub triple_dupacks: u64,
     pub rtos: u64,
+    /// Timeouts that resent a segment the link had delivered (`None`: no full event log).
+    pub spurious_rtos: Option<u64>,
+    /// ACK-direction packets carrying SACK blocks (tcptrace "sack pkts sent").
+    pub sack_pkts: u64,
+    /// CE marks (only ECT packets, the data, are marked).
+    pub ecn_marks: u64,
     pub complete: bool,
     /// `c2s` or `s2c`.
     pub data_dir: String,
@@ -221,9 +228,22 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
             drops_queue: [u(13, "drops_queue_c2s")?, u(14, "drops_queue_s2c")?],
             drops_red: [u(15, "drops_red_c2s")?, u(16, "drops_red_s2c")?],
             drops_error: [u(17, "drops_error_c2s")?, u(18, "drops_error_s2c")?],
+            // Columns added later: a results directory written before them reads as 0 / none.
+            triple_dupacks: opt_u(&csv, line, &f, "triple_dupacks")?.unwrap_or(0),
+            spurious_rtos: opt_u(&csv, line, &f, "spurious_rtos")?,
+            sack_pkts: opt_u(&csv, line, &f, "sack_pkts")?.unwrap_or(0),
+            ecn_marks: opt_u(&csv, line, &f, "ecn_marks")?.unwrap_or(0),
         });
     }
     Ok(out)
+}
+
+/// The value of column `name` when the file has it.
+fn opt_u(csv: &Csv, line: usize, f: &[&str], name: &str) -> Result<Option<u64>, FileError> {
+    match csv.columns.get(name) {
+        Some(&i) => num(csv, line, f, i, name),
+        None => Ok(None),
+    }
 }
 
 /// One row of `tcp_trace.csv` (simulation only).

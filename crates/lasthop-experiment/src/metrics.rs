@@ -28,11 +28,23 @@ pub struct ConnMetrics {
     /// tcptrace "rexmt data pkts" of the data direction.
     pub rexmt_pkts: u64,
     pub dupacks: u64,
+    /// Times three duplicate ACKs in a row were received (tcptrace "triple dupacks").
+    #[serde(default)]
+    pub triple_dupacks: u64,
     pub rtos: u64,
+    /// Timeouts whose resent segment the link had delivered (`None` without a full event log).
+    #[serde(default)]
+    pub spurious_rtos: Option<u64>,
+    /// ACKs carrying SACK blocks (seed 000's "sacks sent").
+    #[serde(default)]
+    pub sack_pkts: u64,
     /// Data-direction drops by cause: router queue, RED, link error.
     pub drops_queue: u64,
     pub drops_red: u64,
     pub drops_error: u64,
+    /// CE marks on the data (ECN).
+    #[serde(default)]
+    pub ecn_marks: u64,
     /// Acknowledging-direction drops, all causes.
     pub ack_drops: u64,
     pub complete: bool,
@@ -241,10 +253,14 @@ impl RunMetrics {
                 throughput_bps: r.throughput_bps,
                 rexmt_pkts: r.rexmt_pkts,
                 dupacks: r.dupacks,
+                triple_dupacks: r.triple_dupacks,
                 rtos: r.rtos,
+                spurious_rtos: r.spurious_rtos,
+                sack_pkts: r.sack_pkts,
                 drops_queue: r.drops_queue[d],
                 drops_red: r.drops_red[d],
                 drops_error: r.drops_error[d],
+                ecn_marks: r.ecn_marks,
                 ack_drops: r.drops_queue[1 - d] + r.drops_red[1 - d] + r.drops_error[1 - d],
                 complete: r.complete,
             });

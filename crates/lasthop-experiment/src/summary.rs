@@ -12,14 +12,19 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The per-connection metrics summarised for each class, in table order: (key, label).
-pub const CONN_METRICS: [(&str, &str); 9] = [
+pub const CONN_METRICS: [(&str, &str); 14] = [
     ("elapsed_s", "elapsed time (s)"),
     ("throughput_Bps", "throughput (bytes/s)"),
     ("rexmt_pkts", "rexmt data pkts"),
     ("dupacks", "duplicate acks"),
+    ("triple_dupacks", "triple dupacks"),
+    ("sack_pkts", "ACKs with SACK (sacks sent)"),
     ("rtos", "RTOs"),
+    ("spurious_rtos", "spurious RTOs"),
     ("drops_queue", "pkts dropped (q)"),
     ("drops_red", "pkts dropped (r)"),
+    ("ecn_marks", "ECN marks"),
+    ("drops_red_marks", "RED drops + ECN marks (seed 000's r)"),
     ("drops_error", "pkts dropped (e)"),
     ("ack_drops", "ACK-dir pkts dropped"),
 ];
@@ -339,9 +344,14 @@ fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
         "throughput_Bps" => c.throughput_bps,
         "rexmt_pkts" => c.rexmt_pkts as f64,
         "dupacks" => c.dupacks as f64,
+        "triple_dupacks" => c.triple_dupacks as f64,
+        "sack_pkts" => c.sack_pkts as f64,
         "rtos" => c.rtos as f64,
+        "spurious_rtos" => c.spurious_rtos.map_or(f64::NAN, |n| n as f64),
         "drops_queue" => c.drops_queue as f64,
         "drops_red" => c.drops_red as f64,
+        "ecn_marks" => c.ecn_marks as f64,
+        "drops_red_marks" => (c.drops_red + c.ecn_marks) as f64,
         "drops_error" => c.drops_error as f64,
         "ack_drops" => c.ack_drops as f64,
         _ => f64::NAN,
