@@ -244,8 +244,10 @@ def seed000_table(label, mode, runs):
         allt = [float(r["elapsed_s"]) for st in sets for r in st]
         for i, (s, st) in enumerate(zip((s1, s2), sets)):
             t = [float(r["elapsed_s"]) for r in st]
-            dq = med([int(r["drops_queue"]) for r in st])
-            de = med([int(r["drops_error"]) for r in st])
+            # The data direction's drops, as the thesis counts its q and e columns
+            # (connections.csv's drops_queue / drops_error add both directions).
+            dq = med([int(r[f"drops_queue_{r['data_dir']}"]) for r in st])
+            de = med([int(r[f"drops_error_{r['data_dir']}"]) for r in st])
             rx = med([int(r["rexmt_pkts"]) for r in st])
             rto = sum(int(r["rtos"]) for r in st)
             ot = fmt(med(allt)) if i == 0 else ""
