@@ -69,12 +69,14 @@ pub struct DirSpec {
     pub delay: Option<Dur>,
     /// Extra delay added to every packet's propagation (jitter); packets still leave in order.
     pub extra_delay: Option<Dist>,
-    /// Link send buffer size; no limit when absent.
+    /// Link send buffer size. Absent: the LSB holds only the packet being sent and frees it
+    /// when its last bit is sent (no link-layer ACK emulation).
     pub lsb: Option<Bytes>,
     /// Link receive buffer size; no limit when absent.
     pub lrb: Option<Bytes>,
     /// Link-layer ACK emulation: a packet holds its LSB space until it leaves the LRB (default
-    /// true, as in the seeds); false frees it when its transmission ends.
+    /// true when `lsb` is given, as in Seawind; refused without `lsb`); false frees it when its
+    /// transmission ends.
     pub link_ack: Option<bool>,
     /// With `link_ack`: how long after a packet leaves the LRB its LSB space is freed, the
     /// link-level ACK's way back (default 0: at once). Seed 002's links set their 300 ms
@@ -399,6 +401,8 @@ pub struct LinkConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DirConfig {
     pub overhead: u32,
+    /// The link send buffer's size; `None`: it holds only the packet being sent (see
+    /// `LinkSpec`'s `lsb`).
     pub lsb: Option<u64>,
     pub lrb: Option<u64>,
     pub link_ack: bool,
@@ -734,18 +738,41 @@ impl LinkSpec {
             if v == Some(0) {
                 return Err(err(
                     format!("{}.{name}", src(set)),
-                    "0B holds no packet: give a size, or leave the key out for no limit",
+                    match name {
+                        "lsb" => "0B holds no packet: give a size, or leave the key out for a buffer of the one packet being sent",
+                        _ => "0B holds no packet: give a size, or leave the key out for no limit",
+                    },
                 ));
             }
         }
-        let link_ack = own.link_ack.or(b.link_ack).unwrap_or(true);
+        // Without `lsb` the link send buffer holds only the packet being sent and frees it when
+        // its last bit is sent (a link with no buffer of its own, as a wired interface's
+        // device ring of one): link-layer ACK emulation would hold that one packet until it
+        // left the LRB, one packet per round trip, so it is refused there. With `lsb` it is on
+        // unless `link_ack = false` (Seawind's `link_layer_ack_emulation = TRUE`).
+        let link_ack = match (own.link_ack.or(b.link_ack), lsb) {
+            (Some(true), None) => {
+                return Err(err(
+                    format!("{}.link_ack", src(own.link_ack.is_some())),
+                    "true needs a link send buffer: this direction has no `lsb`, so its LSB holds only the packet being sent, and holding that packet until it leaves the LRB would make the link stop-and-wait (one packet per round trip). Give the LSB a size (e.g. lsb = \"9600B\", Seawind's) or remove `link_ack`",
+                ))
+            }
+            (Some(x), _) => x,
+            (None, lsb) => lsb.is_some(),
+        };
+        if let (Some(_), None) = (own.lsb_admit.or(b.lsb_admit), lsb) {
+            return Err(err(
+                format!("{}.lsb_admit", src(own.lsb_admit.is_some())),
+                "says when a packet may enter a link send buffer of `lsb` bytes, but this direction has no `lsb` (its LSB holds only the packet being sent): give `lsb` or remove `lsb_admit`",
+            ));
+        }
         let link_ack_delay = own.link_ack_delay.or(b.link_ack_delay);
         if let Some(x) = link_ack_delay {
             let key = format!("{}.link_ack_delay", src(own.link_ack_delay.is_some()));
             if !link_ack && x > Dur::ZERO {
                 return Err(err(
                     key,
-                    "the link-level ACK's delay needs `link_ack = true` (with `link_ack = false` the space is freed when the packet is sent)",
+                    "the link-level ACK's delay needs `link_ack = true` and a link send buffer (`lsb`): without link-layer ACK emulation the space is freed when the packet is sent",
                 ));
             }
             if x > Dur::from_secs(60) {
@@ -1053,6 +1080,13 @@ fn apply_err(key: &str, e: &ErrSpec, p: &mut Params) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The packet limit of Linux's `codel` and `pie` qdiscs when none is given (`sch_codel.c`,
+/// `sch_pie.c`: `sch->limit = 1000`).
+pub const LINUX_CODEL_PIE_LIMIT: u64 = 1000;
+/// The packet limit of Linux's `fq_codel` when none is given (`sch_fq_codel.c`:
+/// `sch->limit = 10*1024`).
+pub const LINUX_FQ_CODEL_LIMIT: u64 = 10 * 1024;
+
 fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecError> {
     let Some(q) = q else {
         return Ok(QueueConfig {
@@ -1177,7 +1211,15 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
         ));
     }
     Ok(QueueConfig {
-        packets: q.packets,
+        // A discipline without `packets` takes Linux's limit (`tc-codel`, `tc-pie`: 1000
+        // packets; `tc-fq_codel`: 10240), as its other parameters take Linux's defaults.
+        // Drop-tail and RED have no default: `pfifo`'s is the device's txqueuelen, and
+        // `sch_red` needs a limit given.
+        packets: q.packets.or(match q.policy {
+            Policy::Codel | Policy::Pie => Some(LINUX_CODEL_PIE_LIMIT),
+            Policy::FqCodel => Some(LINUX_FQ_CODEL_LIMIT),
+            Policy::Droptail | Policy::Red => None,
+        }),
         bytes: q.bytes.map(|b| b.0),
         sojourn: q.sojourn,
         red,
@@ -1382,7 +1424,8 @@ impl LinkConfig {
             let _ = writeln!(
                 s,
                 "  link send buffer {}{}, link receive buffer {}; {}; {}",
-                lim(c.lsb, "B"),
+                c.lsb
+                    .map_or("of the packet being sent".to_string(), |b| format!("{b}B")),
                 match (c.lsb, c.lsb_admit) {
                     (Some(_), LsbAdmit::Below) => " (a packet enters while it holds less)",
                     _ => "",
