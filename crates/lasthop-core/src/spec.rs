@@ -42,7 +42,7 @@ impl SpecError {
 /// A legal spec with an element that will do nothing (an AQM that can never see a queue, ECN
 /// marking with no ECN-capable host, a key the running mode does not read): said on stderr by
 /// `check`, `sim`, `emu` and `run`, which still run it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Warning {
     /// Dotted key path of the element that does nothing.
     pub key: String,

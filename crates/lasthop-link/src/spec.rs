@@ -443,6 +443,42 @@ pub struct QueueConfig {
     pub red: Option<RedSpec>,
     /// A discipline other than drop-tail and RED.
     pub aqm: Option<Aqm>,
+    /// The spec asked for ECN marking (`ecn = true` written in the policy's table; FQ-CoDel's
+    /// default, on as in Linux, does not count).
+    pub ecn_asked: bool,
+}
+
+impl QueueConfig {
+    /// The policy's name, as written in `policy`.
+    pub fn policy_name(&self) -> &'static str {
+        match (&self.red, &self.aqm) {
+            (Some(_), _) => "red",
+            (None, Some(Aqm::Codel(_))) => "codel",
+            (None, Some(Aqm::Pie(_))) => "pie",
+            (None, Some(Aqm::FqCodel(_))) => "fq_codel",
+            (None, None) => "droptail",
+        }
+    }
+
+    /// The AQM's target delay, for the disciplines that have one (CoDel, PIE, FQ-CoDel).
+    pub fn target(&self) -> Option<Dur> {
+        match &self.aqm {
+            Some(Aqm::Codel(c)) => Some(c.target),
+            Some(Aqm::Pie(p)) => Some(p.target),
+            Some(Aqm::FqCodel(f)) => Some(f.codel.target),
+            None => None,
+        }
+    }
+
+    /// Whether the router queue does anything a queue without limits would not: a limit or a
+    /// discipline.
+    pub fn acts(&self) -> bool {
+        self.packets.is_some()
+            || self.bytes.is_some()
+            || self.sojourn.is_some()
+            || self.red.is_some()
+            || self.aqm.is_some()
+    }
 }
 
 /// The validated parameters of CoDel, PIE or FQ-CoDel.
@@ -1095,6 +1131,7 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             sojourn: None,
             red: None,
             aqm: None,
+            ecn_asked: false,
         });
     };
     // A table for another policy is refused rather than ignored.
@@ -1222,6 +1259,13 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
         }),
         bytes: q.bytes.map(|b| b.0),
         sojourn: q.sojourn,
+        ecn_asked: red.as_ref().is_some_and(|r| r.ecn)
+            || [
+                q.codel.as_ref().and_then(|c| c.ecn),
+                q.pie.as_ref().and_then(|p| p.ecn),
+                q.fq_codel.as_ref().and_then(|f| f.ecn),
+            ]
+            .contains(&Some(true)),
         red,
         aqm,
     })
@@ -1310,6 +1354,68 @@ fn quoted_list(names: &[&String]) -> String {
 // Describing a config, for `lasthop check`.
 
 impl LinkConfig {
+    /// The legal combinations that leave an element of this link doing nothing, or less than
+    /// it says: a queue limit or discipline on a direction whose rate is unlimited (no packet
+    /// ever waits), and an AQM behind a link send buffer that alone holds more than the AQM's
+    /// target delay (the standing queue sits in the LSB, where the AQM does not see it).
+    /// `check`, `sim`, `emu` and `run` print them.
+    pub fn warnings(&self) -> Vec<lasthop_core::spec::Warning> {
+        use lasthop_core::spec::warn;
+        let mut w = vec![];
+        for (d, dc) in Dir::BOTH.iter().zip(&self.dirs) {
+            let q = &dc.queue;
+            if !q.acts() {
+                continue;
+            }
+            // Every rate the direction can run at: the base rate, each state's, the schedule's.
+            let rates: Vec<Rate> = dc
+                .per_state
+                .iter()
+                .map(|p| p.rate_override.unwrap_or(p.base_rate))
+                .chain(dc.schedule.iter().map(|s| s.1))
+                .collect();
+            if rates.iter().all(|r| r.is_unlimited()) {
+                w.push(warn(
+                    format!("{d}.queue"),
+                    format!(
+                        "the router queue's {} can never act: the direction's rate is unlimited, so every packet is sent the moment it arrives and none ever waits in the router queue; give `{d}.rate` (or `both.rate`)",
+                        if q.red.is_some() || q.aqm.is_some() {
+                            format!("{} discipline", q.policy_name())
+                        } else {
+                            "limit".to_string()
+                        }
+                    ),
+                ));
+                continue;
+            }
+            let (Some(target), Some(lsb)) = (q.target(), dc.lsb) else {
+                continue;
+            };
+            // The LSB's drain time at the fastest rate the direction has.
+            let fastest = rates
+                .iter()
+                .filter(|r| !r.is_unlimited())
+                .max()
+                .copied()
+                .unwrap_or(Rate::UNLIMITED);
+            // Beyond the packet being sent (which no AQM can take back), what the LSB holds
+            // waits where the AQM does not see it.
+            let beyond = lsb.saturating_sub(u64::from(self.mtu.unwrap_or(1500)));
+            let drain = fastest.tx_time(beyond);
+            if drain > target {
+                w.push(warn(
+                    format!("{d}.lsb"),
+                    format!(
+                        "the link send buffer of {lsb}B holds {drain} of sending at {fastest} beyond the packet being sent{}, more than the {} target of {target}: that standing queue sits in the LSB, which the AQM does not see, so the delay can stay {drain} above the target whatever the AQM does; leave `lsb` out (the LSB then holds only the packet being sent) or make it smaller",
+                        if dc.link_ack { " (and with link_ack it holds each packet until it leaves the LRB)" } else { "" },
+                        q.policy_name()
+                    ),
+                ));
+            }
+        }
+        w
+    }
+
     /// A human-readable account of what the spec describes.
     pub fn describe(&self) -> String {
         use std::fmt::Write;

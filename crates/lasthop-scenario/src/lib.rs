@@ -49,6 +49,10 @@
 //! Loading never panics: every problem is a [`SpecError`] naming the key, the value and what is
 //! allowed.
 
+pub mod modes;
+
+pub use modes::Mode;
+
 use indexmap::IndexMap;
 use lasthop_apps::{AppParams, FlowCtx, SpecCtx};
 use lasthop_core::spec::{check_name, err, from_table, from_toml, load_file, SpecError};
@@ -988,10 +992,43 @@ impl Scenario {
                 "host {} ({} side) {} mtu {}B",
                 h.name, h.side, h.address, h.mtu
             );
-            for (k, v) in &h.sysctl {
-                let _ = write!(s, " {k}={v}");
-            }
             let _ = writeln!(s);
+            if h.group.as_ref().is_some_and(|g| g.1 > 0) {
+                continue; // a group's settings are its first member's
+            }
+            // Both modes' settings, each named with the mode that reads it (docs/modes.md).
+            if !h.tcp_table.is_empty() {
+                let keys: Vec<String> = h
+                    .tcp_table
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let _ = writeln!(s, "  tcp (simulation: the TCP model): {}", keys.join(" "));
+            }
+            if !h.sysctl.is_empty() {
+                let keys: Vec<String> = h.sysctl.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let _ = writeln!(
+                    s,
+                    "  sysctl (emulation: the host's Linux): {}",
+                    keys.join(" ")
+                );
+            }
+            if !h.route.is_empty() {
+                let keys: Vec<String> = [
+                    ("initcwnd", h.route.initcwnd.map(|x| x.to_string())),
+                    ("initrwnd", h.route.initrwnd.map(|x| x.to_string())),
+                    ("rto_min", h.route.rto_min.map(|x| x.to_string())),
+                    ("quickack", h.route.quickack.map(|x| x.to_string())),
+                ]
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+                .collect();
+                let _ = writeln!(
+                    s,
+                    "  route (emulation: the host's Linux): {}",
+                    keys.join(" ")
+                );
+            }
         }
         for m in &self.middleboxes {
             let _ = writeln!(s, "middlebox: {}", m.describe());
