@@ -120,3 +120,52 @@ fn emu_refuses_a_congestion_control_the_machine_does_not_allow() {
     assert!(!e.contains("the kernel refused the value"), "{e}");
     assert!(!out.join("events.csv").exists());
 }
+
+#[test]
+fn output_columns_say_what_they_hold() {
+    // Issue 24's misleading names: CoDel's drops were counted in `drops_red`, and
+    // tcp_trace.csv's cwnd had no unit. CoDel at 1 Mbit/s behind a 100-packet burst of a
+    // greedy flow drops at dequeue: those drops are `drops_aqm`, and `drops_red` stays 0.
+    let d = tempfile::tempdir().unwrap();
+    let s = write(
+        d.path(),
+        "[both]\nrate = \"1Mbit\"\ndelay = \"20ms\"\n[down.queue]\npolicy = \"codel\"\n",
+        "",
+        "",
+    );
+    std::fs::write(
+        &s,
+        std::fs::read_to_string(&s)
+            .unwrap()
+            .replace("bytes = 20000", "bytes = \"unlimited\""),
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    let o = lasthop(&["sim", &s, "--out", out.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let trace = std::fs::read_to_string(out.join("tcp_trace.csv")).unwrap();
+    assert!(
+        trace.starts_with("time_ns,host,local,remote,cwnd_segs,ssthresh_segs,"),
+        "{}",
+        trace.lines().next().unwrap()
+    );
+    let conns = std::fs::read_to_string(out.join("connections.csv")).unwrap();
+    let mut lines = conns.lines();
+    let cols: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let vals: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let get = |n: &str| {
+        vals[cols
+            .iter()
+            .position(|c| *c == n)
+            .unwrap_or_else(|| panic!("no column {n}"))]
+    };
+    assert_eq!(get("drops_red"), "0");
+    let aqm: u64 = get("drops_aqm").parse().unwrap();
+    assert!(aqm > 0, "CoDel dropped nothing: {conns}");
+    let link = std::fs::read_to_string(out.join("link.csv")).unwrap();
+    let lc: Vec<&str> = link.lines().next().unwrap().split(',').collect();
+    let down: Vec<&str> = link.lines().nth(1).unwrap().split(',').collect();
+    let at = |n: &str| down[lc.iter().position(|c| *c == n).unwrap()];
+    assert_eq!(at("drops_red"), "0");
+    assert_eq!(at("drops_aqm").parse::<u64>().unwrap(), aqm);
+}
