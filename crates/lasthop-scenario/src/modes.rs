@@ -113,7 +113,7 @@ pub const KEYS: &[KeyRow] = &[
         "flows[i].tcp.KEY (bulk, thin)",
         (
             Honour::Yes,
-            Honour::Some("congestion_control, nagle, thin_linear_timeouts, thin_dupack (socket options); any other key is refused: Linux sets it per host"),
+            Honour::Some("congestion_control, nagle, thin_linear_timeouts, thin_dupack (socket options; thin_dupack is a warning on Linux 4.13 and later, which ignores it); any other key is refused: Linux sets it per host"),
         ),
     ),
     row(
@@ -707,9 +707,39 @@ impl Scenario {
                 let available: Vec<&str> = available.split_whitespace().collect();
                 w.extend(self.check_machine(&allowed, &available)?);
             }
+            let release = read_kernel_release();
+            w.extend(self.thin_dupack_warnings(release)?);
         }
         Ok(w)
     }
+
+    /// Emulation: `TCP_THIN_DUPACK` is accepted and ignored from Linux 4.13 (the mechanism was
+    /// removed), so a flow's `tcp.thin_dupack = true` does nothing on such a kernel.
+    pub fn thin_dupack_warnings(
+        &self,
+        kernel: Option<(u32, u32)>,
+    ) -> Result<Vec<Warning>, SpecError> {
+        let mut w = vec![];
+        let Some((major, minor)) = kernel.filter(|&k| k >= (4, 13)) else {
+            return Ok(w);
+        };
+        for f in &self.flows {
+            if f.socket_options()?.thin_dupack == Some(true) {
+                w.push(warn(
+                    format!("{}.tcp.thin_dupack", f.spec_key()),
+                    format!("does nothing in emulation on this Linux {major}.{minor}: the kernel accepts TCP_THIN_DUPACK and ignores it since 4.13 (the mechanism was removed); only the simulator's TCP model runs it"),
+                ));
+            }
+        }
+        Ok(w)
+    }
+}
+
+/// This machine's kernel version (major, minor), from /proc.
+fn read_kernel_release() -> Option<(u32, u32)> {
+    let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
+    let mut it = r.trim().split(['.', '-']);
+    Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))
 }
 
 /// `; set KEY = VALUE to match` when some Linux value does what the model does.

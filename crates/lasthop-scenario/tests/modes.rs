@@ -244,6 +244,19 @@ fn inert_combinations_are_warned_about() {
 }
 
 #[test]
+fn thin_dupack_is_said_to_do_nothing_on_linux_4_13_and_later() {
+    let sc = scenario(
+        LINK,
+        "",
+        "[[flows]]\nkind = \"thin\"\nfrom = \"a\"\nto = \"b\"\npayload = 100\nitt = 50\nduration = \"5s\"\ntcp = { nagle = false, thin_dupack = true }\n",
+    );
+    let w = sc.thin_dupack_warnings(Some((6, 18))).unwrap();
+    assert_eq!(keys(&w), ["flows[0].tcp.thin_dupack"]);
+    assert!(w[0].message.contains("4.13"), "{}", w[0]);
+    assert!(sc.thin_dupack_warnings(Some((4, 12))).unwrap().is_empty());
+}
+
+#[test]
 fn modes_doc_is_generated_from_the_code() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/modes.md");
     let want = keys_markdown();
