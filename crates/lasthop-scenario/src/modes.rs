@@ -697,6 +697,20 @@ impl Scenario {
     /// machine's lists (when /proc has them).
     pub fn check_here(&self, mode: Mode) -> Result<Vec<Warning>, SpecError> {
         let mut w = self.check_mode(mode)?;
+        if mode == Mode::Emu && std::path::Path::new("/proc/sys/net/ipv4").exists() {
+            // Every sysctl must exist in this kernel (the emulator's preflight says the same).
+            for h in &self.hosts {
+                for (k, _) in &h.sysctl {
+                    let path = std::path::Path::new("/proc/sys/net/ipv4").join(k.replace('.', "/"));
+                    if !path.exists() {
+                        return Err(err(
+                            format!("{}.sysctl.{k}", host_key(h)),
+                            format!("this kernel has no sysctl net.ipv4.{k} ({} is missing), so emulation cannot set it: remove it, or run on a kernel that has it", path.display()),
+                        ));
+                    }
+                }
+            }
+        }
         if mode == Mode::Emu {
             let read = |n: &str| std::fs::read_to_string(format!("/proc/sys/net/ipv4/{n}")).ok();
             if let (Some(allowed), Some(available)) = (
