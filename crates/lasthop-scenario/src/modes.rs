@@ -462,7 +462,9 @@ impl Scenario {
                 .sysctl
                 .iter()
                 .map(|(k, v)| {
-                    let c = LINUX.iter().find(|c| c.linux == Place::Sysctl(leak(k)));
+                    let c = LINUX
+                        .iter()
+                        .find(|c| c.linux == Place::Sysctl(sysctl_name(k)));
                     (format!("sysctl.{k}"), c, v.to_proc())
                 })
                 .chain(route_given(h).into_iter().map(|(n, v)| {
@@ -797,7 +799,7 @@ fn model_value(c: &TcpConfig, key: &str) -> String {
 
 /// A sysctl name as the `&'static str` of its [`Place`] in [`LINUX`] (`"-"`, which no entry
 /// has, for any other name).
-fn leak(k: &str) -> &'static str {
+fn sysctl_name(k: &str) -> &'static str {
     LINUX
         .iter()
         .find_map(|c| match c.linux {
