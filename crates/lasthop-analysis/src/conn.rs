@@ -58,7 +58,10 @@ impl RttStats {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Drops {
     pub queue: u64,
+    /// RED's early drops (cause `red`).
     pub red: u64,
+    /// The other AQMs' drops: CoDel's, PIE's and FQ-CoDel's CoDel (causes `codel`, `pie`).
+    pub aqm: u64,
     pub error: u64,
     pub mtu: u64,
     /// ECN CE marks set by the queue (not drops, counted alongside).
@@ -67,11 +70,12 @@ pub struct Drops {
 
 impl Drops {
     pub fn total(&self) -> u64 {
-        self.queue + self.red + self.error + self.mtu
+        self.queue + self.red + self.aqm + self.error + self.mtu
     }
     pub(crate) fn add(&mut self, o: &Drops) {
         self.queue += o.queue;
         self.red += o.red;
+        self.aqm += o.aqm;
         self.error += o.error;
         self.mtu += o.mtu;
         self.marks += o.marks;
@@ -229,7 +233,7 @@ impl ConnStats {
         self.data().unique_bytes
     }
     /// `bytes / elapsed` in bytes per second (0 when elapsed is 0).
-    pub fn throughput_bps(&self) -> f64 {
+    pub fn throughput_bytes_per_s(&self) -> f64 {
         let e = self.elapsed().as_secs_f64();
         if e > 0.0 {
             self.bytes() as f64 / e
@@ -245,7 +249,7 @@ impl ConnStats {
             .map(|t| t.saturating_since(self.start))
     }
     /// `partial_bytes / partial_elapsed` in bytes per second.
-    pub fn partial_throughput_bps(&self) -> Option<f64> {
+    pub fn partial_throughput_bytes_per_s(&self) -> Option<f64> {
         let e = self.partial_elapsed()?.as_secs_f64();
         (e > 0.0).then(|| self.partial_bytes as f64 / e)
     }

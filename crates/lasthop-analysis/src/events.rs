@@ -29,6 +29,8 @@ pub struct FlowEvents {
 pub enum DropCause {
     Queue,
     Red,
+    /// CoDel's, PIE's and FQ-CoDel's CoDel drops.
+    Aqm,
     Error,
     Mtu,
     Other,
@@ -38,8 +40,9 @@ impl DropCause {
     fn of(c: Option<RowCause>) -> DropCause {
         match c {
             Some(RowCause::Queue) => DropCause::Queue,
-            // RED's and the other AQMs' early drops share the "(r)" column.
-            Some(RowCause::Red | RowCause::Codel | RowCause::Pie) => DropCause::Red,
+            // RED's drops keep RED's column; CoDel's and PIE's have their own.
+            Some(RowCause::Red) => DropCause::Red,
+            Some(RowCause::Codel | RowCause::Pie) => DropCause::Aqm,
             Some(RowCause::Error) => DropCause::Error,
             Some(RowCause::Mtu) => DropCause::Mtu,
             _ => DropCause::Other,
@@ -241,6 +244,7 @@ impl EventLog {
                 match cause {
                     DropCause::Queue => d.queue += 1,
                     DropCause::Red => d.red += 1,
+                    DropCause::Aqm => d.aqm += 1,
                     DropCause::Error => d.error += 1,
                     DropCause::Mtu | DropCause::Other => d.mtu += 1,
                 }

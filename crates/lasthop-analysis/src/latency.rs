@@ -183,11 +183,11 @@ pub struct Received {
 
 impl Received {
     /// `ip_bytes / duration`, bytes per second.
-    pub fn throughput_bps(&self) -> Option<f64> {
+    pub fn throughput_bytes_per_s(&self) -> Option<f64> {
         (self.duration_ns > 0).then(|| self.ip_bytes as f64 / (self.duration_ns as f64 / 1e9))
     }
     /// `goodput_bytes / duration`, bytes per second.
-    pub fn goodput_bps(&self) -> Option<f64> {
+    pub fn goodput_bytes_per_s(&self) -> Option<f64> {
         (self.duration_ns > 0).then(|| self.goodput_bytes as f64 / (self.duration_ns as f64 / 1e9))
     }
 }
@@ -588,8 +588,8 @@ pub fn streams_csv(streams: &[StreamStats]) -> String {
                     o3(pct(r.lost_bytes, st.payload_bytes)),
                     r.rdb_hits,
                     r.rdb_misses,
-                    o3(r.throughput_bps()),
-                    o3(r.goodput_bps())
+                    o3(r.throughput_bytes_per_s()),
+                    o3(r.goodput_bytes_per_s())
                 );
             }
             None => s.push_str(",,,,,,,,,\n"),

@@ -114,7 +114,7 @@ impl ObjectStats {
         self.client.map(|(a, b)| secs(b.0.saturating_sub(a.0)))
     }
     /// Object bytes / [`Self::elapsed_s`], bytes/s (seed 002's server-side throughput).
-    pub fn throughput_bps(&self) -> Option<f64> {
+    pub fn throughput_bytes_per_s(&self) -> Option<f64> {
         self.elapsed_s()
             .filter(|&e| e > 0.0)
             .map(|e| self.bytes as f64 / e)
@@ -241,7 +241,7 @@ pub fn assign_classes(objects: &mut [ObjectStats]) {
     let mut order: Vec<usize> = (0..objects.len())
         .filter(|&i| objects[i].index != 0)
         .collect();
-    let key = |o: &ObjectStats| o.throughput_bps().unwrap_or(f64::NEG_INFINITY);
+    let key = |o: &ObjectStats| o.throughput_bytes_per_s().unwrap_or(f64::NEG_INFINITY);
     order.sort_by(|&a, &b| {
         key(&objects[b])
             .total_cmp(&key(&objects[a]))
@@ -340,7 +340,7 @@ pub fn page_objects_csv(pages: &[PageStats]) -> String {
                 p.spec.first_port.wrapping_add(o.index as u16),
                 s6(o.server.map(|x| secs(x.0 .0))),
                 s6(o.elapsed_s()),
-                o.throughput_bps()
+                o.throughput_bytes_per_s()
                     .map(|v| format!("{v:.3}"))
                     .unwrap_or_default(),
                 opt(o.rexmt_pkts),
@@ -418,7 +418,7 @@ pub fn format_page_table(pages: &[PageStats]) -> String {
                 ob.class,
                 ob.bytes,
                 o(ob.elapsed_s(), 3),
-                o(ob.throughput_bps(), 1),
+                o(ob.throughput_bytes_per_s(), 1),
                 n(ob.rexmt_pkts),
                 n(ob.dupacks),
                 n(ob.triple_dupacks),
@@ -515,7 +515,7 @@ mod tests {
         // 1232.9, 2096/1.99 = 1053.3: object 1 is class 2, object 2 class 3.
         let o = &p.objects;
         assert_eq!(o[1].elapsed_s(), Some(1.7));
-        assert!((o[1].throughput_bps().unwrap() - 2096.0 / 1.7).abs() < 1e-9);
+        assert!((o[1].throughput_bytes_per_s().unwrap() - 2096.0 / 1.7).abs() < 1e-9);
         assert_eq!([o[0].class, o[1].class, o[2].class], [1, 2, 3]);
         assert_eq!(o[1].client_elapsed_s(), Some(2.3));
         assert_eq!(

@@ -20,7 +20,7 @@ pub const CSV_LEADING: [&str; 16] = {
 };
 
 /// Every column of `connections.csv`, in order.
-pub const CSV_COLUMNS: [&str; 49] = [
+pub const CSV_COLUMNS: [&str; 52] = [
     "conn",
     "client",
     "server",
@@ -41,6 +41,7 @@ pub const CSV_COLUMNS: [&str; 49] = [
     "rexmt_bytes",
     "dsack_blocks",
     "drops_red",
+    "drops_aqm",
     "drops_mtu",
     "ecn_marks",
     "spurious_rexmt",
@@ -68,6 +69,8 @@ pub const CSV_COLUMNS: [&str; 49] = [
     "drops_error_s2c",
     "drops_red_c2s",
     "drops_red_s2c",
+    "drops_aqm_c2s",
+    "drops_aqm_s2c",
     "spurious_rexmt_rev",
     // seed 001's partial transfer ("first 10 KB", Options::partial_bytes)
     "partial_elapsed_s",
@@ -115,7 +118,7 @@ pub fn csv_row(c: &ConnStats) -> String {
         secs(c.end().0),
         secs(c.elapsed().0),
         c.bytes().to_string(),
-        format!("{:.3}", c.throughput_bps()),
+        format!("{:.3}", c.throughput_bytes_per_s()),
         d.data_pkts.to_string(),
         d.rexmt_pkts.to_string(),
         d.dupacks.to_string(),
@@ -127,6 +130,7 @@ pub fn csv_row(c: &ConnStats) -> String {
         d.rexmt_bytes.to_string(),
         a.dsack_blocks.to_string(),
         dropv(drops.red),
+        dropv(drops.aqm),
         dropv(drops.mtu),
         dropv(drops.marks),
         opt(d.spurious_rexmt),
@@ -152,9 +156,11 @@ pub fn csv_row(c: &ConnStats) -> String {
         dropv(c.s2c.drops.error),
         dropv(c.c2s.drops.red),
         dropv(c.s2c.drops.red),
+        dropv(c.c2s.drops.aqm),
+        dropv(c.s2c.drops.aqm),
         opt(a.spurious_rexmt),
         c.partial_elapsed().map(|d| secs(d.0)).unwrap_or_default(),
-        c.partial_throughput_bps()
+        c.partial_throughput_bytes_per_s()
             .map(|v| format!("{v:.3}"))
             .unwrap_or_default(),
         dropv(d.rexmt_pkts.saturating_sub(d.drops.total())),
@@ -191,7 +197,11 @@ pub fn format_table(conns: &[ConnStats]) -> String {
         "rto", "sack", "dsack", "done", "rtt_ms"
     );
     if joined {
-        let _ = write!(s, " {:>4} {:>4} {:>4} {:>5}", "dq", "dred", "derr", "spur");
+        let _ = write!(
+            s,
+            " {:>4} {:>4} {:>4} {:>4} {:>5}",
+            "dq", "dred", "daqm", "derr", "spur"
+        );
     }
     s.push('\n');
     for c in conns {
@@ -210,7 +220,7 @@ pub fn format_table(conns: &[ConnStats]) -> String {
             c.server.to_string(),
             c.elapsed().as_secs_f64(),
             c.bytes(),
-            c.throughput_bps(),
+            c.throughput_bytes_per_s(),
             d.data_pkts,
             d.rexmt_pkts,
             d.dupacks,
@@ -225,9 +235,10 @@ pub fn format_table(conns: &[ConnStats]) -> String {
             let dr = c.drops();
             let _ = write!(
                 s,
-                " {:>4} {:>4} {:>4} {:>5}",
+                " {:>4} {:>4} {:>4} {:>4} {:>5}",
                 dr.queue,
                 dr.red,
+                dr.aqm,
                 dr.error,
                 opt(d.spurious_rexmt)
             );
@@ -266,9 +277,9 @@ pub fn format_long(conns: &[ConnStats]) -> String {
             c.end().as_secs_f64(),
             c.elapsed().as_secs_f64(),
             c.bytes(),
-            c.throughput_bps()
+            c.throughput_bytes_per_s()
         );
-        if let (Some(e), Some(t)) = (c.partial_elapsed(), c.partial_throughput_bps()) {
+        if let (Some(e), Some(t)) = (c.partial_elapsed(), c.partial_throughput_bytes_per_s()) {
             let _ = writeln!(
                 s,
                 "  first {} bytes acked after {:.6} s ({t:.1} B/s)",
@@ -316,8 +327,11 @@ pub fn format_long(conns: &[ConnStats]) -> String {
             None => "-".into(),
         });
         if c.events_joined {
-            row(&mut s, "drops queue/red/error", &|d| {
-                format!("{}/{}/{}", d.drops.queue, d.drops.red, d.drops.error)
+            row(&mut s, "drops queue/red/aqm/error", &|d| {
+                format!(
+                    "{}/{}/{}/{}",
+                    d.drops.queue, d.drops.red, d.drops.aqm, d.drops.error
+                )
             });
             row(&mut s, "ECN marks", &|d| d.drops.marks.to_string());
             row(&mut s, "spurious rexmts", &|d| opt(d.spurious_rexmt));
@@ -415,8 +429,8 @@ pub fn format_udp_table(flows: &[crate::udp::UdpFlowStats]) -> String {
     }
     let _ = writeln!(
         s,
-        "{:>4} {:<22} {:<22} {:>6} {:>6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>7} {:>7} {:>7} {:>8} {:>8}",
-        "udp", "sender", "receiver", "sent", "recv", "lost", "B/s", "dq", "dred", "derr",
+        "{:>4} {:<22} {:<22} {:>6} {:>6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>4} {:>7} {:>7} {:>7} {:>8} {:>8}",
+        "udp", "sender", "receiver", "sent", "recv", "lost", "B/s", "dq", "dred", "daqm", "derr",
         "sp50_ms", "sp90_ms", "spmax", "dly50_ms", "dlymax"
     );
     let o = |v: Option<f64>, prec: usize| v.map_or("-".to_string(), |v| format!("{v:.prec$}"));
@@ -428,16 +442,17 @@ pub fn format_udp_table(flows: &[crate::udp::UdpFlowStats]) -> String {
         let dst = format!("{}:{}", f.flow.dst, f.flow.dport);
         let _ = writeln!(
             s,
-            "{:>4} {:<22} {:<22} {:>6} {:>6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>7} {:>7} {:>7} {:>8} {:>8}",
+            "{:>4} {:<22} {:<22} {:>6} {:>6} {:>5} {:>9} {:>4} {:>4} {:>4} {:>4} {:>7} {:>7} {:>7} {:>8} {:>8}",
             i + 1,
             src,
             dst,
             n(f.sent),
             f.received,
             n(f.lost()),
-            o(f.throughput_bps(), 1),
+            o(f.throughput_bytes_per_s(), 1),
             n(d.map(|d| d.queue)),
             n(d.map(|d| d.red)),
+            n(d.map(|d| d.aqm)),
             n(d.map(|d| d.error)),
             o(sp.p50, 1),
             o(sp.p90, 1),

@@ -64,8 +64,11 @@ pub fn parse_datagram(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<Da
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct UdpDrops {
     pub queue: u64,
-    /// RED drops and ECN marks (seed 000's "r").
+    /// RED drops and ECN marks (seed 000's "r"; marks of any discipline, as seed 000 counted
+    /// them: this project's CBR streams are not ECN-capable, so only RED's ECN runs mark).
     pub red: u64,
+    /// CoDel's, PIE's and FQ-CoDel's CoDel drops (causes `codel`, `pie`).
+    pub aqm: u64,
     pub error: u64,
     /// MTU and unknown causes.
     pub mtu: u64,
@@ -152,7 +155,7 @@ impl UdpFlowStats {
 
     /// Received bytes (UDP header included) / time between the first and the last received
     /// datagram, bytes/s (seed 000's UDP throughput); `None` under two datagrams or no time.
-    pub fn throughput_bps(&self) -> Option<f64> {
+    pub fn throughput_bytes_per_s(&self) -> Option<f64> {
         let d = self.duration_ns().filter(|&d| d > 0)?;
         Some(self.bytes as f64 / (d as f64 / 1e9))
     }
@@ -286,9 +289,8 @@ pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error>
         match (row.event, row.cause) {
             (RowKind::Drop, Some(RowCause::Queue)) => d.queue += 1,
             // Seed 000 counts ECN marks and drops under ECN in its RED column.
-            // (CoDel's and PIE's early drops with RED's.)
-            (RowKind::Drop, Some(RowCause::Red | RowCause::Codel | RowCause::Pie))
-            | (RowKind::Mark, _) => d.red += 1,
+            (RowKind::Drop, Some(RowCause::Red)) | (RowKind::Mark, _) => d.red += 1,
+            (RowKind::Drop, Some(RowCause::Codel | RowCause::Pie)) => d.aqm += 1,
             (RowKind::Drop, Some(RowCause::Error)) => d.error += 1,
             (RowKind::Drop, _) => d.mtu += 1,
             _ => {}
@@ -301,7 +303,7 @@ pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error>
 }
 
 /// Every column of `udp_flows.csv`, in order.
-pub const UDP_CSV_COLUMNS: [&str; 25] = [
+pub const UDP_CSV_COLUMNS: [&str; 26] = [
     "flow",
     "src",
     "dst",
@@ -316,6 +318,7 @@ pub const UDP_CSV_COLUMNS: [&str; 25] = [
     "throughput_Bps",
     "drops_queue",
     "drops_red",
+    "drops_aqm",
     "drops_error",
     "drops_mtu",
     "spacing_p50_ms",
@@ -359,9 +362,10 @@ pub fn udp_csv_row(n: usize, f: &UdpFlowStats) -> String {
         f.bytes.to_string(),
         secs(f.packets.first().map(|p| p.time)),
         secs(f.packets.last().map(|p| p.time)),
-        f3(f.throughput_bps()),
+        f3(f.throughput_bytes_per_s()),
         opt(d.map(|d| d.queue)),
         opt(d.map(|d| d.red)),
+        opt(d.map(|d| d.aqm)),
         opt(d.map(|d| d.error)),
         opt(d.map(|d| d.mtu)),
         f3(sp.p50),

@@ -175,7 +175,7 @@ proptest! {
         }
         for f in udp::udp_flows(&hosts) {
             prop_assert!(f.received + f.duplicates >= f.packets.len() as u64);
-            let _ = (f.spacing_ms(), f.delay_ms(), f.throughput_bps(), f.loss_rate());
+            let _ = (f.spacing_ms(), f.delay_ms(), f.throughput_bytes_per_s(), f.loss_rate());
             let _ = udp::udp_csv(std::slice::from_ref(&f));
         }
     }

@@ -22,7 +22,7 @@ fn check_hand(c: &ConnStats, t0_ns: u64) {
     assert_eq!(c.elapsed().0, 2_141_000_000);
     assert_eq!(c.data_dir(), DataDir::ServerToClient);
     assert_eq!(c.bytes(), 800);
-    assert!((c.throughput_bps() - 800.0 / 2.141).abs() < 1e-9);
+    assert!((c.throughput_bytes_per_s() - 800.0 / 2.141).abs() < 1e-9);
 
     let s = &c.s2c;
     assert_eq!(s.packets, 16);
@@ -293,7 +293,7 @@ fn partial_transfer_time() {
         .conns[0];
     // ACK 5101 covers 100 bytes (420 ms), ACK 5501 covers 500 (525 ms)
     assert_eq!(c.partial_elapsed().map(|d| d.0), Some(525_000_000));
-    assert!((c.partial_throughput_bps().unwrap() - 300.0 / 0.525).abs() < 1e-9);
+    assert!((c.partial_throughput_bytes_per_s().unwrap() - 300.0 / 0.525).abs() < 1e-9);
     let c = &analyze(&hand_script(), Format::SimHeaderOnly)[0];
     assert_eq!(c.partial_bytes, 10_240);
     assert_eq!(c.partial_elapsed(), None);

@@ -214,6 +214,36 @@ fn a_timeout_that_resent_a_delivered_segment_is_spurious() {
 }
 
 #[test]
+fn codel_and_pie_drops_have_their_own_column() {
+    // Issue 24: CoDel's and PIE's drops were counted in `drops_red`. Two of them on the ACK
+    // direction beside RED's one: drops_red stays 1, drops_aqm is 2.
+    let mut conns =
+        la::analyze_reader(&pcap_bytes(&hand_script(), Format::SimHeaderOnly)[..]).unwrap();
+    let mut ev = hand_events();
+    ev += &row(425, "drop", "up", 42, C2S, 1051, 0, "codel");
+    ev += &row(426, "drop", "up", 43, C2S, 1051, 0, "pie");
+    let log = EventLog::from_reader(ev.as_bytes(), "events.csv").unwrap();
+    log.join(&mut conns);
+    let c = &conns[0];
+    assert_eq!((c.c2s.drops.red, c.c2s.drops.aqm), (1, 2));
+    assert_eq!(c.drops().total(), 5);
+    let text = {
+        let mut v = Vec::new();
+        la::write_csv_to(&mut v, &conns).unwrap();
+        String::from_utf8(v).unwrap()
+    };
+    let mut lines = text.lines();
+    let cols: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let vals: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let get = |n: &str| vals[cols.iter().position(|c| *c == n).unwrap()];
+    assert_eq!(get("drops_red"), "1");
+    assert_eq!(get("drops_aqm"), "2");
+    assert_eq!(get("drops_red_c2s"), "1");
+    assert_eq!(get("drops_aqm_c2s"), "2");
+    assert_eq!(get("drops_aqm_s2c"), "0");
+}
+
+#[test]
 fn drops_only_log_has_no_spurious_count() {
     let mut conns = la::analyze_reader(&pcap_bytes(&hand_script(), Format::RawMicro)[..]).unwrap();
     let text: String = hand_events()
@@ -285,7 +315,7 @@ fn merge_takes_elapsed_from_client_and_counts_from_sender() {
     assert!(m.events_joined);
     assert_eq!(m.s2c.spurious_rexmt, Some(1));
     assert_eq!(m.bytes(), 800);
-    assert!((m.throughput_bps() - 800.0 / 2.141).abs() < 1e-9);
+    assert!((m.throughput_bytes_per_s() - 800.0 / 2.141).abs() < 1e-9);
 
     // the same 4-tuple with another ISN is another connection
     let mut other = s.clone();

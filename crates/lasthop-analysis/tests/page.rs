@@ -70,7 +70,7 @@ fn a_page_from_two_captures_by_hand() {
     let o = &p.objects;
     assert!(close(o[0].elapsed_s(), 2.8), "{:?}", o[0].elapsed_s());
     assert!(close(o[0].client_elapsed_s(), 3.4));
-    assert!(close(o[0].throughput_bps(), 3000.0 / 2.8));
+    assert!(close(o[0].throughput_bytes_per_s(), 3000.0 / 2.8));
     // Object 1: 1000 -> 2200 ms at the server (833.3 B/s), 700 -> 2500 ms at the client.
     assert!(close(o[1].elapsed_s(), 1.2));
     assert!(close(o[1].client_elapsed_s(), 1.8));

@@ -110,8 +110,8 @@ fn rdb_hit_and_miss_by_hand() {
             (r.ip_bytes, r.goodput_bytes, r.duration_ns),
             (808, 480, 290_000_000)
         );
-        close(r.throughput_bps(), 808.0 / 0.29);
-        close(r.goodput_bps(), 480.0 / 0.29);
+        close(r.throughput_bytes_per_s(), 808.0 / 0.29);
+        close(r.goodput_bytes_per_s(), 480.0 / 0.29);
     }
 }
 

@@ -77,7 +77,7 @@ fn check_by_hand(whole: bool) {
     // 9 × (512 + 8) bytes over 1352 − 200 ms: 4680 / 1.152 = 4062.5 B/s (seed 000's nominal)
     assert_eq!(f.bytes, 4680);
     assert_eq!(f.duration_ns(), Some(1152 * MS));
-    assert!(close(f.throughput_bps(), 4062.5));
+    assert!(close(f.throughput_bytes_per_s(), 4062.5));
     // Gaps of consecutive pairs, receive order 0 1 2 3 5 6 7 8 9 (3→5 left out):
     // 128 128 128 228 28 128 128 → sorted 28 128 128 128 128 128 228 (n = 7)
     // p50: h = 3 → 128; p75: h = 4.5 → 128; p90: h = 5.4 → 128 + 0.4·100 = 168; max 228
@@ -145,6 +145,8 @@ fn udp_files_and_drops_by_cause() {
         + &ev(540, "drop", FLOW, "queue")
         + &ev(550, "drop", FLOW, "red")
         + &ev(560, "mark", FLOW, "")
+        + &ev(565, "drop", FLOW, "codel")
+        + &ev(566, "drop", FLOW, "pie")
         + &ev(570, "drop", FLOW, "mtu")
         + &ev(580, "drop", tcp, "queue")
         + &ev(590, "drop", other, "error");
@@ -155,15 +157,16 @@ fn udp_files_and_drops_by_cause() {
     ];
     let run = write_run_analysis(dir.path(), &hosts, Some(&events)).unwrap();
     let d = run.udp[0].drops.unwrap();
-    // queue 2; red = 1 drop + 1 ECN mark; error 1; mtu 1; the TCP and the other UDP rows not
-    assert_eq!((d.queue, d.red, d.error, d.mtu), (2, 2, 1, 1));
+    // queue 2; red = 1 drop + 1 ECN mark; aqm = CoDel's and PIE's drops (issue 24: they were
+    // counted as red); error 1; mtu 1; the TCP and the other UDP rows not
+    assert_eq!((d.queue, d.red, d.aqm, d.error, d.mtu), (2, 2, 2, 1, 1));
     let csv = std::fs::read_to_string(dir.path().join("udp_flows.csv")).unwrap();
     let mut lines = csv.lines();
     assert_eq!(lines.next().unwrap(), udp::UDP_CSV_COLUMNS.join(","));
     assert_eq!(
         lines.next().unwrap(),
         "1,198.18.0.1:7000,198.19.0.1:7001,10,9,1,0.100000,1,4680,0.200000,1.352000,4062.500,\
-         2,2,1,1,128.000,128.000,168.000,228.000,200.000,200.000,220.000,292.000,300.000"
+         2,2,2,1,1,128.000,128.000,168.000,228.000,200.000,200.000,220.000,292.000,300.000"
     );
     assert!(lines.next().is_none());
     let pk = std::fs::read_to_string(dir.path().join("udp_packets.csv")).unwrap();
@@ -220,13 +223,13 @@ fn sender_capture_missing_or_one_datagram() {
         "{row}"
     );
     // drops are empty (unknown) without an event log, not 0
-    assert!(row.contains(",4062.500,,,,,128.000,"), "{row}");
+    assert!(row.contains(",4062.500,,,,,,128.000,"), "{row}");
     // One datagram received: no throughput, no spacing.
     let mut one = PcapSink::new(Vec::new(), 65535).unwrap();
     one.write(Time(5 * MS), &datagram(0, false)).unwrap();
     let one = one.into_inner();
     let run = analyze_run(&[(IpAddr::V4(B), Capture::Bytes(&one))], None).unwrap();
-    assert_eq!(run.udp[0].throughput_bps(), None);
+    assert_eq!(run.udp[0].throughput_bytes_per_s(), None);
     assert_eq!(run.udp[0].spacing_ms().max, None);
 }
 

@@ -39,6 +39,35 @@ impl SpecError {
     }
 }
 
+/// A legal spec with an element that will do nothing (an AQM that can never see a queue, ECN
+/// marking with no ECN-capable host, a key the running mode does not read): said on stderr by
+/// `check`, `sim`, `emu` and `run`, which still run it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Warning {
+    /// Dotted key path of the element that does nothing.
+    pub key: String,
+    /// Why, and what would make it act.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.key.is_empty() {
+            write!(f, "warning: {}", self.message)
+        } else {
+            write!(f, "warning: key `{}`: {}", self.key, self.message)
+        }
+    }
+}
+
+/// A [`Warning`] at `key`.
+pub fn warn(key: impl Into<String>, message: impl Into<String>) -> Warning {
+    Warning {
+        key: key.into(),
+        message: message.into(),
+    }
+}
+
 /// `prefix.key`, or whichever of the two is not empty.
 pub fn join_key(prefix: &str, key: &str) -> String {
     match (prefix.is_empty(), key.is_empty()) {

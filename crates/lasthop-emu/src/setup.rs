@@ -7,7 +7,7 @@
 use crate::netns::{self, Registration};
 use crate::{sys, EmuOptions, TXQUEUELEN};
 use anyhow::{bail, Context, Result};
-use lasthop_scenario::{Scenario, Side};
+use lasthop_scenario::{Mode, Scenario, Side};
 use nix::sys::signalfd::SignalFd;
 use std::io::{BufRead, BufReader};
 use std::net::Ipv4Addr;
@@ -31,20 +31,8 @@ pub fn preflight(sc: &Scenario) -> Result<()> {
     if !ipv.status.success() {
         bail!("`ip -V` failed: the emulator needs iproute2");
     }
-    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
-        .unwrap_or_default();
-    let available: Vec<&str> = available.split_whitespace().collect();
-    let check_cc = |key: &str, cc: &str| -> Result<()> {
-        if !available.contains(&cc) {
-            bail!(
-                "{key}: congestion control {cc:?} is not available in this kernel: available are {} (load the module tcp_{cc} first)",
-                available.join(", ")
-            );
-        }
-        Ok(())
-    };
     for h in &sc.hosts {
-        for (k, v) in &h.sysctl {
+        for (k, _) in &h.sysctl {
             let path = sysctl_path(k);
             if !path.exists() {
                 bail!(
@@ -53,31 +41,36 @@ pub fn preflight(sc: &Scenario) -> Result<()> {
                     path.display()
                 );
             }
-            if k == "tcp_congestion_control" {
-                check_cc(&format!("hosts.{}.sysctl.{k}", h.name), &v.to_proc())?;
-            }
         }
     }
-    for f in &sc.flows {
-        // A flow's `tcp` table: only what Linux sets per socket.
-        let tcp = f.socket_options()?;
-        if let Some(cc) = &tcp.congestion_control {
-            check_cc(&format!("{}.tcp.congestion_control", f.spec_key()), cc)?;
-        }
-        let lasthop_apps::AppParams::Bulk(b) = &f.app else {
-            continue;
-        };
-        if let Some(cc) = &b.socket.congestion_control {
-            check_cc(&format!("flows[{}].congestion_control", f.index), cc)?;
-        }
-    }
+    // What emulation refuses (a flow's `tcp` keys Linux has no socket option for), then the
+    // congestion controls this machine lets a new namespace use (its allowed list, which the
+    // emulator does not change: the error names the command that does).
+    sc.check_mode(Mode::Emu)?;
+    let read = |n: &str| {
+        std::fs::read_to_string(format!("/proc/sys/net/ipv4/{n}"))
+            .with_context(|| format!("reading /proc/sys/net/ipv4/{n}"))
+    };
+    let (allowed, available) = (
+        read("tcp_allowed_congestion_control")?,
+        read("tcp_available_congestion_control")?,
+    );
+    let allowed: Vec<&str> = allowed.split_whitespace().collect();
+    let available: Vec<&str> = available.split_whitespace().collect();
+    sc.check_machine(&allowed, &available)?;
     Ok(())
 }
 
-/// Settings that will drop packets, as lines for the user. (`tcp` tables are the simulator's
-/// counterpart of `sysctl` and `route`: a scenario for both modes has both, so they pass silently.)
+/// Settings that will drop packets or do nothing in emulation, as lines for the user: a host
+/// MTU above the link's, and [`Scenario::check_here`]'s warnings (a host's `tcp` key whose Linux
+/// counterpart is not set to the same value, an AQM that never sees a queue, ...; docs/modes.md).
 pub fn warnings(sc: &Scenario) -> Vec<String> {
-    let mut w = vec![];
+    let mut w: Vec<String> = sc
+        .check_here(Mode::Emu)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|w| w.to_string().trim_start_matches("warning: ").to_string())
+        .collect();
     for h in &sc.hosts {
         if let Some(m) = sc.link.mtu {
             if h.mtu > m {

@@ -157,7 +157,7 @@ pub struct ConnRow {
     pub end_s: f64,
     pub elapsed_s: f64,
     pub bytes: u64,
-    pub throughput_bps: f64,
+    pub throughput_bytes_per_s: f64,
     pub rexmt_pkts: u64,
     pub dupacks: u64,
     pub triple_dupacks: u64,
@@ -174,6 +174,8 @@ pub struct ConnRow {
     /// Drops by cause per direction: `[c2s, s2c]`.
     pub drops_queue: [u64; 2],
     pub drops_red: [u64; 2],
+    /// CoDel's and PIE's drops (0 in files written before the column existed).
+    pub drops_aqm: [u64; 2],
     pub drops_error: [u64; 2],
 }
 
@@ -202,8 +204,16 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
         c("drops_error_c2s")?,
         c("drops_error_s2c")?,
     ];
+    // Written since issue 24; a results directory from before has no such column.
+    let aqm_cols = [csv.col("drops_aqm_c2s").ok(), csv.col("drops_aqm_s2c").ok()];
     let mut out = vec![];
     for (line, f) in csv.rows() {
+        let aqm = |k: usize, n: &str| -> Result<u64, FileError> {
+            match aqm_cols[k] {
+                Some(i) => Ok(num(&csv, line, &f, i, n)?.unwrap_or(0)),
+                None => Ok(0),
+            }
+        };
         let g = |k: usize| f.get(cols[k]).copied().unwrap_or("");
         let u = |k: usize, n: &str| -> Result<u64, FileError> {
             Ok(num(&csv, line, &f, cols[k], n)?.unwrap_or(0))
@@ -219,7 +229,7 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
             end_s: x(4, "end_s")?,
             elapsed_s: x(5, "elapsed_s")?,
             bytes: u(6, "bytes")?,
-            throughput_bps: x(7, "throughput_Bps")?,
+            throughput_bytes_per_s: x(7, "throughput_Bps")?,
             rexmt_pkts: u(8, "rexmt_pkts")?,
             dupacks: u(9, "dupacks")?,
             rtos: u(10, "rtos")?,
@@ -228,6 +238,7 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
             drops_queue: [u(13, "drops_queue_c2s")?, u(14, "drops_queue_s2c")?],
             drops_red: [u(15, "drops_red_c2s")?, u(16, "drops_red_s2c")?],
             drops_error: [u(17, "drops_error_c2s")?, u(18, "drops_error_s2c")?],
+            drops_aqm: [aqm(0, "drops_aqm_c2s")?, aqm(1, "drops_aqm_s2c")?],
             // Columns added later: a results directory written before them reads as 0 / none.
             triple_dupacks: opt_u(&csv, line, &f, "triple_dupacks")?.unwrap_or(0),
             spurious_rtos: opt_u(&csv, line, &f, "spurious_rtos")?,
@@ -261,13 +272,15 @@ pub struct TraceRow {
 pub fn read_trace(path: &Path) -> Result<Vec<TraceRow>, FileError> {
     let csv = Csv::load(path)?;
     let c = |n: &str| csv.col(n);
+    // `cwnd_segs` and `ssthresh_segs` since issue 24 put the unit in the name; `cwnd` and
+    // `ssthresh` in results written before.
     let (ti, hi, li, ri, ci, si) = (
         c("time_ns")?,
         c("host")?,
         c("local")?,
         c("remote")?,
-        c("cwnd")?,
-        c("ssthresh")?,
+        c("cwnd_segs").or_else(|_| c("cwnd"))?,
+        c("ssthresh_segs").or_else(|_| c("ssthresh"))?,
     );
     let mut out = vec![];
     for (line, f) in csv.rows() {
@@ -277,8 +290,8 @@ pub fn read_trace(path: &Path) -> Result<Vec<TraceRow>, FileError> {
             host: get(hi),
             local: get(li),
             remote: get(ri),
-            cwnd: num(&csv, line, &f, ci, "cwnd")?.unwrap_or(0),
-            ssthresh: num(&csv, line, &f, si, "ssthresh")?.unwrap_or(u64::MAX),
+            cwnd: num(&csv, line, &f, ci, "cwnd_segs")?.unwrap_or(0),
+            ssthresh: num(&csv, line, &f, si, "ssthresh_segs")?.unwrap_or(u64::MAX),
         });
     }
     Ok(out)
@@ -295,9 +308,11 @@ pub struct UdpRow {
     pub received: u64,
     pub lost: Option<u64>,
     pub loss_rate: Option<f64>,
-    pub throughput_bps: Option<f64>,
+    pub throughput_bytes_per_s: Option<f64>,
     pub drops_queue: Option<u64>,
     pub drops_red: Option<u64>,
+    /// CoDel's and PIE's drops (`None` in files written before the column existed).
+    pub drops_aqm: Option<u64>,
     pub drops_error: Option<u64>,
     /// Spacing 50/75/90 % and max, ms.
     pub spacing_ms: [Option<f64>; 4],
@@ -334,6 +349,7 @@ pub fn read_udp_flows(path: &Path) -> Result<Vec<UdpRow>, FileError> {
     for (c, n) in cols.iter_mut().zip(names) {
         *c = csv.col(n)?;
     }
+    let aqm_col = csv.col("drops_aqm").ok();
     let mut out = vec![];
     for (line, f) in csv.rows() {
         let u = |k: usize| num::<u64>(&csv, line, &f, cols[k], names[k]);
@@ -347,9 +363,13 @@ pub fn read_udp_flows(path: &Path) -> Result<Vec<UdpRow>, FileError> {
             received: u(4)?.unwrap_or(0),
             lost: u(5)?,
             loss_rate: x(6)?,
-            throughput_bps: x(7)?,
+            throughput_bytes_per_s: x(7)?,
             drops_queue: u(8)?,
             drops_red: u(9)?,
+            drops_aqm: match aqm_col {
+                Some(i) => num::<u64>(&csv, line, &f, i, "drops_aqm")?,
+                None => None,
+            },
             drops_error: u(10)?,
             spacing_ms: [x(11)?, x(12)?, x(13)?, x(14)?],
             delay_ms: [x(15)?, x(16)?, x(17)?, x(18)?, x(19)?],
@@ -404,8 +424,10 @@ pub struct PageObjectRow {
     pub bytes: u64,
     /// Server side: SYN arrival to the ACK of the client's FIN sent.
     pub elapsed_s: Option<f64>,
-    /// bytes / elapsed_s.
-    pub throughput_bps: Option<f64>,
+    /// bytes / elapsed_s, bytes per second (`throughput_Bps` in metrics.json as in the CSV;
+    /// `throughput_bps` before issue 24 renamed it).
+    #[serde(rename = "throughput_Bps", alias = "throughput_bps")]
+    pub throughput_bytes_per_s: Option<f64>,
     pub rexmt_pkts: Option<u64>,
     pub dupacks: Option<u64>,
     pub triple_dupacks: Option<u64>,
@@ -489,7 +511,7 @@ pub fn read_pages(pages: &Path, objects: &Path) -> Result<Vec<PageRow>, FileErro
             class: need(2)? as usize,
             bytes: need(3)?,
             elapsed_s: x(4)?,
-            throughput_bps: x(5)?,
+            throughput_bytes_per_s: x(5)?,
             rexmt_pkts: u(6)?,
             dupacks: u(7)?,
             triple_dupacks: u(8)?,

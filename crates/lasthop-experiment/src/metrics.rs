@@ -23,8 +23,10 @@ pub struct ConnMetrics {
     /// First SYN to the ACK of the client's FIN, at the client (the sender in bulk flows).
     pub elapsed_s: f64,
     pub bytes: u64,
-    /// bytes / elapsed, bytes per second.
-    pub throughput_bps: f64,
+    /// bytes / elapsed, bytes per second (`throughput_Bps` in metrics.json as in
+    /// connections.csv; `throughput_bps` before issue 24 renamed it).
+    #[serde(rename = "throughput_Bps", alias = "throughput_bps")]
+    pub throughput_bytes_per_s: f64,
     /// tcptrace "rexmt data pkts" of the data direction.
     pub rexmt_pkts: u64,
     pub dupacks: u64,
@@ -38,9 +40,12 @@ pub struct ConnMetrics {
     /// ACKs carrying SACK blocks (seed 000's "sacks sent").
     #[serde(default)]
     pub sack_pkts: u64,
-    /// Data-direction drops by cause: router queue, RED, link error.
+    /// Data-direction drops by cause: router queue, RED, the other AQMs (CoDel, PIE), link
+    /// error.
     pub drops_queue: u64,
     pub drops_red: u64,
+    #[serde(default)]
+    pub drops_aqm: u64,
     pub drops_error: u64,
     /// CE marks on the data (ECN).
     #[serde(default)]
@@ -62,11 +67,16 @@ pub struct UdpMetrics {
     pub received: u64,
     pub lost: Option<u64>,
     pub loss_rate: Option<f64>,
-    /// Received bytes including the UDP header / first-to-last received packet, bytes/s.
-    pub throughput_bps: Option<f64>,
+    /// Received bytes including the UDP header / first-to-last received packet, bytes/s
+    /// (`throughput_Bps` in metrics.json as in udp_flows.csv; `throughput_bps` before).
+    #[serde(rename = "throughput_Bps", alias = "throughput_bps")]
+    pub throughput_bytes_per_s: Option<f64>,
     pub drops_queue: Option<u64>,
     /// RED drops and ECN marks.
     pub drops_red: Option<u64>,
+    /// CoDel's and PIE's drops.
+    #[serde(default)]
+    pub drops_aqm: Option<u64>,
     pub drops_error: Option<u64>,
     /// Spacing of consecutively received packets, ms: 50 %, 75 %, 90 %, max.
     pub spacing_ms: [Option<f64>; 4],
@@ -93,6 +103,9 @@ pub struct DirMetrics {
     pub queue: QueueStats,
     pub drops_queue: u64,
     pub drops_red: u64,
+    /// CoDel's and PIE's drops.
+    #[serde(default)]
+    pub drops_aqm: u64,
     pub drops_error: u64,
 }
 
@@ -250,7 +263,7 @@ impl RunMetrics {
                 end_s: r.end_s,
                 elapsed_s: r.elapsed_s,
                 bytes: r.bytes,
-                throughput_bps: r.throughput_bps,
+                throughput_bytes_per_s: r.throughput_bytes_per_s,
                 rexmt_pkts: r.rexmt_pkts,
                 dupacks: r.dupacks,
                 triple_dupacks: r.triple_dupacks,
@@ -259,9 +272,13 @@ impl RunMetrics {
                 sack_pkts: r.sack_pkts,
                 drops_queue: r.drops_queue[d],
                 drops_red: r.drops_red[d],
+                drops_aqm: r.drops_aqm[d],
                 drops_error: r.drops_error[d],
                 ecn_marks: r.ecn_marks,
-                ack_drops: r.drops_queue[1 - d] + r.drops_red[1 - d] + r.drops_error[1 - d],
+                ack_drops: r.drops_queue[1 - d]
+                    + r.drops_red[1 - d]
+                    + r.drops_aqm[1 - d]
+                    + r.drops_error[1 - d],
                 complete: r.complete,
             });
         }
@@ -275,7 +292,7 @@ impl RunMetrics {
             .map(|c| c.end_s)
             .fold(f64::NEG_INFINITY, f64::max);
         let total_time_s = if conns.is_empty() { f64::NAN } else { t1 - t0 };
-        let tputs: Vec<f64> = conns.iter().map(|c| c.throughput_bps).collect();
+        let tputs: Vec<f64> = conns.iter().map(|c| c.throughput_bytes_per_s).collect();
         let mut m = RunMetrics {
             point: point.to_string(),
             replication,
@@ -340,9 +357,10 @@ fn udp_metrics(r: &UdpRow, scenario: &Scenario) -> UdpMetrics {
         received: r.received,
         lost: r.lost,
         loss_rate: r.loss_rate,
-        throughput_bps: r.throughput_bps,
+        throughput_bytes_per_s: r.throughput_bytes_per_s,
         drops_queue: r.drops_queue,
         drops_red: r.drops_red,
+        drops_aqm: r.drops_aqm,
         drops_error: r.drops_error,
         spacing_ms: r.spacing_ms,
         delay_ms: r.delay_ms,
@@ -375,8 +393,9 @@ fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], File
                 }
                 Ev::Drop => match e.cause.as_str() {
                     "queue" => dm.drops_queue += 1,
-                    // RED's and the other AQMs' early drops, as in connections.csv.
-                    "red" | "codel" | "pie" => dm.drops_red += 1,
+                    // RED's drops, and the other AQMs' apart, as in connections.csv.
+                    "red" => dm.drops_red += 1,
+                    "codel" | "pie" => dm.drops_aqm += 1,
                     "error" => dm.drops_error += 1,
                     _ => {}
                 },
@@ -411,6 +430,30 @@ fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], File
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn throughput_is_named_for_bytes_per_second_and_aqm_drops_apart() {
+        // Issue 24: metrics.json called bytes per second `throughput_bps`; it is
+        // `throughput_Bps` as in the CSVs, and a file written before still reads.
+        let c = ConnMetrics {
+            throughput_bytes_per_s: 1500.0,
+            drops_red: 1,
+            drops_aqm: 2,
+            ..Default::default()
+        };
+        let j = serde_json::to_string(&c).unwrap();
+        assert!(j.contains("\"throughput_Bps\":1500.0"), "{j}");
+        assert!(!j.contains("throughput_bps"), "{j}");
+        assert!(j.contains("\"drops_red\":1,\"drops_aqm\":2"), "{j}");
+        let old = j
+            .replace("throughput_Bps", "throughput_bps")
+            .replace(",\"drops_aqm\":2", "");
+        let back: ConnMetrics = serde_json::from_str(&old).unwrap();
+        assert_eq!(back.throughput_bytes_per_s, 1500.0);
+        assert_eq!(back.drops_aqm, 0);
+        let u = serde_json::to_string(&UdpMetrics::default()).unwrap();
+        assert!(u.contains("\"throughput_Bps\":null"), "{u}");
+    }
 
     /// Two greedy flows, the second starting at 5 s of a 10 s run, and one repeat flow.
     fn scenario(dir: &Path) -> Scenario {

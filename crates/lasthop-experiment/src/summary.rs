@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
 /// The per-connection metrics summarised for each class, in table order: (key, label).
-pub const CONN_METRICS: [(&str, &str); 14] = [
+pub const CONN_METRICS: [(&str, &str); 15] = [
     ("elapsed_s", "elapsed time (s)"),
     ("throughput_Bps", "throughput (bytes/s)"),
     ("rexmt_pkts", "rexmt data pkts"),
@@ -23,6 +23,7 @@ pub const CONN_METRICS: [(&str, &str); 14] = [
     ("spurious_rtos", "spurious RTOs"),
     ("drops_queue", "pkts dropped (q)"),
     ("drops_red", "pkts dropped (r)"),
+    ("drops_aqm", "pkts dropped (CoDel, PIE)"),
     ("ecn_marks", "ECN marks"),
     ("drops_red_marks", "RED drops + ECN marks (seed 000's r)"),
     ("drops_error", "pkts dropped (e)"),
@@ -30,7 +31,7 @@ pub const CONN_METRICS: [(&str, &str); 14] = [
 ];
 
 /// Run-level metrics: (key, label).
-pub const RUN_METRICS: [(&str, &str); 13] = [
+pub const RUN_METRICS: [(&str, &str); 14] = [
     ("total_time_s", "total time (s)"),
     ("jain", "Jain's fairness index"),
     ("throughput_cov", "throughput σ/μ"),
@@ -46,13 +47,14 @@ pub const RUN_METRICS: [(&str, &str); 13] = [
     ("queue_mean_up", "queue mean (pkts), up"),
     ("link_drops_queue_down", "link drops (q), down"),
     ("link_drops_red_down", "link drops (r), down"),
+    ("link_drops_aqm_down", "link drops (CoDel, PIE), down"),
     ("link_drops_error_down", "link drops (e), down"),
 ];
 
 /// The per-UDP-flow metrics summarised (scheme `udp`, one class per flow), in table order:
 /// (key, label). Seed 000 lists min / 50 % / max of throughput and of each drop cause, and for
 /// the spacing max the lowest and the highest per-replication maximum (min and max here).
-pub const UDP_METRICS: [(&str, &str); 15] = [
+pub const UDP_METRICS: [(&str, &str); 16] = [
     (
         "throughput_Bps",
         "UDP throughput (bytes/s, UDP header included)",
@@ -61,6 +63,7 @@ pub const UDP_METRICS: [(&str, &str); 15] = [
     ("lost", "packets lost"),
     ("drops_queue", "pkts dropped (q)"),
     ("drops_red", "pkts dropped (r)"),
+    ("drops_aqm", "pkts dropped (CoDel, PIE)"),
     ("drops_error", "pkts dropped (e)"),
     ("spacing_p50_ms", "spacing 50% (ms)"),
     ("spacing_p75_ms", "spacing 75% (ms)"),
@@ -115,7 +118,7 @@ fn object_value(o: &ObjectMetrics, key: &str) -> f64 {
     let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
     match key {
         "elapsed_s" => o64(o.elapsed_s),
-        "throughput_Bps" => o64(o.throughput_bps),
+        "throughput_Bps" => o64(o.throughput_bytes_per_s),
         "rexmt_pkts" => n(o.rexmt_pkts),
         "dupacks" => n(o.dupacks),
         "triple_dupacks" => n(o.triple_dupacks),
@@ -226,11 +229,12 @@ fn udp_value(u: &UdpMetrics, key: &str) -> f64 {
     let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
     let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
     match key {
-        "throughput_Bps" => o(u.throughput_bps),
+        "throughput_Bps" => o(u.throughput_bytes_per_s),
         "loss_rate" => o(u.loss_rate),
         "lost" => n(u.lost),
         "drops_queue" => n(u.drops_queue),
         "drops_red" => n(u.drops_red),
+        "drops_aqm" => n(u.drops_aqm),
         "drops_error" => n(u.drops_error),
         "spacing_p50_ms" => o(u.spacing_ms[0]),
         "spacing_p75_ms" => o(u.spacing_ms[1]),
@@ -341,7 +345,7 @@ pub fn summarise_bottleneck(runs: &[RunMetrics]) -> Vec<ClassSummary> {
 fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
     match key {
         "elapsed_s" => c.elapsed_s,
-        "throughput_Bps" => c.throughput_bps,
+        "throughput_Bps" => c.throughput_bytes_per_s,
         "rexmt_pkts" => c.rexmt_pkts as f64,
         "dupacks" => c.dupacks as f64,
         "triple_dupacks" => c.triple_dupacks as f64,
@@ -350,6 +354,7 @@ fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
         "spurious_rtos" => c.spurious_rtos.map_or(f64::NAN, |n| n as f64),
         "drops_queue" => c.drops_queue as f64,
         "drops_red" => c.drops_red as f64,
+        "drops_aqm" => c.drops_aqm as f64,
         "ecn_marks" => c.ecn_marks as f64,
         "drops_red_marks" => (c.drops_red + c.ecn_marks) as f64,
         "drops_error" => c.drops_error as f64,
@@ -374,6 +379,7 @@ fn run_value(r: &RunMetrics, key: &str) -> f64 {
         "queue_mean_up" => o(u.queue.mean_pkts),
         "link_drops_queue_down" => d.drops_queue as f64,
         "link_drops_red_down" => d.drops_red as f64,
+        "link_drops_aqm_down" => d.drops_aqm as f64,
         "link_drops_error_down" => d.drops_error as f64,
         _ => f64::NAN,
     }
@@ -436,8 +442,8 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnM
                 v.into_iter().partition(|c| c.flow == Some(0));
             rest.sort_by(|a, b| {
                 let k = |x: f64| if x.is_finite() { x } else { f64::NEG_INFINITY };
-                k(b.throughput_bps)
-                    .total_cmp(&k(a.throughput_bps))
+                k(b.throughput_bytes_per_s)
+                    .total_cmp(&k(a.throughput_bytes_per_s))
                     .then(a.flow.cmp(&b.flow))
             });
             main.into_iter()
@@ -641,7 +647,7 @@ mod tests {
             start_s: start,
             end_s: start + elapsed,
             elapsed_s: elapsed,
-            throughput_bps: tput,
+            throughput_bytes_per_s: tput,
             drops_queue: flow as u64 + 1,
             ..Default::default()
         }
@@ -756,7 +762,7 @@ mod tests {
             class,
             bytes: 2096,
             elapsed_s: Some(elapsed),
-            throughput_bps: Some(2096.0 / elapsed),
+            throughput_bytes_per_s: Some(2096.0 / elapsed),
             rexmt_pkts: Some(e),
             dupacks: Some(1),
             triple_dupacks: Some(0),
@@ -834,7 +840,7 @@ mod tests {
         let udp = |tput: f64, smax: f64, q: u64| UdpMetrics {
             flow: Some(2),
             udp_flow: 1,
-            throughput_bps: Some(tput),
+            throughput_bytes_per_s: Some(tput),
             drops_queue: Some(q),
             drops_red: Some(0),
             drops_error: None,

@@ -113,8 +113,8 @@ struct StreamRow {
     lost_bytes: Option<f64>,
     rdb_hits: Option<f64>,
     rdb_misses: Option<f64>,
-    throughput_bps: Option<f64>,
-    goodput_bps: Option<f64>,
+    throughput_bytes_per_s: Option<f64>,
+    goodput_bytes_per_s: Option<f64>,
 }
 
 fn read_streams(path: &Path) -> Result<Vec<StreamRow>, FileError> {
@@ -182,8 +182,8 @@ fn read_streams(path: &Path) -> Result<Vec<StreamRow>, FileError> {
             lost_bytes: opt(17)?,
             rdb_hits: opt(18)?,
             rdb_misses: opt(19)?,
-            throughput_bps: opt(20)?,
-            goodput_bps: opt(21)?,
+            throughput_bytes_per_s: opt(20)?,
+            goodput_bytes_per_s: opt(21)?,
         });
     }
     Ok(out)
@@ -341,9 +341,9 @@ fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
     for (k, f) in [
         (
             "throughput_Bps",
-            (|r: &StreamRow| r.throughput_bps) as fn(&StreamRow) -> Option<f64>,
+            (|r: &StreamRow| r.throughput_bytes_per_s) as fn(&StreamRow) -> Option<f64>,
         ),
-        ("goodput_Bps", |r| r.goodput_bps),
+        ("goodput_Bps", |r| r.goodput_bytes_per_s),
     ] {
         if let Some(x) = all(f) {
             m.insert(k.into(), x);

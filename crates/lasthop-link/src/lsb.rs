@@ -1,7 +1,9 @@
 //! Stage 2, the link send buffer (LSB): packets moved from the head of the router queue while
 //! they fit, waiting for the serializer. With link-layer ACK emulation a packet keeps its space
 //! until it leaves the link receive buffer, or until `link_ack_delay` after that (the model's
-//! `LsbFree` timer).
+//! `LsbFree` timer). Without a size (`lsb` not given) the LSB holds one packet, the one being
+//! sent (or about to be), and frees it when its last bit is sent: the router queue then holds
+//! every other packet, as a qdisc holds them above a device that takes one at a time.
 
 use crate::queue::Queued;
 use crate::spec::{DirConfig, LsbAdmit};
@@ -34,10 +36,15 @@ impl SendBuffer {
     /// Whether a packet of `len` bytes may enter.
     #[inline]
     pub fn fits(&self, len: u64) -> bool {
-        self.cap.is_none_or(|cap| match self.admit {
-            LsbAdmit::Fits => self.bytes + len <= cap,
-            LsbAdmit::Below => self.bytes < cap,
-        })
+        match self.cap {
+            // No size given: one packet at a time (the spec refuses link-layer ACK emulation
+            // here, so the packet leaves when its transmission ends).
+            None => self.bytes == 0,
+            Some(cap) => match self.admit {
+                LsbAdmit::Fits => self.bytes + len <= cap,
+                LsbAdmit::Below => self.bytes < cap,
+            },
+        }
     }
 
     #[inline]

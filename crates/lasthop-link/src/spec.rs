@@ -69,12 +69,14 @@ pub struct DirSpec {
     pub delay: Option<Dur>,
     /// Extra delay added to every packet's propagation (jitter); packets still leave in order.
     pub extra_delay: Option<Dist>,
-    /// Link send buffer size; no limit when absent.
+    /// Link send buffer size. Absent: the LSB holds only the packet being sent and frees it
+    /// when its last bit is sent (no link-layer ACK emulation).
     pub lsb: Option<Bytes>,
     /// Link receive buffer size; no limit when absent.
     pub lrb: Option<Bytes>,
     /// Link-layer ACK emulation: a packet holds its LSB space until it leaves the LRB (default
-    /// true, as in the seeds); false frees it when its transmission ends.
+    /// true when `lsb` is given, as in Seawind; refused without `lsb`); false frees it when its
+    /// transmission ends.
     pub link_ack: Option<bool>,
     /// With `link_ack`: how long after a packet leaves the LRB its LSB space is freed, the
     /// link-level ACK's way back (default 0: at once). Seed 002's links set their 300 ms
@@ -399,6 +401,8 @@ pub struct LinkConfig {
 #[derive(Debug, Clone, PartialEq)]
 pub struct DirConfig {
     pub overhead: u32,
+    /// The link send buffer's size; `None`: it holds only the packet being sent (see
+    /// `LinkSpec`'s `lsb`).
     pub lsb: Option<u64>,
     pub lrb: Option<u64>,
     pub link_ack: bool,
@@ -439,6 +443,42 @@ pub struct QueueConfig {
     pub red: Option<RedSpec>,
     /// A discipline other than drop-tail and RED.
     pub aqm: Option<Aqm>,
+    /// The spec asked for ECN marking (`ecn = true` written in the policy's table; FQ-CoDel's
+    /// default, on as in Linux, does not count).
+    pub ecn_asked: bool,
+}
+
+impl QueueConfig {
+    /// The policy's name, as written in `policy`.
+    pub fn policy_name(&self) -> &'static str {
+        match (&self.red, &self.aqm) {
+            (Some(_), _) => "red",
+            (None, Some(Aqm::Codel(_))) => "codel",
+            (None, Some(Aqm::Pie(_))) => "pie",
+            (None, Some(Aqm::FqCodel(_))) => "fq_codel",
+            (None, None) => "droptail",
+        }
+    }
+
+    /// The AQM's target delay, for the disciplines that have one (CoDel, PIE, FQ-CoDel).
+    pub fn target(&self) -> Option<Dur> {
+        match &self.aqm {
+            Some(Aqm::Codel(c)) => Some(c.target),
+            Some(Aqm::Pie(p)) => Some(p.target),
+            Some(Aqm::FqCodel(f)) => Some(f.codel.target),
+            None => None,
+        }
+    }
+
+    /// Whether the router queue does anything a queue without limits would not: a limit or a
+    /// discipline.
+    pub fn acts(&self) -> bool {
+        self.packets.is_some()
+            || self.bytes.is_some()
+            || self.sojourn.is_some()
+            || self.red.is_some()
+            || self.aqm.is_some()
+    }
 }
 
 /// The validated parameters of CoDel, PIE or FQ-CoDel.
@@ -734,18 +774,41 @@ impl LinkSpec {
             if v == Some(0) {
                 return Err(err(
                     format!("{}.{name}", src(set)),
-                    "0B holds no packet: give a size, or leave the key out for no limit",
+                    match name {
+                        "lsb" => "0B holds no packet: give a size, or leave the key out for a buffer of the one packet being sent",
+                        _ => "0B holds no packet: give a size, or leave the key out for no limit",
+                    },
                 ));
             }
         }
-        let link_ack = own.link_ack.or(b.link_ack).unwrap_or(true);
+        // Without `lsb` the link send buffer holds only the packet being sent and frees it when
+        // its last bit is sent (a link with no buffer of its own, as a wired interface's
+        // device ring of one): link-layer ACK emulation would hold that one packet until it
+        // left the LRB, one packet per round trip, so it is refused there. With `lsb` it is on
+        // unless `link_ack = false` (Seawind's `link_layer_ack_emulation = TRUE`).
+        let link_ack = match (own.link_ack.or(b.link_ack), lsb) {
+            (Some(true), None) => {
+                return Err(err(
+                    format!("{}.link_ack", src(own.link_ack.is_some())),
+                    "true needs a link send buffer: this direction has no `lsb`, so its LSB holds only the packet being sent, and holding that packet until it leaves the LRB would make the link stop-and-wait (one packet per round trip). Give the LSB a size (e.g. lsb = \"9600B\", Seawind's) or remove `link_ack`",
+                ))
+            }
+            (Some(x), _) => x,
+            (None, lsb) => lsb.is_some(),
+        };
+        if let (Some(_), None) = (own.lsb_admit.or(b.lsb_admit), lsb) {
+            return Err(err(
+                format!("{}.lsb_admit", src(own.lsb_admit.is_some())),
+                "says when a packet may enter a link send buffer of `lsb` bytes, but this direction has no `lsb` (its LSB holds only the packet being sent): give `lsb` or remove `lsb_admit`",
+            ));
+        }
         let link_ack_delay = own.link_ack_delay.or(b.link_ack_delay);
         if let Some(x) = link_ack_delay {
             let key = format!("{}.link_ack_delay", src(own.link_ack_delay.is_some()));
             if !link_ack && x > Dur::ZERO {
                 return Err(err(
                     key,
-                    "the link-level ACK's delay needs `link_ack = true` (with `link_ack = false` the space is freed when the packet is sent)",
+                    "the link-level ACK's delay needs `link_ack = true` and a link send buffer (`lsb`): without link-layer ACK emulation the space is freed when the packet is sent",
                 ));
             }
             if x > Dur::from_secs(60) {
@@ -1053,6 +1116,13 @@ fn apply_err(key: &str, e: &ErrSpec, p: &mut Params) -> Result<(), SpecError> {
     Ok(())
 }
 
+/// The packet limit of Linux's `codel` and `pie` qdiscs when none is given (`sch_codel.c`,
+/// `sch_pie.c`: `sch->limit = 1000`).
+pub const LINUX_CODEL_PIE_LIMIT: u64 = 1000;
+/// The packet limit of Linux's `fq_codel` when none is given (`sch_fq_codel.c`:
+/// `sch->limit = 10*1024`).
+pub const LINUX_FQ_CODEL_LIMIT: u64 = 10 * 1024;
+
 fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecError> {
     let Some(q) = q else {
         return Ok(QueueConfig {
@@ -1061,6 +1131,7 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             sojourn: None,
             red: None,
             aqm: None,
+            ecn_asked: false,
         });
     };
     // A table for another policy is refused rather than ignored.
@@ -1177,9 +1248,24 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
         ));
     }
     Ok(QueueConfig {
-        packets: q.packets,
+        // A discipline without `packets` takes Linux's limit (`tc-codel`, `tc-pie`: 1000
+        // packets; `tc-fq_codel`: 10240), as its other parameters take Linux's defaults.
+        // Drop-tail and RED have no default: `pfifo`'s is the device's txqueuelen, and
+        // `sch_red` needs a limit given.
+        packets: q.packets.or(match q.policy {
+            Policy::Codel | Policy::Pie => Some(LINUX_CODEL_PIE_LIMIT),
+            Policy::FqCodel => Some(LINUX_FQ_CODEL_LIMIT),
+            Policy::Droptail | Policy::Red => None,
+        }),
         bytes: q.bytes.map(|b| b.0),
         sojourn: q.sojourn,
+        ecn_asked: red.as_ref().is_some_and(|r| r.ecn)
+            || [
+                q.codel.as_ref().and_then(|c| c.ecn),
+                q.pie.as_ref().and_then(|p| p.ecn),
+                q.fq_codel.as_ref().and_then(|f| f.ecn),
+            ]
+            .contains(&Some(true)),
         red,
         aqm,
     })
@@ -1268,6 +1354,68 @@ fn quoted_list(names: &[&String]) -> String {
 // Describing a config, for `lasthop check`.
 
 impl LinkConfig {
+    /// The legal combinations that leave an element of this link doing nothing, or less than
+    /// it says: a queue limit or discipline on a direction whose rate is unlimited (no packet
+    /// ever waits), and an AQM behind a link send buffer that alone holds more than the AQM's
+    /// target delay (the standing queue sits in the LSB, where the AQM does not see it).
+    /// `check`, `sim`, `emu` and `run` print them.
+    pub fn warnings(&self) -> Vec<lasthop_core::spec::Warning> {
+        use lasthop_core::spec::warn;
+        let mut w = vec![];
+        for (d, dc) in Dir::BOTH.iter().zip(&self.dirs) {
+            let q = &dc.queue;
+            if !q.acts() {
+                continue;
+            }
+            // Every rate the direction can run at: the base rate, each state's, the schedule's.
+            let rates: Vec<Rate> = dc
+                .per_state
+                .iter()
+                .map(|p| p.rate_override.unwrap_or(p.base_rate))
+                .chain(dc.schedule.iter().map(|s| s.1))
+                .collect();
+            if rates.iter().all(|r| r.is_unlimited()) {
+                w.push(warn(
+                    format!("{d}.queue"),
+                    format!(
+                        "the router queue's {} can never act: the direction's rate is unlimited, so every packet is sent the moment it arrives and none ever waits in the router queue; give `{d}.rate` (or `both.rate`)",
+                        if q.red.is_some() || q.aqm.is_some() {
+                            format!("{} discipline", q.policy_name())
+                        } else {
+                            "limit".to_string()
+                        }
+                    ),
+                ));
+                continue;
+            }
+            let (Some(target), Some(lsb)) = (q.target(), dc.lsb) else {
+                continue;
+            };
+            // The LSB's drain time at the fastest rate the direction has.
+            let fastest = rates
+                .iter()
+                .filter(|r| !r.is_unlimited())
+                .max()
+                .copied()
+                .unwrap_or(Rate::UNLIMITED);
+            // Beyond the packet being sent (which no AQM can take back), what the LSB holds
+            // waits where the AQM does not see it.
+            let beyond = lsb.saturating_sub(u64::from(self.mtu.unwrap_or(1500)));
+            let drain = fastest.tx_time(beyond);
+            if drain > target {
+                w.push(warn(
+                    format!("{d}.lsb"),
+                    format!(
+                        "the link send buffer of {lsb}B holds {drain} of sending at {fastest} beyond the packet being sent{}, more than the {} target of {target}: that standing queue sits in the LSB, which the AQM does not see, so the delay can stay {drain} above the target whatever the AQM does; leave `lsb` out (the LSB then holds only the packet being sent) or make it smaller",
+                        if dc.link_ack { " (and with link_ack it holds each packet until it leaves the LRB)" } else { "" },
+                        q.policy_name()
+                    ),
+                ));
+            }
+        }
+        w
+    }
+
     /// A human-readable account of what the spec describes.
     pub fn describe(&self) -> String {
         use std::fmt::Write;
@@ -1382,7 +1530,8 @@ impl LinkConfig {
             let _ = writeln!(
                 s,
                 "  link send buffer {}{}, link receive buffer {}; {}; {}",
-                lim(c.lsb, "B"),
+                c.lsb
+                    .map_or("of the packet being sent".to_string(), |b| format!("{b}B")),
                 match (c.lsb, c.lsb_admit) {
                     (Some(_), LsbAdmit::Below) => " (a packet enters while it holds less)",
                     _ => "",

@@ -597,7 +597,7 @@ fn link_ack_delay_holds_lsb_space_until_the_link_level_ack_is_back() {
             "link_ack = true",
         ),
         (
-            "[down]\nlink_ack_delay = \"2min\"\n",
+            "[down]\nlsb = \"9600B\"\nlink_ack_delay = \"2min\"\n",
             "down.link_ack_delay",
             "0s..=60s",
         ),

@@ -234,7 +234,7 @@ fn render(
 }
 
 /// The seeds' summary-table layout: one row per point; per class elapsed 25/50/75 and median
-/// drops q/r/e; otime; fairness; utilisation.
+/// drops q/r/a/e; otime; fairness; utilisation.
 fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     // Scheme `thin` classes hosts' streams, not connections: the first other scheme.
     let Some(scheme) = info
@@ -248,7 +248,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     let classes = across::scheme_classes(s, scheme);
     let _ = writeln!(
         h,
-        "<h2>Summary (classes: {})</h2>\n<p class=\"note\">Per point: elapsed time quartiles (s) and median drops q/r/e (router queue / RED / link error, data direction) of each class; <i>otime</i> is the median elapsed time over all connections; Jain's index and σ/μ are over the connections' throughputs within a run (median over runs); utilisation is the fraction of the transfer period the downlink serializer was busy (median); Σ max drops is seed 002's worst-case indicator: the sum over the classes of each class's largest drop count (queue, RED and error drops, both directions).</p>",
+        "<h2>Summary (classes: {})</h2>\n<p class=\"note\">Per point: elapsed time quartiles (s) and median drops q/r/a/e (router queue / RED / the other AQMs, CoDel and PIE / link error, data direction) of each class; <i>otime</i> is the median elapsed time over all connections; Jain's index and σ/μ are over the connections' throughputs within a run (median over runs); utilisation is the fraction of the transfer period the downlink serializer was busy (median); Σ max drops is seed 002's worst-case indicator: the sum over the classes of each class's largest drop count (queue, RED, other AQM and error drops, both directions).</p>",
         esc(scheme)
     );
     h.push_str("<table><tr><th class=\"l\" rowspan=\"2\">point</th><th rowspan=\"2\">runs</th>");
@@ -257,7 +257,7 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     }
     h.push_str("<th rowspan=\"2\">otime (s)</th><th rowspan=\"2\">Jain</th><th rowspan=\"2\">σ/μ</th><th rowspan=\"2\">util. down</th><th rowspan=\"2\">queue mean down (pkts)</th><th rowspan=\"2\">Σ max drops</th></tr><tr>");
     for _ in &classes {
-        h.push_str("<th>25%</th><th>50%</th><th>75%</th><th>drops q/r/e</th>");
+        h.push_str("<th>25%</th><th>50%</th><th>75%</th><th>drops q/r/a/e</th>");
     }
     h.push_str("</tr>\n");
     let med = |m: Option<&FiveNum>| m.map_or("–".to_string(), |f| num(f.median));
@@ -275,12 +275,13 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
                     let e = cs.metrics.get("elapsed_s");
                     let _ = write!(
                         h,
-                        "<td>{}</td><td>{}</td><td>{}</td><td>{}/{}/{}</td>",
+                        "<td>{}</td><td>{}</td><td>{}</td><td>{}/{}/{}/{}</td>",
                         e.map_or("–".into(), |f| num(f.p25)),
                         e.map_or("–".into(), |f| num(f.median)),
                         e.map_or("–".into(), |f| num(f.p75)),
                         med(cs.metrics.get("drops_queue")),
                         med(cs.metrics.get("drops_red")),
+                        med(cs.metrics.get("drops_aqm")),
                         med(cs.metrics.get("drops_error"))
                     );
                 }
@@ -321,9 +322,9 @@ fn page_overview(h: &mut String, s: &Summary) {
             p.runs,
             o(r.response_s),
             o(r.total_s),
-            o(r.main_bps),
-            o(r.fastest_bps),
-            o(r.slowest_bps),
+            o(r.main_bytes_per_s),
+            o(r.fastest_bytes_per_s),
+            o(r.slowest_bytes_per_s),
             o(r.drops_queue_med),
             o(r.drops_error_med),
             o(r.sum_max_drops)
@@ -798,7 +799,7 @@ fn across(
     let split = info.dimensions.len() >= 2 && info.points.len() > 6;
     let metrics_cdf: [(&str, &str, &str, across::ConnValue); 2] = [
         ("Elapsed time", "elapsed time (s)", "Empirical CDF of the elapsed time (first SYN to the ACK of the client's FIN) over all connections of all replications", |c| c.elapsed_s),
-        ("Throughput", "throughput (bytes/s)", "Empirical CDF of the throughput (unique bytes / elapsed time) over all connections of all replications", |c| c.throughput_bps),
+        ("Throughput", "throughput (bytes/s)", "Empirical CDF of the throughput (unique bytes / elapsed time) over all connections of all replications", |c| c.throughput_bytes_per_s),
     ];
     for (what, xdesc, caption, f) in metrics_cdf {
         let all = across::conn_values(&names, metrics, f);

@@ -168,7 +168,7 @@ fn udp_flows_in_metrics_summary_and_report() {
         (u.flow, u.udp_flow, u.sent, u.received, u.lost),
         (None, 1, Some(10), 9, Some(1))
     );
-    assert_eq!(u.throughput_bps, Some(4062.5));
+    assert_eq!(u.throughput_bytes_per_s, Some(4062.5));
     assert_eq!(
         u.spacing_ms,
         [Some(128.0), Some(128.0), Some(168.0), Some(328.0)]

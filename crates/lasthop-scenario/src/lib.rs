@@ -1,7 +1,9 @@
 //! Scenario specs: the hosts on each side of the link, their TCP settings, the link spec they share,
 //! and the workload. One format for both modes: the emulator reads `sysctl` and `route` (real Linux
-//! settings in each host's namespace), the simulator reads `tcp` (its TCP model's switches) and the
-//! access links; each mode ignores what belongs to the other.
+//! settings in each host's namespace), the simulator reads `tcp` (its TCP model's switches); both
+//! run the access links. Neither ignores the other's keys in silence: [`modes`] says which keys
+//! each mode honours, warns about the other mode's keys unless their counterpart agrees, and
+//! refuses what a mode cannot do ([`Scenario::check_mode`], `docs/modes.md`).
 //!
 //! ```toml
 //! name = "seed000-e0"
@@ -14,7 +16,7 @@
 //! side = "fixed"                       # fixed | mobile
 //! # address = "198.18.0.1"             # default: fixed 198.18.0.N, mobile 198.19.0.N
 //! mtu = "576B"                         # default: the link's MTU, else 1500B
-//! access_rate = "10Mbit"               # simulation: the host's access link (optional)
+//! access_rate = "10Mbit"               # the host's access link (optional, both modes)
 //! access_delay = "1ms"
 //! [hosts.server.sysctl]                # emulation: net.ipv4.* in the host's namespace
 //! tcp_congestion_control = "reno"
@@ -22,7 +24,7 @@
 //! [hosts.server.route]                 # emulation: options of the routes across the link
 //! initcwnd = 2
 //! rto_min = "200ms"
-//! [hosts.server.tcp]                   # simulation: TCP model switches (opaque here)
+//! [hosts.server.tcp]                   # simulation: TCP model switches (checked by lasthop-tcp)
 //!
 //! [hosts.mobile]
 //! side = "mobile"
@@ -41,13 +43,18 @@
 //! port = 5001                          # the server end's port, default 5000 + index
 //! bytes = 188640                       # then the application's own parameters
 //! congestion_control = "reno"          # bulk's socket options: congestion_control,
-//!                                      # window_clamp, sndbuf, rcvbuf, nodelay
+//!                                      # window_clamp, sndbuf, rcvbuf, nodelay (both ends;
+//!                                      # simulation: reno/cubic, no sndbuf/rcvbuf)
 //! tcp = { nagle = false }              # thin and bulk: TCP model keys for the client's
 //!                                      # connections (emulation: its socket options)
 //! ```
 //!
 //! Loading never panics: every problem is a [`SpecError`] naming the key, the value and what is
 //! allowed.
+
+pub mod modes;
+
+pub use modes::Mode;
 
 use indexmap::IndexMap;
 use lasthop_apps::{AppParams, FlowCtx, SpecCtx};
@@ -103,9 +110,9 @@ pub struct HostSpec {
     /// The host's address; a group's first member's (member i gets this address + i).
     pub address: Option<Ipv4Addr>,
     pub mtu: Option<Bytes>,
-    /// Simulation: the rate of the host's own access link to the router (per member).
+    /// The rate of the host's own access link to the router (per member; both modes).
     pub access_rate: Option<toml::Value>,
-    /// Simulation: the delay of the host's own access link to the router (per member).
+    /// The delay of the host's own access link to the router (per member; both modes).
     pub access_delay: Option<toml::Value>,
     /// Emulation: `net.ipv4.*` sysctls in the host's namespace, without the `net.ipv4.` prefix.
     #[serde(default)]
@@ -988,10 +995,43 @@ impl Scenario {
                 "host {} ({} side) {} mtu {}B",
                 h.name, h.side, h.address, h.mtu
             );
-            for (k, v) in &h.sysctl {
-                let _ = write!(s, " {k}={v}");
-            }
             let _ = writeln!(s);
+            if h.group.as_ref().is_some_and(|g| g.1 > 0) {
+                continue; // a group's settings are its first member's
+            }
+            // Both modes' settings, each named with the mode that reads it (docs/modes.md).
+            if !h.tcp_table.is_empty() {
+                let keys: Vec<String> = h
+                    .tcp_table
+                    .iter()
+                    .map(|(k, v)| format!("{k}={v}"))
+                    .collect();
+                let _ = writeln!(s, "  tcp (simulation: the TCP model): {}", keys.join(" "));
+            }
+            if !h.sysctl.is_empty() {
+                let keys: Vec<String> = h.sysctl.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                let _ = writeln!(
+                    s,
+                    "  sysctl (emulation: the host's Linux): {}",
+                    keys.join(" ")
+                );
+            }
+            if !h.route.is_empty() {
+                let keys: Vec<String> = [
+                    ("initcwnd", h.route.initcwnd.map(|x| x.to_string())),
+                    ("initrwnd", h.route.initrwnd.map(|x| x.to_string())),
+                    ("rto_min", h.route.rto_min.map(|x| x.to_string())),
+                    ("quickack", h.route.quickack.map(|x| x.to_string())),
+                ]
+                .into_iter()
+                .filter_map(|(k, v)| v.map(|v| format!("{k}={v}")))
+                .collect();
+                let _ = writeln!(
+                    s,
+                    "  route (emulation: the host's Linux): {}",
+                    keys.join(" ")
+                );
+            }
         }
         for m in &self.middleboxes {
             let _ = writeln!(s, "middlebox: {}", m.describe());

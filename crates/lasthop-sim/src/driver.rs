@@ -198,12 +198,18 @@ impl<'a> Sim<'a> {
                 });
             }
             let s = sim.ends.len() - 2;
-            if let Some(cfg) = &f.tcp {
-                // The flow's `tcp` table: its client end's connections (the sending end).
-                let traces = sim.out.traces();
-                sim.hosts[f.from]
-                    .stack
-                    .set_owner_config(s + 1, cfg.clone(), traces);
+            // The flow's `tcp` table (its client end's connections) and a bulk flow's socket
+            // options (both ends'); what the model cannot do is refused here, naming the key.
+            let [server_cfg, client_cfg] = f.sim_tcp(scenario).map_err(|e| Error::Spec {
+                key: e.key,
+                message: e.message,
+            })?;
+            let traces = sim.out.traces();
+            if let Some(cfg) = server_cfg {
+                sim.hosts[f.to].stack.set_owner_config(s, cfg, traces);
+            }
+            if let Some(cfg) = client_cfg {
+                sim.hosts[f.from].stack.set_owner_config(s + 1, cfg, traces);
             }
             sim.start_end(s);
             sim.schedule(Time::ZERO + f.start, Ev::App(s as u32 + 1));

@@ -69,7 +69,7 @@ impl Outputs {
             let path = dir.join("tcp_trace.csv");
             let mut f = AtomicFile::create(&path).map_err(io_err(&path))?;
             f.write_all(
-                b"time_ns,host,local,remote,cwnd,ssthresh,srtt_ns,rttvar_ns,rto_ns,ca_state,packets_out,sacked_out,lost_out,retrans_out,in_flight\n",
+                b"time_ns,host,local,remote,cwnd_segs,ssthresh_segs,srtt_ns,rttvar_ns,rto_ns,ca_state,packets_out,sacked_out,lost_out,retrans_out,in_flight\n",
             )
             .map_err(io_err(&path))?;
             trace = Some(f);

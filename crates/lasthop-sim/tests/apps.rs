@@ -73,7 +73,7 @@ fn a_cbr_stream_on_e0_arrives_one_serialization_and_one_delay_later() {
     assert_eq!((u.sent, u.received, u.lost()), (Some(10), 10, Some(0)));
     assert_eq!(u.spacing_ms().p50, Some(128.0));
     assert_eq!(u.delay_ms().max, Some(367.5));
-    let tput = u.throughput_bps().unwrap();
+    let tput = u.throughput_bytes_per_s().unwrap();
     assert!((tput - 5200.0 / 1.152).abs() < 1e-6, "{tput}");
     let table = lasthop_analysis::format_udp_table(&r.udp);
     assert!(

@@ -251,7 +251,7 @@ fn seed002_optimal_s2s_page() {
         // class 2 is the faster in-line
         if o.class == 2 {
             let other = p.objects.iter().find(|x| x.class == 3).unwrap();
-            assert!(o.throughput_bps() >= other.throughput_bps());
+            assert!(o.throughput_bytes_per_s() >= other.throughput_bytes_per_s());
         }
     }
     // The main object's connection spans the page at the server (as in the seed's appendix,

@@ -390,7 +390,7 @@ mod tests {
             assert_eq!(f.flow.to_string(), "udp:198.18.0.1:7000>198.19.0.1:7001");
             assert_eq!((f.sent, f.received, f.lost()), (Some(5), 4, Some(1)));
             assert_eq!(f.bytes, 2080);
-            assert_eq!(f.throughput_bps(), Some(4062.5));
+            assert_eq!(f.throughput_bytes_per_s(), Some(4062.5));
             assert_eq!(f.gaps_ms().len(), 2);
             assert!(f.gaps_ms().iter().all(|g| (g - 128.0).abs() < 1e-9));
             assert_eq!(f.delay_ms().p50, Some(200.0));
@@ -398,7 +398,7 @@ mod tests {
         // The receiver's capture alone: what arrived, nothing about the sending side.
         let only_rx = udp_flows(&[&a_rx.udp]);
         assert_eq!((only_rx[0].sent, only_rx[0].received), (None, 4));
-        assert_eq!(only_rx[0].throughput_bps(), Some(4062.5));
+        assert_eq!(only_rx[0].throughput_bytes_per_s(), Some(4062.5));
         assert_eq!(only_rx[0].delay_ms().p50, None);
         // The sender's capture with an empty receiver's: sent 5, nothing arrived.
         let none: Vec<la::udp::Datagram> = vec![];

@@ -7,7 +7,7 @@
 use anyhow::{bail, Context, Result};
 use lasthop_experiment::Experiment;
 use lasthop_link::LinkSpec;
-use lasthop_scenario::Scenario;
+use lasthop_scenario::{Mode, Scenario};
 use std::path::Path;
 
 /// The kinds of spec, each with the top-level keys that only it has.
@@ -65,6 +65,7 @@ pub fn run(spec: &Path) -> Result<()> {
             let exp = Experiment::load(spec)?;
             println!("{}: an experiment", spec.display());
             print!("{exp}");
+            points_in_their_mode(&exp)?;
         }
         Kind::Scenario => {
             let s = Scenario::load(spec)?;
@@ -72,12 +73,64 @@ pub fn run(spec: &Path) -> Result<()> {
             print!("{}", s.describe());
             println!();
             print!("{}", s.link.describe());
+            verdicts(&s)?;
         }
         Kind::Link => {
             let cfg = LinkSpec::load(spec)?;
             println!("{}: a link spec", spec.display());
             print!("{}", cfg.describe());
+            for w in cfg.warnings() {
+                eprintln!("{w}");
+            }
         }
+    }
+    Ok(())
+}
+
+/// Every point of an experiment in the experiment's mode (docs/modes.md): the first refusal is
+/// the error; each warning is said once on stderr, with the first point it holds for. `check`
+/// and `run` call it.
+pub fn points_in_their_mode(exp: &Experiment) -> Result<()> {
+    let mode = match exp.mode {
+        lasthop_experiment::Mode::Sim => Mode::Sim,
+        lasthop_experiment::Mode::Emu => Mode::Emu,
+    };
+    let mut said = std::collections::HashSet::new();
+    for p in &exp.points {
+        let w = p
+            .scenario
+            .check_here(mode)
+            .map_err(|e| anyhow::anyhow!("point {}: {e} (in {})", p.name, mode.name()))?;
+        for w in w {
+            if said.insert(w.clone()) {
+                eprintln!("{w} (point {}, in {})", p.name, mode.name());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A scenario in both modes: what each refuses or warns about (docs/modes.md). The check
+/// fails only when neither mode can run it.
+fn verdicts(s: &Scenario) -> Result<()> {
+    println!();
+    let mut refused = vec![];
+    for mode in [Mode::Sim, Mode::Emu] {
+        match s.check_here(mode) {
+            Ok(w) => {
+                println!("in {}: runs ({} warnings)", mode.name(), w.len());
+                for w in w {
+                    eprintln!("{w} (in {})", mode.name());
+                }
+            }
+            Err(e) => {
+                println!("in {}: refused: {e}", mode.name());
+                refused.push(e);
+            }
+        }
+    }
+    if refused.len() == 2 {
+        bail!("the scenario runs in neither mode: {}", refused[0]);
     }
     Ok(())
 }

@@ -95,6 +95,9 @@ pub fn run(args: RunArgs) -> Result<()> {
     };
     let out = args.out.clone().unwrap_or_else(|| default_out(&exp.name));
     print!("{exp}");
+    // What the experiment's mode refuses fails here, before any run; what does nothing in it
+    // is said (docs/modes.md).
+    crate::check::points_in_their_mode(&exp)?;
     if let Some(shard) = args.shard {
         let runs = shard.runs(&exp);
         // The list only for --dry-run: a shard of a big sweep holds thousands.

@@ -4,7 +4,7 @@
 //! 64 kbit/s link (`examples/scenarios/seed000-e0-2tcp.toml`).
 
 use anyhow::{Context, Result};
-use lasthop_scenario::Scenario;
+use lasthop_scenario::{Mode, Scenario};
 use lasthop_sim::OutputOptions;
 use std::path::{Path, PathBuf};
 
@@ -65,6 +65,10 @@ pub fn run(args: SimArgs) -> Result<()> {
     }
     if let Some(r) = args.replication {
         scenario.replication = r;
+    }
+    // What simulation refuses, before anything is written; what does nothing in it, said.
+    for w in scenario.check_here(Mode::Sim)? {
+        eprintln!("{w}");
     }
     let out = args
         .out

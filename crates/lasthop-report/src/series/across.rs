@@ -205,9 +205,9 @@ pub fn page_boxes(s: &Summary, classes: &[String], key: &str) -> Vec<BoxStat> {
 pub struct PageRow {
     pub response_s: Option<f64>,
     pub total_s: Option<f64>,
-    pub main_bps: Option<f64>,
-    pub fastest_bps: Option<f64>,
-    pub slowest_bps: Option<f64>,
+    pub main_bytes_per_s: Option<f64>,
+    pub fastest_bytes_per_s: Option<f64>,
+    pub slowest_bytes_per_s: Option<f64>,
     pub drops_queue_med: Option<f64>,
     pub drops_error_med: Option<f64>,
     pub sum_max_drops: Option<f64>,
@@ -230,9 +230,9 @@ pub fn page_row(p: &PointSummary) -> Option<PageRow> {
     Some(PageRow {
         response_s: med(page, "response_s"),
         total_s: med(page, "total_s"),
-        main_bps: class(1).and_then(|c| med(c, "throughput_Bps")),
-        fastest_bps: class(2).and_then(|c| med(c, "throughput_Bps")),
-        slowest_bps: last.and_then(|c| med(c, "throughput_Bps")),
+        main_bytes_per_s: class(1).and_then(|c| med(c, "throughput_Bps")),
+        fastest_bytes_per_s: class(2).and_then(|c| med(c, "throughput_Bps")),
+        slowest_bytes_per_s: last.and_then(|c| med(c, "throughput_Bps")),
         drops_queue_med: med(page, "drops_queue_med"),
         drops_error_med: med(page, "drops_error_med"),
         sum_max_drops: med(page, "sum_max_drops"),
@@ -252,7 +252,7 @@ pub fn incomplete_connections(flows: usize, runs: &[RunMetrics]) -> usize {
 }
 
 /// Seed 002's "Σ maximum drops" of a point: over the classes of `scheme`, the sum of each
-/// class's largest drop counts (queue, RED and error drops of the data direction, and the ACK
+/// class's largest drop counts (queue, RED, other AQM and error drops of the data direction, and the ACK
 /// direction's drops; for the page classes queue and error drops of both directions, which
 /// is class `page`'s `sum_max_drops`).
 pub fn sum_of_max_drops(p: &PointSummary, scheme: &str) -> f64 {
@@ -261,6 +261,7 @@ pub fn sum_of_max_drops(p: &PointSummary, scheme: &str) -> f64 {
             [
                 "drops_queue",
                 "drops_red",
+                "drops_aqm",
                 "drops_error",
                 "ack_drops",
                 "ack_drops_queue",
@@ -420,7 +421,11 @@ mod tests {
         assert_eq!(sum_of_max_drops(&p, "page"), 5.0);
         let r = page_row(&p).unwrap();
         assert_eq!(
-            (r.main_bps, r.fastest_bps, r.slowest_bps),
+            (
+                r.main_bytes_per_s,
+                r.fastest_bytes_per_s,
+                r.slowest_bytes_per_s
+            ),
             (Some(1600.0), Some(900.0), Some(700.0))
         );
         assert_eq!((r.response_s, r.total_s), (Some(4.5), Some(3.9)));
