@@ -154,7 +154,7 @@ pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
     }
     reap_dead_runs();
     let lock = lasthop_core::output::RunDirLock::acquire(&opts.out_dir)?;
-    for p in lasthop_core::output::remove_stale_partials(&opts.out_dir, false)
+    for p in lasthop_core::output::remove_stale_partials(&opts.out_dir, 0)
         .with_context(|| format!("removing stale files in {}", opts.out_dir.display()))?
     {
         eprintln!(

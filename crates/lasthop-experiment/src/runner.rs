@@ -47,6 +47,11 @@ pub enum ExperimentError {
     /// Shard directories that cannot be merged, and why.
     #[error("{0}")]
     Merge(String),
+    /// A file of a results directory that the tool would not have written (a point name that
+    /// is a path, a count past the spec's limits): refused before anything is read or written
+    /// where it points.
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
     #[error("{path}: {source}")]
     Json {
         path: String,
@@ -277,18 +282,72 @@ impl ExperimentInfo {
         }
     }
 
+    /// Reads `DIR/experiment.json` and checks what it names: every name that becomes a path
+    /// or a CSV cell is one the spec could have made, and the counts are within the spec's
+    /// limits ([`ExperimentInfo::check`]). Every reader of a results or shard directory
+    /// (`merge`, `report`, the summaries) loads it here.
     pub fn load(dir: &Path) -> Result<ExperimentInfo, ExperimentError> {
         let path = ResultsDir::new(dir).experiment_json();
-        let text =
-            std::fs::read_to_string(&path).map_err(|source| ExperimentError::NotResults {
+        let text = read_json_text(&path).map_err(|source| ExperimentError::NotResults {
+            path: path.display().to_string(),
+            dir: dir.display().to_string(),
+            source,
+        })?;
+        ExperimentInfo::parse(&path, &text)
+    }
+
+    /// [`ExperimentInfo::load`] of the text of `path`, already read.
+    pub fn parse(path: &Path, text: &str) -> Result<ExperimentInfo, ExperimentError> {
+        let info: ExperimentInfo =
+            serde_json::from_str(text).map_err(|source| ExperimentError::Json {
                 path: path.display().to_string(),
-                dir: dir.display().to_string(),
                 source,
             })?;
-        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
+        info.check().map_err(|message| ExperimentError::Invalid {
             path: path.display().to_string(),
-            source,
-        })
+            message: format!("{message}: not what lasthop writes; refusing to use it"),
+        })?;
+        Ok(info)
+    }
+
+    /// What is wrong with a description read from disk, if anything: a point name that is not
+    /// one directory name below `runs/` ([`crate::spec::point_name_problem`]), a dimension or
+    /// value name the spec refuses, more points, replications or runs than a spec may have, a
+    /// report run that is not one of the runs.
+    pub fn check(&self) -> Result<(), String> {
+        use crate::spec::{MAX_POINTS, MAX_REPLICATIONS, MAX_RUNS};
+        let (np, nr) = (self.points.len() as u64, self.replications);
+        if np > MAX_POINTS {
+            return Err(format!("{np} points: allowed at most {MAX_POINTS}"));
+        }
+        if nr == 0 || nr > MAX_REPLICATIONS {
+            return Err(format!("{nr} replications: allowed 1..={MAX_REPLICATIONS}"));
+        }
+        if np * nr > MAX_RUNS {
+            return Err(format!(
+                "{np} points x {nr} replications: allowed at most {MAX_RUNS} runs"
+            ));
+        }
+        for d in &self.dimensions {
+            crate::spec::name_problem("dimension name", d)?;
+        }
+        for p in &self.points {
+            if let Some(problem) = crate::spec::point_name_problem(&p.name) {
+                return Err(problem);
+            }
+            for (d, v) in &p.coords {
+                crate::spec::name_problem("dimension name", d)?;
+                crate::spec::name_problem("value name", v)?;
+            }
+        }
+        if let Some((p, k)) = &self.report_run {
+            if !self.points.iter().any(|x| &x.name == p) || *k >= nr {
+                return Err(format!(
+                    "report_run {p:?}/{k} is not one of the experiment's runs"
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn run_dir(&self, out: &Path, point: &str, replication: u64) -> PathBuf {
@@ -301,6 +360,15 @@ impl ExperimentInfo {
     pub fn run_layout(&self, out: &Path, point: &str, replication: u64) -> RunDir {
         ResultsDir::new(out).run(point, replication)
     }
+}
+
+/// The most a JSON file of a results directory (`experiment.json`, `shard.json`, a run's
+/// `metrics.json` or marker) may hold: 10 000 points describe themselves in a few MB.
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
+
+/// Reads a JSON file of a results directory, at most [`MAX_JSON_BYTES`] of it.
+pub(crate) fn read_json_text(path: &Path) -> std::io::Result<String> {
+    lasthop_core::spec::read_text_limited(path, MAX_JSON_BYTES, "a JSON file of lasthop's")
 }
 
 /// Options of [`run_experiment`].
@@ -342,7 +410,7 @@ impl Experiment {
     /// Whether `run` has finished in `out` with the current definition.
     pub fn is_done(&self, out: &Path, run: RunId) -> bool {
         let path = self.run_layout(out, run).marker();
-        let Ok(text) = std::fs::read_to_string(path) else {
+        let Ok(text) = read_json_text(&path) else {
             return false;
         };
         serde_json::from_str::<Marker>(&text).ok() == Some(self.marker_for(run))

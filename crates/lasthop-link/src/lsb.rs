@@ -4,7 +4,7 @@
 //! `LsbFree` timer).
 
 use crate::queue::Queued;
-use crate::spec::{DirConfig, LsbAdmit};
+use crate::spec::{DirConfig, LsbAdmit, MAX_QUEUE_PACKETS};
 use std::collections::VecDeque;
 
 pub(crate) struct SendBuffer {
@@ -31,13 +31,15 @@ impl SendBuffer {
         }
     }
 
-    /// Whether a packet of `len` bytes may enter.
+    /// Whether a packet of `len` bytes may enter (never past [`MAX_QUEUE_PACKETS`] waiting,
+    /// whatever the size: an unlimited buffer would take all the router queue holds).
     #[inline]
     pub fn fits(&self, len: u64) -> bool {
-        self.cap.is_none_or(|cap| match self.admit {
-            LsbAdmit::Fits => self.bytes + len <= cap,
-            LsbAdmit::Below => self.bytes < cap,
-        })
+        (self.wait.len() as u64) < MAX_QUEUE_PACKETS
+            && self.cap.is_none_or(|cap| match self.admit {
+                LsbAdmit::Fits => self.bytes + len <= cap,
+                LsbAdmit::Below => self.bytes < cap,
+            })
     }
 
     #[inline]

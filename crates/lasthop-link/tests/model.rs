@@ -607,3 +607,34 @@ fn link_ack_delay_holds_lsb_space_until_the_link_level_ack_is_back() {
         assert!(e.message.contains(what), "{e}");
     }
 }
+
+#[test]
+fn no_queue_grows_past_its_ceiling() {
+    use lasthop_link::spec::MAX_QUEUE_PACKETS;
+    // 64 kbit/s with no queue limit and no link send buffer limit, fed 250 000 packets at
+    // once (far faster than the link): before the ceiling the unlimited send buffer took them
+    // all, and a queue of 10^9 packets would have grown without bound. Now the first packet
+    // goes on the wire, the send buffer takes the next MAX_QUEUE_PACKETS = 100 000, the router
+    // queue the 100 000 after them, and the remaining 49 999 are queue drops.
+    let cfg = LinkSpec::config_from_str("[both]\nrate = \"64kbit\"\ndelay = \"300ms\"\n").unwrap();
+    let mut l = Link::new(cfg, Seeds::new(1, 0), LogLevel::None);
+    let n = 250_000u64;
+    for i in 0..n {
+        push(&mut l, ms(0), Dir::Down, udp(40, i as u16, 0));
+    }
+    let (q, _) = l.queue_len(Dir::Down);
+    assert_eq!(q as u64, MAX_QUEUE_PACKETS);
+    let s = l.stats(Dir::Down);
+    assert_eq!(s.arrived, n);
+    assert_eq!(s.drops_queue, n - 1 - 2 * MAX_QUEUE_PACKETS);
+    assert_eq!(s.drops_queue, 49_999);
+    // An explicit limit past the ceiling is refused, naming the allowed range.
+    let e = LinkSpec::config_from_str("[down.queue]\npackets = 1000000000\n").unwrap_err();
+    assert_eq!(e.key, "down.queue.packets");
+    assert!(
+        e.message.starts_with(
+            "1000000000 packets: allowed 1..=100000 (a queue holds at most 100000 packets"
+        ),
+        "{e}"
+    );
+}

@@ -88,7 +88,8 @@ pub fn run(args: RunArgs) -> Result<()> {
                 out.display()
             );
             if !args.dry_run {
-                lock = Some(lock_results(&out)?);
+                // The specs go to <out>/spec before experiment.json exists.
+                lock = Some(lock_results(&out, &["spec"])?);
             }
             embedded_quickstart(&out)?
         }
@@ -118,7 +119,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let _lock = match lock {
         Some(l) => l,
-        None => lock_results(&out)?,
+        None => lock_results(&out, &[])?,
     };
     match exp.mode {
         Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref(), args.shard)?,
@@ -213,10 +214,18 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 /// Locks the results directory for the run (a second `lasthop run` into it fails, naming this
-/// one's process) and removes the temporary files of runs killed before they finished.
-fn lock_results(out: &Path) -> Result<lasthop_core::output::RunDirLock> {
+/// one's process) and removes the temporary files of runs killed before they finished, where
+/// runs write them. A directory that is neither new, empty (but for lasthop's own files and
+/// the entries named in `also`) nor a results directory is refused before anything is
+/// created in it.
+fn lock_results(out: &Path, also: &[&str]) -> Result<lasthop_core::output::RunDirLock> {
+    let layout = lasthop_experiment::ResultsDir::new(out);
+    layout.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
     let lock = lasthop_core::output::RunDirLock::acquire(out)?;
-    let removed = lasthop_core::output::remove_stale_partials(out, true)
+    // Again under the lock: another run may have written meanwhile.
+    layout.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
+    let removed = layout
+        .remove_stale_partials()
         .with_context(|| format!("removing stale files in {}", out.display()))?;
     if !removed.is_empty() {
         eprintln!(

@@ -72,7 +72,7 @@ pub fn run(args: SimArgs) -> Result<()> {
         .unwrap_or_else(|| Path::new("results").join(&scenario.name));
     // One run at a time into a directory; a killed run's temporary files go.
     let _lock = lasthop_core::output::RunDirLock::acquire(&out)?;
-    for p in lasthop_core::output::remove_stale_partials(&out, false)
+    for p in lasthop_core::output::remove_stale_partials(&out, 0)
         .with_context(|| format!("removing stale files in {}", out.display()))?
     {
         eprintln!(
