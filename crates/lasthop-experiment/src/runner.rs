@@ -390,6 +390,30 @@ pub struct RunReport {
     pub ran: Vec<RunId>,
     /// Runs that failed, with the error (their directories stay without a marker).
     pub failed: Vec<(RunId, String)>,
+    /// Set when a run failed for a full disk (or quota): the runs after it were not started
+    /// (every one would have failed the same way) and no summary was written.
+    pub stopped: Option<String>,
+    /// Runs not started because of [`RunReport::stopped`].
+    pub not_started: usize,
+}
+
+/// Whether `e` is a full disk or an exhausted quota (`ENOSPC`, `EDQUOT`), anywhere in its
+/// chain of causes or in its message (errors that carry an I/O error's text only).
+pub fn is_disk_full(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind::{QuotaExceeded, StorageFull};
+    let mut cur = Some(e);
+    while let Some(x) = cur {
+        if let Some(io) = x.downcast_ref::<std::io::Error>() {
+            if matches!(io.kind(), StorageFull | QuotaExceeded)
+                || matches!(io.raw_os_error(), Some(28 | 122))
+            {
+                return true;
+            }
+        }
+        cur = x.source();
+    }
+    let text = e.to_string();
+    text.contains("No space left on device") || text.contains("Disk quota exceeded")
 }
 
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
@@ -523,13 +547,24 @@ pub fn run_experiment_shard(
     };
     let failed = Mutex::new(vec![]);
     let done = AtomicUsize::new(0);
+    let stopped = std::sync::OnceLock::<String>::new();
+    let not_started = Mutex::new(std::collections::HashSet::new());
     pool.install(|| {
         pending.par_iter().for_each(|&run| {
+            if stopped.get().is_some() {
+                not_started.lock().expect("not poisoned").insert(run);
+                bar.inc(1);
+                return;
+            }
             if let Err(e) = run_one(exp, out, run, backend) {
+                if is_disk_full(&e) {
+                    let _ = stopped.set(e.to_string());
+                }
                 bar.suspend(|| {
-                    eprintln!(
+                    lasthop_core::say!(
                         "run {}/{} failed: {e}",
-                        exp.points[run.point].name, run.replication
+                        exp.points[run.point].name,
+                        run.replication
                     )
                 });
                 failed
@@ -544,13 +579,16 @@ pub fn run_experiment_shard(
     bar.finish_and_clear();
     let mut failed = failed.into_inner().expect("not poisoned");
     failed.sort_by_key(|f| f.0);
+    let not_started = not_started.into_inner().expect("not poisoned");
     report.ran = pending
         .iter()
         .copied()
-        .filter(|r| !failed.iter().any(|f| f.0 == *r))
+        .filter(|r| !failed.iter().any(|f| f.0 == *r) && !not_started.contains(r))
         .collect();
     report.failed = failed;
-    if shard.is_none() {
+    report.not_started = not_started.len();
+    report.stopped = stopped.into_inner();
+    if shard.is_none() && report.stopped.is_none() {
         write_summary(out)?;
     }
     Ok(report)

@@ -5,6 +5,10 @@ use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+// First: its print!/println!/eprint!/eprintln! replace std's in every module below.
+#[macro_use]
+mod out;
+
 mod analyze;
 mod app;
 mod check;
@@ -13,6 +17,7 @@ mod emu;
 mod merge;
 mod report;
 mod run;
+mod signals;
 mod sim;
 mod slurm;
 
@@ -76,10 +81,16 @@ fn main() -> ExitCode {
         Command::Cleanup(args) => cleanup::run(args),
         Command::App(cmd) => app::run(cmd),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        return ExitCode::FAILURE;
+    }
+    match out::stdout_error() {
+        None => ExitCode::SUCCESS,
+        // The reader went away (`| head`): quietly, as SIGPIPE would have ended the process.
+        Some(std::io::ErrorKind::BrokenPipe) => ExitCode::from(128 + 13),
+        Some(kind) => {
+            eprintln!("error: writing standard output: {kind}");
             ExitCode::FAILURE
         }
     }

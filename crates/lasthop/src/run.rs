@@ -170,20 +170,40 @@ pub fn run(args: RunArgs) -> Result<()> {
                     .ok()
             })
             .unwrap_or(2);
-        std::process::exit(128 + sig);
+        lasthop_core::output::exit_cleanly(128 + sig);
     }
     if exp.mode == Mode::Emu {
         // Ctrl-C ends the process again while the report is built.
         let _ = stop_signals().thread_unblock();
     }
     println!(
-        "{} runs: {} kept from before, {} run now, {} failed; {:.1} s of wall time",
+        "{} runs: {} kept from before, {} run now, {} failed{}; {:.1} s of wall time",
         r.total,
         r.kept,
         r.ran.len(),
         r.failed.len(),
+        if r.not_started > 0 {
+            format!(", {} not started", r.not_started)
+        } else {
+            String::new()
+        },
         started.elapsed().as_secs_f64()
     );
+    if let Some(why) = &r.stopped {
+        for (run, e) in &r.failed {
+            eprintln!(
+                "failed: {}/{}: {e}",
+                exp.points[run.point].name, run.replication
+            );
+        }
+        bail!(
+            "the disk is full: {why}\nstopped at the first run that could not write: {} runs not started, {} failed; the {} finished runs are kept in {}/runs (each with its done.json); free some space and rerun the same command to finish",
+            r.not_started,
+            r.failed.len(),
+            r.kept + r.ran.len(),
+            out.display()
+        );
+    }
     match args.shard {
         None => {
             lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
@@ -277,35 +297,22 @@ fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>, shard: Option
     )
 }
 
-fn stop_signals() -> nix::sys::signal::SigSet {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut set = SigSet::empty();
-    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        set.add(s);
-    }
-    set
-}
+use crate::signals::stop_signals;
 
 /// Simulation runs on rayon's threads: Ctrl-C, SIGTERM or SIGHUP go to one thread that says
-/// what was kept and how to resume, then ends the process (unfinished runs have no marker and
-/// are redone; their temporary files are removed by the next run).
+/// what was kept and how to resume, then ends the process after removing the unfinished runs'
+/// temporary files (unfinished runs have no marker and are redone).
 fn interrupt_says_what_was_kept(
     exp: &Experiment,
     out: &Path,
     spec: Option<&Path>,
     shard: Option<Shard>,
 ) -> Result<()> {
-    let set = stop_signals();
     // Blocked here, before the runner's threads exist: they inherit the mask.
-    set.thread_block().context("blocking stop signals")?;
     let (exp, out, spec) = (exp.clone(), out.to_path_buf(), spec.map(Path::to_path_buf));
-    std::thread::spawn(move || {
-        if let Ok(sig) = set.wait() {
-            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref(), shard));
-            std::process::exit(128 + sig as i32);
-        }
-    });
-    Ok(())
+    crate::signals::exit_on_stop_signal(move |_| {
+        eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref(), shard));
+    })
 }
 
 /// The emulator backend, stopping the experiment at the first run a signal ended: Ctrl-C ends
@@ -328,12 +335,8 @@ impl Backend for StopOnSignal {
         // (a signal that comes meanwhile stops that run's setup), they stay pending.
         let _ = stop_signals().thread_block();
         let r = match r {
-            Err(RunError::Emu(e)) => match format!("{e:#}")
-                .split("stopped by signal ")
-                .nth(1)
-                .and_then(|t| t.split(' ').next()?.parse::<i32>().ok())
-            {
-                Some(s) => Err(RunError::Signal(s)),
+            Err(RunError::Emu(e)) => match e.downcast_ref::<lasthop_emu::Interrupted>() {
+                Some(lasthop_emu::Interrupted(s)) => Err(RunError::Signal(*s)),
                 None => Err(RunError::Emu(e)),
             },
             r => r,
