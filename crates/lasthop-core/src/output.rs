@@ -232,7 +232,10 @@ impl AtomicFile {
 /// An error writing the temporary file of `target`, named by `target` (the file the user asked
 /// for, not the temporary one), of the same kind (a full disk stays `StorageFull`).
 fn named(e: io::Error, target: &Path) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", target.display()))
+    // `tempfile` adds "at path <the temporary file>" to its errors: not what the user gave.
+    let text = e.to_string();
+    let what = text.split(" at path ").next().unwrap_or(&text);
+    io::Error::new(e.kind(), format!("{}: {what}", target.display()))
 }
 
 impl Write for AtomicFile {

@@ -201,9 +201,20 @@ pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
     // teardown always runs.
     let (sigfd, old_mask) = sys::block_stop_signals().context("blocking stop signals")?;
     let result = run_blocked(sc, opts, &sigfd);
-    // Forget signals that came during teardown, then restore the mask.
-    while sys::read_signal(&sigfd).is_some() {}
+    // A signal that came during the teardown did not interrupt it; unless the run already
+    // stopped for a signal, it is sent again once the mask is restored, so that it is not lost:
+    // a caller that keeps the stop signals blocked (`lasthop emu`, `lasthop run`) takes it
+    // then, any other process ends by it.
+    let mut late = None;
+    while let Some(s) = sys::read_signal(&sigfd) {
+        late.get_or_insert(s);
+    }
     sys::restore_signal_mask(&old_mask);
+    if let Some(s) = late {
+        if !matches!(&result, Ok(out) if matches!(out.stop, Stop::Signal(_))) {
+            sys::signal_self(s);
+        }
+    }
     result.map(|mut out| {
         out.dir_lock = Some(std::sync::Arc::new(lock));
         out

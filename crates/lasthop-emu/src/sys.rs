@@ -193,6 +193,14 @@ pub fn restore_signal_mask(old: &SigSet) {
     let _ = old.thread_set_mask();
 }
 
+/// Sends signal `sig` to this process (not only to the calling thread: any thread that waits
+/// for it may take it).
+pub fn signal_self(sig: i32) {
+    if let Ok(s) = NixSignal::try_from(sig) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), s);
+    }
+}
+
 /// Reads one pending signal from a signalfd.
 pub fn read_signal(fd: &SignalFd) -> Option<i32> {
     fd.read_signal().ok().flatten().map(|i| i.ssi_signo as i32)
