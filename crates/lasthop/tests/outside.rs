@@ -137,7 +137,8 @@ fn merge_takes_only_regular_files_and_directories() {
     } else {
         tempfile::tempdir().unwrap()
     };
-    let cases: [(&str, Box<dyn Fn(&Path)>, &str); 4] = [
+    type Plant<'a> = Box<dyn Fn(&Path) + 'a>;
+    let cases: [(&str, Plant, &str); 4] = [
         (
             "a link to a private file",
             Box::new(|run: &Path| {
@@ -562,7 +563,7 @@ fn emu_interrupted_during_setup_exits_128_plus_the_signal() {
     let mut during_setup = 0;
     for (i, ms) in [60u64, 120, 200, 300, 450].iter().enumerate() {
         let out = d.path().join(format!("out{i}"));
-        let mut run = common::EmuRun::start(&spec, &out, &["-q"]);
+        let run = common::EmuRun::start(&spec, &out, &["-q"]);
         std::thread::sleep(Duration::from_millis(*ms));
         let pid = run.child.as_ref().unwrap().id();
         // SAFETY: a plain syscall on our child.
