@@ -121,6 +121,24 @@ fn merge_refuses_a_point_name_that_leaves_its_output_directory() {
 }
 
 #[test]
+fn report_run_names_one_of_the_points() {
+    // `report --run ../../escape/0` read a run outside the results directory into the report.
+    let d = tempfile::tempdir().unwrap();
+    let spec = quickstart_1(d.path());
+    let out = d.path().join("out");
+    lasthop_ok(&["run", s(&spec), "--out", s(&out), "--quiet"]);
+    let escape = d.path().join("escape/0");
+    std::fs::create_dir_all(&escape).unwrap();
+    for e in std::fs::read_dir(out.join("runs/e0/0")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), escape.join(e.file_name())).unwrap();
+    }
+    let e = lasthop_err(&["report", s(&out), "--run", "../../escape/0"]);
+    assert!(e.contains("../../escape/0") && e.contains("e0, r1"), "{e}");
+    lasthop_ok(&["report", s(&out), "--run", "r1/0"]);
+}
+
+#[test]
 fn merge_takes_only_regular_files_and_directories() {
     let d = tempfile::tempdir().unwrap();
     // Private, as /etc/shadow is.
