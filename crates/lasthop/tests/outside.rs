@@ -630,22 +630,17 @@ fn emu_with_a_closed_standard_error_tears_down() {
 #[test]
 fn emu_options_out_of_range_are_refused() {
     let spec = root().join("examples/scenarios/passthrough.toml");
-    let e = lasthop_err(&["emu", s(&spec), "--out", "/nonexistent/x", "--snaplen", "0"]);
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    let e = lasthop_err(&["emu", s(&spec), "--out", s(&out), "--snaplen", "0"]);
     assert!(
         e.contains("invalid value '0' for '--snaplen <SNAPLEN>': 0 bytes: allowed 120..=65535"),
         "{e}"
     );
-    let e = lasthop_err(&[
-        "emu",
-        s(&spec),
-        "--out",
-        "/nonexistent/x",
-        "--rt-priority",
-        "1000",
-    ]);
+    let e = lasthop_err(&["emu", s(&spec), "--out", s(&out), "--rt-priority", "1000"]);
     assert!(
         e.contains("invalid value '1000' for '--rt-priority <RT_PRIORITY>': 1000: allowed 1..=99 (the SCHED_FIFO priority of the real-time loop), or 0 for the normal scheduler"),
         "{e}"
     );
-    assert!(!Path::new("/nonexistent/x").exists());
+    assert!(!out.exists(), "refused before anything is made");
 }
