@@ -478,7 +478,11 @@ pub fn apply_overrides(
     key: &str,
 ) -> Result<(), SpecError> {
     for (path, value) in overrides {
-        let k = format!("{key}.{path:?}");
+        // A long path is shown by its head (the error says how long it is).
+        let k = match path.char_indices().nth(60) {
+            Some((i, _)) if path.len() > 100 => format!("{key}.{:?}...", &path[..i]),
+            _ => format!("{key}.{path:?}"),
+        };
         let steps = parse_path(path).map_err(|e| e.under(&k))?;
         let mut value = value.clone();
         if steps == [Step::Key("link".into())] {

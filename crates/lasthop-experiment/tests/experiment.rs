@@ -474,7 +474,7 @@ fn small_specs_that_would_exhaust_the_machine_are_refused() {
     // An override key of 5 000 dotted parts (10 KB) overflowed the stack.
     let key = vec!["a"; 5000].join(".");
     let e = error_of(&format!("BASE\n[matrix.k]\nx = {{ \"{key}\" = 1 }}\n"));
-    assert_eq!(e.key, format!("matrix.k.x.{key:?}"));
+    assert_eq!(e.key, format!("matrix.k.x.{:?}...", &key[..60]));
     assert_eq!(
         e.message,
         "invalid key path of 9999 bytes: 5000 parts (names and [INDEX]es): allowed at most 64"
