@@ -189,13 +189,16 @@ pub fn run(args: RunArgs) -> Result<()> {
         },
         started.elapsed().as_secs_f64()
     );
-    if let Some(why) = &r.stopped {
+    let say_failed = || {
         for (run, e) in &r.failed {
             eprintln!(
                 "failed: {}/{}: {e}",
                 exp.points[run.point].name, run.replication
             );
         }
+    };
+    if let Some(why) = &r.stopped {
+        say_failed();
         bail!(
             "the disk is full: {why}\nstopped at the first run that could not write: {} runs not started, {} failed; the {} finished runs are kept in {}/runs (each with its done.json); free some space and rerun the same command to finish",
             r.not_started,
@@ -218,12 +221,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         ),
     }
     if !r.failed.is_empty() {
-        for (run, e) in &r.failed {
-            eprintln!(
-                "failed: {}/{}: {e}",
-                exp.points[run.point].name, run.replication
-            );
-        }
+        say_failed();
         bail!(
             "{} of {} runs failed; rerun the same command to retry them",
             r.failed.len(),

@@ -367,18 +367,47 @@ fn a_closed_pipe_ends_the_printing_not_the_command() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read the file"));
 }
 
-/// A simulation that writes for minutes: 5 GB over 100 Mbit/s, captures of whole headers.
-fn long_sim(d: &Path) -> PathBuf {
-    let p = d.join("long.toml");
+/// A scenario `NAME.toml` in `d`: over the repository's `link`, for `duration`, a fixed host
+/// `a` sends `bytes` in one bulk transfer to the mobile host `b`, or with `members` to each of
+/// a group of that many mobile hosts `m0`, `m1`, ...
+fn scenario(
+    d: &Path,
+    name: &str,
+    duration: &str,
+    link: &str,
+    members: u32,
+    bytes: &str,
+) -> PathBuf {
+    let (mobile, to) = if members > 0 {
+        (
+            format!("[hosts.m]\nside = \"mobile\"\ncount = {members}\n"),
+            "m",
+        )
+    } else {
+        ("[hosts.b]\nside = \"mobile\"\n".to_string(), "b")
+    };
+    let p = d.join(format!("{name}.toml"));
     std::fs::write(
         &p,
         format!(
-            "name = \"long\"\nduration = \"600s\"\nlink = \"{}\"\n[hosts.a]\nside = \"fixed\"\n[hosts.b]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"a\"\nto = \"b\"\nbytes = \"5GB\"\n",
-            root().join("examples/links/bench-100mbit.toml").display()
+            "name = \"{name}\"\nduration = \"{duration}\"\nlink = \"{}\"\nlog = \"drops\"\n[hosts.a]\nside = \"fixed\"\n{mobile}[[flows]]\nkind = \"bulk\"\nfrom = \"a\"\nto = \"{to}\"\nbytes = \"{bytes}\"\n",
+            root().join(link).display()
         ),
     )
     .unwrap();
     p
+}
+
+/// A simulation that writes for minutes: 5 GB over 100 Mbit/s, captures of whole headers.
+fn long_sim(d: &Path) -> PathBuf {
+    scenario(
+        d,
+        "long",
+        "600s",
+        "examples/links/bench-100mbit.toml",
+        0,
+        "5GB",
+    )
 }
 
 /// Waits until `dir` holds a temporary file (the run is writing), at most 60 s.
@@ -512,13 +541,7 @@ fn run_stops_at_the_first_full_disk() {
 static EMU: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn namespaces() -> Vec<String> {
-    let o = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with("lh-"))
-        .map(String::from)
-        .collect()
+    common::namespaces("lh-")
 }
 
 #[test]
@@ -529,15 +552,14 @@ fn emu_stops_promptly_on_a_full_disk_naming_the_output() {
     let _one = EMU.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     // 30 s of a 100 Mbit/s transfer captured whole: 12 MB/s into a 1 MB disk.
-    let spec = d.path().join("fill.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"fill\"\nduration = \"30s\"\nlink = \"{}\"\nlog = \"drops\"\n[hosts.a]\nside = \"fixed\"\n[hosts.b]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"a\"\nto = \"b\"\nbytes = \"2GB\"\n",
-            root().join("examples/links/bench-100mbit.toml").display()
-        ),
-    )
-    .unwrap();
+    let spec = scenario(
+        d.path(),
+        "fill",
+        "30s",
+        "examples/links/bench-100mbit.toml",
+        0,
+        "2GB",
+    );
     let fs = Tmpfs::mount("1M");
     let out = fs.path().join("out");
     let before = namespaces();
@@ -568,15 +590,8 @@ fn emu_interrupted_during_setup_exits_128_plus_the_signal() {
     let _one = EMU.lock().unwrap_or_else(|e| e.into_inner());
     let d = tempfile::tempdir().unwrap();
     // 25 hosts: about half a second of setup (a namespace and a TUN device each).
-    let spec = d.path().join("many.toml");
-    std::fs::write(
-        &spec,
-        format!(
-            "name = \"many\"\nduration = \"5s\"\nlink = \"{}\"\nlog = \"drops\"\n[hosts.a]\nside = \"fixed\"\n[hosts.m]\nside = \"mobile\"\ncount = 24\n[[flows]]\nkind = \"bulk\"\nfrom = \"a\"\nto = \"m\"\nbytes = \"10kB\"\n",
-            root().join("examples/scenarios/passthrough-link.toml").display()
-        ),
-    )
-    .unwrap();
+    let link = "examples/scenarios/passthrough-link.toml";
+    let spec = scenario(d.path(), "many", "5s", link, 24, "10kB");
     let before = namespaces();
     let mut during_setup = 0;
     for (i, ms) in [60u64, 120, 200, 300, 450].iter().enumerate() {
