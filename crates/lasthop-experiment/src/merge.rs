@@ -317,8 +317,9 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeReport, ExperimentEr
         "a spec file",
     )
     .map_err(io_err(&exp_toml))?;
-    write_atomic(&layout.experiment_toml(), &text)?;
+    // experiment.json first (see `run_experiment_shard`).
     write_atomic(&layout.experiment_json(), &first.info_bytes)?;
+    write_atomic(&layout.experiment_toml(), &text)?;
     let (mut linked, mut copied) = (0, 0);
     let mut from = vec![0usize; inputs.len()];
     for (i, point, k) in &plan {

@@ -492,11 +492,13 @@ pub fn run_experiment_shard(
 ) -> Result<RunReport, ExperimentError> {
     let layout = ResultsDir::new(out);
     std::fs::create_dir_all(layout.runs()).map_err(io_err(out))?;
-    write_atomic(&layout.experiment_toml(), exp.spec_text.as_bytes())?;
+    // experiment.json first: it is what makes the directory a results directory
+    // (`ResultsDir::inspect`), so a run killed at any moment leaves one the next run accepts.
     write_atomic(
         &layout.experiment_json(),
         json(&ExperimentInfo::of(exp)).as_bytes(),
     )?;
+    write_atomic(&layout.experiment_toml(), exp.spec_text.as_bytes())?;
 
     let all = match shard {
         None => exp.runs(),

@@ -288,6 +288,25 @@ fn run_refuses_a_directory_that_is_not_lasthops() {
 }
 
 #[test]
+fn a_run_killed_at_its_start_is_resumed() {
+    // Killed after `runs/` and experiment.json, before experiment.toml: the directory is a
+    // results directory (experiment.json is written first, so a kill never leaves one that the
+    // next run would refuse as someone else's).
+    let d = tempfile::tempdir().unwrap();
+    let spec = quickstart_1(d.path());
+    let out = d.path().join("out");
+    lasthop_ok(&["run", s(&spec), "--out", s(&out), "--quiet"]);
+    std::fs::remove_file(out.join("experiment.toml")).unwrap();
+    std::fs::remove_dir_all(out.join("runs")).unwrap();
+    for f in ["summary.csv", "summary.json", "report.html"] {
+        std::fs::remove_file(out.join(f)).unwrap();
+    }
+    std::fs::create_dir(out.join("runs")).unwrap();
+    lasthop_ok(&["run", s(&spec), "--out", s(&out), "--quiet"]);
+    assert!(out.join("runs/r1/0/done.json").exists());
+}
+
+#[test]
 fn run_cleans_only_where_runs_write() {
     let d = tempfile::tempdir().unwrap();
     let spec = quickstart_1(d.path());
