@@ -15,3 +15,14 @@ pub use rng::{Seeds, Stream};
 pub use spec::SpecError;
 pub use time::{Dur, Time};
 pub use units::{ByteCount, Bytes, Rate};
+
+/// `eprintln!` for what a run says on the way (progress, warnings, what it removed): a closed
+/// standard error (`lasthop emu -v 2>&1 | head`) is ignored instead of panicking, which in an
+/// emulator's teardown would abort it half way and leave its namespaces behind.
+#[macro_export]
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}

@@ -117,7 +117,11 @@ enum Sink {
 /// one) becomes visible at its path only when committed, whole; standard output, a FIFO or a
 /// character device is written through.
 pub struct AtomicFile {
-    sink: Sink,
+    /// `None` once committed.
+    sink: Option<Sink>,
+    /// The permissions a new file gets at commit (default: those of the file it replaces, or
+    /// 0644).
+    mode: Option<u32>,
 }
 
 impl AtomicFile {
@@ -143,35 +147,54 @@ impl AtomicFile {
                     Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
                     _ => PathBuf::from("."),
                 };
+                // Created and registered at once: a signal's cleanup (`exit_cleanly`) holds
+                // the registry while it removes what is registered and ends the process.
+                let mut live = registry();
                 let tmp = tempfile::Builder::new()
                     .prefix(PARTIAL_PREFIX)
                     .suffix(PARTIAL_SUFFIX)
                     .tempfile_in(&dir)
                     .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+                live.partials.push(tmp.path().to_path_buf());
                 Sink::Temp(BufWriter::with_capacity(1 << 16, tmp), target)
             }
         };
-        Ok(AtomicFile { sink })
+        Ok(AtomicFile {
+            sink: Some(sink),
+            mode: None,
+        })
+    }
+
+    /// The permission bits the file gets when committed, in place of those of the file it
+    /// replaces (or 0644 for a new one); no effect on a file written through.
+    pub fn set_mode(&mut self, mode: u32) {
+        self.mode = Some(mode);
     }
 
     /// Completes the file. A temporary file is flushed, synced and renamed into place with the
     /// mode of the file it replaces (readable by all for a new file, as a plain file would be;
     /// the temporary file was private); a written-through one is flushed.
-    pub fn commit(self) -> io::Result<()> {
-        match self.sink {
+    pub fn commit(mut self) -> io::Result<()> {
+        match self.sink.take().expect("committed once") {
             Sink::Through(mut w) => w.flush(),
             Sink::Temp(w, target) => {
-                let tmp = w.into_inner().map_err(|e| e.into_error())?;
+                // Leaves the registry on every way out of here.
+                let _registered = Registered(w.get_ref().path().to_path_buf());
+                let named = |e: io::Error| named(e, &target);
+                let tmp = w.into_inner().map_err(|e| named(e.into_error()))?;
                 #[cfg(unix)]
                 {
                     use std::os::unix::fs::PermissionsExt;
-                    let mode = std::fs::metadata(&target)
-                        .map(|m| m.permissions().mode() & 0o7777)
-                        .unwrap_or(0o644);
+                    let mode = self.mode.unwrap_or_else(|| {
+                        std::fs::metadata(&target)
+                            .map(|m| m.permissions().mode() & 0o7777)
+                            .unwrap_or(0o644)
+                    });
                     tmp.as_file()
-                        .set_permissions(std::fs::Permissions::from_mode(mode))?;
+                        .set_permissions(std::fs::Permissions::from_mode(mode))
+                        .map_err(named)?;
                 }
-                tmp.as_file().sync_all()?;
+                tmp.as_file().sync_all().map_err(named)?;
                 tmp.persist(&target).map_err(|e| {
                     io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error))
                 })?;
@@ -188,31 +211,105 @@ impl AtomicFile {
     }
 }
 
+impl Drop for AtomicFile {
+    /// Not committed: the temporary file goes (`tempfile` removes it) and leaves the registry.
+    fn drop(&mut self) {
+        if let Some(Sink::Temp(w, _)) = &self.sink {
+            let path = w.get_ref().path().to_path_buf();
+            drop(self.sink.take());
+            drop(Registered(path));
+        }
+    }
+}
+
+impl AtomicFile {
+    #[inline]
+    fn sink(&mut self) -> &mut Sink {
+        self.sink.as_mut().expect("not committed")
+    }
+}
+
+/// An error writing the temporary file of `target`, named by `target` (the file the user asked
+/// for, not the temporary one), of the same kind (a full disk stays `StorageFull`).
+fn named(e: io::Error, target: &Path) -> io::Error {
+    // `tempfile` adds "at path <the temporary file>" to its errors: not what the user gave.
+    let text = e.to_string();
+    let what = text.split(" at path ").next().unwrap_or(&text);
+    io::Error::new(e.kind(), format!("{}: {what}", target.display()))
+}
+
 impl Write for AtomicFile {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &mut self.sink {
-            Sink::Temp(w, _) => w.write(buf),
+        match self.sink() {
+            Sink::Temp(w, t) => w.write(buf).map_err(|e| named(e, t)),
             Sink::Through(w) => w.write(buf),
         }
     }
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        match &mut self.sink {
-            Sink::Temp(w, _) => w.write_all(buf),
+        match self.sink() {
+            Sink::Temp(w, t) => w.write_all(buf).map_err(|e| named(e, t)),
             Sink::Through(w) => w.write_all(buf),
         }
     }
     fn flush(&mut self) -> io::Result<()> {
-        match &mut self.sink {
-            Sink::Temp(w, _) => w.flush(),
+        match self.sink() {
+            Sink::Temp(w, t) => w.flush().map_err(|e| named(e, t)),
             Sink::Through(w) => w.flush(),
         }
     }
 }
 
+/// The temporary files of this process's [`AtomicFile`]s (created, not yet committed or
+/// dropped), and the lock files of its [`RunDirLock`]s: what [`exit_cleanly`] removes.
+struct Registry {
+    partials: Vec<PathBuf>,
+    locks: Vec<PathBuf>,
+}
+
+static REGISTRY: std::sync::Mutex<Registry> = std::sync::Mutex::new(Registry {
+    partials: Vec::new(),
+    locks: Vec::new(),
+});
+
+fn registry() -> std::sync::MutexGuard<'static, Registry> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Takes a temporary file's path out of the registry when dropped.
+struct Registered(PathBuf);
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        let mut r = registry();
+        if let Some(i) = r.partials.iter().rposition(|p| *p == self.0) {
+            r.partials.swap_remove(i);
+        }
+    }
+}
+
+/// Ends the process with `code` after removing what it would leave behind: the temporary files
+/// of its uncommitted [`AtomicFile`]s and the lock files of its [`RunDirLock`]s (the lock
+/// itself goes with the process). For a stop signal's handler thread (`code` = 128 + N): other
+/// threads may be writing; the registry stays locked until the end, so none creates another
+/// temporary file meanwhile. Committed files stay.
+pub fn exit_cleanly(code: i32) -> ! {
+    let r = registry();
+    for p in r.partials.iter().chain(&r.locks) {
+        let _ = std::fs::remove_file(p);
+    }
+    std::process::exit(code)
+}
+
+/// The temporary files this process has not committed yet (for tests and messages).
+pub fn live_partial_files() -> Vec<PathBuf> {
+    registry().partials.clone()
+}
+
 /// Removes the temporary files (`.lasthop-*.partial`) that runs killed before their commit left
-/// in `dir`, and in its subdirectories when `recursive`; returns what it removed. Call it only
-/// while holding the directory's [`RunDirLock`]: a live run's temporary files look the same.
-pub fn remove_stale_partials(dir: &Path, recursive: bool) -> io::Result<Vec<PathBuf>> {
+/// in `dir`, and in its subdirectories down to `depth` levels (0: `dir` only), never through a
+/// symbolic link; returns what it removed. Call it only while holding the directory's
+/// [`RunDirLock`]: a live run's temporary files look the same.
+pub fn remove_stale_partials(dir: &Path, depth: usize) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     let rd = match std::fs::read_dir(dir) {
         Ok(rd) => rd,
@@ -227,8 +324,8 @@ pub fn remove_stale_partials(dir: &Path, recursive: bool) -> io::Result<Vec<Path
         if ft.is_file() && name.starts_with(PARTIAL_PREFIX) && name.ends_with(PARTIAL_SUFFIX) {
             std::fs::remove_file(e.path())?;
             removed.push(e.path());
-        } else if ft.is_dir() && recursive {
-            removed.extend(remove_stale_partials(&e.path(), true)?);
+        } else if ft.is_dir() && depth > 0 {
+            removed.extend(remove_stale_partials(&e.path(), depth - 1)?);
         }
     }
     removed.sort();
@@ -298,6 +395,7 @@ impl RunDirLock {
             }
             file.set_len(0).map_err(io_err)?;
             writeln!(file, "{}", std::process::id()).map_err(io_err)?;
+            registry().locks.push(path.clone());
             return Ok(RunDirLock { path, file });
         }
     }
@@ -310,6 +408,10 @@ impl RunDirLock {
 impl Drop for RunDirLock {
     fn drop(&mut self) {
         // Removed while still locked; a waiter that opened it meanwhile sees it gone and retries.
+        let mut r = registry();
+        if let Some(i) = r.locks.iter().rposition(|p| *p == self.path) {
+            r.locks.swap_remove(i);
+        }
         let _ = std::fs::remove_file(&self.path);
     }
 }
@@ -386,7 +488,7 @@ impl<W: Write> PcapSink<W> {
             ts_resolution: TsResolution::NanoSecond,
             ..Default::default()
         };
-        let w = PcapWriter::with_header(out, header).map_err(io::Error::other)?;
+        let w = PcapWriter::with_header(out, header).map_err(pcap_io)?;
         Ok(PcapSink {
             w,
             snaplen: snaplen as usize,
@@ -396,12 +498,21 @@ impl<W: Write> PcapSink<W> {
     pub fn write(&mut self, at: Time, p: &Packet) -> io::Result<()> {
         let n = p.data.len().min(self.snaplen);
         let rec = PcapPacket::new(at.as_nanos_duration(), p.wire_len, &p.data[..n]);
-        self.w.write_packet(&rec).map_err(io::Error::other)?;
+        self.w.write_packet(&rec).map_err(pcap_io)?;
         Ok(())
     }
 
     pub fn into_inner(self) -> W {
         self.w.into_writer()
+    }
+}
+
+/// pcap-file's error as the I/O error it wraps, when it wraps one (so that a full disk stays
+/// `StorageFull`).
+fn pcap_io(e: pcap_file::PcapError) -> io::Error {
+    match e {
+        pcap_file::PcapError::IoError(e) => e,
+        e => io::Error::other(e),
     }
 }
 
@@ -435,6 +546,34 @@ mod tests {
         );
         assert_eq!(rec.orig_len, 540);
         assert_eq!(&rec.data[..], &hdr[..]);
+    }
+
+    #[test]
+    fn uncommitted_temporary_files_are_registered_for_a_signal_s_cleanup() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let mine = |v: Vec<PathBuf>| -> Vec<PathBuf> {
+            v.into_iter()
+                .filter(|p| p.starts_with(dir.path()))
+                .collect()
+        };
+        let mut a = AtomicFile::create(dir.path().join("a.csv")).unwrap();
+        let b = AtomicFile::create(dir.path().join("b.csv")).unwrap();
+        let live = mine(live_partial_files());
+        assert_eq!(live.len(), 2, "{live:?}");
+        assert!(live.iter().all(|p| p.exists()));
+        a.write_all(b"x").unwrap();
+        a.set_mode(0o600);
+        a.commit().unwrap();
+        drop(b);
+        assert!(mine(live_partial_files()).is_empty());
+        let m = std::fs::metadata(dir.path().join("a.csv")).unwrap();
+        assert_eq!(m.permissions().mode() & 0o777, 0o600);
+        // A lock's file is registered while it is held.
+        let lock = RunDirLock::acquire(dir.path()).unwrap();
+        assert!(registry().locks.contains(&dir.path().join(LOCK_FILE)));
+        drop(lock);
+        assert!(!registry().locks.contains(&dir.path().join(LOCK_FILE)));
     }
 
     #[test]
@@ -584,10 +723,12 @@ mod tests {
         std::fs::write(dir.path().join(".lasthop-top.partial"), "half").unwrap();
         std::fs::write(dir.path().join("keep.partial"), "mine").unwrap();
         std::fs::write(dir.path().join("runs/a/0/events.csv"), "x").unwrap();
-        let flat = remove_stale_partials(dir.path(), false).unwrap();
+        let flat = remove_stale_partials(dir.path(), 0).unwrap();
         assert_eq!(flat, vec![dir.path().join(".lasthop-top.partial")]);
         assert!(stale.exists());
-        let deep = remove_stale_partials(dir.path(), true).unwrap();
+        assert!(remove_stale_partials(dir.path(), 2).unwrap().is_empty());
+        assert!(stale.exists(), "three levels down");
+        let deep = remove_stale_partials(dir.path(), 3).unwrap();
         assert_eq!(deep, vec![stale.clone()]);
         assert!(!stale.exists());
         assert!(dir.path().join("keep.partial").exists());

@@ -148,16 +148,59 @@ pub fn load_file<T>(
         e.file = Some(path.display().to_string());
         e
     };
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
+    let text = read_spec_text(path).map_err(|e| with_file(err("", e.to_string())))?;
     parse(&text).map_err(with_file)
 }
 
-/// Checks a user-given name (a host, an experiment point, ...): it becomes part of file and
-/// namespace names, so 1 to 32 of a-z, A-Z, 0-9, '_' and '-'.
+/// The most a spec file may hold (the largest shipped one, `experiments/seed003-exp3.toml`, is
+/// 60 KB): a spec names a device such as `/dev/zero`, or a huge file, is refused after this
+/// many bytes instead of being read whole.
+pub const MAX_SPEC_BYTES: u64 = 8 << 20;
+
+/// Reads a spec file's text, refusing one longer than [`MAX_SPEC_BYTES`]. Every spec reader
+/// (link, scenario, experiment, `lasthop check`) reads through this; the message says what
+/// went wrong, without the path (the caller names the file).
+pub fn read_spec_text(path: &Path) -> std::io::Result<String> {
+    read_text_limited(path, MAX_SPEC_BYTES, "a spec file")
+        .map_err(|e| std::io::Error::new(e.kind(), format!("cannot read the file: {e}")))
+}
+
+/// Reads at most `limit` bytes of UTF-8 text from `path`; a longer file, or an endless one, is
+/// an `InvalidData` error naming the limit and `what` the file is.
+pub fn read_text_limited(path: &Path, limit: u64, what: &str) -> std::io::Result<String> {
+    let bytes = read_bytes_limited(path, limit, what)?;
+    String::from_utf8(bytes).map_err(|_| {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        )
+    })
+}
+
+/// [`read_text_limited`] for bytes.
+pub fn read_bytes_limited(path: &Path, limit: u64, what: &str) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let f = std::fs::File::open(path)?;
+    let mut bytes = Vec::new();
+    f.take(limit + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "longer than {limit} bytes, the most {what} may hold (is it the file you meant?)"
+            ),
+        ));
+    }
+    Ok(bytes)
+}
+
+/// Checks a user-given name (a host, a host group's member, ...): it becomes part of file and
+/// namespace names and a cell of CSV files, so 1 to 32 of a-z, A-Z, 0-9, '_' and '-', not
+/// starting with '-' (an option on a command line, a formula in a spreadsheet).
 pub fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
     let ok = !name.is_empty()
         && name.len() <= 32
+        && !name.starts_with('-')
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
@@ -166,9 +209,36 @@ pub fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
     } else {
         Err(err(
             key,
-            format!("invalid {what} {name:?}: allowed 1 to 32 of a-z, A-Z, 0-9, '_' and '-'"),
+            format!("invalid {what} {name:?}: allowed 1 to 32 of a-z, A-Z, 0-9, '_' and '-', not starting with '-'"),
         ))
     }
+}
+
+/// Checks a name that becomes a directory's name: an experiment's or a scenario's `name`, whose
+/// results go to `results/<name>` by default. 1 to 64 of a-z, A-Z, 0-9, '_', '-' and '.', not
+/// starting with '.' or '-': no absolute path, no `..`, no hidden directory, no option.
+pub fn check_dir_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
+    let ok = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(['.', '-'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
+    if ok {
+        Ok(())
+    } else {
+        Err(err(
+            key,
+            format!("invalid {what} {name:?}: it names the default results directory results/<name>, so allowed 1 to 64 of a-z, A-Z, 0-9, '_', '-' and '.', not starting with '.' or '-' (no path)"),
+        ))
+    }
+}
+
+/// Whether a CSV cell starting with `s` would be read as a formula by a spreadsheet (`=`, `+`,
+/// `-`, `@`, or a tab or carriage return before one). Names written into CSV files are refused
+/// when this holds (numbers are written by the tool, never names).
+pub fn formula_leading(s: &str) -> bool {
+    s.starts_with(['=', '+', '-', '@', '\t', '\r', '"'])
 }
 
 #[cfg(test)]
@@ -207,5 +277,71 @@ mod tests {
         let e = check_name("hosts.a", "host name", "a b").unwrap_err();
         assert!(e.message.contains("a-z"), "{e}");
         assert!(check_name("k", "n", &"x".repeat(33)).is_err());
+        let e = check_name("hosts.-a", "host name", "-a").unwrap_err();
+        assert!(e.message.contains("not starting with '-'"), "{e}");
+    }
+
+    #[test]
+    fn directory_names_stay_below_the_results_directory() {
+        for ok in ["quickstart", "seed002-emu-low-m8m-sim", "a.b_c", "x"] {
+            assert!(
+                check_dir_name("name", "experiment name", ok).is_ok(),
+                "{ok}"
+            );
+        }
+        for bad in [
+            "/etc",
+            "../../x",
+            "..",
+            ".",
+            ".hidden",
+            "-rf",
+            "a/b",
+            "",
+            "a b",
+            &"x".repeat(65),
+        ] {
+            let e = check_dir_name("name", "experiment name", bad).unwrap_err();
+            assert_eq!(e.key, "name");
+            assert!(e.message.contains("results/<name>"), "{e}");
+            assert!(e.message.contains("not starting with '.' or '-'"), "{e}");
+        }
+    }
+
+    #[test]
+    fn formula_leading_cells() {
+        for f in ["=1+1", "+cmd", "-2", "@SUM(A1)", "\tx", "\"q"] {
+            assert!(formula_leading(f), "{f:?}");
+        }
+        for n in ["good", "a=b", "1-2", ""] {
+            assert!(!formula_leading(n), "{n:?}");
+        }
+    }
+
+    #[test]
+    fn spec_reads_are_bounded() {
+        // /dev/zero never ends: read whole it would fill the memory.
+        let t = std::time::Instant::now();
+        let e = read_spec_text(Path::new("/dev/zero")).unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::InvalidData);
+        assert!(
+            e.to_string()
+                .contains("longer than 8388608 bytes, the most a spec file may hold"),
+            "{e}"
+        );
+        assert!(t.elapsed() < std::time::Duration::from_secs(10));
+        let e = load_file(Path::new("/dev/zero"), |_| Ok(())).unwrap_err();
+        assert_eq!(e.file.as_deref(), Some("/dev/zero"));
+        assert!(
+            e.message.starts_with("cannot read the file: longer than"),
+            "{e}"
+        );
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("s.toml");
+        std::fs::write(&p, "a = 1\n").unwrap();
+        assert_eq!(read_spec_text(&p).unwrap(), "a = 1\n");
+        std::fs::write(&p, vec![b'x'; 11]).unwrap();
+        assert!(read_text_limited(&p, 10, "x").is_err());
+        assert_eq!(read_text_limited(&p, 11, "x").unwrap().len(), 11);
     }
 }

@@ -48,7 +48,7 @@ use stats::LatenessSummary;
 use std::net::Ipv4Addr;
 use std::path::PathBuf;
 
-pub use setup::{preflight, warnings};
+pub use setup::{preflight, warnings, Interrupted};
 pub use stats::LATE_THRESHOLD_NS;
 
 /// The TUN transmit queue length: long enough that a host never drops a packet on its way to the
@@ -77,7 +77,41 @@ pub struct EmuOptions {
     pub progress: bool,
 }
 
+/// The smallest `snaplen` that keeps what the analysis reads: an IPv4 header and a TCP header
+/// with all their options (60 + 60 bytes; a UDP stream's record needs 60 + 8 + 16).
+pub const MIN_SNAPLEN: u32 = 120;
+
+/// Checks a capture snap length: [`MIN_SNAPLEN`]..=65535.
+pub fn check_snaplen(n: u32) -> std::result::Result<u32, String> {
+    if (MIN_SNAPLEN..=65_535).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{n} bytes: allowed {MIN_SNAPLEN}..=65535 (the analysis reads every IP and TCP header whole, up to {MIN_SNAPLEN} bytes with their options; shorter captures give an empty connections.csv)"
+        ))
+    }
+}
+
+/// Checks a real-time priority: 1..=99 (`SCHED_FIFO`), or 0 for the normal scheduler.
+pub fn check_rt_priority(n: i32) -> std::result::Result<i32, String> {
+    if (0..=99).contains(&n) {
+        Ok(n)
+    } else {
+        Err(format!(
+            "{n}: allowed 1..=99 (the SCHED_FIFO priority of the real-time loop), or 0 for the normal scheduler"
+        ))
+    }
+}
+
 impl EmuOptions {
+    /// Checks the options a caller may have set out of range (the command line's parser
+    /// applies the same checks).
+    pub fn check(&self) -> Result<()> {
+        check_snaplen(self.snaplen).map_err(|e| anyhow::anyhow!("snaplen {e}"))?;
+        check_rt_priority(self.rt_priority).map_err(|e| anyhow::anyhow!("rt_priority {e}"))?;
+        Ok(())
+    }
+
     pub fn new(out_dir: impl Into<PathBuf>, exe: impl Into<PathBuf>) -> EmuOptions {
         EmuOptions {
             out_dir: out_dir.into(),
@@ -148,27 +182,39 @@ pub struct RunOutputs {
 /// process), and removes the temporary files a killed run left there; each says on stderr what
 /// it removed.
 pub fn run(sc: &Scenario, opts: &EmuOptions) -> Result<RunOutputs> {
+    opts.check()?;
     preflight(sc)?;
     for w in warnings(sc) {
-        eprintln!("warning: {w}");
+        lasthop_core::say!("warning: {w}");
     }
     reap_dead_runs();
     let lock = lasthop_core::output::RunDirLock::acquire(&opts.out_dir)?;
-    for p in lasthop_core::output::remove_stale_partials(&opts.out_dir, false)
+    for p in lasthop_core::output::remove_stale_partials(&opts.out_dir, 0)
         .with_context(|| format!("removing stale files in {}", opts.out_dir.display()))?
     {
-        eprintln!(
+        lasthop_core::say!(
             "removed {}: a temporary file an earlier run left unfinished",
             p.display()
         );
     }
     // From here Ctrl-C, SIGTERM and SIGHUP only end the run through the signalfd: the
     // teardown always runs.
-    let sigfd = sys::block_stop_signals().context("blocking stop signals")?;
+    let (sigfd, old_mask) = sys::block_stop_signals().context("blocking stop signals")?;
     let result = run_blocked(sc, opts, &sigfd);
-    // Forget signals that came during teardown, then restore the mask.
-    while sys::read_signal(&sigfd).is_some() {}
-    sys::unblock_stop_signals();
+    // A signal that came during the teardown did not interrupt it; unless the run already
+    // stopped for a signal, it is sent again once the mask is restored, so that it is not lost:
+    // a caller that keeps the stop signals blocked (`lasthop emu`, `lasthop run`) takes it
+    // then, any other process ends by it.
+    let mut late = None;
+    while let Some(s) = sys::read_signal(&sigfd) {
+        late.get_or_insert(s);
+    }
+    sys::restore_signal_mask(&old_mask);
+    if let Some(s) = late {
+        if !matches!(&result, Ok(out) if matches!(out.stop, Stop::Signal(_))) {
+            sys::signal_self(s);
+        }
+    }
     result.map(|mut out| {
         out.dir_lock = Some(std::sync::Arc::new(lock));
         out
@@ -198,7 +244,9 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
     let mut rt = realtime::Realtime::new(sc, opts, sigfd, res, hosts, link, writer, t0)?;
     if opts.rt_priority > 0 {
         if let Err(e) = sys::set_realtime(opts.rt_priority) {
-            eprintln!("warning: no real-time scheduling ({e}); lateness will suffer under load");
+            lasthop_core::say!(
+                "warning: no real-time scheduling ({e}); lateness will suffer under load"
+            );
         }
     }
     let stop = rt.run();
@@ -211,13 +259,15 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
 pub fn reap_dead_runs() -> netns::CleanupReport {
     let rep = netns::cleanup(false);
     for ns in &rep.removed {
-        eprintln!("reaped namespace {ns} (with its TUN device and processes): its run is dead");
+        lasthop_core::say!(
+            "reaped namespace {ns} (with its TUN device and processes): its run is dead"
+        );
     }
     for id in &rep.registry_removed {
-        eprintln!("reaped the registry entry of dead run {id}");
+        lasthop_core::say!("reaped the registry entry of dead run {id}");
     }
     for e in &rep.errors {
-        eprintln!("warning: could not reap {e}");
+        lasthop_core::say!("warning: could not reap {e}");
     }
     rep
 }

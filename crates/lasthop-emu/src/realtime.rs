@@ -245,11 +245,15 @@ impl<'a> Realtime<'a> {
             self.flush();
             if self.opts.progress {
                 if let Some(line) = self.progress.due(now) {
-                    eprintln!("{line}");
+                    lasthop_core::say!("{line}");
                 }
             }
             if let Some(s) = stop {
                 return Ok(s);
+            }
+            // A full disk stops the run now, not at its end.
+            if let Some(e) = self.writer().failed() {
+                anyhow::bail!("writing the run's outputs: {e}: the run is stopped and its outputs removed (free some space, or give another --out)");
             }
             if now >= end {
                 return Ok(Stop::Duration);
@@ -295,7 +299,7 @@ impl<'a> Realtime<'a> {
         c.status = Some(s);
         let _ = self.epoll.del(&c.pidfd);
         if self.opts.verbose {
-            eprintln!("{} exited at {now}: {s}", c.name);
+            lasthop_core::say!("{} exited at {now}: {s}", c.name);
         }
         Some(!s.success())
     }

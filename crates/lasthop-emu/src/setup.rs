@@ -88,10 +88,16 @@ pub fn warnings(sc: &Scenario) -> Vec<String> {
 /// loop (the signals are blocked, so only the signalfd tells).
 pub fn check_signal(sigfd: &SignalFd) -> Result<()> {
     if let Some(s) = sys::read_signal(sigfd) {
-        bail!("stopped by signal {s} during setup");
+        return Err(Interrupted(s).into());
     }
     Ok(())
 }
+
+/// A stop signal (its number) ended the run during its setup; what the setup made is removed.
+/// The command ends with 128 + the signal, as a shell reports a process the signal killed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("stopped by signal {0} during setup")]
+pub struct Interrupted(pub i32);
 
 /// A workload program the emulator started.
 pub struct AppChild {
@@ -164,9 +170,9 @@ impl Drop for Resources {
         self.tuns.clear();
         for ns in self.namespaces.drain(..).rev() {
             if let Err(e) = netns::delete_namespace(&ns) {
-                eprintln!("warning: removing namespace {ns}: {e:#}");
+                lasthop_core::say!("warning: removing namespace {ns}: {e:#}");
             } else if self.verbose {
-                eprintln!("removed namespace {ns}");
+                lasthop_core::say!("removed namespace {ns}");
             }
         }
         if let Some(r) = self.reg.take() {
@@ -223,9 +229,12 @@ pub fn create_hosts(
         }
         netns::ip_batch(&ns, &lines)?;
         if opts.verbose {
-            eprintln!(
+            lasthop_core::say!(
                 "host {} ({} side): namespace {ns}, {dev} {} mtu {}",
-                h.name, h.side, h.address, h.mtu
+                h.name,
+                h.side,
+                h.address,
+                h.mtu
             );
         }
         hosts.push(Host {
@@ -352,7 +361,7 @@ fn spawn_app(
     drop(nsfd);
     let pidfd = sys::pidfd_open(child.id())?;
     if opts.verbose {
-        eprintln!("started {name} in {ns}: app {}", args.join(" "));
+        lasthop_core::say!("started {name} in {ns}: app {}", args.join(" "));
     }
     Ok(AppChild {
         name,

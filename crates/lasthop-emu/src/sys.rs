@@ -177,20 +177,28 @@ fn stop_sigset() -> SigSet {
 }
 
 /// Blocks the stop signals in the calling thread (threads created later inherit the mask) and
-/// returns a signalfd that reports them. The workload programs get the usual mask back
-/// ([`spawn_in_netns`]).
-pub fn block_stop_signals() -> io::Result<SignalFd> {
+/// returns a signalfd that reports them, with the mask the thread had before. The workload
+/// programs get the usual mask back ([`spawn_in_netns`]).
+pub fn block_stop_signals() -> io::Result<(SignalFd, SigSet)> {
     let set = stop_sigset();
-    set.thread_block()?;
-    Ok(SignalFd::with_flags(
-        &set,
-        SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC,
-    )?)
+    let old = set.thread_swap_mask(nix::sys::signal::SigmaskHow::SIG_BLOCK)?;
+    let fd = SignalFd::with_flags(&set, SfdFlags::SFD_NONBLOCK | SfdFlags::SFD_CLOEXEC)?;
+    Ok((fd, old))
 }
 
-/// Unblocks the stop signals again (after the run, so a second Ctrl-C works as usual).
-pub fn unblock_stop_signals() {
-    let _ = stop_sigset().thread_unblock();
+/// Gives the thread back the mask it had before [`block_stop_signals`] (after the run, so a
+/// second Ctrl-C works as usual; a caller that blocked the stop signals itself, such as
+/// `lasthop emu` for the length of the command, keeps them blocked).
+pub fn restore_signal_mask(old: &SigSet) {
+    let _ = old.thread_set_mask();
+}
+
+/// Sends signal `sig` to this process (not only to the calling thread: any thread that waits
+/// for it may take it).
+pub fn signal_self(sig: i32) {
+    if let Ok(s) = NixSignal::try_from(sig) {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::this(), s);
+    }
 }
 
 /// Reads one pending signal from a signalfd.

@@ -3,7 +3,9 @@
 //! milliseconds). The loop queues records and hands them over in batches (once per loop
 //! iteration, [`Writer::send_batch`], or every [`BATCH`] records): one channel message and one
 //! wake-up of the writer per packet cost more than the packet's own processing at Gbit/s.
-//! [`Writer::finish`] drains everything and commits every file atomically.
+//! [`Writer::finish`] drains everything and commits every file atomically. The first write
+//! error (a full disk) is kept for the loop, which stops the run at once ([`Writer::failed`]);
+//! the message names the output file, not its temporary file.
 
 use lasthop_core::output::{AtomicFile, PcapSink};
 use lasthop_core::{Packet, Time};
@@ -12,6 +14,7 @@ use std::cell::RefCell;
 use std::io;
 use std::path::PathBuf;
 use std::sync::mpsc::{channel, Sender};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 
 enum Msg {
@@ -32,6 +35,8 @@ pub struct Writer {
     /// Records not yet handed over (the loop is single-threaded; `RefCell` keeps `&self`).
     batch: RefCell<Vec<Msg>>,
     handle: Option<JoinHandle<io::Result<Sinks>>>,
+    /// The writer thread's first error, as soon as it happens.
+    failed: Arc<OnceLock<String>>,
 }
 
 impl Writer {
@@ -51,6 +56,8 @@ impl Writer {
             sinks.events = Some((EventCsv::new(AtomicFile::create(&p)?)?, p));
         }
         let (tx, rx) = channel::<Vec<Msg>>();
+        let failed = Arc::new(OnceLock::new());
+        let failed_in_thread = failed.clone();
         let handle = std::thread::Builder::new()
             .name("lasthop-writer".into())
             .spawn(move || {
@@ -67,6 +74,8 @@ impl Writer {
                         },
                     };
                     if let Err(e) = r {
+                        // Writes to an output name it (`AtomicFile`).
+                        let _ = failed_in_thread.set(e.to_string());
                         err = Some(e);
                     }
                 }
@@ -79,7 +88,15 @@ impl Writer {
             tx: Some(tx),
             batch: RefCell::new(Vec::with_capacity(BATCH)),
             handle: Some(handle),
+            failed,
         })
+    }
+
+    /// The first error writing an output, if one happened (an atomic load: the loop asks every
+    /// round).
+    #[inline]
+    pub fn failed(&self) -> Option<&str> {
+        self.failed.get().map(String::as_str)
     }
 
     /// Records `p` in host `host`'s capture at `t`.
@@ -126,15 +143,12 @@ impl Writer {
             .expect("finished once")
             .join()
             .map_err(|_| io::Error::other("the output writer panicked"))??;
-        for (s, path) in sinks.pcaps {
-            s.into_inner()
-                .commit()
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        // A commit's error names its file.
+        for (s, _) in sinks.pcaps {
+            s.into_inner().commit()?;
         }
-        if let Some((csv, path)) = sinks.events {
-            csv.into_inner()
-                .commit()
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+        if let Some((csv, _)) = sinks.events {
+            csv.into_inner().commit()?;
         }
         Ok(())
     }

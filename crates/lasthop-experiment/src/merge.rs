@@ -12,11 +12,11 @@
 //! `--out` is new, empty, or an earlier merge of the same experiment (merging again after a
 //! failed shard was rerun refreshes it); anything else is refused, as is a shard directory.
 
-use crate::layout::{ResultsDir, MARKER};
+use crate::layout::{Existing, ResultsDir, MARKER};
 use crate::runner::{io_err, write_atomic, write_summary, ExperimentError, ExperimentInfo, Marker};
 use crate::shard::{shard_of, ShardInfo, SHARD_JSON, VERSION};
 use crate::summary::Summary;
-use lasthop_core::output::{AtomicFile, LOCK_FILE, PARTIAL_PREFIX};
+use lasthop_core::output::{AtomicFile, PARTIAL_PREFIX};
 use std::path::{Path, PathBuf};
 
 /// What [`merge`] did.
@@ -52,9 +52,11 @@ fn load_input(dir: &Path) -> Result<Input, ExperimentError> {
         )));
     }
     let shard = ShardInfo::load(dir)?;
-    let info = ExperimentInfo::load(dir)?;
+    // Read once: the bytes copied to --out are the ones checked.
     let path = ResultsDir::new(dir).experiment_json();
-    let info_bytes = std::fs::read(&path).map_err(io_err(&path))?;
+    let text = crate::runner::read_json_text(&path).map_err(io_err(&path))?;
+    let info = ExperimentInfo::parse(&path, &text)?;
+    let info_bytes = text.into_bytes();
     Ok(Input {
         dir: dir.to_path_buf(),
         shard,
@@ -76,40 +78,21 @@ fn check_out(out: &Path, inputs: &[Input]) -> Result<(), ExperimentError> {
             )));
         }
     }
-    if !out.exists() {
-        return Ok(());
-    }
-    if !out.is_dir() {
-        return Err(merge_err(format!(
-            "--out {}: exists and is not a directory (allowed: a new or empty directory, or an earlier merge of the same experiment)",
-            out.display()
-        )));
-    }
     if out.join(SHARD_JSON).exists() {
         return Err(merge_err(format!(
             "--out {} is a shard directory (it has {SHARD_JSON}): give a new directory for the merged results",
             out.display()
         )));
     }
-    let entries: Vec<_> = std::fs::read_dir(out)
-        .map_err(io_err(out))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_name() != LOCK_FILE)
-        .collect();
-    if entries.is_empty() {
-        return Ok(());
-    }
-    match ExperimentInfo::load(out) {
-        Ok(info) if info == inputs[0].info => Ok(()),
-        Ok(info) => Err(merge_err(format!(
+    match ResultsDir::new(out).inspect(&[]) {
+        Ok(Existing::Fresh) => Ok(()),
+        Ok(Existing::Results(info)) if *info == inputs[0].info => Ok(()),
+        Ok(Existing::Results(info)) => Err(merge_err(format!(
             "--out {} holds the results of another experiment ({:?}, or another definition of it): refusing to write into it; give a new directory",
             out.display(),
             info.name
         ))),
-        Err(_) => Err(merge_err(format!(
-            "--out {} is not empty and is not a results directory (no readable experiment.json): refusing to write into what is not lasthop's; give a new or empty directory",
-            out.display()
-        ))),
+        Err(e) => Err(merge_err(format!("--out {e}"))),
     }
 }
 
@@ -127,19 +110,75 @@ fn finished_in(input: &Input, point: &str, replication: u64) -> bool {
         scenario_hash: hash.clone(),
     };
     let rd = input.info.run_layout(&input.dir, point, replication);
-    std::fs::read_to_string(rd.marker())
+    crate::runner::read_json_text(&rd.marker())
         .ok()
         .and_then(|t| serde_json::from_str::<Marker>(&t).ok())
         == Some(want)
 }
 
+/// How deep [`copy_run`] goes below a run directory (runs write none: a run directory is flat).
+const MAX_RUN_DEPTH: usize = 8;
+
+/// What kind of file `meta` describes, for the refusal of what a run does not write.
+fn kind_of(meta: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        "a symbolic link"
+    } else if ft.is_fifo() {
+        "a FIFO"
+    } else if ft.is_char_device() || ft.is_block_device() {
+        "a device"
+    } else if ft.is_socket() {
+        "a socket"
+    } else {
+        "not a regular file or a directory"
+    }
+}
+
+fn refuse(path: &Path, what: &str) -> ExperimentError {
+    merge_err(format!(
+        "{}: is {what}: a run directory holds only regular files and directories, which is all a merge takes (it follows no link: remove it, or rerun the run's shard)",
+        path.display()
+    ))
+}
+
+/// Checks that `runs/`, `runs/<point>/` and `runs/<point>/<k>/` of a shard directory are
+/// directories themselves, not symbolic links to elsewhere.
+fn check_run_path(input: &Path, run: &Path) -> Result<(), ExperimentError> {
+    let mut p = run.to_path_buf();
+    while p != input {
+        let meta = std::fs::symlink_metadata(&p).map_err(io_err(&p))?;
+        if !meta.is_dir() {
+            return Err(refuse(&p, kind_of(&meta)));
+        }
+        if !p.pop() {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Links (or, across filesystems, copies) every file of `src` into the empty `dst`, the marker
-/// last. Temporary files of killed runs are left behind.
+/// last. Only regular files and directories are taken: a symbolic link, a FIFO, a device or a
+/// socket is refused, naming it (a link to `/etc/shadow` would have been copied as a
+/// world-readable file, a link to a directory copied whole, a loop of links nested 40 levels).
+/// A copy keeps its source's permissions. Temporary files of killed runs are left behind.
 fn copy_run(
     src: &Path,
     dst: &Path,
     linked: &mut usize,
     copied: &mut usize,
+) -> Result<(), ExperimentError> {
+    copy_tree(src, dst, linked, copied, 0)
+}
+
+fn copy_tree(
+    src: &Path,
+    dst: &Path,
+    linked: &mut usize,
+    copied: &mut usize,
+    depth: usize,
 ) -> Result<(), ExperimentError> {
     let mut names: Vec<_> = std::fs::read_dir(src)
         .map_err(io_err(src))?
@@ -151,19 +190,42 @@ fn copy_run(
     // The marker last: a merge killed half-way leaves a run that does not count.
     names.sort_by_key(|n| n == MARKER);
     for n in names {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
         let (s, d) = (src.join(&n), dst.join(&n));
-        let meta = std::fs::metadata(&s).map_err(io_err(&s))?;
+        // Not followed: what is at `s` itself.
+        let meta = std::fs::symlink_metadata(&s).map_err(io_err(&s))?;
         if meta.is_dir() {
+            if depth >= MAX_RUN_DEPTH {
+                return Err(refuse(
+                    &s,
+                    &format!("a directory {} levels below a run", depth + 1),
+                ));
+            }
             std::fs::create_dir_all(&d).map_err(io_err(&d))?;
-            copy_run(&s, &d, linked, copied)?;
+            copy_tree(&s, &d, linked, copied, depth + 1)?;
             continue;
         }
+        if !meta.is_file() {
+            return Err(refuse(&s, kind_of(&meta)));
+        }
+        let same =
+            |m: &std::fs::Metadata| m.is_file() && (m.dev(), m.ino()) == (meta.dev(), meta.ino());
+        // link(2) does not follow a symbolic link; the check after it catches a file replaced
+        // by one in between.
         if std::fs::hard_link(&s, &d).is_ok() {
+            if !std::fs::symlink_metadata(&d).is_ok_and(|m| same(&m)) {
+                let _ = std::fs::remove_file(&d);
+                return Err(refuse(&s, "a file replaced while it was merged"));
+            }
             *linked += 1;
             continue;
         }
         let mut from = std::fs::File::open(&s).map_err(io_err(&s))?;
+        if !from.metadata().is_ok_and(|m| same(&m)) {
+            return Err(refuse(&s, "a file replaced while it was merged"));
+        }
         let mut to = AtomicFile::create(&d).map_err(io_err(&d))?;
+        to.set_mode(meta.permissions().mode() & 0o777);
         std::io::copy(&mut from, &mut to).map_err(io_err(&d))?;
         to.commit().map_err(io_err(&d))?;
         *copied += 1;
@@ -249,14 +311,21 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeReport, ExperimentEr
     let layout = ResultsDir::new(out);
     std::fs::create_dir_all(layout.runs()).map_err(io_err(out))?;
     let exp_toml = ResultsDir::new(&first.dir).experiment_toml();
-    let text = std::fs::read(&exp_toml).map_err(io_err(&exp_toml))?;
-    write_atomic(&layout.experiment_toml(), &text)?;
+    let text = lasthop_core::spec::read_bytes_limited(
+        &exp_toml,
+        lasthop_core::spec::MAX_SPEC_BYTES,
+        "a spec file",
+    )
+    .map_err(io_err(&exp_toml))?;
+    // experiment.json first (see `run_experiment_shard`).
     write_atomic(&layout.experiment_json(), &first.info_bytes)?;
+    write_atomic(&layout.experiment_toml(), &text)?;
     let (mut linked, mut copied) = (0, 0);
     let mut from = vec![0usize; inputs.len()];
     for (i, point, k) in &plan {
         let src = info.run_layout(&inputs[*i].dir, point, *k);
         let dst = info.run_layout(out, point, *k);
+        check_run_path(&inputs[*i].dir, src.path())?;
         dst.reset().map_err(io_err(dst.path()))?;
         copy_run(src.path(), dst.path(), &mut linked, &mut copied)?;
         from[*i] += 1;

@@ -331,7 +331,7 @@ impl RunMetrics {
 
     pub fn load(path: &Path) -> Result<RunMetrics, crate::runner::ExperimentError> {
         use crate::runner::ExperimentError;
-        let text = std::fs::read_to_string(path).map_err(|source| ExperimentError::Io {
+        let text = crate::runner::read_json_text(path).map_err(|source| ExperimentError::Io {
             path: path.display().to_string(),
             source,
         })?;

@@ -47,6 +47,11 @@ pub enum ExperimentError {
     /// Shard directories that cannot be merged, and why.
     #[error("{0}")]
     Merge(String),
+    /// A file of a results directory that the tool would not have written (a point name that
+    /// is a path, a count past the spec's limits): refused before anything is read or written
+    /// where it points.
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
     #[error("{path}: {source}")]
     Json {
         path: String,
@@ -301,18 +306,72 @@ impl ExperimentInfo {
         }
     }
 
+    /// Reads `DIR/experiment.json` and checks what it names: every name that becomes a path
+    /// or a CSV cell is one the spec could have made, and the counts are within the spec's
+    /// limits ([`ExperimentInfo::check`]). Every reader of a results or shard directory
+    /// (`merge`, `report`, the summaries) loads it here.
     pub fn load(dir: &Path) -> Result<ExperimentInfo, ExperimentError> {
         let path = ResultsDir::new(dir).experiment_json();
-        let text =
-            std::fs::read_to_string(&path).map_err(|source| ExperimentError::NotResults {
+        let text = read_json_text(&path).map_err(|source| ExperimentError::NotResults {
+            path: path.display().to_string(),
+            dir: dir.display().to_string(),
+            source,
+        })?;
+        ExperimentInfo::parse(&path, &text)
+    }
+
+    /// [`ExperimentInfo::load`] of the text of `path`, already read.
+    pub fn parse(path: &Path, text: &str) -> Result<ExperimentInfo, ExperimentError> {
+        let info: ExperimentInfo =
+            serde_json::from_str(text).map_err(|source| ExperimentError::Json {
                 path: path.display().to_string(),
-                dir: dir.display().to_string(),
                 source,
             })?;
-        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
+        info.check().map_err(|message| ExperimentError::Invalid {
             path: path.display().to_string(),
-            source,
-        })
+            message: format!("{message}: not what lasthop writes; refusing to use it"),
+        })?;
+        Ok(info)
+    }
+
+    /// What is wrong with a description read from disk, if anything: a point name that is not
+    /// one directory name below `runs/` ([`crate::spec::point_name_problem`]), a dimension or
+    /// value name the spec refuses, more points, replications or runs than a spec may have, a
+    /// report run that is not one of the runs.
+    pub fn check(&self) -> Result<(), String> {
+        use crate::spec::{MAX_POINTS, MAX_REPLICATIONS, MAX_RUNS};
+        let (np, nr) = (self.points.len() as u64, self.replications);
+        if np > MAX_POINTS {
+            return Err(format!("{np} points: allowed at most {MAX_POINTS}"));
+        }
+        if nr == 0 || nr > MAX_REPLICATIONS {
+            return Err(format!("{nr} replications: allowed 1..={MAX_REPLICATIONS}"));
+        }
+        if np * nr > MAX_RUNS {
+            return Err(format!(
+                "{np} points x {nr} replications: allowed at most {MAX_RUNS} runs"
+            ));
+        }
+        for d in &self.dimensions {
+            crate::spec::name_problem("dimension name", d)?;
+        }
+        for p in &self.points {
+            if let Some(problem) = crate::spec::point_name_problem(&p.name) {
+                return Err(problem);
+            }
+            for (d, v) in &p.coords {
+                crate::spec::name_problem("dimension name", d)?;
+                crate::spec::name_problem("value name", v)?;
+            }
+        }
+        if let Some((p, k)) = &self.report_run {
+            if !self.points.iter().any(|x| &x.name == p) || *k >= nr {
+                return Err(format!(
+                    "report_run {p:?}/{k} is not one of the experiment's runs"
+                ));
+            }
+        }
+        Ok(())
     }
 
     pub fn run_dir(&self, out: &Path, point: &str, replication: u64) -> PathBuf {
@@ -325,6 +384,15 @@ impl ExperimentInfo {
     pub fn run_layout(&self, out: &Path, point: &str, replication: u64) -> RunDir {
         ResultsDir::new(out).run(point, replication)
     }
+}
+
+/// The most a JSON file of a results directory (`experiment.json`, `shard.json`, a run's
+/// `metrics.json` or marker) may hold: 10 000 points describe themselves in a few MB.
+pub const MAX_JSON_BYTES: u64 = 256 << 20;
+
+/// Reads a JSON file of a results directory, at most [`MAX_JSON_BYTES`] of it.
+pub(crate) fn read_json_text(path: &Path) -> std::io::Result<String> {
+    lasthop_core::spec::read_text_limited(path, MAX_JSON_BYTES, "a JSON file of lasthop's")
 }
 
 /// Options of [`run_experiment`].
@@ -346,6 +414,30 @@ pub struct RunReport {
     pub ran: Vec<RunId>,
     /// Runs that failed, with the error (their directories stay without a marker).
     pub failed: Vec<(RunId, String)>,
+    /// Set when a run failed for a full disk (or quota): the runs after it were not started
+    /// (every one would have failed the same way) and no summary was written.
+    pub stopped: Option<String>,
+    /// Runs not started because of [`RunReport::stopped`].
+    pub not_started: usize,
+}
+
+/// Whether `e` is a full disk or an exhausted quota (`ENOSPC`, `EDQUOT`), anywhere in its
+/// chain of causes or in its message (errors that carry an I/O error's text only).
+pub fn is_disk_full(e: &(dyn std::error::Error + 'static)) -> bool {
+    use std::io::ErrorKind::{QuotaExceeded, StorageFull};
+    let mut cur = Some(e);
+    while let Some(x) = cur {
+        if let Some(io) = x.downcast_ref::<std::io::Error>() {
+            if matches!(io.kind(), StorageFull | QuotaExceeded)
+                || matches!(io.raw_os_error(), Some(28 | 122))
+            {
+                return true;
+            }
+        }
+        cur = x.source();
+    }
+    let text = e.to_string();
+    text.contains("No space left on device") || text.contains("Disk quota exceeded")
 }
 
 pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
@@ -366,7 +458,7 @@ impl Experiment {
     /// Whether `run` has finished in `out` with the current definition.
     pub fn is_done(&self, out: &Path, run: RunId) -> bool {
         let path = self.run_layout(out, run).marker();
-        let Ok(text) = std::fs::read_to_string(path) else {
+        let Ok(text) = read_json_text(&path) else {
             return false;
         };
         serde_json::from_str::<Marker>(&text).ok() == Some(self.marker_for(run))
@@ -443,11 +535,13 @@ pub fn run_experiment_shard(
 ) -> Result<RunReport, ExperimentError> {
     let layout = ResultsDir::new(out);
     std::fs::create_dir_all(layout.runs()).map_err(io_err(out))?;
-    write_atomic(&layout.experiment_toml(), exp.spec_text.as_bytes())?;
+    // experiment.json first: it is what makes the directory a results directory
+    // (`ResultsDir::inspect`), so a run killed at any moment leaves one the next run accepts.
     write_atomic(
         &layout.experiment_json(),
         json(&ExperimentInfo::of(exp)).as_bytes(),
     )?;
+    write_atomic(&layout.experiment_toml(), exp.spec_text.as_bytes())?;
 
     let all = match shard {
         None => exp.runs(),
@@ -498,14 +592,26 @@ pub fn run_experiment_shard(
     };
     let failed = Mutex::new(vec![]);
     let done = AtomicUsize::new(0);
+    let stopped = std::sync::OnceLock::<String>::new();
+    let not_started = Mutex::new(std::collections::HashSet::new());
     let one = |run: RunId| -> bool {
+        if stopped.get().is_some() {
+            // A full disk stopped the experiment: the rest waits for a rerun.
+            not_started.lock().expect("not poisoned").insert(run);
+            bar.inc(1);
+            return false;
+        }
         let ok = match run_one(exp, out, run, backend) {
             Ok(()) => true,
             Err(e) => {
+                if is_disk_full(&e) {
+                    let _ = stopped.set(e.to_string());
+                }
                 bar.suspend(|| {
-                    eprintln!(
+                    lasthop_core::say!(
                         "run {}/{} failed: {e}",
-                        exp.points[run.point].name, run.replication
+                        exp.points[run.point].name,
+                        run.replication
                     )
                 });
                 failed
@@ -532,12 +638,18 @@ pub fn run_experiment_shard(
             }
             chains.par_iter().for_each(|c| {
                 if let Some(k) = c.iter().position(|&run| !one(run)) {
+                    let rest = &c[k + 1..];
+                    bar.inc(rest.len() as u64);
+                    if stopped.get().is_some() {
+                        not_started.lock().expect("not poisoned").extend(rest);
+                        return;
+                    }
                     let mut f = failed.lock().expect("not poisoned");
                     let why = format!(
                         "not run: replication {} of its chain failed (a chained replication starts from its predecessor's caches)",
                         c[k].replication
                     );
-                    for &run in &c[k + 1..] {
+                    for &run in rest {
                         f.push((run, why.clone()));
                     }
                 }
@@ -551,13 +663,16 @@ pub fn run_experiment_shard(
     bar.finish_and_clear();
     let mut failed = failed.into_inner().expect("not poisoned");
     failed.sort_by_key(|f| f.0);
+    let not_started = not_started.into_inner().expect("not poisoned");
     report.ran = pending
         .iter()
         .copied()
-        .filter(|r| !failed.iter().any(|f| f.0 == *r))
+        .filter(|r| !failed.iter().any(|f| f.0 == *r) && !not_started.contains(r))
         .collect();
     report.failed = failed;
-    if shard.is_none() {
+    report.not_started = not_started.len();
+    report.stopped = stopped.into_inner();
+    if shard.is_none() && report.stopped.is_none() {
         write_summary(out)?;
     }
     Ok(report)

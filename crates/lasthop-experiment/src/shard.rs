@@ -110,7 +110,7 @@ pub fn portable_point_fingerprint(point: &Point) -> u64 {
     doc.remove("link");
     let mut fp = toml::to_string(&doc).unwrap_or_default().into_bytes();
     fp.push(0);
-    fp.extend_from_slice(&std::fs::read(&point.scenario.link_path).unwrap_or_default());
+    fp.extend_from_slice(&crate::spec::read_link_bytes(&point.scenario.link_path));
     fnv1a(&fp)
 }
 
@@ -167,11 +167,12 @@ impl ShardInfo {
     /// Reads `DIR/shard.json`; a directory without one is not a shard directory.
     pub fn load(dir: &Path) -> Result<ShardInfo, ExperimentError> {
         let path = dir.join(SHARD_JSON);
-        let text = std::fs::read_to_string(&path).map_err(|source| ExperimentError::NotShard {
-            path: path.display().to_string(),
-            dir: dir.display().to_string(),
-            source,
-        })?;
+        let text =
+            crate::runner::read_json_text(&path).map_err(|source| ExperimentError::NotShard {
+                path: path.display().to_string(),
+                dir: dir.display().to_string(),
+                source,
+            })?;
         serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
             path: path.display().to_string(),
             source,

@@ -297,21 +297,60 @@ pub struct RunId {
     pub replication: u64,
 }
 
+/// Checks a dimension's or a value's name: value names joined by '-' make the point names,
+/// which name directories (`runs/<point>/`) and start rows of `summary.csv`.
 fn check_name(key: &str, what: &str, name: &str) -> Result<(), SpecError> {
+    name_problem(what, name).map_err(|m| err(key, m))
+}
+
+/// [`check_name`]'s rule, for names read back from a results directory too.
+pub(crate) fn name_problem(what: &str, name: &str) -> Result<(), String> {
     let ok = !name.is_empty()
         && name.len() <= 48
         && name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'+')
-        && !name.starts_with('.');
+        && !name.starts_with(['.', '+']);
     if ok {
         Ok(())
     } else {
-        Err(err(
-            key,
-            format!("invalid {what} {name:?}: allowed 1 to 48 of a-z, A-Z, 0-9, '_', '.', '+' (not starting with '.'); '-' joins point names"),
-        ))
+        Err(format!("invalid {what} {name:?}: allowed 1 to 48 of a-z, A-Z, 0-9, '_', '.', '+' (not starting with '.' or '+'); '-' joins point names"))
     }
+}
+
+/// The most points a matrix may have.
+pub const MAX_POINTS: u64 = 10_000;
+/// The most runs (points × replications) an experiment may have: the runner lists them all.
+pub const MAX_RUNS: u64 = 1_000_000;
+/// The most replications per point.
+pub const MAX_REPLICATIONS: u64 = 100_000;
+/// The most parts an override's key path may have (`a.b[0].c` has 4).
+pub const MAX_KEY_PARTS: usize = 64;
+/// The longest point name: one directory name (`runs/<point>/`).
+pub const MAX_POINT_NAME: usize = 255;
+
+/// Whether `name` can be a point's name as read from a results directory (`experiment.json`,
+/// a run's marker): what [`Experiment`] makes (value names joined by '-', or `base`), so a
+/// single directory name below `runs/` that starts no formula in `summary.csv`: 1 to 255 of
+/// a-z, A-Z, 0-9, '_', '.', '+', '-', not starting with '.', '+' or '-'. `None` when it can;
+/// else what is allowed.
+pub fn point_name_problem(name: &str) -> Option<String> {
+    let ok = !name.is_empty()
+        && name.len() <= MAX_POINT_NAME
+        && !name.starts_with(['.', '+', '-'])
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'+' | b'-'));
+    (!ok).then(|| {
+        format!("invalid point name {name:?}: allowed 1 to {MAX_POINT_NAME} of a-z, A-Z, 0-9, '_', '.', '+' and '-', not starting with '.', '+' or '-' (a point name is a directory name below runs/)")
+    })
+}
+
+/// The link spec's bytes for a fingerprint (bounded like every spec read: the scenario's
+/// validation has read the file already).
+pub(crate) fn read_link_bytes(path: &Path) -> Vec<u8> {
+    use lasthop_core::spec::{read_bytes_limited, MAX_SPEC_BYTES};
+    read_bytes_limited(path, MAX_SPEC_BYTES, "a spec file").unwrap_or_default()
 }
 
 /// One step of an override's key path.
@@ -325,6 +364,14 @@ enum Step {
 /// under the override's name with [`SpecError::under`].
 fn parse_path(path: &str) -> Result<Vec<Step>, SpecError> {
     let mut steps = vec![];
+    // Counted before anything is built: setting a value walks the path recursively.
+    let parts = path.split('.').count() + path.matches('[').count();
+    if parts > MAX_KEY_PARTS {
+        return Err(err(
+            "",
+            format!("invalid key path of {} bytes: {parts} parts (names and [INDEX]es): allowed at most {MAX_KEY_PARTS}", path.len()),
+        ));
+    }
     for part in path.split('.') {
         let (name, mut rest) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
@@ -437,7 +484,11 @@ pub fn apply_overrides(
     key: &str,
 ) -> Result<(), SpecError> {
     for (path, value) in overrides {
-        let k = format!("{key}.{path:?}");
+        // A long path is shown by its head (the error says how long it is).
+        let k = match path.char_indices().nth(60) {
+            Some((i, _)) if path.len() > 100 => format!("{key}.{:?}...", &path[..i]),
+            _ => format!("{key}.{path:?}"),
+        };
         let steps = parse_path(path).map_err(|e| e.under(&k))?;
         let mut value = value.clone();
         if steps == [Step::Key("link".into())] {
@@ -475,8 +526,8 @@ impl Experiment {
             }
             e
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
+        let text = lasthop_core::spec::read_spec_text(path)
+            .map_err(|e| with_file(err("", e.to_string())))?;
         let base = path.parent().unwrap_or(Path::new("."));
         let base = if base.as_os_str().is_empty() {
             Path::new(".")
@@ -491,12 +542,8 @@ impl Experiment {
         let spec = ExperimentSpec::parse(text)?;
         let base_dir = std::path::absolute(base_dir).unwrap_or_else(|_| base_dir.to_path_buf());
         let scenario_path = base_dir.join(&spec.scenario);
-        let scenario_text = std::fs::read_to_string(&scenario_path).map_err(|e| {
-            err(
-                "scenario",
-                format!("{}: cannot read the file: {e}", scenario_path.display()),
-            )
-        })?;
+        let scenario_text = lasthop_core::spec::read_spec_text(&scenario_path)
+            .map_err(|e| err("scenario", format!("{}: {e}", scenario_path.display())))?;
         let scenario_dir = scenario_path
             .parent()
             .unwrap_or(Path::new("."))
@@ -523,11 +570,14 @@ impl Experiment {
         apply_overrides(&mut base_doc, &spec.set, &base_dir, "set")?;
 
         let replications = spec.replications.unwrap_or(1);
-        if replications == 0 || replications > 100_000 {
+        if replications == 0 || replications > MAX_REPLICATIONS {
             return Err(err(
                 "replications",
-                format!("{replications}: allowed 1..100000"),
+                format!("{replications}: allowed 1..={MAX_REPLICATIONS}"),
             ));
+        }
+        if let Some(name) = &spec.name {
+            lasthop_core::spec::check_dir_name("name", "experiment name", name)?;
         }
         let chain = spec.replications_chain.unwrap_or(false);
         if chain && spec.mode == Mode::Emu {
@@ -569,6 +619,37 @@ impl Experiment {
             ));
         }
 
+        // Counted before the product is built: 30 dimensions of 2 values are 2^30 points.
+        let npoints = spec.matrix.values().try_fold(1u64, |n, values| {
+            n.checked_mul(values.len() as u64)
+                .filter(|n| *n <= MAX_POINTS)
+        });
+        let Some(npoints) = npoints else {
+            let sizes: Vec<String> = spec.matrix.values().map(|v| v.len().to_string()).collect();
+            let exact = spec
+                .matrix
+                .values()
+                .try_fold(1u128, |n, v| n.checked_mul(v.len() as u128))
+                .map(|n| n.to_string())
+                .unwrap_or_else(|| "more than 2^128".into());
+            return Err(err(
+                "matrix",
+                format!(
+                    "{} dimensions of {} values make {exact} points: allowed at most {MAX_POINTS}",
+                    spec.matrix.len(),
+                    sizes.join(" x ")
+                ),
+            ));
+        };
+        if npoints * replications > MAX_RUNS {
+            return Err(err(
+                "replications",
+                format!(
+                    "{npoints} points x {replications} replications = {} runs: allowed at most {MAX_RUNS} runs; fewer replications or a smaller matrix",
+                    npoints * replications
+                ),
+            ));
+        }
         // The cartesian product, first dimension slowest.
         let mut combos: Vec<Vec<(String, String)>> = vec![vec![]];
         for (dim, values) in &spec.matrix {
@@ -581,12 +662,6 @@ impl Experiment {
                 }
             }
             combos = next;
-        }
-        if combos.len() > 10_000 {
-            return Err(err(
-                "matrix",
-                format!("{} points: allowed at most 10000", combos.len()),
-            ));
         }
         let mut points = vec![];
         for coords in combos {
@@ -608,6 +683,9 @@ impl Experiment {
                     .collect::<Vec<_>>()
                     .join("-")
             };
+            if let Some(problem) = point_name_problem(&pname) {
+                return Err(err("matrix", problem));
+            }
             let where_ = if coords.is_empty() {
                 "set".to_string()
             } else {
@@ -629,7 +707,7 @@ impl Experiment {
             if let Some(s) = spec.seed {
                 scenario.seed = s;
             }
-            let link_text = std::fs::read(&scenario.link_path).unwrap_or_default();
+            let link_text = read_link_bytes(&scenario.link_path);
             let mut fp = scenario_toml.as_bytes().to_vec();
             fp.push(0);
             fp.extend_from_slice(&link_text);

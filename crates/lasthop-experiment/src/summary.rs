@@ -9,7 +9,6 @@ use crate::metrics::{BottleneckMetrics, ConnMetrics, ObjectMetrics, RunMetrics, 
 use crate::stats::FiveNum;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
-use std::fmt::Write as _;
 
 /// The per-connection metrics summarised for each class, in table order: (key, label).
 pub const CONN_METRICS: [(&str, &str); 15] = [
@@ -587,32 +586,29 @@ pub const SUMMARY_COLUMNS: [&str; 11] = [
 
 impl Summary {
     /// `summary.csv`: one row per point, class and metric. Dimension columns follow `point`.
+    /// Written with the `csv` crate, so that a cell that needs quoting is quoted (the names in
+    /// it are checked when the spec is loaded and when `experiment.json` is read back; see
+    /// docs/reliability.md).
     pub fn to_csv(&self, dims: &[String]) -> String {
-        let mut s = String::from(SUMMARY_COLUMNS[0]);
-        for d in dims {
-            let _ = write!(s, ",{d}");
-        }
-        for c in &SUMMARY_COLUMNS[1..] {
-            let _ = write!(s, ",{c}");
-        }
-        s.push('\n');
+        let mut w = csv::WriterBuilder::new()
+            .terminator(csv::Terminator::Any(b'\n'))
+            .from_writer(vec![]);
+        let mut header = vec![SUMMARY_COLUMNS[0]];
+        header.extend(dims.iter().map(String::as_str));
+        header.extend(&SUMMARY_COLUMNS[1..]);
+        w.write_record(&header).expect("writes to memory");
         for p in &self.points {
             let mut row = |scheme: &str, class: &Class, metric: &str, f: &FiveNum| {
-                s.push_str(&p.point);
+                let mut r: Vec<String> = vec![p.point.clone()];
                 for d in dims {
-                    let _ = write!(s, ",{}", p.coords.get(d).map(String::as_str).unwrap_or(""));
+                    r.push(p.coords.get(d).cloned().unwrap_or_default());
                 }
-                let _ = writeln!(
-                    s,
-                    ",{scheme},{class},{metric},{},{},{},{},{},{},{}",
-                    f.n,
-                    fmt_num(f.min),
-                    fmt_num(f.p25),
-                    fmt_num(f.median),
-                    fmt_num(f.p75),
-                    fmt_num(f.max),
-                    fmt_num(f.mean)
-                );
+                r.extend([scheme.to_string(), class.to_string(), metric.to_string()]);
+                r.push(f.n.to_string());
+                for x in [f.min, f.p25, f.median, f.p75, f.max, f.mean] {
+                    r.push(fmt_num(x));
+                }
+                w.write_record(&r).expect("writes to memory");
             };
             let udp = p
                 .udp
@@ -629,7 +625,8 @@ impl Summary {
                 row("run", &Class::All, m, f);
             }
         }
-        s
+        let bytes = w.into_inner().expect("writes to memory");
+        String::from_utf8(bytes).expect("UTF-8 in, UTF-8 out")
     }
 
     pub fn to_json(&self) -> String {
@@ -749,6 +746,40 @@ mod tests {
             csv.contains("p,faster-slower,faster,elapsed_s,4,10,17.5,25,32.5,40,25\n"),
             "{csv}"
         );
+    }
+
+    #[test]
+    fn cells_that_need_quoting_are_quoted() {
+        // The spec allows no such names; a summary built by hand shows the writer quotes what
+        // needs it (RFC 4180: a comma, a double quote doubled, a line break) and nothing else.
+        let run = RunMetrics {
+            point: "a,b".into(),
+            conns: vec![conn(0, 0.0, 10.0, 100.0)],
+            ..Default::default()
+        };
+        let coords = [("d\"x".to_string(), "v,1".to_string())];
+        let p = summarise_point("a,b", &coords, &[run], &[ClassScheme::Flow]);
+        let csv = Summary {
+            experiment: "x".into(),
+            quantiles: QUANTILE_METHOD.into(),
+            points: vec![p],
+        }
+        .to_csv(&["d\"x".to_string(), "line\nbreak".to_string()]);
+        let mut lines = csv.lines();
+        assert_eq!(lines.next().unwrap(), "point,\"d\"\"x\",\"line");
+        assert_eq!(
+            lines.next().unwrap(),
+            "break\",scheme,class,metric,n,min,p25,median,p75,max,mean"
+        );
+        assert!(
+            csv.contains("\n\"a,b\",\"v,1\",,flow,flow0,elapsed_s,1,10,10,10,10,10,10\n"),
+            "{csv}"
+        );
+        // Read back by a CSV reader: the cells as they were.
+        let mut r = csv::Reader::from_reader(csv.as_bytes());
+        assert_eq!(&r.headers().unwrap()[2], "line\nbreak");
+        let row = r.records().next().unwrap().unwrap();
+        assert_eq!((&row[0], &row[1], &row[2]), ("a,b", "v,1", ""));
     }
 
     #[test]

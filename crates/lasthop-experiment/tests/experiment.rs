@@ -299,7 +299,7 @@ fn spec_errors_name_the_key() {
     let e = error_with(|b| b.replace("replications = 2", "replications = 0"));
     assert_eq!(e.key, "replications", "{e}");
     assert!(
-        e.message.contains("0") && e.message.contains("1..100000"),
+        e.message.contains("0") && e.message.contains("1..=100000"),
         "{e}"
     );
 
@@ -388,6 +388,104 @@ fn spec_errors_name_the_key() {
 
     let e = error_of("BASE\n[matrix.bad-name]\nx = {}\n");
     assert!(e.key.contains("bad-name"), "{e}");
+}
+
+#[test]
+fn a_name_that_is_a_path_is_refused() {
+    // `lasthop run` writes to results/<name> by default: an absolute name or one climbing
+    // with ../ would put the results anywhere.
+    for bad in [
+        "/tmp/lasthop-x",
+        "../../../x",
+        "..",
+        ".hidden",
+        "-rf",
+        "a/b",
+    ] {
+        let e = error_with(|b| b.replace("name = \"tiny\"", &format!("name = {bad:?}")));
+        assert_eq!(e.key, "name", "{bad}: {e}");
+        assert!(
+            e.message
+                .contains(&format!("invalid experiment name {bad:?}: it names the default results directory results/<name>")),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn formula_leading_value_names_are_refused() {
+    // A value name starts the point's name, the first cell of its rows in summary.csv: a
+    // spreadsheet would run "+cmd" as a formula.
+    let e = error_of("BASE\n[matrix.tcp]\n\"+cmd\" = {}\n");
+    assert_eq!(e.key, "matrix.tcp.+cmd", "{e}");
+    assert!(e.message.contains("not starting with '.' or '+'"), "{e}");
+    let e = error_of("BASE\n[matrix.\"+d\"]\nx = {}\n");
+    assert_eq!(e.key, "matrix.+d", "{e}");
+    // Inside a name '+' stays allowed (`cubic+prr`).
+    let (d, spec) = setup();
+    let text = std::fs::read_to_string(&spec).unwrap() + "[matrix.tcp]\n\"a+b\" = {}\n";
+    std::fs::write(&spec, text).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    assert_eq!(exp.points[0].name, "e0-a+b");
+    drop(d);
+}
+
+#[test]
+fn small_specs_that_would_exhaust_the_machine_are_refused() {
+    // 30 dimensions of 2 values: 600 bytes of spec, 2^30 points (the product was built before
+    // it was counted: 2 GB and more).
+    let mut dims = String::new();
+    for i in 0..30 {
+        dims += &format!("[matrix.d{i}]\na = {{}}\nb = {{}}\n");
+    }
+    let t = std::time::Instant::now();
+    let e = error_of(&format!("BASE\n{dims}"));
+    assert_eq!(e.key, "matrix", "{e}");
+    assert_eq!(
+        e.message,
+        format!(
+            "31 dimensions of 2 x {} values make 2147483648 points: allowed at most 10000",
+            vec!["2"; 30].join(" x ")
+        )
+    );
+    assert!(
+        t.elapsed() < std::time::Duration::from_secs(5),
+        "{:?}",
+        t.elapsed()
+    );
+    // 10^4 points x 10^5 replications: 10^9 runs, listed in full by the runner (16 GB).
+    let mut dims = String::new();
+    for i in 0..4 {
+        dims += &format!("[matrix.d{i}]\n");
+        for v in 0..10 {
+            dims += &format!("v{v} = {{}}\n");
+        }
+    }
+    let e = error_with(|b| {
+        b.replace("replications = 2", "replications = 100000")
+            .replace("[matrix.link]", &format!("{dims}[matrix.link]"))
+            .replace("r1 = ", "#")
+    });
+    assert_eq!(e.key, "replications", "{e}");
+    assert_eq!(
+        e.message,
+        "10000 points x 100000 replications = 1000000000 runs: allowed at most 1000000 runs; fewer replications or a smaller matrix"
+    );
+    // An override key of 5 000 dotted parts (10 KB) overflowed the stack.
+    let key = vec!["a"; 5000].join(".");
+    let e = error_of(&format!("BASE\n[matrix.k]\nx = {{ \"{key}\" = 1 }}\n"));
+    assert_eq!(e.key, format!("matrix.k.x.{:?}...", &key[..60]));
+    assert_eq!(
+        e.message,
+        "invalid key path of 9999 bytes: 5000 parts (names and [INDEX]es): allowed at most 64"
+    );
+    // A link spec that never ends is refused after 8 MiB instead of being read whole.
+    let e = error_of("BASE\n[matrix.l]\nz = { link = \"/dev/zero\" }\n");
+    assert!(e.key.ends_with("scenario.link"), "{e}");
+    assert!(
+        e.message.contains("/dev/zero: cannot read the file: longer than 8388608 bytes, the most a spec file may hold"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -210,6 +210,22 @@ impl Event {
 
 pub const CSV_HEADER: &str = "time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns\n";
 
+/// Writes one CSV field: as it is when it needs no quoting (every field the model writes but a
+/// state's name, which the spec check keeps plain), else quoted by the `csv` crate (RFC 4180).
+fn write_csv_field<W: Write>(w: &mut W, s: &str) -> io::Result<()> {
+    if !s.bytes().any(|b| matches!(b, b',' | b'"' | b'\n' | b'\r')) {
+        return w.write_all(s.as_bytes());
+    }
+    let mut cw = csv::WriterBuilder::new()
+        .terminator(csv::Terminator::Any(b'\n'))
+        .from_writer(vec![]);
+    cw.write_record([s]).map_err(io::Error::other)?;
+    let quoted = cw
+        .into_inner()
+        .map_err(|e| io::Error::other(e.to_string()))?;
+    w.write_all(quoted.strip_suffix(b"\n").unwrap_or(&quoted))
+}
+
 /// Streams events as CSV rows under [`CSV_HEADER`].
 pub struct EventCsv<W: Write> {
     w: W,
@@ -256,7 +272,7 @@ impl<W: Write> EventCsv<W> {
         }
         w.write_all(b",")?;
         if let Some(s) = &e.state {
-            w.write_all(s.as_bytes())?;
+            write_csv_field(w, s)?;
         }
         w.write_all(b",")?;
         if let Some(d) = e.delay_ns {

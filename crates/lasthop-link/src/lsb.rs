@@ -6,7 +6,7 @@
 //! every other packet, as a qdisc holds them above a device that takes one at a time.
 
 use crate::queue::Queued;
-use crate::spec::{DirConfig, LsbAdmit};
+use crate::spec::{DirConfig, LsbAdmit, MAX_QUEUE_PACKETS};
 use std::collections::VecDeque;
 
 pub(crate) struct SendBuffer {
@@ -33,18 +33,20 @@ impl SendBuffer {
         }
     }
 
-    /// Whether a packet of `len` bytes may enter.
+    /// Whether a packet of `len` bytes may enter (never past [`MAX_QUEUE_PACKETS`] waiting,
+    /// whatever the size: an unlimited buffer would take all the router queue holds).
     #[inline]
     pub fn fits(&self, len: u64) -> bool {
-        match self.cap {
-            // No size given: one packet at a time (the spec refuses link-layer ACK emulation
-            // here, so the packet leaves when its transmission ends).
-            None => self.bytes == 0,
-            Some(cap) => match self.admit {
-                LsbAdmit::Fits => self.bytes + len <= cap,
-                LsbAdmit::Below => self.bytes < cap,
-            },
-        }
+        (self.wait.len() as u64) < MAX_QUEUE_PACKETS
+            && match self.cap {
+                // No size given: one packet at a time (the spec refuses link-layer ACK emulation
+                // here, so the packet leaves when its transmission ends).
+                None => self.bytes == 0,
+                Some(cap) => match self.admit {
+                    LsbAdmit::Fits => self.bytes + len <= cap,
+                    LsbAdmit::Below => self.bytes < cap,
+                },
+            }
     }
 
     #[inline]

@@ -193,7 +193,10 @@ impl RouterQueue {
         let at_dequeue = fq.is_some() || discipline.as_ref().is_some_and(|d| d.at_dequeue());
         // FQ-CoDel enqueues every packet and then drops from the fattest flow, so the tail-drop
         // test (`full`) sees no limits.
-        let (mut limit_pkts, mut limit_bytes) = (cfg.packets, cfg.bytes);
+        // No queue holds more than MAX_QUEUE_PACKETS, limit or none.
+        let cap = crate::spec::MAX_QUEUE_PACKETS;
+        let (mut limit_pkts, mut limit_bytes) =
+            (Some(cfg.packets.map_or(cap, |n| n.min(cap))), cfg.bytes);
         if let Some(fq) = &mut fq {
             fq.set_limits(limit_pkts.take(), limit_bytes.take());
         }

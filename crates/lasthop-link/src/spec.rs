@@ -567,6 +567,13 @@ pub struct StateConfig {
 // ---------------------------------------------------------------------------------------------
 // Errors.
 
+/// The most packets a router queue holds, and the most packets waiting in a link send buffer,
+/// whatever the spec's limits (a queue "without limit" has this one): a queue fed faster than
+/// the link grows until it reaches it, and each packet costs memory (its header bytes in
+/// simulation, all its bytes in emulation). Packets over it are dropped as over any limit
+/// (cause `queue`). No shipped experiment comes near it.
+pub const MAX_QUEUE_PACKETS: u64 = 100_000;
+
 // Spec loading is shared by every spec (lasthop-core::spec); re-exported for the link's users.
 pub use lasthop_core::spec::{err, from_toml, SpecError};
 
@@ -588,8 +595,8 @@ impl LinkSpec {
             e.file = Some(path.display().to_string());
             e
         };
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| with_file(err("", format!("cannot read the file: {e}"))))?;
+        let text = lasthop_core::spec::read_spec_text(path)
+            .map_err(|e| with_file(err("", e.to_string())))?;
         let spec = LinkSpec::parse(&text).map_err(with_file)?;
         spec.validate().map_err(with_file)
     }
@@ -703,12 +710,22 @@ impl LinkSpec {
         let mut states = vec![];
         for (name, s) in &self.states {
             let key = format!("states.{name}");
-            // State names are written into events.csv unquoted.
+            // State names are written into events.csv (quoted when they need it, but other
+            // readers split on commas) and read in spreadsheets.
             if let Some(c) = name.chars().find(|c| matches!(c, ',' | '"' | '\n' | '\r')) {
                 return Err(err(
                     key,
                     format!(
-                        "state name {name:?} contains {c:?}: a state name is written into events.csv, so it may not contain a comma, a double quote or a line break"
+                        "state name {name:?} contains {c:?}: a state name is written into events.csv, so it may not contain a comma, a double quote or a line break, nor start with '=', '+', '-', '@' or a tab"
+                    ),
+                ));
+            }
+            if lasthop_core::spec::formula_leading(name) {
+                return Err(err(
+                    key,
+                    format!(
+                        "state name {name:?} starts with {:?}: a state name is written into events.csv, where a spreadsheet would take it for a formula; it may not start with '=', '+', '-', '@' or a tab, nor contain a comma, a double quote or a line break",
+                        name.chars().next().unwrap_or(' ')
                     ),
                 ));
             }
@@ -1235,6 +1252,12 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             }))
         }
     };
+    if let Some(n) = q.packets.filter(|n| *n > MAX_QUEUE_PACKETS) {
+        return Err(err(
+            format!("{key}.packets"),
+            format!("{n} packets: allowed 1..={MAX_QUEUE_PACKETS} (a queue holds at most {MAX_QUEUE_PACKETS} packets whatever its limits say: a larger one fed faster than the link would fill the memory), or leave the key out for no limit but that one"),
+        ));
+    }
     if q.packets == Some(0) {
         return Err(err(
             format!("{key}.packets"),

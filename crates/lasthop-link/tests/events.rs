@@ -181,3 +181,35 @@ fn state_names_that_would_break_the_csv_are_refused() {
         assert!(e.contains("comma, a double quote or a line break"), "{e}");
     }
 }
+
+#[test]
+fn a_state_name_is_written_as_one_field() {
+    // The spec refuses names that need quoting; an event built by hand shows the writer quotes
+    // what needs it, so a row never gains a column.
+    use lasthop_link::Event;
+    let e = Event {
+        time: Time(5),
+        kind: lasthop_link::EventKind::State,
+        dir: None,
+        packet: None,
+        queue_pkts: 0,
+        queue_bytes: 0,
+        lsb_bytes: 0,
+        lrb_bytes: 0,
+        state: Some("bad, \"very\"".into()),
+        delay_ns: None,
+    };
+    let mut w = EventCsv::new(Vec::new()).unwrap();
+    w.write(&e, None).unwrap();
+    let text = String::from_utf8(w.into_inner()).unwrap();
+    assert_eq!(
+        text.lines().nth(1).unwrap(),
+        "5,state,,,,,,,,,0,0,0,0,,,\"bad, \"\"very\"\"\",,"
+    );
+    let rows: Vec<_> = read_events(text.as_bytes()).collect();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        rows[0].as_ref().unwrap().state.as_deref(),
+        Some("bad, \"very\"")
+    );
+}

@@ -607,3 +607,42 @@ fn link_ack_delay_holds_lsb_space_until_the_link_level_ack_is_back() {
         assert!(e.message.contains(what), "{e}");
     }
 }
+
+#[test]
+fn no_queue_grows_past_its_ceiling() {
+    use lasthop_link::spec::MAX_QUEUE_PACKETS;
+    // 64 kbit/s with no queue limit, fed 250 000 packets at once (far faster than the link):
+    // a queue of 10^9 packets would have grown without bound. Without `lsb` the link send
+    // buffer holds only the packet being sent, so the first packet goes on the wire, the router
+    // queue takes the next MAX_QUEUE_PACKETS = 100 000, and the remaining 149 999 are queue
+    // drops.
+    let n = 250_000u64;
+    let fill = |text: &str| {
+        let cfg = LinkSpec::config_from_str(text).unwrap();
+        let mut l = Link::new(cfg, Seeds::new(1, 0), LogLevel::None);
+        for i in 0..n {
+            push(&mut l, ms(0), Dir::Down, udp(40, i as u16, 0));
+        }
+        let (q, _) = l.queue_len(Dir::Down);
+        let s = l.stats(Dir::Down);
+        assert_eq!((q as u64, s.arrived), (MAX_QUEUE_PACKETS, n), "{text}");
+        s.drops_queue
+    };
+    assert_eq!(
+        fill("[both]\nrate = \"64kbit\"\ndelay = \"300ms\"\n"),
+        149_999
+    );
+    // A link send buffer too large to fill (1 GB) takes 100 000 waiting packets beside the one
+    // being sent, then the router queue its 100 000: 49 999 drops.
+    let big = "[both]\nrate = \"64kbit\"\ndelay = \"300ms\"\nlsb = \"1GB\"\nlink_ack = false\n";
+    assert_eq!(fill(big), n - 1 - 2 * MAX_QUEUE_PACKETS);
+    // An explicit limit past the ceiling is refused, naming the allowed range.
+    let e = LinkSpec::config_from_str("[down.queue]\npackets = 1000000000\n").unwrap_err();
+    assert_eq!(e.key, "down.queue.packets");
+    assert!(
+        e.message.starts_with(
+            "1000000000 packets: allowed 1..=100000 (a queue holds at most 100000 packets"
+        ),
+        "{e}"
+    );
+}

@@ -304,3 +304,22 @@ proptest! {
         prop_assert!(events.windows(2).all(|w| w[0].time <= w[1].time));
     }
 }
+
+#[test]
+fn formula_leading_state_names_are_refused() {
+    // A state's name is a cell of events.csv: a spreadsheet would run "=HYPERLINK(...)".
+    for name in ["=HYPERLINK(1)", "+1", "-bad", "@SUM(1)"] {
+        let text = format!("[both]\nrate = \"64kbit\"\n[states.\"{name}\"]\n");
+        let e = LinkSpec::config_from_str(&text).unwrap_err();
+        assert_eq!(e.key, format!("states.{name}"), "{e}");
+        assert!(
+            e.message
+                .contains("where a spreadsheet would take it for a formula")
+                && e.message
+                    .contains("may not start with '=', '+', '-', '@' or a tab"),
+            "{e}"
+        );
+    }
+    // Inside a name they are fine.
+    assert!(LinkSpec::config_from_str("[both]\nrate = \"64kbit\"\n[states.\"a-b=c\"]\n").is_ok());
+}

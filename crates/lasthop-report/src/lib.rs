@@ -78,7 +78,8 @@ fn choose_run(
         };
         let (p, r) = s.rsplit_once('/').ok_or_else(bad)?;
         let r: u64 = r.parse().map_err(|_| bad())?;
-        if !done(p, r) {
+        // One of the experiment's points, never a path (`../../x`) read from elsewhere.
+        if !info.points.iter().any(|x| x.name == p) || !done(p, r) {
             return Err(bad());
         }
         return Ok(Some((p.to_string(), r)));

@@ -592,6 +592,9 @@ impl ScenarioSpec {
 
     /// Validates the spec, loading the link spec relative to `base_dir`.
     pub fn validate(&self, base_dir: &Path) -> Result<Scenario, SpecError> {
+        if let Some(name) = &self.name {
+            lasthop_core::spec::check_dir_name("name", "scenario name", name)?;
+        }
         let link_path = base_dir.join(&self.link);
         let link = load_link(&link_path, &self.link_set)?;
         if self.duration == Dur::ZERO {
@@ -1168,6 +1171,42 @@ rcvbuf = "64KiB"
     fn error_of(text: &str) -> SpecError {
         let d = dir_with_link();
         Scenario::from_str_in(text, d.path()).unwrap_err()
+    }
+
+    #[test]
+    fn a_name_that_is_a_path_is_refused() {
+        // The name becomes the default output directory, results/<name>: an absolute path or a
+        // climb with ../ would put the results outside the working directory.
+        for bad in ["/tmp/x", "../../../x", "..", ".hidden", "-x", "a/b"] {
+            let e = error_of(&BASE.replace("name = \"t\"", &format!("name = {bad:?}")));
+            assert_eq!(e.key, "name", "{bad}: {e}");
+            assert!(
+                e.message
+                    .contains(&format!("invalid scenario name {bad:?}"))
+                    && e.message
+                        .contains("allowed 1 to 64 of a-z, A-Z, 0-9, '_', '-' and '.'"),
+                "{e}"
+            );
+        }
+        let d = dir_with_link();
+        let s = Scenario::from_str_in(
+            &BASE.replace("name = \"t\"", "name = \"seed000-e0.v2\""),
+            d.path(),
+        )
+        .unwrap();
+        assert_eq!(s.name, "seed000-e0.v2");
+    }
+
+    #[test]
+    fn host_names_may_not_start_with_a_dash() {
+        // A host's name starts hosts.csv's rows and names its capture file `<host>.pcap`.
+        let e = error_of(
+            &BASE
+                .replace("[hosts.mobile]", "[hosts.-mobile]")
+                .replace("to = \"mobile\"", "to = \"-mobile\""),
+        );
+        assert_eq!(e.key, "hosts.-mobile", "{e}");
+        assert!(e.message.contains("not starting with '-'"), "{e}");
     }
 
     #[test]

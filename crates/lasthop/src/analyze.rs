@@ -112,6 +112,9 @@ fn udp_flows(captures: &[&[la::udp::Datagram]]) -> Vec<la::UdpFlowStats> {
 }
 
 pub fn run(args: AnalyzeArgs) -> Result<()> {
+    crate::signals::exit_on_stop_signal(|s| {
+        eprintln!("\ninterrupted by signal {s}: the analysis is not finished (its temporary files are removed)")
+    })?;
     let opts = la::Options {
         rto_gap: Dur::from_millis(args.rto_gap_ms),
         partial_bytes: args.partial_bytes,

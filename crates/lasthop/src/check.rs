@@ -52,8 +52,8 @@ pub fn detect(t: &toml::Table) -> Result<Kind> {
 }
 
 pub fn run(spec: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(spec)
-        .with_context(|| format!("{}: cannot read the file", spec.display()))?;
+    let text = lasthop_core::spec::read_spec_text(spec)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", spec.display()))?;
     // A syntax error is reported by the link loader with its line (the syntax is the same for
     // every kind).
     let kind = match toml::from_str::<toml::Table>(&text) {

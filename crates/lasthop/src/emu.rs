@@ -15,8 +15,9 @@ pub struct EmuArgs {
     /// connections.csv.
     #[arg(long)]
     pub out: PathBuf,
-    /// Bytes of each packet kept in the captures.
-    #[arg(long, default_value_t = 65_535)]
+    /// Bytes of each packet kept in the captures (120..=65535: the analysis reads every IP and
+    /// TCP header whole).
+    #[arg(long, default_value_t = 65_535, value_parser = snaplen)]
     pub snaplen: u32,
     /// How long before each deadline the loop stops sleeping and spins.
     #[arg(long, default_value = "100us")]
@@ -27,8 +28,8 @@ pub struct EmuArgs {
     /// Override the scenario's replication number.
     #[arg(long)]
     pub replication: Option<u64>,
-    /// SCHED_FIFO priority of the real-time loop (0: the normal scheduler).
-    #[arg(long, default_value_t = 10)]
+    /// SCHED_FIFO priority of the real-time loop, 1..=99 (0: the normal scheduler).
+    #[arg(long, default_value_t = 10, value_parser = rt_priority)]
     pub rt_priority: i32,
     /// Print what is created, started and removed.
     #[arg(short, long)]
@@ -38,19 +39,56 @@ pub struct EmuArgs {
     pub quiet: bool,
 }
 
+fn snaplen(s: &str) -> Result<u32, String> {
+    let n = s.parse::<u32>().map_err(|_| {
+        format!(
+            "{s:?} is not a number of bytes: allowed {}..=65535",
+            lasthop_emu::MIN_SNAPLEN
+        )
+    })?;
+    lasthop_emu::check_snaplen(n)
+}
+
+fn rt_priority(s: &str) -> Result<i32, String> {
+    let n = s.parse::<i32>().map_err(|_| {
+        format!("{s:?} is not a number: allowed 1..=99, or 0 for the normal scheduler")
+    })?;
+    lasthop_emu::check_rt_priority(n)
+}
+
 pub fn run(args: EmuArgs) -> Result<()> {
+    // From the start, a stop signal only ends the command through the emulator's teardown (or,
+    // once the run is over, the signal thread below): never with its lock file and temporary
+    // files left behind.
+    crate::signals::block()?;
     let sc = Scenario::load(&args.spec)?;
     let spin = parse_dur(&args.spin).context("--spin")?;
     let exe = std::env::current_exe().context("locating the lasthop binary")?;
     let mut opts = EmuOptions::new(&args.out, exe);
-    opts.snaplen = args.snaplen.max(20);
+    opts.snaplen = args.snaplen;
     opts.spin_ns = spin.as_nanos();
     opts.seed = args.seed;
     opts.replication = args.replication;
     opts.verbose = args.verbose;
     opts.progress = !args.quiet;
-    opts.rt_priority = args.rt_priority.clamp(0, 99);
-    let out = lasthop_emu::run(&sc, &opts)?;
+    opts.rt_priority = args.rt_priority;
+    let out = match lasthop_emu::run(&sc, &opts) {
+        Ok(out) => out,
+        Err(e) => {
+            if let Some(lasthop_emu::Interrupted(s)) = e.downcast_ref() {
+                // What the setup made is removed already.
+                eprintln!("interrupted by signal {s} during the setup: nothing ran; what the setup made is removed");
+                lasthop_core::output::exit_cleanly(128 + s);
+            }
+            return Err(e);
+        }
+    };
+    // The run is over: a signal now ends the analysis, removing its temporary files and the
+    // lock; the run's own outputs stay.
+    let shown = out.out_dir.display().to_string();
+    crate::signals::exit_on_stop_signal(move |s| {
+        eprintln!("\ninterrupted by signal {s} while analysing the captures: connections.csv is not written; the run's outputs are in {shown}")
+    })?;
     println!(
         "run {} ({}): ended at {} by {}",
         out.run_id,
@@ -73,7 +111,8 @@ pub fn run(args: EmuArgs) -> Result<()> {
         eprintln!("warning: {f}");
     }
     match out.stop {
-        Stop::Signal(s) => std::process::exit(128 + s),
+        // Without the lock file (`exit_cleanly` removes it; `process::exit` would leave it).
+        Stop::Signal(s) => lasthop_core::output::exit_cleanly(128 + s),
         Stop::AppFailed => {
             anyhow::bail!("a workload program failed: {}", out.app_failures.join("; "))
         }

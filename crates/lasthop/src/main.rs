@@ -3,7 +3,10 @@
 
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
-use std::process::ExitCode;
+
+// First: its print!/println!/eprint!/eprintln! replace std's in every module below.
+#[macro_use]
+mod out;
 
 mod analyze;
 mod app;
@@ -13,6 +16,7 @@ mod emu;
 mod merge;
 mod report;
 mod run;
+mod signals;
 mod sim;
 mod slurm;
 
@@ -62,7 +66,16 @@ enum Command {
     App(app::AppCommand),
 }
 
-fn main() -> ExitCode {
+fn main() {
+    let code = run();
+    // Ends through the registry of temporary files: a thread still writing one when the
+    // command is done (a workload program's signal thread saving its log as the program ends)
+    // leaves no `.lasthop-*.partial` behind. Everything of the command's own is committed or
+    // dropped by now.
+    lasthop_core::output::exit_cleanly(code)
+}
+
+fn run() -> i32 {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Analyze(args) => analyze::run(args),
@@ -76,11 +89,17 @@ fn main() -> ExitCode {
         Command::Cleanup(args) => cleanup::run(args),
         Command::App(cmd) => app::run(cmd),
     };
-    match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::FAILURE
+    if let Err(e) = result {
+        eprintln!("error: {e:#}");
+        return 1;
+    }
+    match out::stdout_error() {
+        None => 0,
+        // The reader went away (`| head`): quietly, as SIGPIPE would have ended the process.
+        Some(std::io::ErrorKind::BrokenPipe) => 128 + 13,
+        Some(kind) => {
+            eprintln!("error: writing standard output: {kind}");
+            1
         }
     }
 }

@@ -17,6 +17,10 @@ pub struct MergeArgs {
 }
 
 pub fn run(args: MergeArgs) -> Result<()> {
+    // A stop signal: the files not yet complete and the locks go; merging again finishes.
+    crate::signals::exit_on_stop_signal(|s| {
+        eprintln!("\ninterrupted by signal {s}: the merge is not finished (its temporary files are removed); run the same command again to finish it")
+    })?;
     // Not while a shard still runs into one of them (the error names its process).
     let mut locks = vec![];
     let mut seen = vec![];

@@ -15,6 +15,9 @@ pub struct ReportArgs {
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
+    crate::signals::exit_on_stop_signal(|s| {
+        eprintln!("\ninterrupted by signal {s}: the report is not rebuilt (its temporary files are removed)")
+    })?;
     // Not while a `lasthop run` writes into the directory (its error names that run).
     let _lock = if args.dir.is_dir() {
         Some(lasthop_core::output::RunDirLock::acquire(&args.dir)?)

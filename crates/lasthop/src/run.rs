@@ -88,7 +88,8 @@ pub fn run(args: RunArgs) -> Result<()> {
                 out.display()
             );
             if !args.dry_run {
-                lock = Some(lock_results(&out)?);
+                // The specs go to <out>/spec before experiment.json exists.
+                lock = Some(lock_results(&out, &["spec"])?);
             }
             embedded_quickstart(&out)?
         }
@@ -121,7 +122,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     let _lock = match lock {
         Some(l) => l,
-        None => lock_results(&out)?,
+        None => lock_results(&out, &[])?,
     };
     match exp.mode {
         Mode::Sim => interrupt_says_what_was_kept(&exp, &out, args.spec.as_deref(), args.shard)?,
@@ -172,20 +173,43 @@ pub fn run(args: RunArgs) -> Result<()> {
                     .ok()
             })
             .unwrap_or(2);
-        std::process::exit(128 + sig);
+        lasthop_core::output::exit_cleanly(128 + sig);
     }
     if exp.mode == Mode::Emu {
         // Ctrl-C ends the process again while the report is built.
         let _ = stop_signals().thread_unblock();
     }
     println!(
-        "{} runs: {} kept from before, {} run now, {} failed; {:.1} s of wall time",
+        "{} runs: {} kept from before, {} run now, {} failed{}; {:.1} s of wall time",
         r.total,
         r.kept,
         r.ran.len(),
         r.failed.len(),
+        if r.not_started > 0 {
+            format!(", {} not started", r.not_started)
+        } else {
+            String::new()
+        },
         started.elapsed().as_secs_f64()
     );
+    let say_failed = || {
+        for (run, e) in &r.failed {
+            eprintln!(
+                "failed: {}/{}: {e}",
+                exp.points[run.point].name, run.replication
+            );
+        }
+    };
+    if let Some(why) = &r.stopped {
+        say_failed();
+        bail!(
+            "the disk is full: {why}\nstopped at the first run that could not write: {} runs not started, {} failed; the {} finished runs are kept in {}/runs (each with its done.json); free some space and rerun the same command to finish",
+            r.not_started,
+            r.failed.len(),
+            r.kept + r.ran.len(),
+            out.display()
+        );
+    }
     match args.shard {
         None => {
             lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
@@ -200,12 +224,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         ),
     }
     if !r.failed.is_empty() {
-        for (run, e) in &r.failed {
-            eprintln!(
-                "failed: {}/{}: {e}",
-                exp.points[run.point].name, run.replication
-            );
-        }
+        say_failed();
         bail!(
             "{} of {} runs failed; rerun the same command to retry them",
             r.failed.len(),
@@ -216,10 +235,18 @@ pub fn run(args: RunArgs) -> Result<()> {
 }
 
 /// Locks the results directory for the run (a second `lasthop run` into it fails, naming this
-/// one's process) and removes the temporary files of runs killed before they finished.
-fn lock_results(out: &Path) -> Result<lasthop_core::output::RunDirLock> {
+/// one's process) and removes the temporary files of runs killed before they finished, where
+/// runs write them. A directory that is neither new, empty (but for lasthop's own files and
+/// the entries named in `also`) nor a results directory is refused before anything is
+/// created in it.
+fn lock_results(out: &Path, also: &[&str]) -> Result<lasthop_core::output::RunDirLock> {
+    let layout = lasthop_experiment::ResultsDir::new(out);
+    layout.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
     let lock = lasthop_core::output::RunDirLock::acquire(out)?;
-    let removed = lasthop_core::output::remove_stale_partials(out, true)
+    // Again under the lock: another run may have written meanwhile.
+    layout.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
+    let removed = layout
+        .remove_stale_partials()
         .with_context(|| format!("removing stale files in {}", out.display()))?;
     if !removed.is_empty() {
         eprintln!(
@@ -271,35 +298,22 @@ fn kept_message(exp: &Experiment, out: &Path, spec: Option<&Path>, shard: Option
     )
 }
 
-fn stop_signals() -> nix::sys::signal::SigSet {
-    use nix::sys::signal::{SigSet, Signal};
-    let mut set = SigSet::empty();
-    for s in [Signal::SIGINT, Signal::SIGTERM, Signal::SIGHUP] {
-        set.add(s);
-    }
-    set
-}
+use crate::signals::stop_signals;
 
 /// Simulation runs on rayon's threads: Ctrl-C, SIGTERM or SIGHUP go to one thread that says
-/// what was kept and how to resume, then ends the process (unfinished runs have no marker and
-/// are redone; their temporary files are removed by the next run).
+/// what was kept and how to resume, then ends the process after removing the unfinished runs'
+/// temporary files (unfinished runs have no marker and are redone).
 fn interrupt_says_what_was_kept(
     exp: &Experiment,
     out: &Path,
     spec: Option<&Path>,
     shard: Option<Shard>,
 ) -> Result<()> {
-    let set = stop_signals();
     // Blocked here, before the runner's threads exist: they inherit the mask.
-    set.thread_block().context("blocking stop signals")?;
     let (exp, out, spec) = (exp.clone(), out.to_path_buf(), spec.map(Path::to_path_buf));
-    std::thread::spawn(move || {
-        if let Ok(sig) = set.wait() {
-            eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref(), shard));
-            std::process::exit(128 + sig as i32);
-        }
-    });
-    Ok(())
+    crate::signals::exit_on_stop_signal(move |_| {
+        eprintln!("\n{}", kept_message(&exp, &out, spec.as_deref(), shard));
+    })
 }
 
 /// The emulator backend, stopping the experiment at the first run a signal ended: Ctrl-C ends
@@ -322,12 +336,8 @@ impl Backend for StopOnSignal {
         // (a signal that comes meanwhile stops that run's setup), they stay pending.
         let _ = stop_signals().thread_block();
         let r = match r {
-            Err(RunError::Emu(e)) => match format!("{e:#}")
-                .split("stopped by signal ")
-                .nth(1)
-                .and_then(|t| t.split(' ').next()?.parse::<i32>().ok())
-            {
-                Some(s) => Err(RunError::Signal(s)),
+            Err(RunError::Emu(e)) => match e.downcast_ref::<lasthop_emu::Interrupted>() {
+                Some(lasthop_emu::Interrupted(s)) => Err(RunError::Signal(*s)),
                 None => Err(RunError::Emu(e)),
             },
             r => r,

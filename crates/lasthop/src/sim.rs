@@ -74,9 +74,17 @@ pub fn run(args: SimArgs) -> Result<()> {
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&scenario.name));
+    // Ctrl-C or SIGTERM: the run's temporary files (its captures and event log so far, which
+    // can be gigabytes) are removed, and the process ends with 128 + the signal.
+    let shown = out.display().to_string();
+    crate::signals::exit_on_stop_signal(move |s| {
+        eprintln!(
+            "\ninterrupted by signal {s}: the run is not finished; its temporary files in {shown} are removed"
+        )
+    })?;
     // One run at a time into a directory; a killed run's temporary files go.
     let _lock = lasthop_core::output::RunDirLock::acquire(&out)?;
-    for p in lasthop_core::output::remove_stale_partials(&out, false)
+    for p in lasthop_core::output::remove_stale_partials(&out, 0)
         .with_context(|| format!("removing stale files in {}", out.display()))?
     {
         eprintln!(

@@ -174,13 +174,7 @@ fn registered_run(pid: u32) -> Option<String> {
 }
 
 fn namespaces_of(run_id: &str) -> Vec<String> {
-    let o = Command::new("ip").args(["netns", "list"]).output().unwrap();
-    String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next())
-        .filter(|n| n.starts_with(&format!("lh-{run_id}-")))
-        .map(str::to_string)
-        .collect()
+    common::namespaces(&format!("lh-{run_id}-"))
 }
 
 #[test]

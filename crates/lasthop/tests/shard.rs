@@ -262,7 +262,7 @@ fn shards_are_the_unsharded_runs_and_merge_to_its_summaries() {
         s(&foreign),
     ]);
     assert!(
-        e.contains("is not empty and is not a results directory"),
+        e.contains("is not empty (notes.txt) and is not a lasthop results directory"),
         "{e}"
     );
     assert_eq!(

@@ -119,7 +119,8 @@ impl Log {
             if unsafe { libc::sigwait(&set, &mut sig) } == 0 {
                 log.at("stopped", progress.load(Ordering::Relaxed));
                 let _ = log.save();
-                std::process::exit(128 + sig);
+                // Also removes a temporary file another thread had not committed yet.
+                lasthop_core::output::exit_cleanly(128 + sig);
             }
         });
     }

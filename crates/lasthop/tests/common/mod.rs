@@ -50,6 +50,18 @@ pub fn runs_or_skips(test: &str, missing: &[impl AsRef<str>], what: &str) -> boo
     false
 }
 
+/// The network namespaces whose name starts with `prefix`.
+#[allow(dead_code)]
+pub fn namespaces(prefix: &str) -> Vec<String> {
+    let o = Command::new("ip").args(["netns", "list"]).output().unwrap();
+    String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|n| n.starts_with(prefix))
+        .map(str::to_string)
+        .collect()
+}
+
 /// Runs `lasthop ARGS` and returns what it did.
 #[allow(dead_code)] // each test binary uses what it needs
 pub fn lasthop(args: &[&str]) -> std::process::Output {
