@@ -74,11 +74,7 @@ impl CacheFile {
     /// Reads a previous replication's file; a missing one is an error naming it (the chain
     /// needs every replication before this one finished).
     pub fn read(path: &Path) -> Result<CacheFile, ExperimentError> {
-        let text = std::fs::read_to_string(path).map_err(crate::runner::io_err(path))?;
-        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
-            path: path.display().to_string(),
-            source,
-        })
+        crate::runner::read_json(path)
     }
 }
 

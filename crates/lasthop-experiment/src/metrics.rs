@@ -330,15 +330,7 @@ impl RunMetrics {
     }
 
     pub fn load(path: &Path) -> Result<RunMetrics, crate::runner::ExperimentError> {
-        use crate::runner::ExperimentError;
-        let text = crate::runner::read_json_text(path).map_err(|source| ExperimentError::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
-            path: path.display().to_string(),
-            source,
-        })
+        crate::runner::read_json(path)
     }
 }
 

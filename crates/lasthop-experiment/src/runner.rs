@@ -395,6 +395,16 @@ pub(crate) fn read_json_text(path: &Path) -> std::io::Result<String> {
     lasthop_core::spec::read_text_limited(path, MAX_JSON_BYTES, "a JSON file of lasthop's")
 }
 
+/// Reads and parses a JSON file of a results directory (a run's `metrics.json`, a chained
+/// replication's `tcp_metrics.json`), errors naming the file.
+pub(crate) fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, ExperimentError> {
+    let text = read_json_text(path).map_err(io_err(path))?;
+    serde_json::from_str(&text).map_err(|source| ExperimentError::Json {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
 /// Options of [`run_experiment`].
 #[derive(Clone, Debug, Default)]
 pub struct RunOptions {
