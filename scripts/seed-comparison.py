@@ -276,7 +276,7 @@ def seed000_categories(label, rows_by_rep):
 def slow_start_drops(out):
     """Drops before the sender first leaves Open/Disorder, and the rest."""
     with open(os.path.join(out, "tcp_trace.csv")) as f:
-        trace = [r for r in csv.DictReader(f) if r["host"] == "server"]
+        trace = [r for r in csv.DictReader(f) if r["host"] == "fixed"]
     first = next((int(r["time_ns"]) for r in trace if r["ca_state"] in ("Recovery", "Loss")), None)
     with open(os.path.join(out, "events.csv")) as f:
         drops = [int(r["time_ns"]) for r in csv.DictReader(f)
@@ -316,7 +316,7 @@ def pcap_packets(path):
 def table4(out):
     """Seed 001 Table 4: throughput when 3/5/10/25/50/100 KB are acknowledged, from the first
     data segment the sender sent (the seed's 'first packet transmitted')."""
-    pk = pcap_packets(os.path.join(out, "server.pcap"))
+    pk = pcap_packets(os.path.join(out, "fixed.pcap"))
     syn = next(p for p in pk if p[5] & 0x02 and not p[5] & 0x10)
     sender, iss = syn[1], syn[2]
     t0 = next(p[0] for p in pk if p[1] == sender and p[4] > 0)
@@ -332,7 +332,7 @@ def table4(out):
 
 
 # Seed 001 ablation: the previous scenarios (before this comparison), then the seed's settings
-# switched on one by one. Each entry: label, server tcp keys, mobile tcp keys.
+# switched on one by one. Each entry: label, fixed-host tcp keys, mobile tcp keys.
 BEFORE = (
     {"sack": "false", "newreno_careful": "false", "quickacks": "2"},
     {"sack": "false", "quickacks": "2", "rcvbuf": '"32KiB"'},
@@ -384,12 +384,12 @@ def main():
             # The scenarios run Linux 2.4.20's own scoreboard ("linux24" marking with
             # head_timedout, ssthresh from cwnd, the in_flight + 1 cap). Each variant below
             # takes one piece of that back.
-            prev = {"hosts.server.tcp": {"sack_loss_marking": '"rfc3517"',
+            prev = {"hosts.fixed.tcp": {"sack_loss_marking": '"rfc3517"',
                                          "head_timedout": "false",
                                          "ssthresh_from": '"flight"'}}
-            head = {"hosts.server.tcp": {"sack_loss_marking": '"head"'}}
-            noto = {"hosts.server.tcp": {"head_timedout": "false"}}
-            nocap = {"hosts.server.tcp": {"flight_cap": "false"}}
+            head = {"hosts.fixed.tcp": {"sack_loss_marking": '"head"'}}
+            noto = {"hosts.fixed.tcp": {"head_timedout": "false"}}
+            nocap = {"hosts.fixed.tcp": {"flight_cap": "false"}}
             spec = variant(tmp, scen, f"s000-{mode}-strict",
                            link={"both": {"lsb_admit": '"fits"'}})
             cases.append(("ours, strict LSB admission (16 packets, not Seawind's 17)",
@@ -412,7 +412,7 @@ def main():
                     ("mb0", "max_burst = 0", "max_burst")):
                 val = "0" if tcp == "max_burst" else ("true" if tcp == "rate_halving" else "false")
                 spec = variant(tmp, scen, f"s000-{mode}-{tag}",
-                               tcp={"hosts.server.tcp": {tcp: val}}, merge=True)
+                               tcp={"hosts.fixed.tcp": {tcp: val}}, merge=True)
                 cases.append((f"ours, {label}", runs(spec, f"s000-{mode}-{tag}")))
         res[mode] = cases
         seed000_table(mode, mode, cases)
@@ -494,14 +494,14 @@ def main():
                     out = os.path.join(out_root, f"s001-buf{buf}", "rep0")
                     rows = per_buf[buf][0]
                 else:
-                    tcp = {} if srv is None else {"hosts.server.tcp": srv, "hosts.mobile.tcp": mob}
+                    tcp = {} if srv is None else {"hosts.fixed.tcp": srv, "hosts.mobile.tcp": mob}
                     link, merge = None, False
                     if isinstance(mob, str):
                         tcp, merge = {}, True
                         if "strict" in mob:
                             link = {"both": {"lsb_admit": '"fits"'}}
                         if "notimer" in mob:
-                            tcp = {"hosts.server.tcp": {"rto_timer": '"ack"'}}
+                            tcp = {"hosts.fixed.tcp": {"rto_timer": '"ack"'}}
                     spec = variant(tmp, scen, name, tcp=tcp, link=link, merge=merge)
                     out = os.path.join(out_root, name)
                     rows = run(binary, spec, out, 0)
