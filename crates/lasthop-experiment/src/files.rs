@@ -168,6 +168,13 @@ pub struct ConnRow {
     pub drops_queue: [u64; 2],
     pub drops_red: [u64; 2],
     pub drops_error: [u64; 2],
+    /// Seed 001's first 10 KB (`partial_*`; empty when never reached, `None` too in files
+    /// written before the columns existed).
+    pub partial_elapsed_s: Option<f64>,
+    pub partial_throughput_bps: Option<f64>,
+    pub partial_rexmt_pkts: Option<u64>,
+    /// Retransmissions − data-direction drops (`rexmt_minus_drops`).
+    pub rexmt_minus_drops: Option<u64>,
 }
 
 /// Reads `connections.csv`.
@@ -195,8 +202,21 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
         c("drops_error_c2s")?,
         c("drops_error_s2c")?,
     ];
+    // Later columns, optional.
+    let later = [
+        csv.col("partial_elapsed_s").ok(),
+        csv.col("partial_throughput_Bps").ok(),
+        csv.col("partial_rexmt_pkts").ok(),
+        csv.col("rexmt_minus_drops").ok(),
+    ];
     let mut out = vec![];
     for (line, f) in csv.rows() {
+        let opt = |k: usize, n: &str| -> Result<Option<f64>, FileError> {
+            match later[k] {
+                Some(i) => num(&csv, line, &f, i, n),
+                None => Ok(None),
+            }
+        };
         let g = |k: usize| f.get(cols[k]).copied().unwrap_or("");
         let u = |k: usize, n: &str| -> Result<u64, FileError> {
             Ok(num(&csv, line, &f, cols[k], n)?.unwrap_or(0))
@@ -221,6 +241,10 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
             drops_queue: [u(13, "drops_queue_c2s")?, u(14, "drops_queue_s2c")?],
             drops_red: [u(15, "drops_red_c2s")?, u(16, "drops_red_s2c")?],
             drops_error: [u(17, "drops_error_c2s")?, u(18, "drops_error_s2c")?],
+            partial_elapsed_s: opt(0, "partial_elapsed_s")?,
+            partial_throughput_bps: opt(1, "partial_throughput_Bps")?,
+            partial_rexmt_pkts: opt(2, "partial_rexmt_pkts")?.map(|x| x as u64),
+            rexmt_minus_drops: opt(3, "rexmt_minus_drops")?.map(|x| x as u64),
         });
     }
     Ok(out)
