@@ -134,8 +134,9 @@ pub enum RtoEstimator {
     /// 4·mean deviation with gain 1/4 either way, the first sample sets srtt = m and mdev = 4m;
     /// RTO = (srtt + mdev) · 5/4 + (srtt + mdev) >> (cwnd − 1), cwnd after this ACK's increase,
     /// bounded to `rto_min`..`rto_max`. The sample is the newest segment the ACK covers
-    /// (2.2/2.3 `tcp_clean_rtx_queue`), taken unless that one was retransmitted (the seed's fix,
-    /// C.2.2: an ACK covering a retransmitted and a new segment gives a sample).
+    /// (2.2/2.3 `tcp_clean_rtx_queue`); with a retransmitted segment among those covered, only
+    /// when the newest was sent after that retransmission (the seed's fix, C.2.2: an ACK
+    /// covering a retransmitted and a new segment gives a sample).
     Linux22,
 }
 

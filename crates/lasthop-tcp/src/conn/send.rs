@@ -240,10 +240,14 @@ impl SendState {
             let mut first_sent: Option<Time> = None;
             let mut retrans_acked = false;
             let mut newest: Option<(Time, bool)> = None;
+            let mut last_rtx: Option<Time> = None;
             while self.rtx.front().is_some_and(|s| s.end <= ack) {
                 let s = self.rtx.pop_front().expect("front checked");
                 acked_pkts += 1;
                 newest = Some((s.sent_at, s.ever_retrans));
+                if s.ever_retrans {
+                    last_rtx = last_rtx.max(Some(s.sent_at));
+                }
                 if s.ever_retrans {
                     retrans_acked = true;
                 } else if first_sent.is_none() {
@@ -271,9 +275,13 @@ impl SendState {
             let m = if o.ts {
                 ts_sample
             } else if cfg.rto_estimator == RtoEstimator::Linux22 {
-                // 2.2/2.3 time the newest segment covered; the seed's fix keeps the sample
-                // when only older ones were retransmitted.
-                newest.filter(|n| !n.1).map(|n| now.saturating_since(n.0))
+                // 2.2/2.3 time the newest segment covered. With a retransmission among them
+                // 2.3 took none; the seed's fix takes it when the newest is a new segment sent
+                // after the retransmission (so its ACK is unambiguous, Karn); an original held
+                // out of order behind the hole since before is no sample.
+                newest
+                    .filter(|n| !n.1 && last_rtx.is_none_or(|r| n.0 > r))
+                    .map(|n| now.saturating_since(n.0))
             } else {
                 first_sent
                     .filter(|_| !retrans_acked)
