@@ -105,7 +105,7 @@ class Exp:
 def fmt(x, d=2):
     if x is None:
         return "–"
-    if abs(x - round(x)) < 1e-9 and d <= 2 and abs(x) >= 10 and d != 2:
+    if d < 2 and abs(x - round(x)) < 1e-9:
         return str(int(round(x)))
     return f"{x:.{d}f}"
 
