@@ -334,7 +334,7 @@ def table4(out):
 
 
 # Seed 001 ablation: the previous scenarios (before this comparison), then the seed's settings
-# switched on one by one. Each entry: label, server tcp keys, mobile tcp keys.
+# switched on one by one. Each entry: label, fixed-host tcp keys, mobile tcp keys.
 BEFORE = (
     {"sack": "false", "newreno_careful": "false", "quickacks": "2"},
     {"sack": "false", "quickacks": "2", "rcvbuf": '"32KiB"'},

@@ -8,7 +8,7 @@ all 48 configurations (experiments/seed000-{bulk,bulk-aqm,5s,2tcp1udp}.toml, who
                                                        # first run the four experiments into DIR
 
 With `--reps N` the experiments run with N replications instead of 20 (the CI's quick mode,
-`crates/lasthop/tests/seed_tables.rs`, runs 2). Cells are "ours / thesis"; ours are medians over
+`crates/lasthop/tests/seed_scripts.rs`, runs 2). Cells are "ours / thesis"; ours are medians over
 the replications (five numbers where the thesis gives five), the thesis's from its Appendix B
 and section 5. The conclusions of the thesis (research extract A.7) are checked one by one from
 the same medians and printed as "holds" or "does not hold" with the numbers. Standard library

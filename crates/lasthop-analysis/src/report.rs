@@ -20,7 +20,7 @@ pub const CSV_LEADING: [&str; 16] = {
 };
 
 /// Every column of `connections.csv`, in order.
-pub const CSV_COLUMNS: [&str; 52] = [
+pub const CSV_COLUMNS: [&str; 53] = [
     "conn",
     "client",
     "server",
@@ -77,6 +77,8 @@ pub const CSV_COLUMNS: [&str; 52] = [
     "partial_throughput_Bps",
     // seeds 001/002's estimate of unnecessary retransmissions: rexmt_pkts - data-direction drops
     "rexmt_minus_drops",
+    // seed 001's RxMin/RxMax of the first 10 KB: retransmissions before the partial ACK
+    "partial_rexmt_pkts",
     // seed 000's spurious timeouts: RTO retransmissions of segments the link had delivered
     "spurious_rtos",
 ];
@@ -164,6 +166,7 @@ pub fn csv_row(c: &ConnStats) -> String {
             .map(|v| format!("{v:.3}"))
             .unwrap_or_default(),
         dropv(d.rexmt_pkts.saturating_sub(d.drops.total())),
+        d.partial_rexmt_pkts.to_string(),
         opt(d.spurious_rtos),
     ];
     debug_assert_eq!(cols.len(), CSV_COLUMNS.len());

@@ -216,6 +216,7 @@ fn compare(bin: &Path, segs: &[Seg], conns: &[ConnStats], dir: &Path, name: &str
             s.first = a.s2c.first;
             s.last = a.s2c.last;
             s.partial_acked = a.s2c.partial_acked;
+            s.first_data = a.s2c.first_data;
             s
         });
     }

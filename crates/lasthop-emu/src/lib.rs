@@ -234,7 +234,7 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
         opts.seed.unwrap_or(sc.seed),
         opts.replication.unwrap_or(sc.replication),
     );
-    let link = sc.new_link(seeds);
+    let link = sc.new_emulated_link(seeds);
     setup::check_signal(sigfd)?;
     // The loop's deadlines are absolute: no slack for the kernel to batch our wake-ups.
     let _ = sys::set_timer_slack(1);

@@ -39,6 +39,14 @@ pub enum ClassScheme {
     /// by it.
     #[serde(rename = "thin")]
     Thin,
+    /// Seed 001 (parallel connections): per run the connection with the shortest and the
+    /// longest elapsed time ("fastest", "slowest"), whatever the number of connections.
+    #[serde(rename = "fastest-slowest")]
+    FastestSlowest,
+    /// Seed 001's "first 10 KB": per run the connection with the shortest and the longest time
+    /// from its SYN to the ACK covering 10 240 bytes ("fast10k", "slow10k").
+    #[serde(rename = "first10k")]
+    First10k,
 }
 
 impl ClassScheme {
@@ -51,9 +59,11 @@ impl ClassScheme {
             ClassScheme::Page => "page",
             ClassScheme::Bottleneck => "bottleneck",
             ClassScheme::Thin => "thin",
+            ClassScheme::FastestSlowest => "fastest-slowest",
+            ClassScheme::First10k => "first10k",
         }
     }
-    pub const ALL: [ClassScheme; 7] = [
+    pub const ALL: [ClassScheme; 9] = [
         ClassScheme::FasterSlower,
         ClassScheme::StartOrder,
         ClassScheme::Flow,
@@ -61,6 +71,8 @@ impl ClassScheme {
         ClassScheme::Page,
         ClassScheme::Bottleneck,
         ClassScheme::Thin,
+        ClassScheme::FastestSlowest,
+        ClassScheme::First10k,
     ];
 }
 
@@ -72,6 +84,12 @@ impl ClassScheme {
 pub enum Class {
     Faster,
     Slower,
+    /// Seed 001: the fastest and slowest of a run's connections (scheme `fastest-slowest`),
+    /// and by their first 10 KB (scheme `first10k`).
+    Fastest,
+    Slowest,
+    Fast10k,
+    Slow10k,
     First,
     Second,
     Main,
@@ -97,7 +115,7 @@ pub enum Class {
 
 /// A class name that is none of [`Class`]'s forms.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown class {0:?} (allowed: faster, slower, first, second, main, page, bottleneck, other, all, rankN, startN, flowN, inlineN, udpN, cN, host-NAME)")]
+#[error("unknown class {0:?} (allowed: faster, slower, fastest, slowest, fast10k, slow10k, first, second, main, page, bottleneck, other, all, rankN, startN, flowN, inlineN, udpN, cN, host-NAME)")]
 pub struct UnknownClass(pub String);
 
 impl fmt::Display for Class {
@@ -105,6 +123,10 @@ impl fmt::Display for Class {
         match self {
             Class::Faster => f.write_str("faster"),
             Class::Slower => f.write_str("slower"),
+            Class::Fastest => f.write_str("fastest"),
+            Class::Slowest => f.write_str("slowest"),
+            Class::Fast10k => f.write_str("fast10k"),
+            Class::Slow10k => f.write_str("slow10k"),
             Class::First => f.write_str("first"),
             Class::Second => f.write_str("second"),
             Class::Main => f.write_str("main"),
@@ -129,6 +151,10 @@ impl FromStr for Class {
         let fixed = match s {
             "faster" => Some(Class::Faster),
             "slower" => Some(Class::Slower),
+            "fastest" => Some(Class::Fastest),
+            "slowest" => Some(Class::Slowest),
+            "fast10k" => Some(Class::Fast10k),
+            "slow10k" => Some(Class::Slow10k),
             "first" => Some(Class::First),
             "second" => Some(Class::Second),
             "main" => Some(Class::Main),
@@ -176,7 +202,9 @@ pub fn is_host_name(h: &str) -> bool {
 /// Table order of class names: the named ranks first in their natural order, then by number
 /// (then prefix), then any other name alphabetically.
 pub fn class_order(name: &str) -> (u32, u64, String) {
-    let fixed = ["faster", "slower", "first", "second", "main"];
+    let fixed = [
+        "faster", "slower", "fastest", "slowest", "fast10k", "slow10k", "first", "second", "main",
+    ];
     if let Some(i) = fixed.iter().position(|f| *f == name) {
         return (0, i as u64, String::new());
     }
@@ -223,6 +251,10 @@ mod tests {
         for s in [
             "faster",
             "slower",
+            "fastest",
+            "slowest",
+            "fast10k",
+            "slow10k",
             "first",
             "second",
             "main",
@@ -243,13 +275,14 @@ mod tests {
         }
         for bad in [
             "", "rank", "flowx", "fast", "flow-1", "udp1a", "x1", "c", "cx1", "pages", "host-",
-            "host-a b", "host",
+            "host-a b", "host", "fast10", "slow10kb",
         ] {
             let e = bad.parse::<Class>().unwrap_err();
             assert!(e.to_string().contains(&format!("{bad:?}")), "{e}");
         }
         let mut v: Vec<Class> = [
-            "other", "flow2", "inline1", "slower", "flow10", "faster", "all",
+            "other", "flow2", "inline1", "slower", "flow10", "faster", "all", "slow10k", "slowest",
+            "fast10k", "fastest",
         ]
         .iter()
         .map(|s| s.parse().unwrap())
@@ -259,7 +292,10 @@ mod tests {
         // named first; then by number (inline1 before flow2); then the rest alphabetically
         assert_eq!(
             names,
-            ["faster", "slower", "inline1", "flow2", "flow10", "all", "other"]
+            [
+                "faster", "slower", "fastest", "slowest", "fast10k", "slow10k", "inline1", "flow2",
+                "flow10", "all", "other"
+            ]
         );
         assert_eq!(serde_json::to_string(&Class::Rank(3)).unwrap(), "\"rank3\"");
         assert_eq!(

@@ -177,6 +177,13 @@ pub struct ConnRow {
     /// CoDel's and PIE's drops (0 in files written before the column existed).
     pub drops_aqm: [u64; 2],
     pub drops_error: [u64; 2],
+    /// Seed 001's first 10 KB (`partial_*`; empty when never reached, `None` too in files
+    /// written before the columns existed).
+    pub partial_elapsed_s: Option<f64>,
+    pub partial_throughput_bytes_per_s: Option<f64>,
+    pub partial_rexmt_pkts: Option<u64>,
+    /// Retransmissions − data-direction drops (`rexmt_minus_drops`).
+    pub rexmt_minus_drops: Option<u64>,
 }
 
 /// Reads `connections.csv`.
@@ -204,16 +211,8 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
         c("drops_error_c2s")?,
         c("drops_error_s2c")?,
     ];
-    // Written since issue 24; a results directory from before has no such column.
-    let aqm_cols = [csv.col("drops_aqm_c2s").ok(), csv.col("drops_aqm_s2c").ok()];
     let mut out = vec![];
     for (line, f) in csv.rows() {
-        let aqm = |k: usize, n: &str| -> Result<u64, FileError> {
-            match aqm_cols[k] {
-                Some(i) => Ok(num(&csv, line, &f, i, n)?.unwrap_or(0)),
-                None => Ok(0),
-            }
-        };
         let g = |k: usize| f.get(cols[k]).copied().unwrap_or("");
         let u = |k: usize, n: &str| -> Result<u64, FileError> {
             Ok(num(&csv, line, &f, cols[k], n)?.unwrap_or(0))
@@ -238,19 +237,32 @@ pub fn read_connections(path: &Path) -> Result<Vec<ConnRow>, FileError> {
             drops_queue: [u(13, "drops_queue_c2s")?, u(14, "drops_queue_s2c")?],
             drops_red: [u(15, "drops_red_c2s")?, u(16, "drops_red_s2c")?],
             drops_error: [u(17, "drops_error_c2s")?, u(18, "drops_error_s2c")?],
-            drops_aqm: [aqm(0, "drops_aqm_c2s")?, aqm(1, "drops_aqm_s2c")?],
             // Columns added later: a results directory written before them reads as 0 / none.
-            triple_dupacks: opt_u(&csv, line, &f, "triple_dupacks")?.unwrap_or(0),
-            spurious_rtos: opt_u(&csv, line, &f, "spurious_rtos")?,
-            sack_pkts: opt_u(&csv, line, &f, "sack_pkts")?.unwrap_or(0),
-            ecn_marks: opt_u(&csv, line, &f, "ecn_marks")?.unwrap_or(0),
+            drops_aqm: [
+                opt_num(&csv, line, &f, "drops_aqm_c2s")?.unwrap_or(0),
+                opt_num(&csv, line, &f, "drops_aqm_s2c")?.unwrap_or(0),
+            ],
+            triple_dupacks: opt_num(&csv, line, &f, "triple_dupacks")?.unwrap_or(0),
+            spurious_rtos: opt_num(&csv, line, &f, "spurious_rtos")?,
+            sack_pkts: opt_num(&csv, line, &f, "sack_pkts")?.unwrap_or(0),
+            ecn_marks: opt_num(&csv, line, &f, "ecn_marks")?.unwrap_or(0),
+            partial_elapsed_s: opt_num(&csv, line, &f, "partial_elapsed_s")?,
+            partial_throughput_bytes_per_s: opt_num(&csv, line, &f, "partial_throughput_Bps")?,
+            partial_rexmt_pkts: opt_num(&csv, line, &f, "partial_rexmt_pkts")?,
+            rexmt_minus_drops: opt_num(&csv, line, &f, "rexmt_minus_drops")?,
         });
     }
     Ok(out)
 }
 
-/// The value of column `name` when the file has it.
-fn opt_u(csv: &Csv, line: usize, f: &[&str], name: &str) -> Result<Option<u64>, FileError> {
+/// The value of column `name` when the file has it (a column added after the file was written
+/// reads as none).
+fn opt_num<T: std::str::FromStr>(
+    csv: &Csv,
+    line: usize,
+    f: &[&str],
+    name: &str,
+) -> Result<Option<T>, FileError> {
     match csv.columns.get(name) {
         Some(&i) => num(csv, line, f, i, name),
         None => Ok(None),

@@ -18,6 +18,7 @@ pub mod files;
 pub mod layout;
 pub mod merge;
 pub mod metrics;
+pub mod parallel;
 pub mod runner;
 pub mod shard;
 pub mod spec;

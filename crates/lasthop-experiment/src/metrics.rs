@@ -53,6 +53,19 @@ pub struct ConnMetrics {
     /// Acknowledging-direction drops, all causes.
     pub ack_drops: u64,
     pub complete: bool,
+    /// Seed 001's first 10 KB (`connections.csv`'s `partial_*`): the SYN to the ACK covering
+    /// 10 240 bytes, s; 10 240 bytes over the time from the first data segment to that ACK,
+    /// B/s; the retransmissions before it. `None` when never reached.
+    #[serde(default)]
+    pub partial_elapsed_s: Option<f64>,
+    #[serde(default, rename = "partial_throughput_Bps")]
+    pub partial_throughput_bytes_per_s: Option<f64>,
+    #[serde(default)]
+    pub partial_rexmt_pkts: Option<u64>,
+    /// Unnecessary retransmissions as seed 001 counts them: retransmissions − data-direction
+    /// drops (`rexmt_minus_drops`).
+    #[serde(default)]
+    pub unneeded_rexmt: Option<u64>,
 }
 
 /// One UDP flow of a run (a row of `udp_flows.csv`); `None` where that row is empty.
@@ -226,6 +239,9 @@ pub struct RunMetrics {
     /// and the run has `streams.csv` ([`crate::thin::compute`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thin: Option<Vec<crate::thin::HostThin>>,
+    /// Seed 001's figures of parallel connections (runs with two or more connections).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parallel: Option<crate::parallel::ParallelMetrics>,
 }
 
 fn ip_port(s: &str) -> Option<(&str, u16)> {
@@ -280,6 +296,10 @@ impl RunMetrics {
                     + r.drops_aqm[1 - d]
                     + r.drops_error[1 - d],
                 complete: r.complete,
+                partial_elapsed_s: r.partial_elapsed_s,
+                partial_throughput_bytes_per_s: r.partial_throughput_bytes_per_s,
+                partial_rexmt_pkts: r.partial_rexmt_pkts,
+                unneeded_rexmt: r.rexmt_minus_drops,
             });
         }
         conns.sort_by_key(|c| (c.flow.unwrap_or(usize::MAX), c.conn));
@@ -294,6 +314,7 @@ impl RunMetrics {
         let total_time_s = if conns.is_empty() { f64::NAN } else { t1 - t0 };
         let tputs: Vec<f64> = conns.iter().map(|c| c.throughput_bytes_per_s).collect();
         let mut m = RunMetrics {
+            parallel: crate::parallel::ParallelMetrics::compute(&conns),
             point: point.to_string(),
             replication,
             jain: jain(&tputs),

@@ -109,9 +109,14 @@ pub struct PointRef {
 }
 
 fn is_class_name(c: &str) -> bool {
-    const FIXED: [&str; 8] = [
+    const FIXED: [&str; 13] = [
         "faster",
         "slower",
+        "fastest",
+        "slowest",
+        "fast10k",
+        "slow10k",
+        "run",
         "first",
         "second",
         "main",
@@ -142,7 +147,9 @@ fn parse_references(
         .iter()
         .chain(&crate::summary::PAGE_METRICS)
         .chain(&crate::summary::BOTTLENECK_METRICS)
-        .chain(&crate::thin::THIN_METRICS);
+        .chain(&crate::thin::THIN_METRICS)
+        .chain(&crate::summary::RUN_METRICS)
+        .chain(&crate::parallel::PARALLEL_RUN_METRICS);
     for (m, _) in crate::summary::UDP_METRICS.iter().chain(pages) {
         if !metrics.contains(m) {
             metrics.push(m);
@@ -182,7 +189,7 @@ fn parse_references(
             if !is_class_name(class) {
                 return Err(err(
                     &ck,
-                    format!("{class:?} is not a class: allowed source, faster, slower, first, second, main, all, page, bottleneck, flowN, rankN, startN, inlineN, cN, host-NAME"),
+                    format!("{class:?} is not a class: allowed source, faster, slower, fastest, slowest, fast10k, slow10k, first, second, main, all, run (the run-level metrics), page, bottleneck, flowN, rankN, startN, inlineN, cN, host-NAME"),
                 ));
             }
             let toml::Value::Table(ms) = v else {

@@ -11,7 +11,7 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
 /// The per-connection metrics summarised for each class, in table order: (key, label).
-pub const CONN_METRICS: [(&str, &str); 15] = [
+pub const CONN_METRICS: [(&str, &str); 19] = [
     ("elapsed_s", "elapsed time (s)"),
     ("throughput_Bps", "throughput (bytes/s)"),
     ("rexmt_pkts", "rexmt data pkts"),
@@ -27,6 +27,14 @@ pub const CONN_METRICS: [(&str, &str); 15] = [
     ("drops_red_marks", "RED drops + ECN marks (seed 000's r)"),
     ("drops_error", "pkts dropped (e)"),
     ("ack_drops", "ACK-dir pkts dropped"),
+    // seed 001
+    ("unneeded_rexmt", "unnecessary rexmts (rexmt − drops)"),
+    ("partial_elapsed_s", "first 10 KB: SYN to its ACK (s)"),
+    (
+        "partial_throughput_Bps",
+        "first 10 KB: throughput from the first data segment (bytes/s)",
+    ),
+    ("partial_rexmt_pkts", "first 10 KB: rexmt data pkts"),
 ];
 
 /// Run-level metrics: (key, label).
@@ -358,6 +366,10 @@ fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
         "drops_red_marks" => (c.drops_red + c.ecn_marks) as f64,
         "drops_error" => c.drops_error as f64,
         "ack_drops" => c.ack_drops as f64,
+        "unneeded_rexmt" => c.unneeded_rexmt.map_or(f64::NAN, |v| v as f64),
+        "partial_elapsed_s" => c.partial_elapsed_s.unwrap_or(f64::NAN),
+        "partial_throughput_Bps" => c.partial_throughput_bytes_per_s.unwrap_or(f64::NAN),
+        "partial_rexmt_pkts" => c.partial_rexmt_pkts.map_or(f64::NAN, |v| v as f64),
         _ => f64::NAN,
     }
 }
@@ -380,7 +392,7 @@ fn run_value(r: &RunMetrics, key: &str) -> f64 {
         "link_drops_red_down" => d.drops_red as f64,
         "link_drops_aqm_down" => d.drops_aqm as f64,
         "link_drops_error_down" => d.drops_error as f64,
-        _ => f64::NAN,
+        k => r.parallel.map_or(f64::NAN, |p| p.value(k)),
     }
 }
 
@@ -436,6 +448,8 @@ pub fn classify(scheme: ClassScheme, conns: &[ConnMetrics]) -> Vec<(Class, ConnM
             .collect(),
         // The page classes come from page_objects.csv (summarise_pages), not from connections.
         ClassScheme::Page | ClassScheme::Bottleneck | ClassScheme::Thin => vec![],
+        ClassScheme::FastestSlowest => crate::parallel::fastest_slowest(conns),
+        ClassScheme::First10k => crate::parallel::first10k(conns),
         ClassScheme::MainInline => {
             let (main, mut rest): (Vec<&ConnMetrics>, Vec<&ConnMetrics>) =
                 v.into_iter().partition(|c| c.flow == Some(0));
@@ -547,7 +561,10 @@ pub fn summarise_point(
     }
     let all: Vec<ConnMetrics> = runs.iter().flat_map(|r| r.conns.clone()).collect();
     let mut run_metrics = IndexMap::new();
-    for (k, _) in RUN_METRICS {
+    for (k, _) in RUN_METRICS
+        .iter()
+        .chain(&crate::parallel::PARALLEL_RUN_METRICS)
+    {
         let vals: Vec<f64> = runs.iter().map(|r| run_value(r, k)).collect();
         if let Some(f) = FiveNum::of(&vals) {
             run_metrics.insert(k.to_string(), f);

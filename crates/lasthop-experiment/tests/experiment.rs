@@ -321,8 +321,16 @@ fn spec_errors_name_the_key() {
     let e = error_of("BASE\n[reference.e0]\nfaster = { elapsed = 50 }\n");
     assert_eq!(e.key, "reference.e0.faster.elapsed", "{e}");
     assert!(e.message.contains("elapsed_s"), "{e}");
-    let e = error_of("BASE\n[reference.e0]\nfastest = { elapsed_s = 50 }\n");
-    assert_eq!(e.key, "reference.e0.fastest", "{e}");
+    let e = error_of("BASE\n[reference.e0]\nquickest = { elapsed_s = 50 }\n");
+    assert_eq!(e.key, "reference.e0.quickest", "{e}");
+    assert!(
+        e.message.contains("fastest") && e.message.contains("run"),
+        "{e}"
+    );
+    // Run-level metrics are class `run`'s, connection metrics are not.
+    let e = error_of("BASE\n[reference.e0]\nrun = { jain10k = 50 }\n");
+    assert_eq!(e.key, "reference.e0.run.jain10k", "{e}");
+    assert!(e.message.contains("jain10k_x100"), "{e}");
     let e = error_of("BASE\n[reference.e0]\nfaster = { elapsed_s = [1, 2] }\n");
     assert_eq!(e.key, "reference.e0.faster.elapsed_s", "{e}");
     assert!(e.message.contains("[p25, median, p75]"), "{e}");

@@ -6,7 +6,8 @@
 //! - [`error_model`]: which transmission attempts fail (the state chain's probability, uniform
 //!   loss, a fixed pattern);
 //! - [`middlebox`]: per-direction packet hooks at the router (pass, rewrite, delay, drop,
-//!   inject); [`rate_control`] and [`rdb`] (redundant data bundling) are middleboxes;
+//!   inject); [`rate_control`], [`rdb`] (redundant data bundling) and [`shared_window`] (seed
+//!   001's shared advertised window, for emulation) are middleboxes;
 //! - [`access`]: a host's access link (a FIFO serializer and a delay) before the router;
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection (and adaptive RED) with ECN marking;
@@ -32,6 +33,7 @@ pub mod rate_control;
 pub mod rdb;
 pub mod red;
 pub mod serializer;
+pub mod shared_window;
 pub mod spec;
 mod timers;
 

@@ -843,7 +843,10 @@ impl LinkSpec {
             let key = format!("{delays_src}.delays[{i}]");
             match (s.nth, s.probability) {
                 (Some(0), None) => {
-                    return Err(err(format!("{key}.nth"), "packets are counted from 1"))
+                    return Err(err(
+                        format!("{key}.nth"),
+                        "0: packets are counted from 1 (the first packet sent down the link, the SYN included): allowed 1 or more",
+                    ))
                 }
                 (Some(_), None) => {}
                 (None, Some(p)) if (0.0..=1.0).contains(&p) => {}

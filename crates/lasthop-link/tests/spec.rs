@@ -167,7 +167,7 @@ fn bad_specs_name_the_key_the_value_and_what_is_allowed() {
     );
     assert_mentions(
         "[[down.delays]]\nnth = 0\ndelay = \"6s\"\n",
-        &["down.delays[0].nth", "from 1"],
+        &["down.delays[0].nth", "0:", "from 1", "allowed 1 or more"],
     );
     assert_mentions("[down]\nrate = \"64kbit\"\nschedule = [{ at = \"2s\", rate = \"1kbit\" }, { at = \"1s\", rate = \"2kbit\" }]\n", &["down.schedule", "increasing"]);
     // Zero where zero means nothing: say so, and what is allowed.

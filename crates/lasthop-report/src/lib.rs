@@ -223,6 +223,7 @@ fn render(
     overview(&mut h, info, summary);
     page_overview(&mut h, summary);
     references(&mut h, info, summary);
+    first10k(&mut h, info, summary);
     thin_streams(&mut h, info, summary, metrics);
     across(&mut h, info, summary, metrics)?;
     match chosen {
@@ -339,6 +340,8 @@ fn page_overview(h: &mut String, s: &Summary) {
 fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
     if class == "all" {
         p.all_connections.metrics.get(metric).copied()
+    } else if class == "run" {
+        p.run_metrics.get(metric).copied()
     } else {
         p.classes
             .iter()
@@ -443,6 +446,8 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
             .chain(&lasthop_experiment::summary::PAGE_CLASS_METRICS)
             .chain(&lasthop_experiment::summary::PAGE_METRICS)
             .chain(&lasthop_experiment::thin::THIN_METRICS)
+            .chain(&lasthop_experiment::summary::RUN_METRICS)
+            .chain(&lasthop_experiment::parallel::PARALLEL_RUN_METRICS)
             .find(|x| x.0 == m)
             .map_or(m.to_string(), |x| x.1.to_string())
     };
@@ -497,6 +502,49 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         }
     }
     h.push_str("</table></details>\n");
+}
+
+/// Seed 001's first 10 KB of parallel connections (scheme `first10k`): one row per point with
+/// ours and the published values below it.
+fn first10k(h: &mut String, info: &ExperimentInfo, s: &Summary) {
+    use series::parallel::{first10k_row, COLUMNS};
+    let rows: Vec<_> = s
+        .points
+        .iter()
+        .filter_map(|p| {
+            let r = info.references.iter().find(|r| r.point == p.point);
+            first10k_row(p, r)
+        })
+        .collect();
+    if rows.is_empty() {
+        return;
+    }
+    h.push_str("<h2>First 10 KB of the parallel connections (seed 001)</h2>\n<p class=\"note\">Per run, the connections ranked by the time from their SYN to the ACK covering 10 240 bytes: the fastest and the slowest (quartiles over the runs, s, as the seed's Appendix A \"first 10 KB\" tables); the slowest one's throughput, 10 240 B over the time from its first data segment to that ACK (median, the seed's Tables 6, 8, 10 and 13); Jain's index ×100 of the connections' first-10 KB throughputs, and the retransmissions before 10 KB of the connection with the fewest and with the most (medians over the runs: RxMin, RxMax); and the slowest one's unnecessary retransmissions (retransmissions − drops, whole connection). Published values in the row below ours.</p>\n<table><tr><th class=\"l\">point</th><th>runs</th><th class=\"l\"></th>");
+    for (head, ..) in COLUMNS {
+        let _ = write!(h, "<th>{}</th>", esc(head));
+    }
+    h.push_str("</tr>\n");
+    let cells = |h: &mut String, v: &[Option<f64>]| {
+        for x in v {
+            let _ = write!(h, "<td>{}</td>", x.map_or("–".to_string(), num));
+        }
+    };
+    for r in &rows {
+        let _ = write!(
+            h,
+            "<tr class=\"first\"><td class=\"l\">{}</td><td>{}</td><td class=\"l\">ours</td>",
+            esc(&r.point),
+            r.runs
+        );
+        cells(h, &r.ours);
+        h.push_str("</tr>\n");
+        if let Some(p) = &r.published {
+            h.push_str("<tr><td></td><td></td><td class=\"l\">published</td>");
+            cells(h, p);
+            h.push_str("</tr>\n");
+        }
+    }
+    h.push_str("</table>\n");
 }
 
 /// One table of host rows (ours, and the published values below each when the spec has them).

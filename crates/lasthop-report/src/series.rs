@@ -5,6 +5,7 @@
 //! their split by a dimension, box-plot five numbers); [`cdf`] gives any CDF's steps.
 
 pub mod across;
+pub mod parallel;
 pub mod thin;
 pub mod timeseq;
 

@@ -123,6 +123,48 @@ pub struct HostSpec {
     /// Simulation: switches of the TCP model (validated into a [`TcpConfig`]).
     #[serde(default)]
     pub tcp: toml::Table,
+    /// Seed 001's shared advertised window: this host's connections from `peer` share `size`
+    /// bytes of advertised window (both modes; see [`SharedWindow`]).
+    pub shared_window: Option<SharedWindowSpec>,
+}
+
+/// `[hosts.NAME.shared_window]` as written.
+#[derive(Deserialize, Debug, Clone)]
+#[serde(deny_unknown_fields)]
+pub struct SharedWindowSpec {
+    /// The pool, bytes (seed 001's `iwtcp_srwnd_size`: 2048, 3072 or 5120).
+    pub size: Bytes,
+    /// The host whose connections share it (`iwtcp_srwnd_addr`); default: the one host on
+    /// the other side.
+    pub peer: Option<String>,
+    /// Where the rule acts in simulation: `"receiver"` (default: the TCP model's receiver, as
+    /// the seed's modified kernel did) or `"router"` (a middlebox rewriting the receiver's ACKs,
+    /// what emulation always does, since Linux has no such option).
+    pub enforce: Option<SharedWindowAt>,
+}
+
+/// Where a shared advertised window is enforced.
+#[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SharedWindowAt {
+    /// The receiving TCP (simulation only).
+    #[default]
+    Receiver,
+    /// A middlebox at the router rewriting the receiver's ACKs.
+    Router,
+}
+
+/// A host's validated shared advertised window (seed 001, extract B.2.4): the connections
+/// between this host and `peer` share `size` bytes; each advertises
+/// min(its normal window, (size − bytes held) / open connections), never shrinking a window
+/// already offered. In simulation the TCP model does it (`lasthop_tcp::Host::set_shared_window`,
+/// or the router middlebox with `enforce = "router"`); in emulation the router middlebox
+/// `lasthop_link::shared_window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SharedWindow {
+    pub peer: Ipv4Addr,
+    pub size: u64,
+    pub enforce: SharedWindowAt,
 }
 
 #[derive(Deserialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -358,6 +400,8 @@ pub struct Host {
     /// The TCP model's configuration (simulation): the table over the seeds' baseline, with the
     /// host's MTU unless the table sets one.
     pub tcp: TcpConfig,
+    /// Seed 001's shared advertised window, if the host has one.
+    pub shared_window: Option<SharedWindow>,
 }
 
 pub use lasthop_apps::SocketOptions;
@@ -742,6 +786,72 @@ impl ScenarioSpec {
                         None => tcp_config(name, &h.tcp, mtu)?,
                     },
                     tcp_table: h.tcp.clone(),
+                    shared_window: None,
+                });
+            }
+        }
+        // Shared advertised windows, once every host (and so every peer) is known.
+        for (e, (name, h)) in self.hosts.iter().enumerate() {
+            let Some(sw) = &h.shared_window else { continue };
+            let key = format!("hosts.{name}.shared_window");
+            let (first, members) = entries[e];
+            let others: Vec<&Host> = hosts.iter().filter(|o| o.side != h.side).collect();
+            let peer = match &sw.peer {
+                Some(p) => match hosts.iter().find(|o| o.name == *p) {
+                    Some(o) if o.side != h.side => o,
+                    Some(_) => {
+                        return Err(err(
+                            format!("{key}.peer"),
+                            format!("{p:?} is on the {} side like {name:?}: the peer must be across the link", h.side),
+                        ))
+                    }
+                    None => {
+                        return Err(err(
+                            format!("{key}.peer"),
+                            format!(
+                                "no host is called {p:?}; the hosts across the link are {}",
+                                others.iter().map(|o| format!("{:?}", o.name)).collect::<Vec<_>>().join(", ")
+                            ),
+                        ))
+                    }
+                },
+                None => match others.as_slice() {
+                    [one] => *one,
+                    [] => return Err(err(&key, "no host across the link to share a window with")),
+                    _ => {
+                        return Err(err(
+                            format!("{key}.peer"),
+                            format!(
+                                "missing: {} hosts are across the link ({}); name the one whose connections share the window",
+                                others.len(),
+                                others.iter().map(|o| format!("{:?}", o.name)).collect::<Vec<_>>().join(", ")
+                            ),
+                        ))
+                    }
+                },
+            };
+            let peer = peer.address;
+            for member in &mut hosts[first..first + members.unwrap_or(1)] {
+                let mss = u64::from(member.tcp.adv_mss());
+                if sw.size.0 < mss {
+                    return Err(err(
+                        format!("{key}.size"),
+                        format!(
+                            "{}: below one MSS of {name:?} ({mss} B), no segment could be sent; allowed {mss}B..=1GiB",
+                            sw.size
+                        ),
+                    ));
+                }
+                if sw.size.0 > 1 << 30 {
+                    return Err(err(
+                        format!("{key}.size"),
+                        format!("{}: allowed {mss}B..=1GiB", sw.size),
+                    ));
+                }
+                member.shared_window = Some(SharedWindow {
+                    peer,
+                    size: sw.size.0,
+                    enforce: sw.enforce.unwrap_or_default(),
                 });
             }
         }
@@ -975,7 +1085,34 @@ impl Scenario {
                 MiddleboxConfig::Rdb(c) => lasthop_link::rdb::install(&mut link, c),
             }
         }
+        self.install_shared_windows(&mut link, SharedWindowAt::Router);
         link
+    }
+
+    /// The link model of an emulated run: [`Scenario::new_link`], and every host's shared
+    /// advertised window as a middlebox at the router (real Linux has no such option, so
+    /// `enforce = "receiver"` is enforced there too).
+    pub fn new_emulated_link(&self, seeds: lasthop_core::Seeds) -> lasthop_link::Link {
+        let mut link = self.new_link(seeds);
+        self.install_shared_windows(&mut link, SharedWindowAt::Receiver);
+        link
+    }
+
+    /// The router middleboxes of the shared windows whose `enforce` is `at`.
+    fn install_shared_windows(&self, link: &mut lasthop_link::Link, at: SharedWindowAt) {
+        for h in &self.hosts {
+            let Some(sw) = h.shared_window.filter(|sw| sw.enforce == at) else {
+                continue;
+            };
+            lasthop_link::shared_window::install(
+                link,
+                &lasthop_link::shared_window::SharedWindowConfig {
+                    receiver: h.address,
+                    peer: sw.peer,
+                    size: sw.size,
+                },
+            );
+        }
     }
 
     pub fn host(&self, name: &str) -> Option<&Host> {
@@ -998,6 +1135,19 @@ impl Scenario {
                 "host {} ({} side) {} mtu {}B",
                 h.name, h.side, h.address, h.mtu
             );
+            if let Some(sw) = h.shared_window {
+                let _ = write!(
+                    s,
+                    " shared advertised window {} B with {} ({})",
+                    sw.size,
+                    sw.peer,
+                    match sw.enforce {
+                        SharedWindowAt::Receiver =>
+                            "at the receiver in simulation, at the router in emulation",
+                        SharedWindowAt::Router => "at the router",
+                    }
+                );
+            }
             let _ = writeln!(s);
             if h.group.as_ref().is_some_and(|g| g.1 > 0) {
                 continue; // a group's settings are its first member's
@@ -1275,6 +1425,85 @@ rcvbuf = "64KiB"
         .unwrap();
         assert_eq!(ok.flows[1].kind(), "cbr");
         assert_eq!(ok.flows[1].port, 5001);
+    }
+
+    /// Seed 001's shared advertised window: the pool must hold one segment (the link's MTU is
+    /// 576 B here, so the mobile host's MSS is 536 B), the peer is across the link.
+    #[test]
+    fn shared_window_is_checked_and_resolved() {
+        let with =
+            |t: &str| BASE.replace("side = \"mobile\"\n", &format!("side = \"mobile\"\n{t}\n"));
+        let s = Scenario::from_str_in(
+            &with("shared_window = { size = \"2KiB\" }"),
+            dir_with_link().path(),
+        )
+        .unwrap();
+        assert_eq!(
+            s.hosts[1].shared_window,
+            Some(SharedWindow {
+                peer: Ipv4Addr::new(198, 18, 0, 1),
+                size: 2048,
+                enforce: SharedWindowAt::Receiver
+            }),
+            "the one host across the link is the peer"
+        );
+        assert!(s
+            .describe()
+            .contains("shared advertised window 2048 B with 198.18.0.1"));
+        for (t, key, says) in [
+            (
+                "shared_window = { size = \"0B\" }",
+                "hosts.mobile.shared_window.size",
+                "below one MSS",
+            ),
+            (
+                "shared_window = { size = \"535B\" }",
+                "hosts.mobile.shared_window.size",
+                "allowed 536B..=1GiB",
+            ),
+            (
+                "shared_window = { size = \"-2048B\" }",
+                "hosts.mobile.shared_window.size",
+                "-2048B",
+            ),
+            (
+                "shared_window = { size = \"2GiB\" }",
+                "hosts.mobile.shared_window.size",
+                "allowed 536B..=1GiB",
+            ),
+            (
+                "shared_window = { size = \"2KiB\", peer = \"nobody\" }",
+                "hosts.mobile.shared_window.peer",
+                "\"server\"",
+            ),
+            (
+                "shared_window = { size = \"2KiB\", peer = \"mobile\" }",
+                "hosts.mobile.shared_window.peer",
+                "across the link",
+            ),
+            (
+                "shared_window = { size = \"2KiB\", enforce = \"sender\" }",
+                "hosts.mobile.shared_window.enforce",
+                "receiver",
+            ),
+            (
+                "shared_window = { bytes = 2048 }",
+                "hosts.mobile.shared_window.bytes",
+                "size",
+            ),
+        ] {
+            let e = error_of(&with(t));
+            assert_eq!(e.key, key, "{t}: {e}");
+            assert!(e.message.contains(says), "{t}: {e}");
+        }
+        // Two hosts across the link: the peer must be named.
+        let two = with("shared_window = { size = \"2KiB\" }").replace(
+            "[hosts.mobile]",
+            "[hosts.other]\nside = \"fixed\"\n[hosts.mobile]",
+        );
+        let e = error_of(&two);
+        assert_eq!(e.key, "hosts.mobile.shared_window.peer", "{e}");
+        assert!(e.message.contains("\"server\", \"other\""), "{e}");
     }
 
     #[test]

@@ -157,6 +157,12 @@ impl<'a> Sim<'a> {
             );
             let mut tcp = TcpHost::new(h.address, h.tcp.clone());
             tcp.set_tracing(out.traces());
+            if let Some(sw) = h
+                .shared_window
+                .filter(|sw| sw.enforce == lasthop_scenario::SharedWindowAt::Receiver)
+            {
+                tcp.set_shared_window(sw.peer, sw.size);
+            }
             hosts.push(SimHost {
                 side: h.side,
                 stack: Stack::new(tcp),

@@ -91,6 +91,23 @@ pub enum SackLossMarking {
     /// ("forward retransmission", `tcp_xmit_retransmit_queue`). Combine with `head_timedout`
     /// for 2.4.20's timed-out marking.
     Linux24,
+    /// The SACK sender of Linux 2.2/2.3 (2.3.99-pre9, seed 001's SACK variant: Linux's FACK,
+    /// `tcp_fast_retrans` with `tcp_fack_retransmit`): Recovery starts on the third duplicate
+    /// ACK or once the highest SACKed segment is more than `dupthresh` above the head
+    /// (`fackets_out > 3`); ssthresh is halved but cwnd is set to ssthresh + 3 and never
+    /// deflated ("does not decrease the congestion window after the slow start overshooting",
+    /// seed 001 §6.5), and it still grows on ACKs of new data (`should_advance_cwnd` with
+    /// `fackets_out`); every hole below the highest SACK that has not been retransmitted is
+    /// retransmitted as soon as in_flight (packets_out − fackets_out + retrans_out) < cwnd, so
+    /// almost every ACK sends a retransmission (§6.1). A retransmission is marked again when
+    /// data sent `dupthresh` segments after it is SACKed, in Recovery and after an RTO too: the
+    /// SACK sender "does not follow the NewReno bugfix" and repairs what SACK shows without a
+    /// second RTO (§6.1, Figure 15). An RTO clears the SACK tags (2.3 `tcp_retransmit_timer`,
+    /// RFC 2018). Recovery ends with cwnd = ssthresh, whatever `recovery_exit` says (2.2/2.3
+    /// `clear_fast_retransmit`; the seed's FlightSize + 1 was its NewReno fix: with it the
+    /// no-delay runs drop 27 / 25 / 34 packets at buffers 3 / 7 / 20, with ssthresh 19 / 20 /
+    /// 29 against the seed's 19 / 22 / 29, Table 19).
+    Linux23,
 }
 
 /// When an ACK of new data rearms the retransmission timer.
@@ -103,6 +120,24 @@ pub enum RtoTimer {
     /// an RTO: Linux 2.2/2.3 `tcp_ack_packets_out` (`when = rto - (now - skb->when)`), the
     /// stack of seed 001.
     OldestSent,
+}
+
+/// How the RTO is computed from RTT samples.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RtoEstimator {
+    /// Linux 2.4 (`tcp_rtt_estimator`, `tcp_set_rto`): RTO = srtt + rttvar, rttvar at least
+    /// `rto_min` and decaying once per RTT; the first sample gives 3·RTT; the sample is the
+    /// oldest segment an ACK newly covers.
+    Linux24,
+    /// Linux 2.2/2.3 (2.3.99-pre9, seed 001's stack, "unchanged" by the seed, C.1.3): mdev is
+    /// 4·mean deviation with gain 1/4 either way, the first sample sets srtt = m and mdev = 4m;
+    /// RTO = (srtt + mdev) · 5/4 + (srtt + mdev) >> (cwnd − 1), cwnd after this ACK's increase,
+    /// bounded to `rto_min`..`rto_max`. The sample is the newest segment the ACK covers
+    /// (2.2/2.3 `tcp_clean_rtx_queue`); with a retransmitted segment among those covered, only
+    /// when the newest was sent after that retransmission (the seed's fix, C.2.2: an ACK
+    /// covering a retransmitted and a new segment gives a sample).
+    Linux22,
 }
 
 /// Which handshakes give the first RTT sample.
@@ -234,6 +269,8 @@ pub struct TcpConfig {
     pub rto_max: Dur,
     /// When an ACK of new data rearms the retransmission timer.
     pub rto_timer: RtoTimer,
+    /// How the RTO follows the RTT samples (`linux24`, or seed 001's `linux22`).
+    pub rto_estimator: RtoEstimator,
     /// SYN retransmissions before the connection attempt fails (Linux `tcp_syn_retries`).
     pub syn_retries: u32,
     /// SYN-ACK retransmissions before the server gives up (Linux `tcp_synack_retries`).
@@ -337,6 +374,10 @@ pub enum Profile {
     /// Linux 3.16's defaults for every switch the model has (see [`TcpConfig::linux_3_16`]).
     #[serde(rename = "linux-3.16")]
     Linux316,
+    /// Seed 001's "Baseline TCP", a modified Linux 2.3.99-pre9 (see
+    /// [`TcpConfig::linux_2_3_99`]).
+    #[serde(rename = "linux-2.3.99")]
+    Linux2399,
 }
 
 impl CongestionControl {
@@ -356,11 +397,41 @@ impl Profile {
     pub fn config(self) -> TcpConfig {
         match self {
             Profile::Linux316 => TcpConfig::linux_3_16(),
+            Profile::Linux2399 => TcpConfig::linux_2_3_99(),
         }
     }
 }
 
 impl TcpConfig {
+    /// Seed 001's "Baseline TCP" (Sarolahti 2000, Table 48 and Appendix C), a modified Linux
+    /// 2.3.99-pre9, where it differs from the seeds' 2.4 baseline: SACK off (Table 48; the SACK
+    /// variant turns it on and gets 2.2/2.3's FACK sender, `sack_loss_marking = "linux23"`);
+    /// NewReno "Less Careful" (C.1.1); no limited transmit (RFC 3042 is from 2001); cwnd =
+    /// FlightSize + 1 when NewReno recovery ends (C.1.1); ssthresh = max(cwnd/2, 2) (2.2/2.3
+    /// `tcp_recalc_ssthresh`); the 2.2/2.3 RTO (`rto_estimator = "linux22"`, "unchanged", C.1.3)
+    /// and retransmission timer (`rto_timer = "oldest_sent"`, `tcp_ack_packets_out`); no RTT
+    /// sample from the handshake without timestamps (`tcp_init_metrics`'s reset, so the first
+    /// data RTO is 3 s); each segment acknowledged at once (at 9600 bit/s "each data segment is
+    /// acknowledged separately", C.1.4, footnote 12); a 64 KB socket buffer of which half is
+    /// offered (C.1.5, 2.2/2.3 `tcp_space`). docs/tcp-model.md lists each choice.
+    pub fn linux_2_3_99() -> TcpConfig {
+        TcpConfig {
+            sack: false,
+            sack_loss_marking: SackLossMarking::Linux23,
+            newreno_careful: false,
+            limited_transmit: false,
+            recovery_exit: RecoveryExit::FlightPlusOne,
+            ssthresh_from: SsthreshFrom::Cwnd,
+            rto_estimator: RtoEstimator::Linux22,
+            rto_timer: RtoTimer::OldestSent,
+            handshake_rtt: HandshakeRtt::TimestampsOnly,
+            delayed_ack: DelayedAck::Off,
+            rcvbuf: Bytes(65535),
+            adv_win_scale: Some(-1),
+            ..TcpConfig::default()
+        }
+    }
+
     /// Linux 3.16's defaults for the model's switches (sysctls and `tcp_cubic.c` module
     /// parameters of a stock 3.16 kernel): SACK, D-SACK, FACK, timestamps, window scaling,
     /// IW 10 (`TCP_INIT_CWND`), CUBIC with HyStart, PRR, delayed ER + TLP
@@ -488,6 +559,7 @@ tcp_config_toml! {
     rto_min: Dur,
     rto_max: Dur,
     rto_timer: RtoTimer,
+    rto_estimator: RtoEstimator,
     syn_retries: u32,
     synack_retries: u32,
     retries2: u32,
@@ -549,6 +621,7 @@ impl Default for TcpConfig {
             rto_min: Dur::from_millis(200),
             rto_max: Dur::from_secs(120),
             rto_timer: RtoTimer::Ack,
+            rto_estimator: RtoEstimator::Linux24,
             syn_retries: 5,
             synack_retries: 5,
             retries2: 15,

@@ -67,8 +67,8 @@ pub mod tfrc;
 pub mod wire;
 
 pub use config::{
-    ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoTimer, SackLossMarking,
-    SsthreshFrom, TcpConfig,
+    ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoEstimator, RtoTimer,
+    SackLossMarking, SsthreshFrom, TcpConfig,
 };
 pub use config::{CongestionControl, CwndLimited, EarlyRetransmit, Profile};
 pub use config::{Rdb, RdbSsthresh};

@@ -39,6 +39,32 @@ impl RttEstimator {
         }
     }
 
+    /// One RTT sample `m` by Linux 2.2/2.3's rules (`rto_estimator = "linux22"`, seed 001's
+    /// Linux 2.3.99-pre9): `tcp_rtt_estimator` with mdev = 4·mean deviation and gain 1/4 both
+    /// ways (the first sample: srtt = m, mdev = 4m), then `tcp_set_rto` with the current `cwnd`:
+    /// RTO = (srtt + mdev) + (srtt + mdev)/4 + (srtt + mdev) >> (cwnd − 1), bounded by
+    /// `tcp_bound_rto` (here `rto_min`, `rto_max`). The seed's kernels were x86, where a shift
+    /// by 32 or more wraps (its "cwnd multiple of 32" bug, whose runs it excluded): here the
+    /// term is 0 from cwnd 33 on.
+    pub fn sample22(&mut self, m: Dur, cwnd: u32) {
+        let m = m.0.max(1);
+        if self.srtt8 != 0 {
+            let err = m as i64 - (self.srtt8 >> 3) as i64;
+            self.srtt8 = (self.srtt8 as i64 + err) as u64;
+            let e = err.unsigned_abs() as i64 - (self.mdev4 >> 2) as i64;
+            self.mdev4 = (self.mdev4 as i64 + e).max(0) as u64;
+        } else {
+            self.srtt8 = m << 3;
+            self.mdev4 = m << 2;
+        }
+        self.rttvar = self.mdev4;
+        self.backed_off = false;
+        let base = (self.srtt8 >> 3) + self.mdev4;
+        let shift = cwnd.max(1) - 1;
+        let term = if shift < 64 { base >> shift } else { 0 };
+        self.rto = (base + (base >> 2) + term).clamp(self.rto_min, self.rto_max);
+    }
+
     /// One RTT sample `m`, taken when the ACK has moved snd_una to `snd_una`.
     pub fn sample(&mut self, m: Dur, snd_una: u64, snd_nxt: u64) {
         let m = m.0.max(1) as i64;
@@ -207,6 +233,33 @@ mod tests {
         r.sample(ms(790), 10, 12);
         assert_eq!(r.mdev(), ms(180));
         assert_eq!(r.rttvar(), ms(1600 - 220));
+    }
+
+    /// Linux 2.2/2.3 (`rto_estimator = "linux22"`). A first sample of 1 s with cwnd 2: srtt 1 s,
+    /// mdev 4 s, base 5 s, RTO = 5 + 5/4 + 5 >> 1 = 8.75 s. Then 1.2 s with cwnd 3: error
+    /// 0.2 s, srtt 1.025 s, mdev = 4 + 0.2 - 4/4 = 3.2 s, base 4.225 s, RTO = 4.225 + 1.05625 +
+    /// 4.225/4 = 6.3375 s. From cwnd 33 the shifted term is 0 (no x86 wrap); a short RTT stops at
+    /// the 200 ms floor.
+    #[test]
+    fn linux22_rto_by_hand() {
+        let mut r = RttEstimator::new(ms(3000), ms(200), ms(120_000));
+        r.sample22(ms(1000), 2);
+        assert_eq!(r.srtt(), Some(ms(1000)));
+        assert_eq!(r.rto(), ms(8750));
+        r.sample22(ms(1200), 3);
+        assert_eq!(r.srtt(), Some(ms(1025)));
+        assert_eq!(r.mdev4(), ms(3200));
+        assert_eq!(r.rto(), Dur(6_337_500_000));
+        let mut big = r.clone();
+        big.sample22(ms(1025), 40);
+        // error 0: mdev = 3.2 - 0.8 = 2.4 s, base 3.425 s, RTO = 3.425 * 5/4
+        assert_eq!(big.rto(), Dur(4_281_250_000));
+        let mut short = RttEstimator::new(ms(3000), ms(200), ms(120_000));
+        short.sample22(ms(10), 10);
+        assert_eq!(short.rto(), ms(200));
+        // Backoff doubles it, a new sample ends that.
+        r.backoff();
+        assert_eq!(r.rto(), Dur(12_675_000_000));
     }
 
     #[test]

@@ -1197,3 +1197,66 @@ fn head_timedout_marks_segments_older_than_one_rto_lost() {
     let cfg = TcpConfig::from_toml("head_timedout = true").unwrap();
     assert!(cfg.head_timedout);
 }
+
+/// Seed 001's SACK sender, Linux 2.2/2.3's FACK (`sack_loss_marking = "linux23"`). Segments
+/// 1-4 each ACKed alone take cwnd from 4 to 8 and put 5-12 out; one ACK of 4 SACKs 6 and 8-12:
+/// fackets_out = 8 > 3, Recovery. ssthresh = 8/2 = 4 but cwnd = ssthresh + 3 = 7 (2.2/2.3
+/// `tcp_fast_retrans`); both holes below the highest SACK are lost, in_flight = 8 out - 6
+/// SACKed - 2 lost = 0, so 5 and 7 are retransmitted and five new segments (13-17) follow until
+/// in_flight = 7. RFC 3517 with cwnd = ssthresh = 4 sends 5, 7, 13, 14. The full ACK (12)
+/// ends Recovery with cwnd = ssthresh = 4 (`clear_fast_retransmit`), whatever
+/// `recovery_exit` says.
+#[test]
+fn linux23_fack_sender_does_not_reduce_cwnd_in_recovery() {
+    let run = |cfg: TcpConfig| {
+        let cfg = TcpConfig {
+            initial_window: lasthop_tcp::InitialWindow::Segments(4),
+            limited_transmit: false,
+            ..cfg
+        };
+        let (mut c, peer) = client(cfg);
+        c.send(100 * 536);
+        while c.poll_transmit(t(600)).is_some() {}
+        for k in 1..=4 {
+            c.handle_packet(t(1200 + k), &peer.ack(k as u32, 536, &[]));
+            while c.poll_transmit(t(1200 + k)).is_some() {}
+        }
+        assert_eq!(c.cwnd(), 8);
+        c.handle_packet(t(1900), &peer.ack(4, 536, &[(6, 6), (8, 12)]));
+        assert_eq!(c.ca_state(), CaState::Recovery);
+        let sent = sent_segments(&mut c, t(1900));
+        (c, peer, sent)
+    };
+    let (_, _, rfc) = run(marking_cfg(lasthop_tcp::SackLossMarking::Rfc3517));
+    assert_eq!(rfc, [5, 7, 13, 14]);
+    let cfg = TcpConfig {
+        recovery_exit: lasthop_tcp::RecoveryExit::FlightPlusOne,
+        ..marking_cfg(lasthop_tcp::SackLossMarking::Linux23)
+    };
+    let (mut c, peer, sent) = run(cfg);
+    assert_eq!((c.ssthresh(), c.cwnd()), (4, 7));
+    assert_eq!(sent, [5, 7, 13, 14, 15, 16, 17]);
+    // Everything up to 12 arrives: Recovery ends at cwnd = ssthresh.
+    c.handle_packet(t(2600), &peer.ack(12, 536, &[]));
+    assert_eq!((c.ca_state(), c.cwnd()), (CaState::Open, 4));
+}
+
+/// The profile `linux-2.3.99` (seed 001's Baseline TCP) and what may be written beside it.
+#[test]
+fn linux_2_3_99_profile() {
+    let c = TcpConfig::from_toml("profile = \"linux-2.3.99\"").unwrap();
+    assert!(!c.sack && !c.limited_transmit && !c.newreno_careful);
+    assert_eq!(c.rto_estimator, lasthop_tcp::RtoEstimator::Linux22);
+    assert_eq!(c.rto_timer, lasthop_tcp::RtoTimer::OldestSent);
+    assert_eq!(c.recovery_exit, lasthop_tcp::RecoveryExit::FlightPlusOne);
+    assert_eq!(c.sack_loss_marking, lasthop_tcp::SackLossMarking::Linux23);
+    assert_eq!(c.handshake_rtt, lasthop_tcp::HandshakeRtt::TimestampsOnly);
+    assert_eq!(
+        (c.delayed_ack, c.adv_win_scale),
+        (DelayedAck::Off, Some(-1))
+    );
+    let sack = TcpConfig::from_toml("profile = \"linux-2.3.99\"\nsack = true").unwrap();
+    assert!(sack.sack && sack.rto_estimator == lasthop_tcp::RtoEstimator::Linux22);
+    let e = TcpConfig::from_toml("profile = \"linux-2.3\"").unwrap_err();
+    assert!(e.message.contains("linux-2.3.99"), "{e}");
+}

@@ -121,7 +121,7 @@ proptest! {
         dsack in any::<bool>(), fack in any::<bool>(), delack in 0u8..3, nagle in any::<bool>(),
         careful in any::<bool>(), iw in 1u32..5, segs in 1u64..120, tail in 0u64..536,
         ecn in any::<bool>(), rh in any::<bool>(), thin in any::<bool>(), marks in proptest::collection::vec(0usize..300, 0..20),
-        marking in 0u8..3, linux24_extras in any::<bool>(),
+        marking in 0u8..4, linux24_extras in any::<bool>(), rto22 in any::<bool>(),
     ) {
         let cfg = TcpConfig {
             sack,
@@ -143,7 +143,19 @@ proptest! {
                 lasthop_tcp::SackLossMarking::Rfc3517
             } else {
                 [lasthop_tcp::SackLossMarking::Rfc3517, lasthop_tcp::SackLossMarking::Head,
-                    lasthop_tcp::SackLossMarking::Linux24][marking as usize]
+                    lasthop_tcp::SackLossMarking::Linux24,
+                    lasthop_tcp::SackLossMarking::Linux23][marking as usize]
+            },
+            // Seed 001's Linux 2.2/2.3 RTO and timer.
+            rto_estimator: if rto22 {
+                lasthop_tcp::RtoEstimator::Linux22
+            } else {
+                lasthop_tcp::RtoEstimator::Linux24
+            },
+            rto_timer: if rto22 {
+                lasthop_tcp::RtoTimer::OldestSent
+            } else {
+                lasthop_tcp::RtoTimer::Ack
             },
             head_timedout: linux24_extras,
             flight_cap: linux24_extras,

@@ -28,7 +28,8 @@
 //! options and the counters as arguments, so a part never reaches into another.
 
 use crate::config::{
-    DelayedAck, HandshakeRtt, RecoveryExit, RtoTimer, SackLossMarking, SsthreshFrom, TcpConfig,
+    DelayedAck, HandshakeRtt, RecoveryExit, RtoEstimator, RtoTimer, SackLossMarking, SsthreshFrom,
+    TcpConfig,
 };
 use crate::metrics::{linux_iw, ClosingState, Metrics};
 use crate::rtt::RttEstimator;

@@ -123,6 +123,9 @@ pub(super) struct SendState {
     pub(super) reno_sacked: u32,
     /// RTO expiries since the last forward progress (Linux `tp->retransmits`).
     pub(super) retransmits: u32,
+    /// `rto_estimator = "linux22"`: this ACK's RTT sample, applied once cwnd has grown
+    /// (2.2/2.3 `tcp_ack` runs `tcp_cong_avoid` before `tcp_set_rto`).
+    rtt22_pending: Option<Dur>,
     /// The first retransmission of a recovery goes regardless of cwnd (RFC 2581 step 2,
     /// RFC 3517 step 4.3).
     pub(super) force_head_rtx: bool,
@@ -169,6 +172,7 @@ impl SendState {
             lt_sent: 0,
             reno_sacked: 0,
             retransmits: 0,
+            rtt22_pending: None,
             force_head_rtx: false,
             undo_marker: None,
             undo_retrans: 0,
@@ -235,9 +239,15 @@ impl SendState {
             let ca_rtt = self.cubic_rtt(ack, now);
             let mut first_sent: Option<Time> = None;
             let mut retrans_acked = false;
+            let mut newest: Option<(Time, bool)> = None;
+            let mut last_rtx: Option<Time> = None;
             while self.rtx.front().is_some_and(|s| s.end <= ack) {
                 let s = self.rtx.pop_front().expect("front checked");
                 acked_pkts += 1;
+                newest = Some((s.sent_at, s.ever_retrans));
+                if s.ever_retrans {
+                    last_rtx = last_rtx.max(Some(s.sent_at));
+                }
                 if s.ever_retrans {
                     retrans_acked = true;
                 } else if first_sent.is_none() {
@@ -264,13 +274,25 @@ impl SendState {
             };
             let m = if o.ts {
                 ts_sample
+            } else if cfg.rto_estimator == RtoEstimator::Linux22 {
+                // 2.2/2.3 time the newest segment covered. With a retransmission among them
+                // 2.3 took none; the seed's fix takes it when the newest is a new segment sent
+                // after the retransmission (so its ACK is unambiguous, Karn); an original held
+                // out of order behind the hole since before is no sample.
+                newest
+                    .filter(|n| !n.1 && last_rtx.is_none_or(|r| n.0 > r))
+                    .map(|n| now.saturating_since(n.0))
             } else {
                 first_sent
                     .filter(|_| !retrans_acked)
                     .map(|t| now.saturating_since(t))
             };
             if let Some(m) = m {
-                self.rtt.sample(m, self.snd_una, self.snd_nxt);
+                if cfg.rto_estimator == RtoEstimator::Linux22 {
+                    self.rtt22_pending = Some(m);
+                } else {
+                    self.rtt.sample(m, self.snd_una, self.snd_nxt);
+                }
             }
             // Linux restarts the timer whenever something is acknowledged: from now (2.4), or
             // (2.2/2.3, outside RTO recovery) from when the oldest outstanding segment was sent.
@@ -316,8 +338,10 @@ impl SendState {
             stats.ece_rcvd += 1;
         }
         // Linux tcp_may_raise_cwnd: not in Recovery or CWR, and with ECE only in slow start.
+        // The 2.2/2.3 FACK sender raises it in Recovery too (`should_advance_cwnd`).
         let may_raise = (!ece || self.cwnd < self.ssthresh)
-            && !matches!(self.ca, CaState::Recovery | CaState::Cwr);
+            && (!matches!(self.ca, CaState::Recovery | CaState::Cwr)
+                || (self.ca == CaState::Recovery && self.linux23(cfg, o)));
         let rdb_may = may_raise && data_acked && prior_packets > 0 && self.frto == 0;
         let rdb_reacted = self.rdb_on_ack(cfg, o, now, rdb_lost, acked_pkts, rdb_may);
         let may_raise = may_raise && !rdb_reacted;
@@ -325,13 +349,16 @@ impl SendState {
         self.l3_before_alert(timers, ece);
         if prior_packets == 0 {
             // Nothing was outstanding: Linux (`no_queue`) leaves the congestion state alone.
+            self.settle_rtt22(cfg, timers, now);
         } else if frto_active {
+            self.settle_rtt22(cfg, timers, now);
             self.frto_ack(o, stats, data_acked, is_dupack);
             self.fastretrans_alert(cfg, o, stats, flags);
         } else {
             if data_acked && may_raise && self.cwnd_gate(cfg, prior_in_flight) {
                 self.cong_avoid_cc(ack, acked_pkts, now);
             }
+            self.settle_rtt22(cfg, timers, now);
             self.fastretrans_alert(cfg, o, stats, flags);
         }
         let not_dup = seg.payload > 0 || window_changed || data_acked;
@@ -351,6 +378,23 @@ impl SendState {
         AckOutcome::Processed
     }
 
+    /// `rto_estimator = "linux22"`: applies this ACK's RTT sample with cwnd as it is now and
+    /// rearms the timer by the new RTO (2.2/2.3 `tcp_ack`: `tcp_cong_avoid`, then
+    /// `tcp_rtt_estimator` and `tcp_set_rto`, then `tcp_ack_packets_out`).
+    fn settle_rtt22(&mut self, cfg: &TcpConfig, timers: &mut Timers, now: Time) {
+        let Some(m) = self.rtt22_pending.take() else {
+            return;
+        };
+        self.rtt.sample22(m, self.cwnd);
+        timers.rto = self.rtx.front().map(|head| {
+            if cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
+                (head.sent_at + self.rtt.rto()).max(now)
+            } else {
+                now + self.rtt.rto()
+            }
+        });
+    }
+
     /// Marks SACKed segments. The first block is a D-SACK when it lies below the cumulative
     /// ACK or inside the second block (RFC 2883); it marks nothing. Returns whether a block
     /// reaches above `high_seq` (Linux `FLAG_DATA_LOST`, "Event B").
@@ -364,6 +408,7 @@ impl SendState {
     ) -> bool {
         let base = self.iss.wrapping_add(self.snd_una as u32);
         let linux24 = self.linux24(cfg, o);
+        let linux23 = self.linux23(cfg, o);
         let mut data_lost = false;
         // Linux `lost_retrans`: the highest SACK end beyond the snd_nxt of a retransmission.
         let mut lost_retrans = 0u64;
@@ -392,7 +437,7 @@ impl SendState {
                 if s.start >= r {
                     break;
                 }
-                if linux24 && s.retrans && r > s.rtx_nxt {
+                if (linux24 || linux23) && s.retrans && r > s.rtx_nxt {
                     lost_retrans = lost_retrans.max(r);
                 }
                 if !s.sacked && s.start >= l && s.end <= r {
@@ -408,7 +453,15 @@ impl SendState {
         }
         // Linux "Event C": a retransmission is lost when data sent `dupthresh` segments after
         // it has been SACKed.
-        if lost_retrans > 0 && self.ca == CaState::Recovery {
+        // 2.2/2.3's FACK sender never retransmits a segment twice in fast recovery (its
+        // SACKED_RETRANS tag stays: a lost retransmission means an RTO, seed 001 Figure 13);
+        // after an RTO it repairs what SACK shows (it "does not follow the NewReno bugfix").
+        let episode = if linux23 {
+            self.ca == CaState::Loss
+        } else {
+            self.ca == CaState::Recovery
+        };
+        if lost_retrans > 0 && episode {
             let beyond = u64::from(cfg.dupthresh) * u64::from(o.mss);
             for s in self.rtx.iter_mut() {
                 if s.start > lost_retrans {
@@ -429,6 +482,22 @@ impl SendState {
     #[inline]
     fn linux24(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
         cfg.sack_loss_marking == SackLossMarking::Linux24 && o.sack
+    }
+
+    /// The 2.2/2.3 FACK sender (`sack_loss_marking = "linux23"`) with SACK in use.
+    fn linux23(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+        cfg.sack_loss_marking == SackLossMarking::Linux23 && o.sack
+    }
+
+    /// 2.2/2.3 `tcp_fack_retransmit`'s choice: every segment below the highest SACKed one that
+    /// is neither SACKed nor retransmitted is lost.
+    fn mark_fack_holes_lost(&mut self) {
+        let fackets = self.fackets_out() as usize;
+        for s in self.rtx.iter_mut().take(fackets) {
+            if !s.sacked && !s.retrans {
+                s.lost = true;
+            }
+        }
     }
 
     /// Linux `fackets_out`: segments from the head up to the highest SACKed one.
@@ -651,6 +720,9 @@ impl SendState {
                     let cwnd_undone = self.cwnd;
                     // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1.
                     self.cwnd = match cfg.recovery_exit {
+                        // The 2.2/2.3 FACK sender's `clear_fast_retransmit`: cwnd = ssthresh
+                        // (after more than 3 duplicate ACKs, as always here).
+                        _ if self.linux23(cfg, o) => self.ssthresh,
                         RecoveryExit::Ssthresh => self.cwnd.min(self.ssthresh),
                         RecoveryExit::FlightPlusOne => self.packets_out() + 1,
                     };
@@ -676,6 +748,12 @@ impl SendState {
                     } else if is_dupack && !o.sack {
                         self.reno_sacked =
                             (self.reno_sacked + 1).min(self.packets_out().saturating_sub(1));
+                    }
+                    if self.linux23(cfg, o) {
+                        // 2.2/2.3 `tcp_fast_retrans`: `tcp_fack_retransmit` on every further
+                        // duplicate ACK and partial ACK; cwnd is not deflated.
+                        self.mark_fack_holes_lost();
+                        return;
                     }
                     if self.linux24(cfg, o) {
                         // `tcp_update_scoreboard` runs on a duplicate ACK, or on a partial ACK
@@ -856,8 +934,14 @@ impl SendState {
         self.undo_retrans = 0;
         self.frto = 0;
         self.cwr_pending = o.ecn;
+        // 2.3 `tcp_retransmit_timer` clears the SACK tags ("the sender may have dropped out of
+        // order frames", RFC 2018); 2.4 keeps them.
+        let clear = self.linux23(cfg, o);
         for s in self.rtx.iter_mut() {
             s.retrans = false;
+            if clear {
+                s.sacked = false;
+            }
             if !s.sacked {
                 s.lost = true;
             }
@@ -1021,6 +1105,10 @@ impl SendState {
                 return true;
             }
         }
+        if self.linux23(cfg, o) {
+            // 2.2/2.3: `(tp->fackets_out > 3) || (tp->dup_acks == 3)`.
+            return self.dupacks >= cfg.dupthresh || self.fackets_out() > cfg.dupthresh;
+        }
         if self.linux24(cfg, o) {
             // Trick#1 and the classic rule on fackets_out (Trick#3 is `head_timedout`).
             return self.rtx.iter().any(|s| s.lost) || self.fackets_out() > cfg.dupthresh;
@@ -1057,6 +1145,14 @@ impl SendState {
         self.ca = CaState::Recovery;
         if !o.sack {
             self.reno_sacked = self.dupacks.min(self.packets_out().saturating_sub(1));
+        }
+        if self.linux23(cfg, o) {
+            // 2.2/2.3: cwnd = ssthresh + 3 and `tcp_fack_retransmit` (the head first).
+            self.cwnd = self.ssthresh + 3;
+            self.mark_head_lost();
+            self.force_head_rtx = true;
+            self.mark_fack_holes_lost();
+            return;
         }
         if self.linux24(cfg, o) {
             // Linux 2.4 marks the head on a duplicate ACK, and retransmits it only once

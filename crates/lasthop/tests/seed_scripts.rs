@@ -1,0 +1,145 @@
+//! The scripts that regenerate docs/seed-comparison.md run against the binary of this build, in
+//! their quick modes, so a change of the outputs they read (a host renamed, a column moved)
+//! breaks this test instead of the scripts silently. Their numbers are the doc's business;
+//! here only that they run and print what the doc is made of, and that the generated
+//! experiment files are what scripts/seed001-experiments.py writes.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn python(args: &[&str]) -> String {
+    let out = Command::new("python3")
+        .args(args)
+        .current_dir(root())
+        .output()
+        .expect("python3 runs (the scripts need only its standard library)");
+    assert!(
+        out.status.success(),
+        "python3 {args:?} failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn seed001_tables_run_in_quick_mode() {
+    let d = tempfile::tempdir().unwrap();
+    let out = python(&[
+        "scripts/seed001-tables.py",
+        env!("CARGO_BIN_EXE_lasthop"),
+        "--quick",
+        "--out",
+        d.path().to_str().unwrap(),
+    ]);
+    for want in [
+        "### Tables 3 and 4",
+        "**Table 5:",
+        "**Table 13:",
+        "**T14:",
+        "**T47:",
+        "### The seed's conclusions, checked",
+        // Deterministic, so one replication gives the doc's numbers: Table 3's buffer 7 row.
+        "| 7 | 12 | 13 / 4 / 17 | 17 | 13 / 4 / 17 |",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
+    // Every appendix table is there.
+    for t in 14..=47 {
+        assert!(out.contains(&format!("**T{t}:")), "T{t} missing");
+    }
+}
+
+#[test]
+fn seed_comparison_runs_in_quick_mode() {
+    let out = python(&[
+        "scripts/seed-comparison.py",
+        env!("CARGO_BIN_EXE_lasthop"),
+        "--quick",
+        "--reps",
+        "1",
+    ]);
+    assert!(out.contains("### seed 000, e0, 2tcp0udp"), "{out}");
+    assert!(out.contains("Table 3"), "{out}");
+}
+
+#[test]
+fn seed001_experiment_files_are_the_generators() {
+    let d = tempfile::tempdir().unwrap();
+    let names = ["single", "single-random", "2par", "4par"];
+    let before: Vec<String> = names
+        .iter()
+        .map(|n| {
+            std::fs::read_to_string(root().join(format!("experiments/seed001-{n}.toml"))).unwrap()
+        })
+        .collect();
+    // The generator writes into the tree; run it on a copy of what it needs.
+    for dir in ["scripts", "experiments"] {
+        std::fs::create_dir_all(d.path().join(dir)).unwrap();
+    }
+    std::fs::copy(
+        root().join("scripts/seed001-experiments.py"),
+        d.path().join("scripts/seed001-experiments.py"),
+    )
+    .unwrap();
+    let out = Command::new("python3")
+        .arg(d.path().join("scripts/seed001-experiments.py"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for (n, want) in names.iter().zip(&before) {
+        let got = std::fs::read_to_string(d.path().join(format!("experiments/seed001-{n}.toml")))
+            .unwrap();
+        assert!(
+            &got == want,
+            "experiments/seed001-{n}.toml differs from what scripts/seed001-experiments.py writes"
+        );
+    }
+}
+
+/// Seed 000's 48 configurations with 2 replications each through `scripts/seed000-tables.py`:
+/// every configuration a row of its table, and every conclusion of extract A.7 checked.
+#[test]
+fn seed000_tables_run_all_48_configurations() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = python(&[
+        "scripts/seed000-tables.py",
+        tmp.path().to_str().unwrap(),
+        "--run",
+        env!("CARGO_BIN_EXE_lasthop"),
+        "--reps",
+        "2",
+    ]);
+    // 16 + 12 + 10 + 10 configurations, each a row of its table (its first set).
+    let rows = out
+        .lines()
+        .filter(|l| {
+            let f: Vec<&str> = l.split('|').map(str::trim).collect();
+            f.len() > 3 && ["faster", "first"].contains(&f[2]) && !f[1].is_empty()
+        })
+        .count();
+    assert_eq!(rows, 48, "{out}");
+    for heading in [
+        "### 2tcp0udp, the RTO variants",
+        "### 2tcp0udp, RED, ECN, CBI and CBI-ECN",
+        "### 2tcp0udp5s",
+        "### 2tcp1udp, the TCP connections",
+        "### 2tcp1udp: the UDP stream",
+        "### The thesis's conclusions, checked",
+    ] {
+        assert!(out.contains(heading), "{heading} missing in\n{out}");
+    }
+    for n in [
+        "| 1.", "| 2.", "| 3.", "| 4.", "| 5.", "| 6.", "| 7a.", "| 7d.", "| 8a.", "| 8b.", "| 9.",
+    ] {
+        assert!(out.contains(n), "conclusion {n} missing in\n{out}");
+    }
+}
