@@ -7,6 +7,9 @@
 //!   loss, a fixed pattern);
 //! - [`middlebox`]: per-direction packet hooks at the router (pass, rewrite, delay, drop,
 //!   inject); [`rate_control`] and [`rdb`] (redundant data bundling) are middleboxes;
+//! - [`trace`]: a direction's capacity from a trace file (Mahimahi's delivery opportunities,
+//!   or timed rates), with outages; [`trace_summary`] its Mahimahi-style figures; [`files`]
+//!   reads the data files specs name;
 //! - [`access`]: a host's access link (a FIFO serializer and a delay) before the router;
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection (and adaptive RED) with ECN marking;
@@ -20,6 +23,7 @@ pub mod codel;
 pub mod dist;
 pub mod error_model;
 pub mod event;
+pub mod files;
 pub mod fq_codel;
 pub mod lrb;
 pub mod lsb;
@@ -34,6 +38,8 @@ pub mod red;
 pub mod serializer;
 pub mod spec;
 mod timers;
+pub mod trace;
+pub mod trace_summary;
 
 pub use access::AccessLink;
 pub use dist::Dist;

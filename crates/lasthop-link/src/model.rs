@@ -30,6 +30,7 @@ use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict}
 use crate::serializer::Serializer;
 use crate::spec::{Dir, Handling, LinkConfig};
 use crate::timers::{Timer, Timers};
+use crate::trace_summary::{Recorder, TraceSummary};
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Packet, Seeds, Time};
 use std::collections::VecDeque;
@@ -109,6 +110,8 @@ struct Log {
     state_names: Vec<Arc<str>>,
     /// Each direction's queue and serializer figures, kept whatever the level.
     meters: [Meter; 2],
+    /// A traced direction's Mahimahi figures (`trace_summary.csv`), whatever the level.
+    record: [Option<Box<Recorder>>; 2],
 }
 
 /// The Markov chain of link states. It draws from its own stream only, so its timeline depends
@@ -176,7 +179,7 @@ impl Link {
                     queue::flow_queues(&dc.queue, mean_packet, &seeds, d),
                 ),
                 lsb: SendBuffer::new(dc),
-                ser: Serializer::new(seeds.stream(&format!("link.delays.{d}"))),
+                ser: Serializer::new(dc, seeds.stream(&format!("link.delays.{d}"))),
                 errors: ErrorStage {
                     model: error_model::build(&dc.loss, &seeds, d),
                     rng: seeds.stream(&format!("link.errors.{d}")),
@@ -184,6 +187,10 @@ impl Link {
                 lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
                 stats: DirStats::default(),
             }
+        });
+        let record = Dir::BOTH.map(|d| {
+            let trace = cfg.dirs[d.index()].trace.clone();
+            trace.map(|t| Box::new(Recorder::new(t)))
         });
         let state_names = cfg
             .states
@@ -203,6 +210,7 @@ impl Link {
                 events: Vec::new(),
                 state_names,
                 meters: Default::default(),
+                record,
             },
             mbox: Default::default(),
             mbox_on: false,
@@ -289,6 +297,15 @@ impl Link {
     /// [`crate::meter`]).
     pub fn meter(&self, dir: Dir) -> &Meter {
         &self.log.meters[dir.index()]
+    }
+
+    /// Mahimahi's figures over `[0, end]` of each direction with a trace (none without one):
+    /// what `trace_summary::write_files` writes.
+    pub fn trace_summaries(&self, end: Time) -> Vec<TraceSummary> {
+        Dir::BOTH
+            .iter()
+            .filter_map(|&d| Some(self.log.record[d.index()].as_ref()?.summary(d, end)))
+            .collect()
     }
 
     /// Whether no packet is anywhere in the link (queues, buffers, on the wire, in recovery).
@@ -653,10 +670,10 @@ impl Link {
             return;
         }
         let p = &dc.per_state[self.chain.current];
-        let tx = ds
-            .ser
-            .rate(dc, p, now)
-            .tx_time(len + u64::from(dc.overhead));
+        // A trace that ended sends nothing more: the packet waits.
+        let Some(end) = ds.ser.tx_end(dc, p, now, len + u64::from(dc.overhead)) else {
+            return;
+        };
         let q = ds.lsb.wait.pop_front().expect("head exists");
         ds.ser.sent += 1;
         let seq = ds.lrb.start(q.id, q.pkt, ds.ser.sent);
@@ -669,7 +686,7 @@ impl Link {
             ds.lrb.slot(seq).packet(),
             None,
         );
-        self.timers.schedule(now + tx, Timer::TxEnd(d));
+        self.timers.schedule(end, Timer::TxEnd(d));
     }
 
     #[inline(always)] // into the timer loop, once per packet
@@ -714,6 +731,7 @@ impl Link {
         } else {
             self.start_tx(now, d);
         }
+        self.dirs[d.index()].ser.settle();
     }
 
     // ---- 4. error process -------------------------------------------------------------------
@@ -832,6 +850,9 @@ impl Log {
         delay_ns: Option<u64>,
     ) {
         self.meters[d.index()].on_event(t, kind, ds.queue.len() as u64);
+        if let Some(r) = &mut self.record[d.index()] {
+            r.on_event(t, kind, packet.map(|(id, p)| (id, p.wire_len)));
+        }
         if kind.level() > self.level {
             return;
         }

@@ -1,7 +1,9 @@
 //! Stage 3, the serializer and propagation: one packet at a time at the rate in force when its
-//! transmission starts, then the state's propagation delay plus extra and scripted delays.
+//! transmission starts (or, for a direction with a trace, as the trace's capacity allows: see
+//! [`crate::trace`]), then the state's propagation delay plus extra and scripted delays.
 
 use crate::spec::{DirConfig, Params};
+use crate::trace::TraceServer;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Rate, Time};
 
@@ -14,16 +16,40 @@ pub(crate) struct Serializer {
     sched_pos: usize,
     /// `link.delays.{dir}`: extra and scripted delays.
     delays_rng: Stream,
+    /// The direction's trace, which then gives every transmission's end.
+    trace: Option<Box<TraceServer>>,
 }
 
 impl Serializer {
     #[inline]
-    pub fn new(delays_rng: Stream) -> Serializer {
+    pub fn new(dc: &DirConfig, delays_rng: Stream) -> Serializer {
         Serializer {
             transmitting: None,
             sent: 0,
             sched_pos: 0,
             delays_rng,
+            trace: dc.trace.clone().map(|t| Box::new(TraceServer::new(t))),
+        }
+    }
+
+    /// When a transmission of `bytes` (overhead included) starting at `now` ends: at the rate
+    /// in force, or as the trace carries it; `None` if never (a trace that ended).
+    #[inline]
+    pub fn tx_end(&mut self, dc: &DirConfig, p: &Params, now: Time, bytes: u64) -> Option<Time> {
+        match &mut self.trace {
+            None => Some(now + self.rate(dc, p, now).tx_time(bytes)),
+            Some(t) => t.finish(now, bytes),
+        }
+    }
+
+    /// A transmission ended and the next (if any) has started: an idle serializer loses what
+    /// is left of the trace's opportunity.
+    #[inline]
+    pub fn settle(&mut self) {
+        if self.transmitting.is_none() {
+            if let Some(t) = &mut self.trace {
+                t.idle();
+            }
         }
     }
 

@@ -30,6 +30,7 @@
 
 use crate::dist::Dist;
 use crate::error_model::LossModel;
+use crate::trace::{Trace, TraceSpec};
 use indexmap::IndexMap;
 use lasthop_core::{Bytes, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -108,6 +109,9 @@ pub struct DirSpec {
     /// (`probability`) or `"pattern"` (`drop = [N, ...]`, `every = K`). Replaces `error`; the
     /// handling (`drop` / `delay` / `arq`) stays.
     pub loss: Option<LossSpec>,
+    /// The direction's capacity from a file instead of `rate`: a Mahimahi trace (`mahimahi`)
+    /// or timed rates (`rates`); see [`crate::trace`].
+    pub trace: Option<TraceSpec>,
 }
 
 /// `[down.loss]`, `[up.loss]` or `[both.loss]`: the direction's error model (see
@@ -418,6 +422,8 @@ pub struct DirConfig {
     pub per_state: Vec<Params>,
     /// Which attempts fail (the handling of a failure is the state's).
     pub loss: LossModel,
+    /// The capacity from a trace file, instead of the rate (`[DIR.trace]`).
+    pub trace: Option<Trace>,
 }
 
 /// The parameters of one direction while one state holds.
@@ -588,7 +594,8 @@ impl LinkSpec {
         from_toml(text)
     }
 
-    /// Reads and validates a link spec file.
+    /// Reads and validates a link spec file; the data files it names (traces) are relative to
+    /// its directory.
     pub fn load(path: impl AsRef<Path>) -> Result<LinkConfig, SpecError> {
         let path = path.as_ref();
         let with_file = |mut e: SpecError| {
@@ -598,16 +605,23 @@ impl LinkSpec {
         let text = lasthop_core::spec::read_spec_text(path)
             .map_err(|e| with_file(err("", e.to_string())))?;
         let spec = LinkSpec::parse(&text).map_err(with_file)?;
-        spec.validate().map_err(with_file)
+        spec.validate_in(path.parent().unwrap_or(Path::new("")))
+            .map_err(with_file)
     }
 
-    /// Parses and validates TOML text.
+    /// Parses and validates TOML text (data files it names relative to the working directory).
     pub fn config_from_str(text: &str) -> Result<LinkConfig, SpecError> {
         LinkSpec::parse(text)?.validate()
     }
 
-    /// Checks every value and resolves the directions and states into a [`LinkConfig`].
+    /// [`LinkSpec::validate_in`] with data files relative to the working directory.
     pub fn validate(&self) -> Result<LinkConfig, SpecError> {
+        self.validate_in(Path::new(""))
+    }
+
+    /// Checks every value and resolves the directions and states into a [`LinkConfig`]; the
+    /// data files the spec names (traces) are read relative to `base`.
+    pub fn validate_in(&self, base: &Path) -> Result<LinkConfig, SpecError> {
         let mtu = self.mtu.map(|m| m.0);
         let mtu32 = mtu.map(|m| m as u32);
         if let Some(m) = mtu {
@@ -620,8 +634,8 @@ impl LinkSpec {
         }
         let (states, initial) = self.validate_states()?;
         let dirs = [
-            self.validate_dir(Dir::Down, &states)?,
-            self.validate_dir(Dir::Up, &states)?,
+            self.validate_dir(Dir::Down, &states, base)?,
+            self.validate_dir(Dir::Up, &states, base)?,
         ];
         for (d, dc) in Dir::BOTH.iter().zip(&dirs) {
             for (buf, size) in [("lsb", dc.lsb), ("lrb", dc.lrb)] {
@@ -765,7 +779,12 @@ impl LinkSpec {
         Ok((states, initial))
     }
 
-    fn validate_dir(&self, d: Dir, states: &[StateConfig]) -> Result<DirConfig, SpecError> {
+    fn validate_dir(
+        &self,
+        d: Dir,
+        states: &[StateConfig],
+        files_dir: &Path,
+    ) -> Result<DirConfig, SpecError> {
         let own = match d {
             Dir::Down => &self.down,
             Dir::Up => &self.up,
@@ -937,6 +956,7 @@ impl LinkSpec {
                 ));
             }
         }
+        let trace = validate_trace(d, own, b, &schedule, &per_state, &self.states, files_dir)?;
         Ok(DirConfig {
             overhead: overhead as u32,
             lsb,
@@ -950,8 +970,55 @@ impl LinkSpec {
             schedule,
             per_state,
             loss,
+            trace,
         })
     }
+}
+
+/// The direction's trace, if it has one: the most specific of `rate` and `trace` gives the
+/// direction's capacity (its own table over `both`), and nothing else may change a traced
+/// direction's rate.
+fn validate_trace(
+    d: Dir,
+    own: &DirSpec,
+    b: &DirSpec,
+    schedule: &[(Time, Rate)],
+    per_state: &[Params],
+    states: &IndexMap<String, StateSpec>,
+    base: &Path,
+) -> Result<Option<Trace>, SpecError> {
+    for (name, t) in [(d.name(), own), ("both", b)] {
+        if t.trace.is_some() && t.rate.is_some() {
+            return Err(err(
+                format!("{name}.rate"),
+                format!("`{name}.trace` gives this rate already: remove one of them"),
+            ));
+        }
+    }
+    let (key, spec) = match (&own.trace, own.rate, &b.trace) {
+        (Some(t), _, _) => (format!("{d}.trace"), t),
+        (None, None, Some(t)) => ("both.trace".to_string(), t),
+        _ => return Ok(None),
+    };
+    if !schedule.is_empty() {
+        let src = if own.schedule.is_some() {
+            d.name()
+        } else {
+            "both"
+        };
+        return Err(err(
+            format!("{src}.schedule"),
+            format!("the {d} direction's rate comes from its trace (`{key}`): a schedule of rates cannot change it; write the changes into the trace"),
+        ));
+    }
+    if let Some(i) = per_state.iter().position(|p| p.rate_override.is_some()) {
+        let name = states.get_index(i).map_or("", |(n, _)| n.as_str());
+        return Err(err(
+            format!("states.{name}.rate"),
+            format!("the {d} direction's rate comes from its trace (`{key}`): a state cannot override it; give the rate in the other direction's table only (`states.{name}.{}`)", match d { Dir::Down => "up", Dir::Up => "down" }),
+        ));
+    }
+    Trace::load(&key, spec, base).map(Some)
 }
 
 fn validate_loss(key: &str, l: Option<&LossSpec>) -> Result<LossModel, SpecError> {
@@ -1390,13 +1457,17 @@ impl LinkConfig {
             if !q.acts() {
                 continue;
             }
-            // Every rate the direction can run at: the base rate, each state's, the schedule's.
-            let rates: Vec<Rate> = dc
-                .per_state
-                .iter()
-                .map(|p| p.rate_override.unwrap_or(p.base_rate))
-                .chain(dc.schedule.iter().map(|s| s.1))
-                .collect();
+            // Every rate the direction can run at: the base rate, each state's, the schedule's;
+            // a trace's mean stands for its rates.
+            let rates: Vec<Rate> = match &dc.trace {
+                Some(t) => vec![Rate((t.mean_bps().round() as u64).max(1))],
+                None => dc
+                    .per_state
+                    .iter()
+                    .map(|p| p.rate_override.unwrap_or(p.base_rate))
+                    .chain(dc.schedule.iter().map(|s| s.1))
+                    .collect(),
+            };
             if rates.iter().all(|r| r.is_unlimited()) {
                 w.push(warn(
                     format!("{d}.queue"),
@@ -1469,7 +1540,22 @@ impl LinkConfig {
                     );
                 }
             }
-            let _ = writeln!(s, "  rate {rate}, overhead {}B per packet", c.overhead);
+            match &c.trace {
+                Some(t) => {
+                    let what = match t.shape {
+                        crate::trace::Shape::Opportunities { .. } => "Mahimahi trace",
+                        crate::trace::Shape::Rates { .. } => "rate trace",
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  rate from the {what} {:?}: {t}; overhead {}B per packet",
+                        t.file, c.overhead
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "  rate {rate}, overhead {}B per packet", c.overhead);
+                }
+            }
             for (t, r) in &c.schedule {
                 let _ = writeln!(s, "  rate becomes {r} at {}s", t.as_secs_f64());
             }
