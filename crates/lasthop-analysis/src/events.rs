@@ -43,7 +43,8 @@ impl DropCause {
             // RED's drops keep RED's column; CoDel's and PIE's have their own.
             Some(RowCause::Red) => DropCause::Red,
             Some(RowCause::Codel | RowCause::Pie) => DropCause::Aqm,
-            Some(RowCause::Error) => DropCause::Error,
+            // Seawind's output dropper emulates link errors at the link's far end.
+            Some(RowCause::Error | RowCause::Output) => DropCause::Error,
             Some(RowCause::Mtu) => DropCause::Mtu,
             _ => DropCause::Other,
         }

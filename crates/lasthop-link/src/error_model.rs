@@ -8,6 +8,8 @@
 //! Models shipped:
 //! - [`StateErrors`] (the default): the state in force's `error` probability, drawn from the
 //!   direction's `link.errors.{dir}` stream (the one the handling's error delays also draw from);
+//!   a probability per packet, or per bit (`error_unit = "bit"`: a packet of n bits fails with
+//!   1 − (1 − p)^n), fixed or drawn from a distribution for each attempt;
 //! - [`Uniform`]: every attempt fails with probability p, drawn from its own `link.loss.{dir}`
 //!   stream (netem's `loss random`);
 //! - [`Pattern`]: attempts N, M, ... of every K fail (1-based, counting the attempts that reach
@@ -17,7 +19,7 @@
 //! variant of [`LossModel`] with its spec keys, and a line in [`build`]; nothing in the pipeline
 //! changes. [`crate::Link::set_error_model`] installs any model directly.
 
-use crate::spec::{Dir, Params};
+use crate::spec::{Dir, ErrorUnit, Params};
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Packet, Seeds, Time};
 
@@ -30,6 +32,8 @@ pub struct Attempt<'a> {
     pub attempt: u32,
     /// The parameters of the state in force (its `error` probability and handling).
     pub params: &'a Params,
+    /// The bits the attempt sends: the packet and the link's per-packet overhead.
+    pub bits: u64,
 }
 
 /// Decides which transmission attempts fail. Sans-IO: randomness only from named streams the
@@ -79,13 +83,33 @@ pub struct StateErrors;
 impl ErrorModel for StateErrors {
     #[inline]
     fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool {
-        state_fails(a.params, errors)
+        state_fails(a.params, a.bits, errors)
     }
 }
 
 #[inline]
-fn state_fails(params: &Params, errors: &mut Stream) -> bool {
+fn state_fails(params: &Params, bits: u64, errors: &mut Stream) -> bool {
+    if params.error_dist.is_some() || params.error_unit == ErrorUnit::Bit {
+        return drawn_or_bit_fails(params, bits, errors);
+    }
     let p = params.error;
+    p > 0.0 && (p >= 1.0 || unit(errors) < p)
+}
+
+/// [`state_fails`] for an error probability drawn from a distribution (one draw, then the
+/// test) or given per bit: out of line, so the fixed per-packet probability keeps its code.
+#[cold]
+#[inline(never)]
+fn drawn_or_bit_fails(params: &Params, bits: u64, errors: &mut Stream) -> bool {
+    let p = match &params.error_dist {
+        Some(d) => d.probability(errors),
+        None => params.error,
+    };
+    let p = match params.error_unit {
+        ErrorUnit::Packet => p,
+        // 1 − (1 − p)^bits, without the rounding of 1 − p near 1.
+        ErrorUnit::Bit => -(bits as f64 * (-p).ln_1p()).exp_m1(),
+    };
     p > 0.0 && (p >= 1.0 || unit(errors) < p)
 }
 
@@ -147,9 +171,14 @@ impl ErrorStage {
     /// Whether the attempt fails. It is described lazily: the default model needs only the
     /// state's probability, and this runs for every packet.
     #[inline]
-    pub fn fails<'a>(&mut self, params: &Params, attempt: impl FnOnce() -> Attempt<'a>) -> bool {
+    pub fn fails<'a>(
+        &mut self,
+        params: &Params,
+        bits: u64,
+        attempt: impl FnOnce() -> Attempt<'a>,
+    ) -> bool {
         match &mut self.model {
-            None => state_fails(params, &mut self.rng),
+            None => state_fails(params, bits, &mut self.rng),
             Some(m) => m.fails(&attempt(), &mut self.rng),
         }
     }

@@ -58,6 +58,8 @@ pub enum Cause {
     /// PIE's random early drop at enqueue (or PIE with ECN met a non-ECT packet, or the
     /// probability was above 10 %).
     Pie,
+    /// Seawind's output dropper, as the packet left the link.
+    Output,
 }
 
 impl Cause {
@@ -70,6 +72,7 @@ impl Cause {
             Cause::Middlebox => "middlebox",
             Cause::Codel => "codel",
             Cause::Pie => "pie",
+            Cause::Output => "output",
         }
     }
 }
@@ -86,6 +89,8 @@ pub enum EventKind {
     Mark,
     /// It moved from the router queue into the link send buffer.
     Lsb,
+    /// The link was idle: the channel's allocation delays the transmission by `delay`.
+    Alloc,
     TxStart,
     TxEnd,
     /// A scripted or random extra delay of `delay` was added to its propagation.
@@ -93,6 +98,9 @@ pub enum EventKind {
     /// The error process hit attempt `n` (1 = the first transmission); `delay` is the added
     /// error delay, 0 when the packet is dropped.
     Error(u32),
+    /// The error process damaged its bytes and it goes on (`handling = "forward"`, Seawind's
+    /// FORWARD); the receiving host's checksum discards it.
+    Corrupt,
     /// It arrived at the link receive buffer but waits behind an earlier packet.
     Hold,
     /// It left the link receive buffer towards the host.
@@ -117,10 +125,12 @@ impl EventKind {
             EventKind::Drop(_) => "drop",
             EventKind::Mark => "mark",
             EventKind::Lsb => "lsb",
+            EventKind::Alloc => "alloc",
             EventKind::TxStart => "tx_start",
             EventKind::TxEnd => "tx_end",
             EventKind::Delay => "delay",
             EventKind::Error(_) => "error",
+            EventKind::Corrupt => "corrupt",
             EventKind::Hold => "hold",
             EventKind::Release => "release",
             EventKind::State => "state",
@@ -135,6 +145,7 @@ impl EventKind {
     pub fn cause(self) -> Option<Cause> {
         match self {
             EventKind::Drop(c) => Some(c),
+            EventKind::Corrupt => Some(Cause::Error),
             EventKind::MboxRewrite
             | EventKind::MboxDelay
             | EventKind::MboxDrop
@@ -149,6 +160,7 @@ impl EventKind {
             EventKind::Drop(_)
             | EventKind::Mark
             | EventKind::Error(_)
+            | EventKind::Corrupt
             | EventKind::State
             | EventKind::MboxRewrite
             | EventKind::MboxDelay
@@ -308,10 +320,12 @@ pub enum RowKind {
     Drop,
     Mark,
     Lsb,
+    Alloc,
     TxStart,
     TxEnd,
     Delay,
     Error,
+    Corrupt,
     Hold,
     Release,
     State,
@@ -335,6 +349,7 @@ pub enum RowCause {
     Middlebox,
     Codel,
     Pie,
+    Output,
     /// A cause this version does not know (a newer writer).
     #[serde(other)]
     Other,
@@ -350,6 +365,7 @@ impl RowCause {
             RowCause::Middlebox => "middlebox",
             RowCause::Codel => "codel",
             RowCause::Pie => "pie",
+            RowCause::Output => "output",
             RowCause::Other => "other",
         }
     }
@@ -365,6 +381,7 @@ impl From<Cause> for RowCause {
             Cause::Middlebox => RowCause::Middlebox,
             Cause::Codel => RowCause::Codel,
             Cause::Pie => RowCause::Pie,
+            Cause::Output => RowCause::Output,
         }
     }
 }

@@ -68,6 +68,13 @@ pub struct DirStats {
     /// Packets CoDel (also within FQ-CoDel) or PIE dropped (causes `codel`, `pie`).
     #[serde(skip_serializing_if = "is_zero")]
     pub drops_aqm: u64,
+    /// Packets the error process damaged and sent on (`handling = "forward"`); the receiving
+    /// hosts discard them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub corrupted: u64,
+    /// Packets the output dropper dropped as they left (cause `output`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_output: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -98,6 +105,8 @@ struct Pipe {
     ser: Serializer,
     errors: ErrorStage,
     lrb: ReceiveBuffer,
+    /// `link.output.{dir}`, with an output dropper.
+    dropper: Option<Box<Stream>>,
     stats: DirStats,
 }
 
@@ -179,12 +188,16 @@ impl Link {
                     queue::flow_queues(&dc.queue, mean_packet, &seeds, d),
                 ),
                 lsb: SendBuffer::new(dc),
-                ser: Serializer::new(dc, seeds.stream(&format!("link.delays.{d}"))),
+                ser: Serializer::new(dc, &seeds, d),
                 errors: ErrorStage {
                     model: error_model::build(&dc.loss, &seeds, d),
                     rng: seeds.stream(&format!("link.errors.{d}")),
                 },
                 lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
+                dropper: dc
+                    .output_dropper
+                    .as_ref()
+                    .map(|_| Box::new(seeds.stream(&format!("link.output.{d}")))),
                 stats: DirStats::default(),
             }
         });
@@ -670,14 +683,25 @@ impl Link {
             return;
         }
         let p = &dc.per_state[self.chain.current];
+        let start = ds.ser.allocate(dc, now);
         // A trace that ended sends nothing more: the packet waits.
-        let Some(end) = ds.ser.tx_end(dc, p, now, len + u64::from(dc.overhead)) else {
+        let Some(end) = ds.ser.tx_end(dc, p, start, len + u64::from(dc.overhead)) else {
             return;
         };
         let q = ds.lsb.wait.pop_front().expect("head exists");
         ds.ser.sent += 1;
         let seq = ds.lrb.start(q.id, q.pkt, ds.ser.sent);
         ds.ser.transmitting = Some(seq);
+        if start > now {
+            self.log.event(
+                now,
+                d,
+                EventKind::Alloc,
+                ds,
+                ds.lrb.slot(seq).packet(),
+                Some((start - now).0),
+            );
+        }
         self.log.event(
             now,
             d,
@@ -693,11 +717,7 @@ impl Link {
     fn tx_end(&mut self, now: Time, d: Dir) {
         let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
-        let seq = ds
-            .ser
-            .transmitting
-            .take()
-            .expect("a transmission was running");
+        let seq = ds.ser.end(now);
         let (len, nth) = {
             let s = ds.lrb.slot(seq);
             (s.len, s.nth)
@@ -738,22 +758,28 @@ impl Link {
 
     /// Attempt number `attempts + 1` of packet `seq` reaches the far end at `now`.
     fn attempt(&mut self, now: Time, d: Dir, seq: u64) {
-        let p = &self.cfg.dirs[d.index()].per_state[self.chain.current];
+        let dc = &self.cfg.dirs[d.index()];
+        let p = &dc.per_state[self.chain.current];
         let ds = &mut self.dirs[d.index()];
         let slot = ds.lrb.slot_mut(seq);
         slot.attempts += 1;
         let (attempt, acc) = (slot.attempts, slot.error_delay);
-        let fails = ds.errors.fails(p, || Attempt {
+        let bits = (slot.len + u64::from(dc.overhead)) * 8;
+        let fails = ds.errors.fails(p, bits, || Attempt {
             now,
             dir: d,
             packet: slot.pkt.as_ref().expect("a packet on the link"),
             attempt,
             params: p,
+            bits,
         });
         if !fails {
             return self.at_far_end(now, d, seq);
         }
         ds.stats.errors += 1;
+        if p.handling == Handling::Forward {
+            return self.forward_damaged(now, d, seq);
+        }
         let delay = p.error_delay.as_ref().map(|x| x.sample(&mut ds.errors.rng));
         let kind = EventKind::Error(attempt);
         match (p.handling, delay) {
@@ -777,6 +803,25 @@ impl Link {
                 self.drop_on_link(now, d, seq);
             }
         }
+    }
+
+    /// Seawind's FORWARD: the failed attempt goes on with a damaged byte, for the receiver's
+    /// checksum to discard.
+    #[cold]
+    fn forward_damaged(&mut self, now: Time, d: Dir, seq: u64) {
+        let ds = &mut self.dirs[d.index()];
+        let slot = ds.lrb.slot_mut(seq);
+        slot.pkt.as_mut().expect("a packet on the link").damage();
+        ds.stats.corrupted += 1;
+        self.log.event(
+            now,
+            d,
+            EventKind::Corrupt,
+            ds,
+            ds.lrb.slot(seq).packet(),
+            None,
+        );
+        self.at_far_end(now, d, seq);
     }
 
     fn drop_on_link(&mut self, now: Time, d: Dir, seq: u64) {
@@ -825,6 +870,20 @@ impl Link {
             self.timers.schedule(now + back, Timer::LsbFree(d, len));
         } else {
             ds.lsb.left_link(len);
+        }
+        if let Some(rng) = &mut ds.dropper {
+            if output_drops(&self.cfg.dirs[d.index()], rng) {
+                ds.stats.drops_output += 1;
+                self.log.event(
+                    now,
+                    d,
+                    EventKind::Drop(Cause::Output),
+                    ds,
+                    Some((id, &pkt)),
+                    None,
+                );
+                return;
+            }
         }
         ds.stats.released += 1;
         self.log
@@ -889,6 +948,17 @@ impl Log {
     }
 }
 
+/// Seawind's output dropper: one draw of the probability (a distribution's), then the test.
+#[cold]
+fn output_drops(dc: &crate::spec::DirConfig, rng: &mut Stream) -> bool {
+    let p = dc
+        .output_dropper
+        .as_ref()
+        .expect("a dropper")
+        .probability(rng);
+    p > 0.0 && (p >= 1.0 || unit(rng) < p)
+}
+
 fn count_drop(st: &mut DirStats, cause: Cause) {
     match cause {
         Cause::Queue => st.drops_queue += 1,
@@ -897,5 +967,6 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Mtu => st.drops_mtu += 1,
         Cause::Middlebox => st.drops_middlebox += 1,
         Cause::Codel | Cause::Pie => st.drops_aqm += 1,
+        Cause::Output => st.drops_output += 1,
     }
 }

@@ -28,7 +28,7 @@
 //! Loading never panics: a TOML syntax error, an unknown key, a bad unit or an impossible value is
 //! a [`SpecError`] naming the key, the value and what is allowed.
 
-use crate::dist::Dist;
+use crate::dist::{Dist, NumDist};
 use crate::error_model::LossModel;
 use crate::trace::{Trace, TraceSpec};
 use indexmap::IndexMap;
@@ -91,8 +91,12 @@ pub struct DirSpec {
     /// when it arrives (Seawind's `reordering = TRUE`).
     pub in_order: Option<bool>,
     pub queue: Option<QueueSpec>,
-    /// Per-packet error probability, 0..=1.
-    pub error: Option<f64>,
+    /// Per-packet error probability (with `error_unit = "bit"`: the bit error rate), 0..=1: a
+    /// number, or a distribution drawn for each attempt (Seawind's `error_probability`).
+    pub error: Option<NumDist>,
+    /// What `error` is a probability of: `"packet"` (default, Seawind's UNIT) or `"bit"`
+    /// (Seawind's BIT: a packet of n bits fails with 1 − (1 − error)^n).
+    pub error_unit: Option<ErrorUnit>,
     pub handling: Option<Handling>,
     /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
     pub error_delay: Option<Dist>,
@@ -105,6 +109,21 @@ pub struct DirSpec {
     pub delays: Option<Vec<ScriptedDelay>>,
     /// Rate changes at fixed times: `[{ at = "10s", rate = "32kbit" }, ...]`.
     pub schedule: Option<Vec<RateStep>>,
+    /// Seawind's `allocation_delay`: a delay before the transmission of a packet that finds
+    /// the link idle (a distribution; none when absent).
+    pub allocation_delay: Option<Dist>,
+    /// With `allocation_delay`: how long the link must have been idle for a packet to need
+    /// the allocation (Seawind's `link_idle_timeout`; default 0, any pause).
+    pub idle_timeout: Option<Dur>,
+    /// Seawind's `available_rate`: a multiplier of the rate in force, drawn again every
+    /// `rate_change_interval` (a number or a distribution of numbers, at least 0).
+    pub available_rate: Option<NumDist>,
+    /// Seawind's `rate_change_interval`: how long each `available_rate` draw holds (a
+    /// distribution of durations).
+    pub rate_change_interval: Option<Dist>,
+    /// Seawind's `output_dropper`: each packet leaving the link is dropped with this
+    /// probability (a number or a distribution; cause `output`).
+    pub output_dropper: Option<NumDist>,
     /// Which attempts fail: `model = "states"` (default: the states' `error`), `"uniform"`
     /// (`probability`) or `"pattern"` (`drop = [N, ...]`, `every = K`). Replaces `error`; the
     /// handling (`drop` / `delay` / `arq`) stays.
@@ -133,8 +152,9 @@ pub struct LossSpec {
 /// `handling`, `error_delay`, `retries` and `drop_threshold` of [`DirSpec`] and [`StateParams`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ErrSpec {
-    /// Per-packet error probability, 0..=1.
-    pub error: Option<f64>,
+    /// Per-packet error probability (or bit error rate), 0..=1.
+    pub error: Option<NumDist>,
+    pub error_unit: Option<ErrorUnit>,
     pub handling: Option<Handling>,
     /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
     pub error_delay: Option<Dist>,
@@ -166,6 +186,21 @@ pub enum Handling {
     /// Link-layer retransmission (Seawind DELAY_ITERATE): each failed attempt adds `error_delay`
     /// and the error test is repeated with the state current at the retry.
     Arq,
+    /// The packet goes on with damaged bytes (Seawind FORWARD): the receiving host's checksum
+    /// discards it (in simulation the receiving end discards it and counts it).
+    Forward,
+}
+
+/// What an error probability is a probability of (Seawind's `error_rate_type`).
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorUnit {
+    /// Of a packet (Seawind UNIT).
+    #[default]
+    Packet,
+    /// Of a bit (Seawind BIT): a packet of n bits (its wire length and the link overhead)
+    /// fails with 1 − (1 − p)^n.
+    Bit,
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Default)]
@@ -342,8 +377,10 @@ pub struct StateParams {
     pub rate: Option<Rate>,
     pub delay: Option<Dur>,
     pub extra_delay: Option<Dist>,
-    /// Per-packet error probability, 0..=1.
-    pub error: Option<f64>,
+    /// Per-packet error probability (or bit error rate), 0..=1: a number or a distribution.
+    pub error: Option<NumDist>,
+    /// `"packet"` or `"bit"`: what `error` is a probability of.
+    pub error_unit: Option<ErrorUnit>,
     pub handling: Option<Handling>,
     /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
     pub error_delay: Option<Dist>,
@@ -359,6 +396,12 @@ pub struct StateParams {
 pub enum Choice {
     One(String),
     Weighted(IndexMap<String, f64>),
+}
+
+/// A distribution of the spec, of either kind (see [`LinkSpec::each_dist`]).
+enum AnyDist<'a> {
+    Duration(&'a mut Dist),
+    Number(&'a mut NumDist),
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -424,6 +467,12 @@ pub struct DirConfig {
     pub loss: LossModel,
     /// The capacity from a trace file, instead of the rate (`[DIR.trace]`).
     pub trace: Option<Trace>,
+    /// Seawind's allocation delay, and the idle time that makes a packet need it.
+    pub allocation: Option<(Dist, Dur)>,
+    /// Seawind's available rate: the multiplier and the interval of its changes.
+    pub available: Option<(NumDist, Dist)>,
+    /// Seawind's output dropper: the probability a leaving packet is dropped.
+    pub output_dropper: Option<NumDist>,
 }
 
 /// The parameters of one direction while one state holds.
@@ -434,11 +483,30 @@ pub struct Params {
     pub base_rate: Rate,
     pub delay: Dur,
     pub extra_delay: Option<Dist>,
+    /// The error probability when it is a fixed number (0 when `error_dist` gives it).
     pub error: f64,
+    /// The error probability drawn for each attempt, when the spec gave a distribution.
+    pub error_dist: Option<NumDist>,
+    pub error_unit: ErrorUnit,
     pub handling: Handling,
     pub error_delay: Option<Dist>,
     pub retries: Option<u32>,
     pub drop_threshold: Option<Dur>,
+}
+
+impl Params {
+    /// Whether attempts can fail in this state.
+    pub fn has_errors(&self) -> bool {
+        self.error > 0.0 || self.error_dist.is_some()
+    }
+
+    /// The error probability as written.
+    pub fn error_text(&self) -> String {
+        match &self.error_dist {
+            Some(d) => d.to_string(),
+            None => self.error.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -622,6 +690,82 @@ impl LinkSpec {
     /// Checks every value and resolves the directions and states into a [`LinkConfig`]; the
     /// data files the spec names (traces) are read relative to `base`.
     pub fn validate_in(&self, base: &Path) -> Result<LinkConfig, SpecError> {
+        let mut spec = self.clone();
+        spec.load_user_files(base)?;
+        spec.validate_loaded(base)
+    }
+
+    /// Reads the values of every `user(FILE)` distribution, relative to `base`.
+    fn load_user_files(&mut self, base: &Path) -> Result<(), SpecError> {
+        self.each_dist(&mut |key, d| match d {
+            AnyDist::Duration(d) => d.load_files(key, base),
+            AnyDist::Number(d) => d.load_files(key, base),
+        })
+    }
+
+    /// Calls `f` with every distribution of the spec and its key path. A new key holding a
+    /// distribution is added here, so that a `user` file in it is read.
+    fn each_dist(
+        &mut self,
+        f: &mut dyn FnMut(&str, AnyDist<'_>) -> Result<(), SpecError>,
+    ) -> Result<(), SpecError> {
+        for (name, t) in [
+            ("both", &mut self.both),
+            ("down", &mut self.down),
+            ("up", &mut self.up),
+        ] {
+            let k = |f: &str| format!("{name}.{f}");
+            for (key, d) in [
+                ("extra_delay", &mut t.extra_delay),
+                ("error_delay", &mut t.error_delay),
+                ("allocation_delay", &mut t.allocation_delay),
+                ("rate_change_interval", &mut t.rate_change_interval),
+            ] {
+                if let Some(d) = d {
+                    f(&k(key), AnyDist::Duration(d))?;
+                }
+            }
+            for (key, d) in [
+                ("error", &mut t.error),
+                ("available_rate", &mut t.available_rate),
+                ("output_dropper", &mut t.output_dropper),
+            ] {
+                if let Some(d) = d {
+                    f(&k(key), AnyDist::Number(d))?;
+                }
+            }
+            for (i, sd) in t.delays.iter_mut().flatten().enumerate() {
+                f(
+                    &k(&format!("delays[{i}].delay")),
+                    AnyDist::Duration(&mut sd.delay),
+                )?;
+            }
+        }
+        for (name, st) in self.states.iter_mut() {
+            if let Some(d) = &mut st.duration {
+                f(&format!("states.{name}.duration"), AnyDist::Duration(d))?;
+            }
+            for (dir, p) in [
+                ("both", &mut st.both),
+                ("down", &mut st.down),
+                ("up", &mut st.up),
+            ] {
+                let k = |f: &str| format!("states.{name}.{dir}.{f}");
+                if let Some(d) = &mut p.extra_delay {
+                    f(&k("extra_delay"), AnyDist::Duration(d))?;
+                }
+                if let Some(d) = &mut p.error_delay {
+                    f(&k("error_delay"), AnyDist::Duration(d))?;
+                }
+                if let Some(d) = &mut p.error {
+                    f(&k("error"), AnyDist::Number(d))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_loaded(&self, base: &Path) -> Result<LinkConfig, SpecError> {
         let mtu = self.mtu.map(|m| m.0);
         let mtu32 = mtu.map(|m| m as u32);
         if let Some(m) = mtu {
@@ -903,6 +1047,8 @@ impl LinkSpec {
             delay,
             extra_delay: own.extra_delay.clone().or(b.extra_delay.clone()),
             error: 0.0,
+            error_dist: None,
+            error_unit: ErrorUnit::Packet,
             handling: Handling::Drop,
             error_delay: None,
             retries: None,
@@ -942,7 +1088,7 @@ impl LinkSpec {
             own.loss.as_ref().or(b.loss.as_ref()),
         )?;
         if loss != LossModel::States {
-            if let Some((i, p)) = per_state.iter().enumerate().find(|(_, p)| p.error > 0.0) {
+            if let Some((i, p)) = per_state.iter().enumerate().find(|(_, p)| p.has_errors()) {
                 let whose = match self.states.get_index(i) {
                     Some((name, _)) => format!(" in state {name:?}"),
                     None => String::new(),
@@ -951,12 +1097,76 @@ impl LinkSpec {
                     format!("{loss_src}.loss.model"),
                     format!(
                         "the loss model replaces the states' `error` in this direction, which is also set ({}{whose}): remove one of them",
-                        p.error
+                        p.error_text()
                     ),
                 ));
             }
         }
         let trace = validate_trace(d, own, b, &schedule, &per_state, &self.states, files_dir)?;
+        let pick = |o: &Option<Dist>, bo: &Option<Dist>| o.clone().or(bo.clone());
+        let idle_timeout = own.idle_timeout.or(b.idle_timeout);
+        let allocation = match (pick(&own.allocation_delay, &b.allocation_delay), idle_timeout) {
+            (Some(a), t) => Some((a, t.unwrap_or(Dur::ZERO))),
+            (None, Some(_)) => {
+                return Err(err(
+                    format!("{}.idle_timeout", src(own.idle_timeout.is_some())),
+                    "says how long the link must be idle before a packet needs the allocation delay, but there is no `allocation_delay`: give one or remove `idle_timeout`",
+                ))
+            }
+            (None, None) => None,
+        };
+        let avail = own.available_rate.clone().or(b.available_rate.clone());
+        let interval = pick(&own.rate_change_interval, &b.rate_change_interval);
+        let available = match (avail, interval) {
+            (Some(a), Some(i)) => {
+                let key = src(own.available_rate.is_some());
+                if let Some(t) = &trace {
+                    return Err(err(
+                        format!("{key}.available_rate"),
+                        format!("the {d} direction's rate comes from its trace ({:?}): an available rate cannot scale it; write the variation into the trace", t.file),
+                    ));
+                }
+                if let Some(x) = a.as_static().filter(|x| *x < 0.0) {
+                    return Err(err(
+                        format!("{key}.available_rate"),
+                        format!("{x} is below 0: the available rate multiplies the rate, allowed 0 or more (0 stops the link until the next change)"),
+                    ));
+                }
+                if a.as_static() == Some(0.0) {
+                    return Err(err(
+                        format!("{key}.available_rate"),
+                        "a multiplier of 0 for ever never sends: give a distribution, or a positive number",
+                    ));
+                }
+                if i.max() == Some(Dur::ZERO) {
+                    return Err(err(
+                        format!("{}.rate_change_interval", src(own.rate_change_interval.is_some())),
+                        "0s: the available rate must hold for some time; give a positive duration or distribution",
+                    ));
+                }
+                Some((a, i))
+            }
+            (Some(_), None) => {
+                return Err(err(
+                    format!("{}.rate_change_interval", src(own.available_rate.is_some())),
+                    "missing: `available_rate` is drawn again every `rate_change_interval` (a duration or a distribution, e.g. \"exponential(2s)\")",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(err(
+                    format!("{}.available_rate", src(own.rate_change_interval.is_some())),
+                    "missing: `rate_change_interval` says how often the available rate changes, but no `available_rate` is given (a multiplier of the rate, e.g. \"uniform(0.5, 1)\")",
+                ))
+            }
+            (None, None) => None,
+        };
+        let output_dropper = own.output_dropper.clone().or(b.output_dropper.clone());
+        if let Some(o) = &output_dropper {
+            o.check_probability(&format!(
+                "{}.output_dropper",
+                src(own.output_dropper.is_some())
+            ))?;
+        }
         Ok(DirConfig {
             overhead: overhead as u32,
             lsb,
@@ -971,6 +1181,9 @@ impl LinkSpec {
             per_state,
             loss,
             trace,
+            allocation,
+            available,
+            output_dropper,
         })
     }
 }
@@ -1118,7 +1331,8 @@ macro_rules! err_spec {
         impl $t {
             pub fn err_spec(&self) -> ErrSpec {
                 ErrSpec {
-                    error: self.error,
+                    error: self.error.clone(),
+                    error_unit: self.error_unit,
                     handling: self.handling,
                     error_delay: self.error_delay.clone(),
                     retries: self.retries,
@@ -1133,7 +1347,8 @@ err_spec!(StateParams);
 
 fn merge_err(over: &ErrSpec, under: &ErrSpec) -> ErrSpec {
     ErrSpec {
-        error: over.error.or(under.error),
+        error: over.error.clone().or(under.error.clone()),
+        error_unit: over.error_unit.or(under.error_unit),
         handling: over.handling.or(under.handling),
         error_delay: over.error_delay.clone().or(under.error_delay.clone()),
         retries: over.retries.or(under.retries),
@@ -1159,13 +1374,16 @@ fn merge_state(over: &StateParams, under: &StateParams) -> StateOverride {
 }
 
 fn apply_err(key: &str, e: &ErrSpec, p: &mut Params) -> Result<(), SpecError> {
-    let error = e.error.unwrap_or(0.0);
-    if !(0.0..=1.0).contains(&error) || error.is_nan() {
-        return Err(err(
-            format!("{key}.error"),
-            format!("probability {error} is outside 0..1"),
-        ));
-    }
+    let (error, error_dist) = match &e.error {
+        None => (0.0, None),
+        Some(d) => {
+            d.check_probability(&format!("{key}.error"))?;
+            match d.as_static() {
+                Some(x) => (x, None),
+                None => (0.0, Some(d.clone())),
+            }
+        }
+    };
     let handling = e.handling.unwrap_or(Handling::Drop);
     match handling {
         Handling::Drop => {}
@@ -1193,6 +1411,8 @@ fn apply_err(key: &str, e: &ErrSpec, p: &mut Params) -> Result<(), SpecError> {
         ));
     }
     p.error = error;
+    p.error_dist = error_dist;
+    p.error_unit = e.error_unit.unwrap_or_default();
     p.handling = handling;
     p.error_delay = e.error_delay.clone();
     p.retries = e.retries;
@@ -1559,6 +1779,23 @@ impl LinkConfig {
             for (t, r) in &c.schedule {
                 let _ = writeln!(s, "  rate becomes {r} at {}s", t.as_secs_f64());
             }
+            if let Some((m, i)) = &c.available {
+                let _ = writeln!(
+                    s,
+                    "  available rate: the rate times {m}, drawn again every {i}"
+                );
+            }
+            if let Some((a, idle)) = &c.allocation {
+                let _ = writeln!(
+                    s,
+                    "  allocation delay {a} before a packet that finds the link idle{}",
+                    if *idle > Dur::ZERO {
+                        format!(" for more than {idle}")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
             let _ = write!(s, "  propagation delay {}", p0.delay);
             if let Some(x) = &p0.extra_delay {
                 let _ = write!(s, " + extra {x}");
@@ -1674,6 +1911,12 @@ impl LinkConfig {
                     _ => {}
                 }
             }
+            if let Some(o) = &c.output_dropper {
+                let _ = writeln!(
+                    s,
+                    "  output dropper: each packet leaving dropped with probability {o}"
+                );
+            }
             match &c.loss {
                 LossModel::States if self.states.len() == 1 => {
                     let _ = writeln!(s, "  errors: {}", describe_errors(p0));
@@ -1697,6 +1940,7 @@ impl LinkConfig {
                         Handling::Drop => "dropped".to_string(),
                         _ => describe_errors(&Params {
                             error: 1.0,
+                            error_dist: None,
                             ..p0.clone()
                         })
                         .replace("packet error probability 1: ", ""),
@@ -1745,11 +1989,14 @@ impl LinkConfig {
 }
 
 fn describe_errors(p: &Params) -> String {
-    if p.error == 0.0 {
+    if !p.has_errors() {
         return "no errors".into();
     }
     let what = match p.handling {
         Handling::Drop => "dropped".to_string(),
+        Handling::Forward => {
+            "forwarded with damaged bytes (the receiver's checksum discards it)".to_string()
+        }
         Handling::Delay => format!(
             "delayed by {}",
             p.error_delay
@@ -1772,5 +2019,12 @@ fn describe_errors(p: &Params) -> String {
             )
         }
     };
-    format!("packet error probability {}: {what}", p.error)
+    format!(
+        "{} error probability {}: {what}",
+        match p.error_unit {
+            ErrorUnit::Packet => "packet",
+            ErrorUnit::Bit => "bit",
+        },
+        p.error_text()
+    )
 }
