@@ -287,7 +287,7 @@ pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error>
         };
         let d = &mut drops[i];
         match (row.event, row.cause) {
-            (RowKind::Drop, Some(RowCause::Queue)) => d.queue += 1,
+            (RowKind::Drop, Some(RowCause::Queue | RowCause::Input)) => d.queue += 1,
             // Seed 000 counts ECN marks and drops under ECN in its RED column.
             (RowKind::Drop, Some(RowCause::Red)) | (RowKind::Mark, _) => d.red += 1,
             (RowKind::Drop, Some(RowCause::Codel | RowCause::Pie)) => d.aqm += 1,

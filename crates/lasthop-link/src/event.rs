@@ -60,6 +60,8 @@ pub enum Cause {
     Pie,
     /// Seawind's output dropper, as the packet left the link.
     Output,
+    /// The router's unread input was full (`overflow = "stop"`, past its `input` packets).
+    Input,
 }
 
 impl Cause {
@@ -73,6 +75,7 @@ impl Cause {
             Cause::Codel => "codel",
             Cause::Pie => "pie",
             Cause::Output => "output",
+            Cause::Input => "input",
         }
     }
 }
@@ -83,6 +86,9 @@ pub enum EventKind {
     Arrive,
     /// It joined the router queue.
     Enqueue,
+    /// The router queue is full: it waits unread at the router's input (`overflow = "stop"` or
+    /// `"flow_control"`); it is enqueued when read.
+    Unread,
     Drop(Cause),
     /// The discipline (RED, PIE at enqueue; CoDel, FQ-CoDel at dequeue) set CE instead of
     /// dropping.
@@ -122,6 +128,7 @@ impl EventKind {
         match self {
             EventKind::Arrive => "arrive",
             EventKind::Enqueue => "enqueue",
+            EventKind::Unread => "unread",
             EventKind::Drop(_) => "drop",
             EventKind::Mark => "mark",
             EventKind::Lsb => "lsb",
@@ -317,6 +324,7 @@ impl<W: Write> EventCsv<W> {
 pub enum RowKind {
     Arrive,
     Enqueue,
+    Unread,
     Drop,
     Mark,
     Lsb,
@@ -350,6 +358,7 @@ pub enum RowCause {
     Codel,
     Pie,
     Output,
+    Input,
     /// A cause this version does not know (a newer writer).
     #[serde(other)]
     Other,
@@ -366,6 +375,7 @@ impl RowCause {
             RowCause::Codel => "codel",
             RowCause::Pie => "pie",
             RowCause::Output => "output",
+            RowCause::Input => "input",
             RowCause::Other => "other",
         }
     }
@@ -382,6 +392,7 @@ impl From<Cause> for RowCause {
             Cause::Codel => RowCause::Codel,
             Cause::Pie => RowCause::Pie,
             Cause::Output => RowCause::Output,
+            Cause::Input => RowCause::Input,
         }
     }
 }

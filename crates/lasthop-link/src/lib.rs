@@ -25,6 +25,7 @@ pub mod error_model;
 pub mod event;
 pub mod files;
 pub mod fq_codel;
+mod input;
 pub mod lrb;
 pub mod lsb;
 pub mod meter;

@@ -22,13 +22,14 @@
 
 use crate::error_model::{self, Attempt, ErrorModel, ErrorStage};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
+use crate::input::Input;
 use crate::lrb::ReceiveBuffer;
 use crate::lsb::SendBuffer;
 use crate::meter::Meter;
 use crate::middlebox::{self, Action, Inject, Middlebox};
 use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict};
 use crate::serializer::Serializer;
-use crate::spec::{Dir, Handling, LinkConfig};
+use crate::spec::{Dir, Handling, LinkConfig, Overflow};
 use crate::timers::{Timer, Timers};
 use crate::trace_summary::{Recorder, TraceSummary};
 use lasthop_core::rng::{unit, Stream};
@@ -75,6 +76,9 @@ pub struct DirStats {
     /// Packets the output dropper dropped as they left (cause `output`).
     #[serde(skip_serializing_if = "is_zero")]
     pub drops_output: u64,
+    /// Packets dropped at the router's unread input, past STOP's limit (cause `input`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_input: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -105,6 +109,8 @@ struct Pipe {
     ser: Serializer,
     errors: ErrorStage,
     lrb: ReceiveBuffer,
+    /// Packets left unread while the queue is full (STOP, FLOW CONTROL); `None` under DROP.
+    input: Option<Box<Input>>,
     /// `link.output.{dir}`, with an output dropper.
     dropper: Option<Box<Stream>>,
     stats: DirStats,
@@ -194,6 +200,8 @@ impl Link {
                     rng: seeds.stream(&format!("link.errors.{d}")),
                 },
                 lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
+                input: (dc.queue.overflow != Overflow::Drop)
+                    .then(|| Box::new(Input::new(dc.queue.input))),
                 dropper: dc
                     .output_dropper
                     .as_ref()
@@ -324,10 +332,12 @@ impl Link {
     /// Whether no packet is anywhere in the link (queues, buffers, on the wire, in recovery).
     /// `poll_timeout` cannot tell: a link with states always has a next state change.
     pub fn is_empty(&self) -> bool {
-        self.dirs
-            .iter()
-            .all(|d| d.queue.is_empty() && d.lsb.wait.is_empty() && d.lrb.is_empty())
-            && self.mbox.iter().all(|c| c.is_empty())
+        self.dirs.iter().all(|d| {
+            d.queue.is_empty()
+                && d.lsb.wait.is_empty()
+                && d.lrb.is_empty()
+                && d.input.as_ref().is_none_or(|i| i.is_empty())
+        }) && self.mbox.iter().all(|c| c.is_empty())
     }
 
     /// Router queue length of `dir` in packets and bytes.
@@ -502,30 +512,23 @@ impl Link {
         {
             return self.drop_queued(now, d, id, &pkt, Cause::Mtu);
         }
-        if ds.queue.has_discipline() {
-            let p = &dc.per_state[self.chain.current];
-            let arrival = Arrival {
-                now,
-                packet: &pkt,
-                queue_pkts: ds.queue.len() as u64,
-                queue_bytes: ds.queue.bytes,
-                rate: ds.ser.rate(dc, p, now),
-                overhead: dc.overhead,
-            };
-            match ds.queue.judge(&arrival) {
-                Verdict::Pass => {}
-                Verdict::Mark => {
-                    pkt.set_ce();
-                    ds.stats.marks += 1;
-                    self.log
-                        .event(now, d, EventKind::Mark, ds, Some((id, &pkt)), None);
-                }
-                Verdict::Drop(cause) => return self.drop_queued(now, d, id, &pkt, cause),
+        if let Some(input) = &ds.input {
+            // STOP or FLOW CONTROL: a full queue, or packets already waiting, leave it unread.
+            if !input.is_empty()
+                || (ds.queue.full(len) && !(ds.queue.is_empty() && ds.lsb.fits(len)))
+            {
+                return self.leave_unread(now, d, id, pkt);
             }
-            if ds.queue.at_dequeue {
+        }
+        if ds.queue.has_discipline() {
+            if !self.judge_arrival(now, d, id, &mut pkt) {
+                return;
+            }
+            if self.dirs[d.index()].queue.at_dequeue {
                 return self.enqueue_at_dequeue(now, d, id, pkt);
             }
         }
+        let ds = &mut self.dirs[d.index()];
         // A packet that finds the queue empty and room in the LSB passes straight through, so
         // even a zero-length router queue forwards while the link keeps up.
         let passes = ds.queue.is_empty() && ds.lsb.fits(len);
@@ -541,6 +544,95 @@ impl Link {
         self.log
             .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
         self.pump(now, d);
+    }
+
+    /// The discipline's verdict on a packet entering the router queue: it may mark it (CE) or
+    /// drop it. False when it dropped it.
+    #[inline(always)]
+    fn judge_arrival(&mut self, now: Time, d: Dir, id: u64, pkt: &mut Packet) -> bool {
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let p = &dc.per_state[self.chain.current];
+        let arrival = Arrival {
+            now,
+            packet: pkt,
+            queue_pkts: ds.queue.len() as u64,
+            queue_bytes: ds.queue.bytes,
+            rate: ds.ser.rate(dc, p, now),
+            overhead: dc.overhead,
+        };
+        match ds.queue.judge(&arrival) {
+            Verdict::Pass => true,
+            Verdict::Mark => {
+                pkt.set_ce();
+                ds.stats.marks += 1;
+                self.log
+                    .event(now, d, EventKind::Mark, ds, Some((id, pkt)), None);
+                true
+            }
+            Verdict::Drop(cause) => {
+                self.drop_queued(now, d, id, pkt, cause);
+                false
+            }
+        }
+    }
+
+    /// STOP or FLOW CONTROL: the packet waits unread at the router's input (or, past STOP's
+    /// limit, is dropped there with cause `input`).
+    #[cold]
+    #[inline(never)]
+    fn leave_unread(&mut self, now: Time, d: Dir, id: u64, pkt: Packet) {
+        let ds = &mut self.dirs[d.index()];
+        let input = ds.input.as_mut().expect("an input");
+        if !input.has_room() {
+            return self.drop_queued(now, d, id, &pkt, Cause::Input);
+        }
+        input.push(Queued {
+            id,
+            pkt,
+            since: now,
+        });
+        let q = ds
+            .input
+            .as_ref()
+            .and_then(|i| i.back())
+            .expect("just pushed");
+        self.log
+            .event(now, d, EventKind::Unread, ds, q.packet(), None);
+    }
+
+    /// Reads the packets left unread, in order, while the queue has room: each is judged and
+    /// enqueued as an arrival is at this moment. Whether any entered the queue.
+    #[cold]
+    #[inline(never)]
+    fn read_input(&mut self, now: Time, d: Dir) -> bool {
+        let mut entered = false;
+        loop {
+            let ds = &mut self.dirs[d.index()];
+            let Some(input) = &mut ds.input else {
+                return entered;
+            };
+            let Some(len) = input.head_len() else {
+                return entered;
+            };
+            if ds.queue.full(len) && !(ds.queue.is_empty() && ds.lsb.fits(len)) {
+                return entered;
+            }
+            let Queued { id, mut pkt, .. } = input.pop();
+            if ds.queue.has_discipline() && !self.judge_arrival(now, d, id, &mut pkt) {
+                continue;
+            }
+            let ds = &mut self.dirs[d.index()];
+            ds.queue.push(Queued {
+                id,
+                pkt,
+                since: now,
+            });
+            let q = ds.queue.pkts.back().expect("just pushed");
+            self.log
+                .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
+            entered = true;
+        }
     }
 
     /// [`Link::arrive`]'s end when the discipline acts at dequeue (CoDel, PIE, FQ-CoDel, whose
@@ -587,6 +679,27 @@ impl Link {
     /// a transmission if the serializer is idle. Under a discipline acting at dequeue the FIFO
     /// is empty and [`Link::pump_at_dequeue`] takes over.
     fn pump(&mut self, now: Time, d: Dir) {
+        loop {
+            self.pump_fifo(now, d);
+            // Room in the queue: read what waits unread (STOP, FLOW CONTROL), then move it on.
+            let unread = self.dirs[d.index()]
+                .input
+                .as_ref()
+                .is_some_and(|i| !i.is_empty());
+            if !unread || !self.read_input(now, d) {
+                break;
+            }
+        }
+        let ds = &mut self.dirs[d.index()];
+        if ds.queue.note_if_empty(now) {
+            return self.pump_at_dequeue(now, d);
+        }
+        self.start_tx(now, d);
+    }
+
+    /// Moves packets from the head of the router queue into the LSB while they fit.
+    #[inline(always)]
+    fn pump_fifo(&mut self, now: Time, d: Dir) {
         let ds = &mut self.dirs[d.index()];
         while let Some(head) = ds.queue.head(now) {
             let len = match head {
@@ -612,10 +725,6 @@ impl Link {
             let q = ds.lsb.wait.back().expect("just pushed");
             self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
         }
-        if ds.queue.note_if_empty(now) {
-            return self.pump_at_dequeue(now, d);
-        }
-        self.start_tx(now, d);
     }
 
     /// [`Link::pump`] when the discipline judges departures: CoDel and FQ-CoDel decide here,
@@ -968,5 +1077,6 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Middlebox => st.drops_middlebox += 1,
         Cause::Codel | Cause::Pie => st.drops_aqm += 1,
         Cause::Output => st.drops_output += 1,
+        Cause::Input => st.drops_input += 1,
     }
 }

@@ -211,6 +211,12 @@ pub struct QueueSpec {
     pub bytes: Option<Bytes>,
     /// Packets that waited longer than this are dropped when they reach the head.
     pub sojourn: Option<Dur>,
+    /// What an arrival at a full queue meets (Seawind's `queue_overflow_handling`): `"drop"`
+    /// (default), `"stop"` (the router stops reading: it waits unread, up to `input` packets)
+    /// or `"flow_control"` (the neighbour is blocked: nothing is lost here).
+    pub overflow: Option<Overflow>,
+    /// `overflow = "stop"`: the most packets waiting unread (default 1000).
+    pub input: Option<u64>,
     #[serde(default)]
     pub policy: Policy,
     pub red: Option<RedSpec>,
@@ -224,6 +230,22 @@ pub struct QueueSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fq_codel: Option<FqCodelSpec>,
 }
+
+/// Seawind's `queue_overflow_handling`: what an arrival at a full router queue meets.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Overflow {
+    /// It is dropped (DROP, tail drop).
+    #[default]
+    Drop,
+    /// The router stops reading: it waits unread (STOP).
+    Stop,
+    /// The neighbour is blocked: it waits there (FLOW CONTROL).
+    FlowControl,
+}
+
+/// STOP's unread input when `input` is not given: Linux's default `txqueuelen`.
+pub const DEFAULT_INPUT_PACKETS: u64 = 1000;
 
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -520,6 +542,10 @@ pub struct QueueConfig {
     /// The spec asked for ECN marking (`ecn = true` written in the policy's table; FQ-CoDel's
     /// default, on as in Linux, does not count).
     pub ecn_asked: bool,
+    /// What an arrival at a full queue meets.
+    pub overflow: Overflow,
+    /// The most packets waiting unread: STOP's limit; `None` under FLOW CONTROL (and DROP).
+    pub input: Option<u64>,
 }
 
 impl QueueConfig {
@@ -1436,6 +1462,8 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             red: None,
             aqm: None,
             ecn_asked: false,
+            overflow: Overflow::Drop,
+            input: None,
         });
     };
     // A table for another policy is refused rather than ignored.
@@ -1557,7 +1585,51 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             "0B is no queue at all (every packet that finds the link busy would be dropped): give a size that holds a packet, e.g. \"9600B\", or leave the key out for no byte limit",
         ));
     }
+    let overflow = q.overflow.unwrap_or_default();
+    if overflow != Overflow::Drop {
+        let name = if overflow == Overflow::Stop {
+            "stop"
+        } else {
+            "flow_control"
+        };
+        if !matches!(q.policy, Policy::Droptail | Policy::Red) {
+            return Err(err(
+                format!("{key}.overflow"),
+                format!("\"{name}\" goes with Seawind's drop policies, tail drop and RED, which judge a packet as it enters the queue; policy {:?} keeps its own queues: use overflow = \"drop\"", q.policy.name()),
+            ));
+        }
+        if q.packets.is_none() && q.bytes.is_none() {
+            return Err(err(
+                format!("{key}.overflow"),
+                format!("\"{name}\" acts when the queue is full, and this queue has no limit: give `packets` or `bytes`"),
+            ));
+        }
+    }
+    let input = match (overflow, q.input) {
+        (Overflow::Stop, Some(0)) => {
+            return Err(err(
+                format!("{key}.input"),
+                "0 packets: an input that holds nothing drops every arrival at a full queue, which overflow = \"drop\" says; give 1 or more",
+            ))
+        }
+        (Overflow::Stop, Some(n)) if n > MAX_QUEUE_PACKETS => {
+            return Err(err(
+                format!("{key}.input"),
+                format!("{n} packets: allowed 1..={MAX_QUEUE_PACKETS}"),
+            ))
+        }
+        (Overflow::Stop, n) => Some(n.unwrap_or(DEFAULT_INPUT_PACKETS)),
+        (_, Some(_)) => {
+            return Err(err(
+                format!("{key}.input"),
+                "the unread input's size belongs to overflow = \"stop\" (under \"flow_control\" the neighbour holds the packets, under \"drop\" there is no input): set overflow = \"stop\" or remove `input`",
+            ))
+        }
+        (_, None) => None,
+    };
     Ok(QueueConfig {
+        overflow,
+        input,
         // A discipline without `packets` takes Linux's limit (`tc-codel`, `tc-pie`: 1000
         // packets; `tc-fq_codel`: 10240), as its other parameters take Linux's defaults.
         // Drop-tail and RED have no default: `pfifo`'s is the device's txqueuelen, and
@@ -1818,6 +1890,15 @@ impl LinkConfig {
             );
             if let Some(j) = q.sojourn {
                 let _ = write!(s, ", sojourn at most {j}");
+            }
+            match (q.overflow, q.input) {
+                (Overflow::Stop, Some(n)) => {
+                    let _ = write!(s, ", when full stops reading (up to {n} packets unread)");
+                }
+                (Overflow::FlowControl, _) => {
+                    let _ = write!(s, ", when full blocks the sender (flow control)");
+                }
+                _ => {}
             }
             let ecn = |on: bool| if on { ", ECN marking" } else { "" };
             match (&q.red, &q.aqm) {

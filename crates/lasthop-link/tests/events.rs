@@ -97,6 +97,7 @@ fn serde_name(k: RowKind) -> &'static str {
     match k {
         RowKind::Arrive => "arrive",
         RowKind::Enqueue => "enqueue",
+        RowKind::Unread => "unread",
         RowKind::Drop => "drop",
         RowKind::Mark => "mark",
         RowKind::Lsb => "lsb",

@@ -332,3 +332,75 @@ fn seawind_keys_that_need_each_other_say_so() {
         "unknown variant",
     );
 }
+
+#[test]
+fn stop_and_flow_control_keep_arrivals_unread_until_the_queue_has_room() {
+    // 64 kbit/s, a 2-packet router queue: five packets at 0. One is sent (0..72), two wait in
+    // the queue, two find it full.
+    let base = "[down]\nrate = \"64kbit\"\n[down.queue]\npackets = 2\n";
+    let five = |l: &mut Link| -> Vec<u64> {
+        (0..5)
+            .map(|_| push_at(l, Time::ZERO, udp(576, 1, 0)))
+            .collect()
+    };
+    // DROP: the last two are lost.
+    let mut l = link(base);
+    let ids = five(&mut l);
+    let (out, _) = drain(&mut l);
+    assert_eq!(out.iter().map(|o| o.0).collect::<Vec<_>>(), ids[..3]);
+    // STOP with room for one unread packet: the fourth waits unread and is read at 72 ms, when
+    // the first leaves the queue for the link; the fifth finds the input full (cause `input`).
+    let mut l = link(&format!("{base}overflow = \"stop\"\ninput = 1\n"));
+    let ids = five(&mut l);
+    let (out, ev) = drain(&mut l);
+    assert_eq!(
+        out,
+        [
+            (ids[0], ms(72)),
+            (ids[1], ms(144)),
+            (ids[2], ms(216)),
+            (ids[3], ms(288))
+        ]
+    );
+    let kinds = |id: u64| -> Vec<(EventKind, Time)> {
+        ev.iter()
+            .filter(|e| e.packet.is_some_and(|p| p.id == id) && e.kind != EventKind::Arrive)
+            .map(|e| (e.kind, e.time))
+            .take(2)
+            .collect()
+    };
+    assert_eq!(
+        kinds(ids[3]),
+        [(EventKind::Unread, ms(0)), (EventKind::Enqueue, ms(72))]
+    );
+    assert_eq!(kinds(ids[4]), [(EventKind::Drop(Cause::Input), ms(0))]);
+    assert_eq!(l.stats(Dir::Down).drops_input, 1);
+    // FLOW CONTROL: nothing is lost; all five leave in order.
+    let mut l = link(&format!("{base}overflow = \"flow_control\"\n"));
+    let ids = five(&mut l);
+    let (out, _) = drain(&mut l);
+    assert_eq!(
+        out,
+        ids.iter()
+            .enumerate()
+            .map(|(k, &id)| (id, ms(72 * (k as u64 + 1))))
+            .collect::<Vec<_>>()
+    );
+    assert!(l.is_empty());
+    // What does not fit Seawind's overflow handling is refused.
+    for (spec, key) in [
+        ("[down.queue]\noverflow = \"stop\"\n", "down.queue.overflow"),
+        (
+            "[down.queue]\npackets = 3\noverflow = \"stop\"\npolicy = \"codel\"\n",
+            "down.queue.overflow",
+        ),
+        ("[down.queue]\npackets = 3\ninput = 5\n", "down.queue.input"),
+        (
+            "[down.queue]\npackets = 3\noverflow = \"stop\"\ninput = 0\n",
+            "down.queue.input",
+        ),
+    ] {
+        let e = LinkSpec::config_from_str(spec).unwrap_err().to_string();
+        assert!(e.starts_with(&format!("key `{key}`")), "{spec}: {e}");
+    }
+}
