@@ -503,6 +503,18 @@ impl Dist {
             })
     }
 
+    /// An exponential duration of this mean.
+    pub fn exponential(mean: Dur) -> Dist {
+        Dist(Core {
+            family: Family::Exponential(mean.0 as f64),
+            min: None,
+            max: None,
+            redraw: false,
+            text: format!("exponential({mean})"),
+            place: AtomicU64::new(0),
+        })
+    }
+
     /// A static duration.
     pub fn fixed(d: Dur) -> Dist {
         Dist(Core {

@@ -10,6 +10,7 @@
 //! - [`trace`]: a direction's capacity from a trace file (Mahimahi's delivery opportunities,
 //!   or timed rates), with outages; [`trace_summary`] its Mahimahi-style figures; [`files`]
 //!   reads the data files specs name;
+//! - [`background`]: Seawind's background load, other users' packets sharing the channel;
 //! - [`access`]: a host's access link (a FIFO serializer and a delay) before the router;
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection (and adaptive RED) with ECN marking;
@@ -19,6 +20,7 @@
 //!   `events.csv`.
 
 pub mod access;
+pub mod background;
 pub mod codel;
 pub mod dist;
 pub mod error_model;

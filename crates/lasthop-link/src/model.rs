@@ -20,6 +20,7 @@
 //!   limit, and the packets behind it leave the LRB at that moment;
 //! - a packet starts transmission only when the LRB could hold it, so the LRB never overflows.
 
+use crate::background::Load;
 use crate::error_model::{self, Attempt, ErrorModel, ErrorStage};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::input::Input;
@@ -79,6 +80,9 @@ pub struct DirStats {
     /// Packets dropped at the router's unread input, past STOP's limit (cause `input`).
     #[serde(skip_serializing_if = "is_zero")]
     pub drops_input: u64,
+    /// Background packets sent on the channel (`background`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub background: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -111,6 +115,8 @@ struct Pipe {
     lrb: ReceiveBuffer,
     /// Packets left unread while the queue is full (STOP, FLOW CONTROL); `None` under DROP.
     input: Option<Box<Input>>,
+    /// Other users' traffic on the channel (`background`).
+    bg: Option<Box<Load>>,
     /// `link.output.{dir}`, with an output dropper.
     dropper: Option<Box<Stream>>,
     stats: DirStats,
@@ -202,6 +208,10 @@ impl Link {
                 lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
                 input: (dc.queue.overflow != Overflow::Drop)
                     .then(|| Box::new(Input::new(dc.queue.input))),
+                bg: dc
+                    .background
+                    .as_ref()
+                    .map(|b| Box::new(Load::new(b, seeds.stream(&format!("link.background.{d}"))))),
                 dropper: dc
                     .output_dropper
                     .as_ref()
@@ -237,6 +247,11 @@ impl Link {
             mbox_on: false,
         };
         link.log.state(Time::ZERO, link.chain.current);
+        for d in Dir::BOTH {
+            if let Some(bg) = &link.dirs[d.index()].bg {
+                link.timers.schedule(bg.next, Timer::Background(d));
+            }
+        }
         if let Some(at) = link.chain.next_change {
             link.timers.schedule(at, Timer::StateChange);
         }
@@ -402,6 +417,8 @@ impl Link {
                 self.dirs[d.index()].lsb.left_link(len);
                 self.pump(t, d);
             }
+            Timer::Background(d) => self.background_arrives(t, d),
+            Timer::BackgroundEnd(d) => self.background_sent(t, d),
         }
     }
 
@@ -782,6 +799,9 @@ impl Link {
     // ---- 3. serializer and propagation ------------------------------------------------------
 
     fn start_tx(&mut self, now: Time, d: Dir) {
+        if self.dirs[d.index()].bg.is_some() && self.background_first(now, d) {
+            return;
+        }
         let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
         let Some(head) = ds.lsb.wait.front() else {
@@ -820,6 +840,72 @@ impl Link {
             None,
         );
         self.timers.schedule(end, Timer::TxEnd(d));
+    }
+
+    /// Whether the channel is the background's now: it is sending one of theirs, or one of
+    /// theirs goes before ours (`priority`), which then starts.
+    #[cold]
+    #[inline(never)]
+    fn background_first(&mut self, now: Time, d: Dir) -> bool {
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let bg = ds.bg.as_mut().expect("a background load");
+        if bg.busy {
+            return true;
+        }
+        if ds.ser.transmitting.is_some() {
+            return false;
+        }
+        let b = dc.background.as_ref().expect("a background load");
+        // Ours that could start now, and since when it waited.
+        let ours = ds
+            .lsb
+            .wait
+            .front()
+            .filter(|q| ds.lrb.can_reserve(u64::from(q.pkt.wire_len)))
+            .map(|q| q.since);
+        if !bg.goes_first(b, ours) {
+            return false;
+        }
+        let p = &dc.per_state[self.chain.current];
+        let Some(end) = ds.ser.tx_end(dc, p, now, b.packet + u64::from(dc.overhead)) else {
+            return true; // a trace that ended carries nothing more
+        };
+        let bg = ds.bg.as_mut().expect("a background load");
+        bg.waiting.pop_front();
+        bg.busy = true;
+        let queue = ds.queue.len() as u64;
+        self.log.meters[d.index()].on_event(now, EventKind::TxStart, queue);
+        self.timers.schedule(end, Timer::BackgroundEnd(d));
+        true
+    }
+
+    /// A background packet arrives at the serializer; it starts if the channel is free.
+    #[cold]
+    fn background_arrives(&mut self, now: Time, d: Dir) {
+        let b = self.cfg.dirs[d.index()]
+            .background
+            .as_ref()
+            .expect("a background load");
+        let bg = self.dirs[d.index()].bg.as_mut().expect("a background load");
+        let next = bg.arrive(b);
+        self.timers.schedule(next, Timer::Background(d));
+        self.start_tx(now, d);
+    }
+
+    /// A background packet's transmission ended: it leaves (discarded); the channel is free.
+    #[cold]
+    fn background_sent(&mut self, now: Time, d: Dir) {
+        let ds = &mut self.dirs[d.index()];
+        let bg = ds.bg.as_mut().expect("a background load");
+        bg.busy = false;
+        bg.sent += 1;
+        ds.stats.background += 1;
+        ds.ser.ended_background(now);
+        let queue = ds.queue.len() as u64;
+        self.log.meters[d.index()].on_event(now, EventKind::TxEnd, queue);
+        self.start_tx(now, d);
+        self.dirs[d.index()].ser.settle();
     }
 
     #[inline(always)] // into the timer loop, once per packet

@@ -119,6 +119,12 @@ impl Serializer {
         now + dist.sample(rng)
     }
 
+    /// A background packet's transmission ended at `now`.
+    #[inline]
+    pub fn ended_background(&mut self, now: Time) {
+        self.last_end = Some(now);
+    }
+
     /// The transmission in progress ended at `now`: its link sequence number.
     #[inline]
     pub fn end(&mut self, now: Time) -> u64 {

@@ -28,6 +28,7 @@
 //! Loading never panics: a TOML syntax error, an unknown key, a bad unit or an impossible value is
 //! a [`SpecError`] naming the key, the value and what is allowed.
 
+use crate::background::{Background, BackgroundSpec};
 use crate::dist::{Dist, NumDist};
 use crate::error_model::LossModel;
 use crate::trace::{Trace, TraceSpec};
@@ -124,6 +125,9 @@ pub struct DirSpec {
     /// Seawind's `output_dropper`: each packet leaving the link is dropped with this
     /// probability (a number or a distribution; cause `output`).
     pub output_dropper: Option<NumDist>,
+    /// Seawind's background load: other users' packets sharing the channel (see
+    /// [`crate::background`]).
+    pub background: Option<BackgroundSpec>,
     /// Which attempts fail: `model = "states"` (default: the states' `error`), `"uniform"`
     /// (`probability`) or `"pattern"` (`drop = [N, ...]`, `every = K`). Replaces `error`; the
     /// handling (`drop` / `delay` / `arq`) stays.
@@ -495,6 +499,8 @@ pub struct DirConfig {
     pub available: Option<(NumDist, Dist)>,
     /// Seawind's output dropper: the probability a leaving packet is dropped.
     pub output_dropper: Option<NumDist>,
+    /// Seawind's background load.
+    pub background: Option<Background>,
 }
 
 /// The parameters of one direction while one state holds.
@@ -1210,6 +1216,13 @@ impl LinkSpec {
             allocation,
             available,
             output_dropper,
+            background: match own.background.as_ref().or(b.background.as_ref()) {
+                Some(bg) => Some(Background::validate(
+                    &format!("{}.background", src(own.background.is_some())),
+                    bg,
+                )?),
+                None => None,
+            },
         })
     }
 }
@@ -1991,6 +2004,13 @@ impl LinkConfig {
                     }
                     _ => {}
                 }
+            }
+            if let Some(b) = &c.background {
+                let _ = writeln!(
+                    s,
+                    "  background load: other users' {}B packets at {} ({:?} arrivals) share the channel, priority {:?}",
+                    b.packet, b.rate, b.arrivals, b.priority
+                );
             }
             if let Some(o) = &c.output_dropper {
                 let _ = writeln!(

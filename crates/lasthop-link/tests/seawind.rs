@@ -404,3 +404,43 @@ fn stop_and_flow_control_keep_arrivals_unread_until_the_queue_has_room() {
         assert!(e.starts_with(&format!("key `{key}`")), "{spec}: {e}");
     }
 }
+
+#[test]
+fn a_background_load_shares_the_channel() {
+    // 64 kbit/s; the other users send a 576-byte packet every 144 ms (32 kbit/s, constant
+    // gaps): at 144, 288, ... ms, each taking the channel for 72 ms. Ours: a at 100 ms (sent
+    // 100..172), b at 150 ms. At 172 ms the background packet of 144 ms and b both wait.
+    let spec = |priority: &str| {
+        format!("[down]\nrate = \"64kbit\"\n[down.background]\nrate = \"32kbit\"\narrivals = \"cbr\"\npriority = \"{priority}\"\n")
+    };
+    for (priority, b_out) in [("equal", 316), ("background", 316), ("user", 244)] {
+        let mut l = link(&spec(priority));
+        let a = push_at(&mut l, ms(100), udp(576, 1, 0));
+        let b = push_at(&mut l, ms(150), udp(576, 1, 0));
+        let mut out = vec![];
+        while out.len() < 2 {
+            let t = l.poll_timeout().unwrap();
+            l.handle_timeout(t);
+            while let Some(o) = l.poll_output() {
+                out.push((o.id, o.at));
+            }
+        }
+        assert_eq!(out, [(a, ms(172)), (b, ms(b_out))], "{priority}");
+        // By 1 s: background packets of 144, 288, ..., 864 ms sent (the one at 864 ends at 936).
+        while let Some(t) = l.poll_timeout().filter(|&t| t <= ms(1000)) {
+            l.handle_timeout(t);
+        }
+        assert_eq!(l.stats(Dir::Down).background, 6, "{priority}");
+    }
+    // Poisson arrivals at 16 kbit/s of a 64 kbit/s channel keep it busy a quarter of the time.
+    let mut l = link("[down]\nrate = \"64kbit\"\n[down.background]\nrate = \"16kbit\"\n");
+    while let Some(t) = l.poll_timeout().filter(|&t| t <= ms(2_000_000)) {
+        l.handle_timeout(t);
+    }
+    let busy = l.meter(Dir::Down).reading(ms(2_000_000)).busy_ns as f64 / 2e12;
+    assert!((busy - 0.25).abs() < 0.01, "{busy}");
+    let e = LinkSpec::config_from_str("[up.background]\npacket = \"100B\"\n")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("key `up.background.rate`: missing"), "{e}");
+}
