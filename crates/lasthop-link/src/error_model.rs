@@ -13,12 +13,17 @@
 //! - [`Uniform`]: every attempt fails with probability p, drawn from its own `link.loss.{dir}`
 //!   stream (netem's `loss random`);
 //! - [`Pattern`]: attempts N, M, ... of every K fail (1-based, counting the attempts that reach
-//!   the error stage in this direction), with no randomness.
+//!   the error stage in this direction), with no randomness;
+//! - netem's Gilbert–Elliott and 4-state models, and losses replayed from a file
+//!   ([`crate::netem_loss`]), each with its own cause on its `error` events.
 //!
 //! A new model (Gilbert–Elliott, trace-driven, ...) is a type implementing [`ErrorModel`], a
 //! variant of [`LossModel`] with its spec keys, and a line in [`build`]; nothing in the pipeline
 //! changes. [`crate::Link::set_error_model`] installs any model directly.
 
+use crate::netem_loss::{
+    FourState, FourStateParams, GeParams, GilbertElliott, LossTrace, TraceLoss,
+};
 use crate::spec::{Dir, ErrorUnit, Params};
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Packet, Seeds, Time};
@@ -44,6 +49,12 @@ pub trait ErrorModel: Send {
     /// new model should own its own named stream and leave this one alone, so that adding it
     /// changes no other draw.
     fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool;
+
+    /// The cause its failures carry on their `error` events (`None`: the link's own errors,
+    /// which leave the column empty).
+    fn cause(&self) -> Option<crate::event::Cause> {
+        None
+    }
 }
 
 /// The loss model of one direction, as the spec chose it.
@@ -56,11 +67,24 @@ pub enum LossModel {
     Uniform { probability: f64 },
     /// Attempts `drop` (1-based, ascending, each in 1..=every) of every `every` fail.
     Pattern { drop: Vec<u64>, every: u64 },
+    /// netem's Gilbert–Elliott model.
+    GilbertElliott(GeParams),
+    /// netem's 4-state Markov model.
+    FourState(FourStateParams),
+    /// Losses replayed from a file.
+    Trace(LossTrace),
 }
 
 impl LossModel {
     /// The model names a spec may give, for error messages.
-    pub const NAMES: [&'static str; 3] = ["states", "uniform", "pattern"];
+    pub const NAMES: [&'static str; 6] = [
+        "states",
+        "uniform",
+        "pattern",
+        "gilbert_elliott",
+        "4state",
+        "trace",
+    ];
 }
 
 /// Builds the model of direction `dir`; `seeds` gives it its named streams. `None` is the
@@ -73,6 +97,15 @@ pub fn build(m: &LossModel, seeds: &Seeds, dir: Dir) -> Option<Box<dyn ErrorMode
             rng: seeds.stream(&format!("link.loss.{dir}")),
         })),
         LossModel::Pattern { drop, every } => Some(Box::new(Pattern::new(drop.clone(), *every))),
+        LossModel::GilbertElliott(g) => Some(Box::new(GilbertElliott::new(
+            *g,
+            seeds.stream(&format!("link.loss.{dir}")),
+        ))),
+        LossModel::FourState(q) => Some(Box::new(FourState::new(
+            *q,
+            seeds.stream(&format!("link.loss.{dir}")),
+        ))),
+        LossModel::Trace(t) => Some(Box::new(TraceLoss::new(t.clone()))),
     }
 }
 
@@ -165,6 +198,18 @@ pub(crate) struct ErrorStage {
     pub model: Option<Box<dyn ErrorModel>>,
     /// `link.errors.{dir}`.
     pub rng: Stream,
+}
+
+impl ErrorStage {
+    /// The `error` event of a failed attempt: with the model's cause when it has one.
+    #[inline]
+    pub fn event(&self, attempt: u32) -> crate::event::EventKind {
+        use crate::event::EventKind;
+        match self.model.as_ref().and_then(|m| m.cause()) {
+            None => EventKind::Error(attempt),
+            Some(c) => EventKind::ErrorBy(attempt, c),
+        }
+    }
 }
 
 impl ErrorStage {

@@ -62,6 +62,18 @@ pub enum Cause {
     Output,
     /// The router's unread input was full (`overflow = "stop"`, past its `input` packets).
     Input,
+    /// netem's Gilbert–Elliott loss model failed the attempt (on `error` rows).
+    Gemodel,
+    /// netem's 4-state loss model failed the attempt (on `error` rows).
+    FourState,
+    /// A loss trace failed the attempt (on `error` rows).
+    LossTrace,
+    /// netem's jitter gave the packet its propagation delay (`jitter` rows).
+    Jitter,
+    /// netem's reordering sent it without its propagation delay (`reorder` rows).
+    Reorder,
+    /// netem's duplication made this copy (`duplicate` rows).
+    Duplicate,
 }
 
 impl Cause {
@@ -76,6 +88,12 @@ impl Cause {
             Cause::Pie => "pie",
             Cause::Output => "output",
             Cause::Input => "input",
+            Cause::Gemodel => "gemodel",
+            Cause::FourState => "4state",
+            Cause::LossTrace => "loss_trace",
+            Cause::Jitter => "jitter",
+            Cause::Reorder => "reorder",
+            Cause::Duplicate => "duplicate",
         }
     }
 }
@@ -101,9 +119,18 @@ pub enum EventKind {
     TxEnd,
     /// A scripted or random extra delay of `delay` was added to its propagation.
     Delay,
+    /// netem's jitter: its propagation delay is `delay` (cause `jitter`).
+    Jitter,
+    /// netem's reordering: it is sent without its propagation delay (cause `reorder`).
+    Reorder,
+    /// netem's duplication: this copy (a new id) of the packet just arrived reaches the router
+    /// (cause `duplicate`); an `arrive` row follows.
+    Duplicate,
     /// The error process hit attempt `n` (1 = the first transmission); `delay` is the added
     /// error delay, 0 when the packet is dropped.
     Error(u32),
+    /// As [`EventKind::Error`], failed by a loss model that names itself (the `cause` column).
+    ErrorBy(u32, Cause),
     /// The error process damaged its bytes and it goes on (`handling = "forward"`, Seawind's
     /// FORWARD); the receiving host's checksum discards it.
     Corrupt,
@@ -136,7 +163,10 @@ impl EventKind {
             EventKind::TxStart => "tx_start",
             EventKind::TxEnd => "tx_end",
             EventKind::Delay => "delay",
-            EventKind::Error(_) => "error",
+            EventKind::Jitter => "jitter",
+            EventKind::Reorder => "reorder",
+            EventKind::Duplicate => "duplicate",
+            EventKind::Error(_) | EventKind::ErrorBy(..) => "error",
             EventKind::Corrupt => "corrupt",
             EventKind::Hold => "hold",
             EventKind::Release => "release",
@@ -151,8 +181,11 @@ impl EventKind {
     /// The `cause` column: why a packet was dropped, or who acted (`middlebox`).
     pub fn cause(self) -> Option<Cause> {
         match self {
-            EventKind::Drop(c) => Some(c),
+            EventKind::Drop(c) | EventKind::ErrorBy(_, c) => Some(c),
             EventKind::Corrupt => Some(Cause::Error),
+            EventKind::Jitter => Some(Cause::Jitter),
+            EventKind::Reorder => Some(Cause::Reorder),
+            EventKind::Duplicate => Some(Cause::Duplicate),
             EventKind::MboxRewrite
             | EventKind::MboxDelay
             | EventKind::MboxDrop
@@ -167,7 +200,10 @@ impl EventKind {
             EventKind::Drop(_)
             | EventKind::Mark
             | EventKind::Error(_)
+            | EventKind::ErrorBy(..)
             | EventKind::Corrupt
+            | EventKind::Reorder
+            | EventKind::Duplicate
             | EventKind::State
             | EventKind::MboxRewrite
             | EventKind::MboxDelay
@@ -286,7 +322,7 @@ impl<W: Write> EventCsv<W> {
             w.write_all(c.name().as_bytes())?;
         }
         w.write_all(b",")?;
-        if let EventKind::Error(n) = e.kind {
+        if let EventKind::Error(n) | EventKind::ErrorBy(n, _) = e.kind {
             write!(w, "{n}")?;
         }
         w.write_all(b",")?;
@@ -332,6 +368,9 @@ pub enum RowKind {
     TxStart,
     TxEnd,
     Delay,
+    Jitter,
+    Reorder,
+    Duplicate,
     Error,
     Corrupt,
     Hold,
@@ -359,6 +398,14 @@ pub enum RowCause {
     Pie,
     Output,
     Input,
+    Gemodel,
+    #[serde(rename = "4state")]
+    FourState,
+    #[serde(rename = "loss_trace")]
+    LossTrace,
+    Jitter,
+    Reorder,
+    Duplicate,
     /// A cause this version does not know (a newer writer).
     #[serde(other)]
     Other,
@@ -376,6 +423,12 @@ impl RowCause {
             RowCause::Pie => "pie",
             RowCause::Output => "output",
             RowCause::Input => "input",
+            RowCause::Gemodel => "gemodel",
+            RowCause::FourState => "4state",
+            RowCause::LossTrace => "loss_trace",
+            RowCause::Jitter => "jitter",
+            RowCause::Reorder => "reorder",
+            RowCause::Duplicate => "duplicate",
             RowCause::Other => "other",
         }
     }
@@ -393,6 +446,12 @@ impl From<Cause> for RowCause {
             Cause::Pie => RowCause::Pie,
             Cause::Output => RowCause::Output,
             Cause::Input => RowCause::Input,
+            Cause::Gemodel => RowCause::Gemodel,
+            Cause::FourState => RowCause::FourState,
+            Cause::LossTrace => RowCause::LossTrace,
+            Cause::Jitter => RowCause::Jitter,
+            Cause::Reorder => RowCause::Reorder,
+            Cause::Duplicate => RowCause::Duplicate,
         }
     }
 }

@@ -33,6 +33,8 @@ pub mod lsb;
 pub mod meter;
 pub mod middlebox;
 pub mod model;
+pub mod netem;
+pub mod netem_loss;
 pub mod pie;
 pub mod queue;
 pub mod rate_control;

@@ -28,6 +28,7 @@ use crate::lrb::ReceiveBuffer;
 use crate::lsb::SendBuffer;
 use crate::meter::Meter;
 use crate::middlebox::{self, Action, Inject, Middlebox};
+use crate::netem::{Netem, NetemConfig};
 use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict};
 use crate::serializer::Serializer;
 use crate::spec::{Dir, Handling, LinkConfig, Overflow};
@@ -83,6 +84,12 @@ pub struct DirStats {
     /// Background packets sent on the channel (`background`).
     #[serde(skip_serializing_if = "is_zero")]
     pub background: u64,
+    /// Copies netem's `duplicate` made (each also counts in `arrived`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicated: u64,
+    /// Packets netem's `reorder` sent without their propagation delay.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reordered: u64,
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -117,6 +124,8 @@ struct Pipe {
     input: Option<Box<Input>>,
     /// Other users' traffic on the channel (`background`).
     bg: Option<Box<Load>>,
+    /// netem's jitter, reordering and duplication (`[DIR.netem]`).
+    netem: Option<Box<Netem>>,
     /// `link.output.{dir}`, with an output dropper.
     dropper: Option<Box<Stream>>,
     stats: DirStats,
@@ -208,6 +217,8 @@ impl Link {
                 lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
                 input: (dc.queue.overflow != Overflow::Drop)
                     .then(|| Box::new(Input::new(dc.queue.input))),
+                netem: (dc.netem != NetemConfig::default())
+                    .then(|| Box::new(Netem::new(&dc.netem, &seeds, d))),
                 bg: dc
                     .background
                     .as_ref()
@@ -287,13 +298,37 @@ impl Link {
         self.process(now);
         let id = self.next_id;
         self.next_id += 1;
+        // netem's duplication: the copy follows the packet into the router queue.
+        let copy = match &mut self.dirs[dir.index()].netem {
+            Some(n) => n.duplicates().then(|| pkt.clone()),
+            None => None,
+        };
         if self.mbox_on {
             self.through_middleboxes(now, dir, 0, id, pkt);
         } else {
             self.arrive(now, dir, id, pkt);
         }
+        if let Some(copy) = copy {
+            self.duplicate(now, dir, copy);
+        }
         self.process(now);
         id
+    }
+
+    /// A copy of the packet just pushed (netem's `duplicate`) reaches the router, with a new id.
+    #[cold]
+    fn duplicate(&mut self, now: Time, d: Dir, copy: Packet) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let ds = &mut self.dirs[d.index()];
+        ds.stats.duplicated += 1;
+        self.log
+            .event(now, d, EventKind::Duplicate, ds, Some((id, &copy)), None);
+        if self.mbox_on {
+            self.through_middleboxes(now, d, 0, id, copy);
+        } else {
+            self.arrive(now, d, id, copy);
+        }
     }
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
@@ -939,14 +974,39 @@ impl Link {
                 Some(extra.0),
             );
         }
+        let (delay, link_ack) = (p.delay, dc.link_ack);
+        let delay = match ds.netem.is_some() {
+            false => delay,
+            true => self.netem_propagation(now, d, seq, delay),
+        };
         self.timers
-            .schedule(now + p.delay + extra, Timer::Arrive(d, seq));
-        if !dc.link_ack {
+            .schedule(now + delay + extra, Timer::Arrive(d, seq));
+        if !link_ack {
             self.pump(now, d);
         } else {
             self.start_tx(now, d);
         }
         self.dirs[d.index()].ser.settle();
+    }
+
+    /// netem's jitter and reordering of a packet's propagation `delay`.
+    #[cold]
+    #[inline(never)]
+    fn netem_propagation(&mut self, now: Time, d: Dir, seq: u64, delay: Dur) -> Dur {
+        let ds = &mut self.dirs[d.index()];
+        let g = ds.netem.as_mut().expect("netem").propagation(delay);
+        if g.jittered {
+            let packet = ds.lrb.slot(seq).packet();
+            self.log
+                .event(now, d, EventKind::Jitter, ds, packet, Some(g.delay.0));
+        }
+        if g.reordered {
+            ds.stats.reordered += 1;
+            let packet = ds.lrb.slot(seq).packet();
+            self.log
+                .event(now, d, EventKind::Reorder, ds, packet, Some(0));
+        }
+        g.delay
     }
 
     // ---- 4. error process -------------------------------------------------------------------
@@ -976,7 +1036,7 @@ impl Link {
             return self.forward_damaged(now, d, seq);
         }
         let delay = p.error_delay.as_ref().map(|x| x.sample(&mut ds.errors.rng));
-        let kind = EventKind::Error(attempt);
+        let kind = ds.errors.event(attempt);
         match (p.handling, delay) {
             (Handling::Delay, Some(delay)) => {
                 self.log
@@ -1164,5 +1224,9 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Codel | Cause::Pie => st.drops_aqm += 1,
         Cause::Output => st.drops_output += 1,
         Cause::Input => st.drops_input += 1,
+        // Loss models name themselves on `error` rows; their drops are the link's errors.
+        Cause::Gemodel | Cause::FourState | Cause::LossTrace => st.drops_error += 1,
+        // Never drop causes.
+        Cause::Jitter | Cause::Reorder | Cause::Duplicate => {}
     }
 }

@@ -31,6 +31,8 @@
 use crate::background::{Background, BackgroundSpec};
 use crate::dist::{Dist, NumDist};
 use crate::error_model::LossModel;
+use crate::netem::{NetemConfig, NetemSpec};
+use crate::netem_loss::{load_attempts, load_episodes, FourStateParams, GeParams};
 use crate::trace::{Trace, TraceSpec};
 use indexmap::IndexMap;
 use lasthop_core::{Bytes, Dur, Rate, Time};
@@ -128,6 +130,8 @@ pub struct DirSpec {
     /// Seawind's background load: other users' packets sharing the channel (see
     /// [`crate::background`]).
     pub background: Option<BackgroundSpec>,
+    /// netem's jitter with correlation, reordering and duplication (see [`crate::netem`]).
+    pub netem: Option<NetemSpec>,
     /// Which attempts fail: `model = "states"` (default: the states' `error`), `"uniform"`
     /// (`probability`) or `"pattern"` (`drop = [N, ...]`, `every = K`). Replaces `error`; the
     /// handling (`drop` / `delay` / `arq`) stays.
@@ -142,7 +146,7 @@ pub struct DirSpec {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LossSpec {
-    /// `"states"`, `"uniform"` or `"pattern"`.
+    /// `"states"`, `"uniform"`, `"pattern"`, `"gilbert_elliott"`, `"4state"` or `"trace"`.
     pub model: Option<String>,
     /// `uniform`: the probability that an attempt fails, 0..=1.
     pub probability: Option<f64>,
@@ -150,6 +154,24 @@ pub struct LossSpec {
     pub drop: Option<Vec<u64>>,
     /// `pattern`: the cycle length.
     pub every: Option<u64>,
+    /// `gilbert_elliott` (netem `gemodel p r 1-h 1-k`): good → bad.
+    pub p: Option<f64>,
+    /// `gilbert_elliott`: bad → good (default 1).
+    pub r: Option<f64>,
+    /// `gilbert_elliott`: the loss probability in the bad state, netem's 1 − h (default 1).
+    pub loss_bad: Option<f64>,
+    /// `gilbert_elliott`: the loss probability in the good state, netem's 1 − k (default 0).
+    pub loss_good: Option<f64>,
+    /// `4state` (netem `state p13 p31 p32 p23 p14`): the transition probabilities.
+    pub p13: Option<f64>,
+    pub p31: Option<f64>,
+    pub p32: Option<f64>,
+    pub p23: Option<f64>,
+    pub p14: Option<f64>,
+    /// `trace`: a file of lost attempt numbers.
+    pub lost: Option<String>,
+    /// `trace`: a file of loss episodes (`START END` lines).
+    pub episodes: Option<String>,
 }
 
 /// The error process of one direction, in the base link or in a state (the keys `error`,
@@ -501,6 +523,8 @@ pub struct DirConfig {
     pub output_dropper: Option<NumDist>,
     /// Seawind's background load.
     pub background: Option<Background>,
+    /// netem's jitter, reordering and duplication (all off by default).
+    pub netem: NetemConfig,
 }
 
 /// The parameters of one direction while one state holds.
@@ -1118,6 +1142,7 @@ impl LinkSpec {
         let loss = validate_loss(
             &format!("{loss_src}.loss"),
             own.loss.as_ref().or(b.loss.as_ref()),
+            files_dir,
         )?;
         if loss != LossModel::States {
             if let Some((i, p)) = per_state.iter().enumerate().find(|(_, p)| p.has_errors()) {
@@ -1216,6 +1241,15 @@ impl LinkSpec {
             allocation,
             available,
             output_dropper,
+            netem: match own.netem.as_ref().or(b.netem.as_ref()) {
+                Some(n) => NetemConfig::validate(
+                    &format!("{}.netem", src(own.netem.is_some())),
+                    n,
+                    delay,
+                    own.in_order.or(b.in_order).unwrap_or(true),
+                )?,
+                None => NetemConfig::default(),
+            },
             background: match own.background.as_ref().or(b.background.as_ref()) {
                 Some(bg) => Some(Background::validate(
                     &format!("{}.background", src(own.background.is_some())),
@@ -1273,55 +1307,68 @@ fn validate_trace(
     Trace::load(&key, spec, base).map(Some)
 }
 
-fn validate_loss(key: &str, l: Option<&LossSpec>) -> Result<LossModel, SpecError> {
+fn validate_loss(
+    key: &str,
+    l: Option<&LossSpec>,
+    files_dir: &Path,
+) -> Result<LossModel, SpecError> {
     let Some(l) = l else {
         return Ok(LossModel::States);
     };
     let k = |f: &str| format!("{key}.{f}");
     let model = l.model.as_deref().unwrap_or("states");
-    let models = || {
-        LossModel::NAMES
+    if !LossModel::NAMES.contains(&model) {
+        let models = LossModel::NAMES
             .iter()
             .map(|n| format!("{n:?}"))
             .collect::<Vec<_>>()
-            .join(", ")
-    };
+            .join(", ");
+        return Err(err(
+            k("model"),
+            format!("{model:?} is not a loss model: allowed {models}"),
+        ));
+    }
     // Keys that belong to another model are refused rather than ignored.
-    let foreign = |name: &str, set: bool, owner: &str| -> Result<(), SpecError> {
-        if set {
-            return Err(err(
+    let owners: [(&str, bool, &str); 14] = [
+        ("probability", l.probability.is_some(), "uniform"),
+        ("drop", l.drop.is_some(), "pattern"),
+        ("every", l.every.is_some(), "pattern"),
+        ("p", l.p.is_some(), "gilbert_elliott"),
+        ("r", l.r.is_some(), "gilbert_elliott"),
+        ("loss_bad", l.loss_bad.is_some(), "gilbert_elliott"),
+        ("loss_good", l.loss_good.is_some(), "gilbert_elliott"),
+        ("p13", l.p13.is_some(), "4state"),
+        ("p31", l.p31.is_some(), "4state"),
+        ("p32", l.p32.is_some(), "4state"),
+        ("p23", l.p23.is_some(), "4state"),
+        ("p14", l.p14.is_some(), "4state"),
+        ("lost", l.lost.is_some(), "trace"),
+        ("episodes", l.episodes.is_some(), "trace"),
+    ];
+    if let Some((name, _, owner)) = owners.iter().find(|(_, set, o)| *set && *o != model) {
+        return Err(err(
+            k(name),
+            format!("`{name}` belongs to model = {owner:?}, not {model:?}"),
+        ));
+    }
+    let prob = |name: &str, v: Option<f64>, default: Option<f64>, example: &str| {
+        let x = v.or(default).ok_or_else(|| {
+            err(
                 k(name),
-                format!("`{name}` belongs to model = {owner:?}, not {model:?}"),
-            ));
+                format!("missing: model = {model:?} needs `{name}`, e.g. {name} = {example}"),
+            )
+        })?;
+        if !(0.0..=1.0).contains(&x) {
+            return Err(err(k(name), format!("probability {x} is outside 0..1")));
         }
-        Ok(())
+        Ok(x)
     };
     match model {
-        "states" => {
-            foreign("probability", l.probability.is_some(), "uniform")?;
-            foreign("drop", l.drop.is_some(), "pattern")?;
-            foreign("every", l.every.is_some(), "pattern")?;
-            Ok(LossModel::States)
-        }
-        "uniform" => {
-            foreign("drop", l.drop.is_some(), "pattern")?;
-            foreign("every", l.every.is_some(), "pattern")?;
-            let p = l.probability.ok_or_else(|| {
-                err(
-                    k("probability"),
-                    "missing: model = \"uniform\" needs the probability that a packet is lost, e.g. probability = 0.01",
-                )
-            })?;
-            if !(0.0..=1.0).contains(&p) {
-                return Err(err(
-                    k("probability"),
-                    format!("probability {p} is outside 0..1"),
-                ));
-            }
-            Ok(LossModel::Uniform { probability: p })
-        }
+        "states" => Ok(LossModel::States),
+        "uniform" => Ok(LossModel::Uniform {
+            probability: prob("probability", l.probability, None, "0.01")?,
+        }),
         "pattern" => {
-            foreign("probability", l.probability.is_some(), "uniform")?;
             let every = l.every.ok_or_else(|| {
                 err(
                     k("every"),
@@ -1358,10 +1405,39 @@ fn validate_loss(key: &str, l: Option<&LossSpec>) -> Result<LossModel, SpecError
             }
             Ok(LossModel::Pattern { drop, every })
         }
-        other => Err(err(
-            k("model"),
-            format!("{other:?} is not a loss model: allowed {}", models()),
-        )),
+        "gilbert_elliott" => Ok(LossModel::GilbertElliott(GeParams {
+            p: prob("p", l.p, None, "0.01")?,
+            r: prob("r", l.r, Some(1.0 - l.p.unwrap_or(0.0)), "0.3")?,
+            loss_bad: prob("loss_bad", l.loss_bad, Some(1.0), "1")?,
+            loss_good: prob("loss_good", l.loss_good, Some(0.0), "0")?,
+        })),
+        "4state" => {
+            let p13 = prob("p13", l.p13, None, "0.05")?;
+            let q = FourStateParams {
+                p13,
+                p31: prob("p31", l.p31, Some(1.0 - p13), "0.5")?,
+                p32: prob("p32", l.p32, Some(0.0), "0.1")?,
+                p23: prob("p23", l.p23, Some(1.0), "0.5")?,
+                p14: prob("p14", l.p14, Some(0.0), "0.01")?,
+            };
+            for (a, b, x) in [("p13", "p14", q.p13 + q.p14), ("p31", "p32", q.p31 + q.p32)] {
+                if x > 1.0 + 1e-12 {
+                    return Err(err(
+                        k(a),
+                        format!("{a} + {b} = {x}: the probabilities of leaving a state add up to 1 at most"),
+                    ));
+                }
+            }
+            Ok(LossModel::FourState(q))
+        }
+        _ => match (&l.lost, &l.episodes) {
+            (Some(f), None) => Ok(LossModel::Trace(load_attempts(&k("lost"), f, files_dir)?)),
+            (None, Some(f)) => Ok(LossModel::Trace(load_episodes(&k("episodes"), f, files_dir)?)),
+            _ => Err(err(
+                key,
+                "model = \"trace\" needs one of `lost = \"FILE\"` (lost attempt numbers, one per line) or `episodes = \"FILE\"` (START END lines)",
+            )),
+        },
     }
 }
 
@@ -2035,6 +2111,15 @@ impl LinkConfig {
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         ),
+                        LossModel::GilbertElliott(g) => format!(
+                            "Gilbert-Elliott: good to bad {}, bad to good {}, lost in bad {}, in good {}",
+                            g.p, g.r, g.loss_bad, g.loss_good
+                        ),
+                        LossModel::FourState(q) => format!(
+                            "4-state Markov: p13 {}, p31 {}, p32 {}, p23 {}, p14 {}",
+                            q.p13, q.p31, q.p32, q.p23, q.p14
+                        ),
+                        LossModel::Trace(t) => format!("replayed from a file: {t:?}"),
                         LossModel::States => unreachable!(),
                     };
                     let handling = match p0.handling {
