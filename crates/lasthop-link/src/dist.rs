@@ -49,7 +49,23 @@ use std::sync::Arc;
 
 /// A distribution of durations.
 #[derive(Clone, Debug, PartialEq)]
-pub struct Dist(Core);
+pub struct Dist(Repr);
+
+/// Static, uniform and exponential durations (the seeds' forms) keep their own variants, with
+/// the arithmetic they have always had and no test of bounds they cannot have; any other form
+/// is a [`Core`].
+#[derive(Clone, Debug, PartialEq)]
+enum Repr {
+    Static(Dur),
+    Uniform(Dur, Dur),
+    Exponential {
+        mean: Dur,
+        min: Dur,
+        max: Option<Dur>,
+        redraw: bool,
+    },
+    Other(Core),
+}
 
 /// A distribution of plain numbers: a probability (clipped into [0, 1]) or a multiplier
 /// (never below 0), as the key that holds it says.
@@ -495,7 +511,7 @@ fn gamma(rng: &mut Stream, shape: f64) -> f64 {
 impl Dist {
     pub fn parse(text: &str) -> Result<Dist, DistError> {
         Core::parse(text, Kind::Duration)
-            .map(Dist)
+            .map(|c| Dist(Repr::of(c)))
             .map_err(|problem| DistError {
                 text: text.to_string(),
                 problem,
@@ -505,62 +521,80 @@ impl Dist {
 
     /// An exponential duration of this mean.
     pub fn exponential(mean: Dur) -> Dist {
-        Dist(Core {
-            family: Family::Exponential(mean.0 as f64),
-            min: None,
+        Dist(Repr::Exponential {
+            mean,
+            min: Dur::ZERO,
             max: None,
             redraw: false,
-            text: format!("exponential({mean})"),
-            place: AtomicU64::new(0),
         })
     }
 
     /// A static duration.
     pub fn fixed(d: Dur) -> Dist {
-        Dist(Core {
-            family: Family::Static(d.0 as f64),
-            min: None,
-            max: None,
-            redraw: false,
-            text: d.to_string(),
-            place: AtomicU64::new(0),
-        })
+        Dist(Repr::Static(d))
     }
 
     /// One draw. Static, uniform and exponential durations keep the exact arithmetic they
     /// have always had (whole ns: A + round(u·(B − A)); round(−MEAN·ln(1 − u))), so that
     /// shipped results stay the same.
     pub fn sample(&self, rng: &mut Stream) -> Dur {
-        let c = &self.0;
-        match c.family {
-            Family::Static(x) if c.min.is_none() && c.max.is_none() => Dur(x as u64),
-            Family::Uniform(a, b) if c.min.is_none() && c.max.is_none() => {
-                let span = b - a;
-                Dur(a as u64 + (unit(rng) * span).round() as u64)
+        match self.0 {
+            Repr::Static(d) => d,
+            Repr::Uniform(a, b) => {
+                let span = (b.0 - a.0) as f64;
+                Dur(a.0 + (unit(rng) * span).round() as u64)
             }
-            Family::Exponential(mean) => {
-                let (min, max) = (c.min.unwrap_or(0.0), c.max.map(|m| m as u64));
-                loop {
-                    let x = -mean * (1.0 - unit(rng)).ln();
-                    let x = x.round().min(u64::MAX as f64) as u64;
-                    let inside = x >= min as u64 && max.is_none_or(|m| x <= m);
-                    if inside || !c.redraw {
-                        break Dur(x.max(min as u64).min(max.unwrap_or(u64::MAX)));
-                    }
+            Repr::Exponential {
+                mean,
+                min,
+                max,
+                redraw,
+            } => loop {
+                // 1 - u lies in (0, 1], so the logarithm is finite.
+                let x = -(mean.0 as f64) * (1.0 - unit(rng)).ln();
+                let x = Dur(x.round().min(u64::MAX as f64) as u64);
+                let inside = x >= min && max.is_none_or(|m| x <= m);
+                if inside || !redraw {
+                    break x.max(min).min(max.unwrap_or(Dur::MAX));
                 }
-            }
-            _ => Dur(c.sample(rng, 0.0, u64::MAX as f64).round() as u64),
+            },
+            Repr::Other(ref c) => Dur(c.sample(rng, 0.0, u64::MAX as f64).round() as u64),
         }
     }
 
     /// The largest value the distribution can produce, if bounded.
     pub fn max(&self) -> Option<Dur> {
-        self.0.max_value(u64::MAX as f64).map(|x| Dur(x as u64))
+        match &self.0 {
+            Repr::Static(d) => Some(*d),
+            Repr::Uniform(_, b) => Some(*b),
+            Repr::Exponential { max, .. } => *max,
+            Repr::Other(c) => c.max_value(u64::MAX as f64).map(|x| Dur(x as u64)),
+        }
     }
 
     /// Reads the file of a `user` distribution (relative to `base`); `key` names it.
     pub fn load_files(&mut self, key: &str, base: &Path) -> Result<(), SpecError> {
-        self.0.load_files(key, base, Kind::Duration)
+        match &mut self.0 {
+            Repr::Other(c) => c.load_files(key, base, Kind::Duration),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Repr {
+    fn of(c: Core) -> Repr {
+        let bounded = c.min.is_some() || c.max.is_some() || c.redraw;
+        match c.family {
+            Family::Static(x) if !bounded => Repr::Static(Dur(x as u64)),
+            Family::Uniform(a, b) if !bounded => Repr::Uniform(Dur(a as u64), Dur(b as u64)),
+            Family::Exponential(mean) => Repr::Exponential {
+                mean: Dur(mean as u64),
+                min: Dur(c.min.unwrap_or(0.0) as u64),
+                max: c.max.map(|m| Dur(m as u64)),
+                redraw: c.redraw,
+            },
+            _ => Repr::Other(c),
+        }
     }
 }
 
@@ -623,7 +657,29 @@ impl NumDist {
 
 impl fmt::Display for Dist {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0.text)
+        match &self.0 {
+            Repr::Static(d) => write!(f, "{d}"),
+            Repr::Uniform(a, b) => write!(f, "uniform({a}, {b})"),
+            Repr::Exponential {
+                mean,
+                min,
+                max,
+                redraw,
+            } => {
+                write!(f, "exponential({mean}")?;
+                if *min != Dur::ZERO {
+                    write!(f, ", min={min}")?;
+                }
+                if let Some(m) = max {
+                    write!(f, ", max={m}")?;
+                }
+                if *redraw {
+                    write!(f, ", bound=redraw")?;
+                }
+                write!(f, ")")
+            }
+            Repr::Other(c) => f.write_str(&c.text),
+        }
     }
 }
 

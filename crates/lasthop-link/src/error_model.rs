@@ -116,14 +116,15 @@ pub struct StateErrors;
 impl ErrorModel for StateErrors {
     #[inline]
     fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool {
-        state_fails(a.params, a.bits, errors)
+        state_fails(a.params, a.bits / 8, 0, errors)
     }
 }
 
+/// The state's test of an attempt of `len` bytes (and the link's `overhead` per packet).
 #[inline]
-fn state_fails(params: &Params, bits: u64, errors: &mut Stream) -> bool {
+fn state_fails(params: &Params, len: u64, overhead: u32, errors: &mut Stream) -> bool {
     if params.error_dist.is_some() || params.error_unit == ErrorUnit::Bit {
-        return drawn_or_bit_fails(params, bits, errors);
+        return drawn_or_bit_fails(params, (len + u64::from(overhead)) * 8, errors);
     }
     let p = params.error;
     p > 0.0 && (p >= 1.0 || unit(errors) < p)
@@ -219,11 +220,12 @@ impl ErrorStage {
     pub fn fails<'a>(
         &mut self,
         params: &Params,
-        bits: u64,
+        len: u64,
+        overhead: u32,
         attempt: impl FnOnce() -> Attempt<'a>,
     ) -> bool {
         match &mut self.model {
-            None => state_fails(params, bits, &mut self.rng),
+            None => state_fails(params, len, overhead, &mut self.rng),
             Some(m) => m.fails(&attempt(), &mut self.rng),
         }
     }

@@ -92,6 +92,18 @@ pub struct DirStats {
     pub reordered: u64,
 }
 
+impl Pipe {
+    /// The LSB's head starts its transmission: its slot in the link order.
+    #[inline(always)]
+    fn begin_tx(&mut self) -> u64 {
+        let q = self.lsb.wait.pop_front().expect("head exists");
+        self.ser.sent += 1;
+        let seq = self.lrb.start(q.id, q.pkt, self.ser.sent);
+        self.ser.transmitting = Some(seq);
+        seq
+    }
+}
+
 fn is_zero(n: &u64) -> bool {
     *n == 0
 }
@@ -110,6 +122,8 @@ pub struct Link {
     mbox: [middlebox::Chain; 2],
     /// Whether any middlebox is installed: without one, no middlebox work is done.
     mbox_on: bool,
+    /// Middleboxes or netem's duplication: pushes take [`Link::push_with_extras`].
+    push_extras: bool,
 }
 
 /// One direction's state: its stages in the order a packet meets them. Each stage's file owns
@@ -122,6 +136,8 @@ struct Pipe {
     lrb: ReceiveBuffer,
     /// Packets left unread while the queue is full (STOP, FLOW CONTROL); `None` under DROP.
     input: Option<Box<Input>>,
+    /// An unread input or a trace summary: arrivals take [`Link::arrival_extras`].
+    arrive_extras: bool,
     /// Other users' traffic on the channel (`background`).
     bg: Option<Box<Load>>,
     /// netem's jitter, reordering and duplication (`[DIR.netem]`).
@@ -217,6 +233,7 @@ impl Link {
                 lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
                 input: (dc.queue.overflow != Overflow::Drop)
                     .then(|| Box::new(Input::new(dc.queue.input))),
+                arrive_extras: dc.queue.overflow != Overflow::Drop || dc.trace.is_some(),
                 netem: (dc.netem != NetemConfig::default())
                     .then(|| Box::new(Netem::new(&dc.netem, &seeds, d))),
                 bg: dc
@@ -230,6 +247,7 @@ impl Link {
                 stats: DirStats::default(),
             }
         });
+        let cfg_dup = cfg.dirs.iter().any(|dc| dc.netem.duplicate.is_some());
         let record = Dir::BOTH.map(|d| {
             let trace = cfg.dirs[d.index()].trace.clone();
             trace.map(|t| Box::new(Recorder::new(t)))
@@ -256,6 +274,7 @@ impl Link {
             },
             mbox: Default::default(),
             mbox_on: false,
+            push_extras: cfg_dup,
         };
         link.log.state(Time::ZERO, link.chain.current);
         for d in Dir::BOTH {
@@ -286,6 +305,7 @@ impl Link {
     pub fn add_middlebox(&mut self, dir: Dir, mbox: Box<dyn Middlebox>) {
         self.mbox[dir.index()].boxes.push(mbox);
         self.mbox_on = true;
+        self.push_extras = true;
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -298,6 +318,19 @@ impl Link {
         self.process(now);
         let id = self.next_id;
         self.next_id += 1;
+        if self.push_extras {
+            self.push_with_extras(now, dir, id, pkt);
+        } else {
+            self.arrive(now, dir, id, pkt);
+        }
+        self.process(now);
+        id
+    }
+
+    /// [`Link::push`] with middleboxes or netem's duplication.
+    #[cold]
+    #[inline(never)]
+    fn push_with_extras(&mut self, now: Time, dir: Dir, id: u64, pkt: Packet) {
         // netem's duplication: the copy follows the packet into the router queue.
         let copy = match &mut self.dirs[dir.index()].netem {
             Some(n) => n.duplicates().then(|| pkt.clone()),
@@ -311,8 +344,6 @@ impl Link {
         if let Some(copy) = copy {
             self.duplicate(now, dir, copy);
         }
-        self.process(now);
-        id
     }
 
     /// A copy of the packet just pushed (netem's `duplicate`) reaches the router, with a new id.
@@ -564,14 +595,10 @@ impl Link {
         {
             return self.drop_queued(now, d, id, &pkt, Cause::Mtu);
         }
-        if let Some(input) = &ds.input {
-            // STOP or FLOW CONTROL: a full queue, or packets already waiting, leave it unread.
-            if !input.is_empty()
-                || (ds.queue.full(len) && !(ds.queue.is_empty() && ds.lsb.fits(len)))
-            {
-                return self.leave_unread(now, d, id, pkt);
-            }
+        if ds.arrive_extras && self.arrival_extras(now, d, len) {
+            return self.leave_unread(now, d, id, pkt);
         }
+        let ds = &mut self.dirs[d.index()];
         if ds.queue.has_discipline() {
             if !self.judge_arrival(now, d, id, &mut pkt) {
                 return;
@@ -627,6 +654,21 @@ impl Link {
                 false
             }
         }
+    }
+
+    /// An arrival where the direction has a trace (its summary's ingress) or an unread input:
+    /// whether the packet must wait unread (STOP or FLOW CONTROL: the queue is full, or
+    /// packets wait already).
+    #[cold]
+    #[inline(never)]
+    fn arrival_extras(&mut self, now: Time, d: Dir, len: u64) -> bool {
+        if let Some(r) = &mut self.log.record[d.index()] {
+            r.arrived(now, len);
+        }
+        let ds = &self.dirs[d.index()];
+        ds.input.as_ref().is_some_and(|input| {
+            !input.is_empty() || (ds.queue.full(len) && !(ds.queue.is_empty() && ds.lsb.fits(len)))
+        })
     }
 
     /// STOP or FLOW CONTROL: the packet waits unread at the router's input (or, past STOP's
@@ -731,16 +773,29 @@ impl Link {
     /// a transmission if the serializer is idle. Under a discipline acting at dequeue the FIFO
     /// is empty and [`Link::pump_at_dequeue`] takes over.
     fn pump(&mut self, now: Time, d: Dir) {
-        loop {
+        self.pump_fifo(now, d);
+        let ds = &mut self.dirs[d.index()];
+        if ds.input.is_some() {
+            return self.pump_with_input(now, d);
+        }
+        if ds.queue.note_if_empty(now) {
+            return self.pump_at_dequeue(now, d);
+        }
+        self.start_tx(now, d);
+    }
+
+    /// [`Link::pump`]'s end with an unread input (STOP, FLOW CONTROL): room in the queue reads
+    /// what waits there, which then moves on.
+    #[cold]
+    #[inline(never)]
+    fn pump_with_input(&mut self, now: Time, d: Dir) {
+        while self.dirs[d.index()]
+            .input
+            .as_ref()
+            .is_some_and(|i| !i.is_empty())
+            && self.read_input(now, d)
+        {
             self.pump_fifo(now, d);
-            // Room in the queue: read what waits unread (STOP, FLOW CONTROL), then move it on.
-            let unread = self.dirs[d.index()]
-                .input
-                .as_ref()
-                .is_some_and(|i| !i.is_empty());
-            if !unread || !self.read_input(now, d) {
-                break;
-            }
         }
         let ds = &mut self.dirs[d.index()];
         if ds.queue.note_if_empty(now) {
@@ -834,9 +889,6 @@ impl Link {
     // ---- 3. serializer and propagation ------------------------------------------------------
 
     fn start_tx(&mut self, now: Time, d: Dir) {
-        if self.dirs[d.index()].bg.is_some() && self.background_first(now, d) {
-            return;
-        }
         let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
         let Some(head) = ds.lsb.wait.front() else {
@@ -846,16 +898,50 @@ impl Link {
         if ds.ser.transmitting.is_some() || !ds.lrb.can_reserve(len) {
             return;
         }
+        if ds.ser.extras {
+            return self.start_tx_extras(now, d);
+        }
         let p = &dc.per_state[self.chain.current];
-        let start = ds.ser.allocate(dc, now);
-        // A trace that ended sends nothing more: the packet waits.
-        let Some(end) = ds.ser.tx_end(dc, p, start, len + u64::from(dc.overhead)) else {
+        let tx = ds
+            .ser
+            .rate(dc, p, now)
+            .tx_time(len + u64::from(dc.overhead));
+        let seq = ds.begin_tx();
+        self.log.event(
+            now,
+            d,
+            EventKind::TxStart,
+            ds,
+            ds.lrb.slot(seq).packet(),
+            None,
+        );
+        self.timers.schedule(now + tx, Timer::TxEnd(d));
+    }
+
+    /// [`Link::start_tx`] where the serializer has a trace, an allocation delay, an available
+    /// rate or a background load: the background may go first, the start may wait for the
+    /// allocation, the end follows the trace; the trace summary records it.
+    #[cold]
+    #[inline(never)]
+    fn start_tx_extras(&mut self, now: Time, d: Dir) {
+        if self.dirs[d.index()].bg.is_some() && self.background_first(now, d) {
+            return;
+        }
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let Some(head) = ds.lsb.wait.front() else {
             return;
         };
-        let q = ds.lsb.wait.pop_front().expect("head exists");
-        ds.ser.sent += 1;
-        let seq = ds.lrb.start(q.id, q.pkt, ds.ser.sent);
-        ds.ser.transmitting = Some(seq);
+        let (len, since) = (u64::from(head.pkt.wire_len), head.since);
+        if ds.ser.transmitting.is_some() || !ds.lrb.can_reserve(len) {
+            return;
+        }
+        let p = &dc.per_state[self.chain.current];
+        // A trace that ended sends nothing more: the packet waits.
+        let Some((start, end)) = ds.ser.plan(dc, p, now, len + u64::from(dc.overhead)) else {
+            return;
+        };
+        let seq = ds.begin_tx();
         if start > now {
             self.log.event(
                 now,
@@ -874,6 +960,9 @@ impl Link {
             ds.lrb.slot(seq).packet(),
             None,
         );
+        if let Some(r) = &mut self.log.record[d.index()] {
+            r.sent(since, end, len);
+        }
         self.timers.schedule(end, Timer::TxEnd(d));
     }
 
@@ -925,7 +1014,25 @@ impl Link {
         let bg = self.dirs[d.index()].bg.as_mut().expect("a background load");
         let next = bg.arrive(b);
         self.timers.schedule(next, Timer::Background(d));
-        self.start_tx(now, d);
+        self.start_tx_extras(now, d);
+    }
+
+    /// The end of a transmission where the serializer has extras: a waiting background packet
+    /// may take the channel none of ours took, and an idle serializer loses the rest of a
+    /// trace's opportunity.
+    #[cold]
+    #[inline(never)]
+    fn after_tx_extras(&mut self, now: Time, d: Dir) {
+        let ds = &mut self.dirs[d.index()];
+        if ds.ser.transmitting.is_none()
+            && ds
+                .bg
+                .as_ref()
+                .is_some_and(|bg| !bg.busy && !bg.waiting.is_empty())
+        {
+            self.start_tx_extras(now, d);
+        }
+        self.dirs[d.index()].ser.settle();
     }
 
     /// A background packet's transmission ended: it leaves (discarded); the channel is free.
@@ -939,7 +1046,7 @@ impl Link {
         ds.ser.ended_background(now);
         let queue = ds.queue.len() as u64;
         self.log.meters[d.index()].on_event(now, EventKind::TxEnd, queue);
-        self.start_tx(now, d);
+        self.start_tx_extras(now, d);
         self.dirs[d.index()].ser.settle();
     }
 
@@ -986,7 +1093,9 @@ impl Link {
         } else {
             self.start_tx(now, d);
         }
-        self.dirs[d.index()].ser.settle();
+        if self.dirs[d.index()].ser.extras {
+            self.after_tx_extras(now, d);
+        }
     }
 
     /// netem's jitter and reordering of a packet's propagation `delay`.
@@ -1019,14 +1128,14 @@ impl Link {
         let slot = ds.lrb.slot_mut(seq);
         slot.attempts += 1;
         let (attempt, acc) = (slot.attempts, slot.error_delay);
-        let bits = (slot.len + u64::from(dc.overhead)) * 8;
-        let fails = ds.errors.fails(p, bits, || Attempt {
+        let (len, overhead) = (slot.len, dc.overhead);
+        let fails = ds.errors.fails(p, len, overhead, || Attempt {
             now,
             dir: d,
             packet: slot.pkt.as_ref().expect("a packet on the link"),
             attempt,
             params: p,
-            bits,
+            bits: (len + u64::from(overhead)) * 8,
         });
         if !fails {
             return self.at_far_end(now, d, seq);
@@ -1114,6 +1223,36 @@ impl Link {
         }
     }
 
+    /// Seawind's output dropper on a packet being released: one draw of the probability (a
+    /// distribution's), then the test; true when it dropped the packet.
+    #[cold]
+    #[inline(never)]
+    fn output_drops(&mut self, now: Time, d: Dir, id: u64, pkt: &Packet) -> bool {
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let Some(rng) = &mut ds.dropper else {
+            return false;
+        };
+        let p = dc
+            .output_dropper
+            .as_ref()
+            .expect("a dropper")
+            .probability(rng);
+        if !(p > 0.0 && (p >= 1.0 || unit(rng) < p)) {
+            return false;
+        }
+        ds.stats.drops_output += 1;
+        self.log.event(
+            now,
+            d,
+            EventKind::Drop(Cause::Output),
+            ds,
+            Some((id, pkt)),
+            None,
+        );
+        true
+    }
+
     fn release(&mut self, now: Time, d: Dir, seq: u64) {
         let ds = &mut self.dirs[d.index()];
         let (id, pkt, len) = ds.lrb.take(seq);
@@ -1126,20 +1265,10 @@ impl Link {
         } else {
             ds.lsb.left_link(len);
         }
-        if let Some(rng) = &mut ds.dropper {
-            if output_drops(&self.cfg.dirs[d.index()], rng) {
-                ds.stats.drops_output += 1;
-                self.log.event(
-                    now,
-                    d,
-                    EventKind::Drop(Cause::Output),
-                    ds,
-                    Some((id, &pkt)),
-                    None,
-                );
-                return;
-            }
+        if ds.dropper.is_some() && self.output_drops(now, d, id, &pkt) {
+            return;
         }
+        let ds = &mut self.dirs[d.index()];
         ds.stats.released += 1;
         self.log
             .event(now, d, EventKind::Release, ds, Some((id, &pkt)), None);
@@ -1164,9 +1293,6 @@ impl Log {
         delay_ns: Option<u64>,
     ) {
         self.meters[d.index()].on_event(t, kind, ds.queue.len() as u64);
-        if let Some(r) = &mut self.record[d.index()] {
-            r.on_event(t, kind, packet.map(|(id, p)| (id, p.wire_len)));
-        }
         if kind.level() > self.level {
             return;
         }
@@ -1201,17 +1327,6 @@ impl Log {
             delay_ns: None,
         });
     }
-}
-
-/// Seawind's output dropper: one draw of the probability (a distribution's), then the test.
-#[cold]
-fn output_drops(dc: &crate::spec::DirConfig, rng: &mut Stream) -> bool {
-    let p = dc
-        .output_dropper
-        .as_ref()
-        .expect("a dropper")
-        .probability(rng);
-    p > 0.0 && (p >= 1.0 || unit(rng) < p)
 }
 
 fn count_drop(st: &mut DirStats, cause: Cause) {

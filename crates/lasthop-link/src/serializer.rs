@@ -30,6 +30,10 @@ pub(crate) struct Serializer {
     alloc_rng: Option<Box<Stream>>,
     /// The available rate's timeline, with an available rate.
     avail: Option<Box<Avail>>,
+    /// A trace, an allocation delay, an available rate or a background load: transmissions
+    /// start through the model's `start_tx_extras` and [`Serializer::plan`]; false keeps the
+    /// plain rate's code path.
+    pub extras: bool,
 }
 
 /// Seawind's available rate: the multiplier in force and when it is drawn again.
@@ -54,6 +58,10 @@ impl Serializer {
                 .allocation
                 .as_ref()
                 .map(|_| Box::new(seeds.stream(&format!("link.alloc.{d}")))),
+            extras: dc.trace.is_some()
+                || dc.allocation.is_some()
+                || dc.available.is_some()
+                || dc.background.is_some(),
             avail: dc.available.as_ref().map(|(m, i)| {
                 let mut rng = seeds.stream(&format!("link.avail.{d}"));
                 let multiplier = m.multiplier(&mut rng);
@@ -65,6 +73,20 @@ impl Serializer {
                 })
             }),
         }
+    }
+
+    /// When a transmission of `bytes` (overhead included) asked for at `now` starts and ends,
+    /// with a trace, an allocation delay or an available rate (the plain rate's transmissions
+    /// take `rate` directly); `None`: never (a trace that ended).
+    pub fn plan(
+        &mut self,
+        dc: &DirConfig,
+        p: &Params,
+        now: Time,
+        bytes: u64,
+    ) -> Option<(Time, Time)> {
+        let start = self.allocate(dc, now);
+        Some((start, self.tx_end(dc, p, start, bytes)?))
     }
 
     /// When a transmission of `bytes` (overhead included) starting at `now` ends: at the rate
@@ -136,8 +158,11 @@ impl Serializer {
 
     /// A transmission ended and the next (if any) has started: an idle serializer loses what
     /// is left of the trace's opportunity.
-    #[inline]
+    #[inline(always)]
     pub fn settle(&mut self) {
+        if !self.extras {
+            return;
+        }
         if self.transmitting.is_none() {
             if let Some(t) = &mut self.trace {
                 t.idle();
@@ -149,6 +174,16 @@ impl Serializer {
     /// (advancing the place in the schedule).
     #[inline]
     pub fn rate(&mut self, dc: &DirConfig, p: &Params, t: Time) -> Rate {
+        let r = self.rate_plain(dc, p, t);
+        match &mut self.avail {
+            None => r,
+            Some(a) => a.scale(dc, t, r),
+        }
+    }
+
+    /// [`Serializer::rate`] before the available rate's multiplier.
+    #[inline(always)]
+    fn rate_plain(&mut self, dc: &DirConfig, p: &Params, t: Time) -> Rate {
         if let Some(r) = p.rate_override {
             return r;
         }
@@ -156,13 +191,9 @@ impl Serializer {
         while self.sched_pos < sched.len() && sched[self.sched_pos].0 <= t {
             self.sched_pos += 1;
         }
-        let r = match self.sched_pos {
+        match self.sched_pos {
             0 => p.base_rate,
             n => sched[n - 1].1,
-        };
-        match &mut self.avail {
-            None => r,
-            Some(a) => a.scale(dc, t, r),
         }
     }
 

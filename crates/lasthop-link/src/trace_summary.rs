@@ -2,20 +2,19 @@
 //! from an `mm-link` log (capacity and throughput over time, the per-packet queueing delay),
 //! here recorded by the model as it runs, whatever the log level.
 //!
-//! As in Mahimahi: a packet's *delay* is from its arrival at the link (after any middlebox) to
-//! the end of its transmission (the opportunity that carried its last byte), so it is the
-//! router queue's wait plus the wait for capacity; *throughput* counts the bytes whose
-//! transmission ended, *ingress* the bytes that arrived, *capacity* what the trace offered,
-//! used or not; all in 500 ms bins (Mahimahi's live graph's) and over the run. The
-//! throughput–delay point of a run is (throughput, 95th-percentile delay), the figure
-//! Pantheon plots. Mahimahi's "signal delay" is not computed. Only directions with a trace
-//! record (a recorder costs a hash-map insert per packet).
+//! As in Mahimahi: a packet's *delay* is from its arrival at the link's queue (after any
+//! middlebox) to the end of its transmission (the opportunity that carried its last byte), so
+//! it is the router queue's wait plus the wait for capacity; *throughput* counts the bytes
+//! whose transmission ended (in the bin of that end), *ingress* the bytes that arrived,
+//! *capacity* what the trace offered, used or not; all in 500 ms bins (Mahimahi's live
+//! graph's) and over the run. The throughput–delay point of a run is (throughput,
+//! 95th-percentile delay), the figure Pantheon plots. Mahimahi's "signal delay" is not
+//! computed. Only directions with a trace record; the model tells the recorder of each arrival
+//! and, when a transmission starts, of its arrival and its end (both known then).
 
-use crate::event::EventKind;
 use crate::spec::Dir;
 use crate::trace::Trace;
 use lasthop_core::{Dur, Time};
-use std::collections::HashMap;
 
 /// The bin width of the series, as Mahimahi's throughput graph.
 pub const BIN: Dur = Dur(500_000_000);
@@ -23,8 +22,6 @@ pub const BIN: Dur = Dur(500_000_000);
 /// What one traced direction recorded.
 pub struct Recorder {
     trace: Trace,
-    /// Arrival time of each packet not yet sent or dropped, by id.
-    waiting: HashMap<u64, Time>,
     /// Bytes arrived and bytes sent, per [`BIN`].
     ingress: Vec<u64>,
     egress: Vec<u64>,
@@ -36,33 +33,22 @@ impl Recorder {
     pub fn new(trace: Trace) -> Recorder {
         Recorder {
             trace,
-            waiting: HashMap::new(),
             ingress: Vec::new(),
             egress: Vec::new(),
             delays: Vec::new(),
         }
     }
 
-    /// An event of the direction at `t` (packet `id` of `bytes`, when it concerns one).
-    #[inline]
-    pub(crate) fn on_event(&mut self, t: Time, kind: EventKind, packet: Option<(u64, u32)>) {
-        let Some((id, bytes)) = packet else { return };
-        match kind {
-            EventKind::Arrive => {
-                add(&mut self.ingress, t, bytes);
-                self.waiting.insert(id, t);
-            }
-            EventKind::TxEnd => {
-                if let Some(at) = self.waiting.remove(&id) {
-                    add(&mut self.egress, t, bytes);
-                    self.delays.push((t - at).as_nanos());
-                }
-            }
-            EventKind::Drop(_) => {
-                self.waiting.remove(&id);
-            }
-            _ => {}
-        }
+    /// A packet of `bytes` arrived at `t`.
+    pub(crate) fn arrived(&mut self, t: Time, bytes: u64) {
+        add(&mut self.ingress, t, bytes);
+    }
+
+    /// A packet of `bytes` that arrived at `since` started its transmission, which ends at
+    /// `end`.
+    pub(crate) fn sent(&mut self, since: Time, end: Time, bytes: u64) {
+        add(&mut self.egress, end, bytes);
+        self.delays.push((end - since).as_nanos());
     }
 
     /// The figures over `[0, end]`.
@@ -86,7 +72,8 @@ impl Recorder {
             .collect();
         let span = end.as_nanos().max(1);
         let capacity = self.trace.capacity_bits(Time::ZERO, end) as f64 / (span as f64 / 1e9) / 1e6;
-        let throughput = mbps(self.egress.iter().sum(), span);
+        // Transmissions that end after the run's end are not in it.
+        let throughput = mbps(self.egress.iter().take(bins).sum(), span);
         let mut d: Vec<f64> = self.delays.iter().map(|&x| x as f64 / 1e6).collect();
         d.sort_by(f64::total_cmp);
         let q = |p| lasthop_core::stats::quantile(&d, p).unwrap_or(f64::NAN);
@@ -111,12 +98,12 @@ impl Recorder {
     }
 }
 
-fn add(bins: &mut Vec<u64>, t: Time, bytes: u32) {
+fn add(bins: &mut Vec<u64>, t: Time, bytes: u64) {
     let i = (t.as_nanos() / BIN.0) as usize;
     if bins.len() <= i {
         bins.resize(i + 1, 0);
     }
-    bins[i] += u64::from(bytes);
+    bins[i] += bytes;
 }
 
 /// One direction's figures: the run's row and its series.
