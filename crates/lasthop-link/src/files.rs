@@ -6,6 +6,7 @@
 //! [`SpecError`] naming the key, the file, the line and what is allowed.
 
 use lasthop_core::spec::{err, SpecError};
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 
 /// The most bytes a data file may hold: Mahimahi's longest public traces are a few MB, and a
@@ -27,8 +28,45 @@ pub fn read(base: &Path, key: &str, file: &str, what: &str) -> Result<String, Sp
         return Err(err(key, format!("an empty path: give the file of {what}")));
     }
     let path = resolve(base, file);
-    lasthop_core::spec::read_text_limited(&path, MAX_DATA_BYTES, what)
-        .map_err(|e| err(key, format!("{file:?} ({}): {e}", path.display())))
+    let text = lasthop_core::spec::read_text_limited(&path, MAX_DATA_BYTES, what)
+        .map_err(|e| err(key, format!("{file:?} ({}): {e}", path.display())))?;
+    READ.with(|r| {
+        if let Some(v) = r.borrow_mut().as_mut() {
+            v.push(DataFile {
+                file: file.to_string(),
+                digest: fnv1a(text.as_bytes()),
+            });
+        }
+    });
+    Ok(text)
+}
+
+/// A data file a link spec read, for fingerprints: its name as the spec wrote it and a digest
+/// of its contents (FNV-1a), so that an experiment whose trace changed is not taken for the
+/// same one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DataFile {
+    pub file: String,
+    pub digest: u64,
+}
+
+thread_local! {
+    /// The files read while [`recording`] runs on this thread.
+    static READ: RefCell<Option<Vec<DataFile>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` and returns what it gave and the data files it read, in order.
+pub fn recording<T>(f: impl FnOnce() -> T) -> (T, Vec<DataFile>) {
+    let outer = READ.with(|r| r.borrow_mut().replace(Vec::new()));
+    let t = f();
+    let read = READ.with(|r| std::mem::replace(&mut *r.borrow_mut(), outer));
+    (t, read.unwrap_or_default())
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// The lines of a data file that carry values, with their line numbers (from 1): blank lines

@@ -491,6 +491,9 @@ pub struct LinkConfig {
     /// At least one state; a link without `[states]` has one state, "steady", lasting forever.
     pub states: Vec<StateConfig>,
     pub initial: Vec<(usize, f64)>,
+    /// The data files the spec named (traces, `user` distributions, loss traces) with digests
+    /// of their contents, for fingerprints; empty for most links.
+    pub data_files: Vec<crate::files::DataFile>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -746,9 +749,14 @@ impl LinkSpec {
     /// Checks every value and resolves the directions and states into a [`LinkConfig`]; the
     /// data files the spec names (traces) are read relative to `base`.
     pub fn validate_in(&self, base: &Path) -> Result<LinkConfig, SpecError> {
-        let mut spec = self.clone();
-        spec.load_user_files(base)?;
-        spec.validate_loaded(base)
+        let (cfg, read) = crate::files::recording(|| {
+            let mut spec = self.clone();
+            spec.load_user_files(base)?;
+            spec.validate_loaded(base)
+        });
+        let mut cfg = cfg?;
+        cfg.data_files = read;
+        Ok(cfg)
     }
 
     /// Reads the values of every `user(FILE)` distribution, relative to `base`.
@@ -856,6 +864,7 @@ impl LinkSpec {
             dirs,
             states,
             initial,
+            data_files: vec![],
         })
     }
 

@@ -444,3 +444,20 @@ fn a_background_load_shares_the_channel() {
         .to_string();
     assert!(e.starts_with("key `up.background.rate`: missing"), "{e}");
 }
+
+#[test]
+fn the_available_rate_scales_a_states_rate_too() {
+    // A state of 32 kbit/s with the multiplier 0.5: 16 kbit/s, a 576-byte packet in 288 ms.
+    let mut l = link(
+        "initial_state = \"s\"\n[states.s]\ndown = { rate = \"32kbit\" }\n[down]\nrate = \"64kbit\"\navailable_rate = 0.5\nrate_change_interval = \"10s\"\n",
+    );
+    let a = push_at(&mut l, Time::ZERO, udp(576, 1, 0));
+    let mut out = vec![];
+    while let Some(t) = l.poll_timeout().filter(|&t| t <= ms(1000)) {
+        l.handle_timeout(t);
+        while let Some(o) = l.poll_output() {
+            out.push((o.id, o.at));
+        }
+    }
+    assert_eq!(out, [(a, ms(288))]);
+}

@@ -411,3 +411,20 @@ fn a_trace_is_found_beside_the_link_spec_that_names_it() {
     );
     assert!(c.warnings().is_empty(), "{:?}", c.warnings());
 }
+
+#[test]
+fn the_data_files_a_link_read_are_named_with_digests_of_their_contents() {
+    // What an experiment's fingerprint adds, so that a changed trace is a changed experiment.
+    let f = file_with("1\n2\n");
+    let spec = format!("[down.trace]\nmahimahi = \"{}\"\n", f.s());
+    let a = LinkSpec::config_from_str(&spec).unwrap();
+    assert_eq!(a.data_files.len(), 1);
+    assert_eq!(a.data_files[0].file, f.s());
+    std::fs::write(&f.0, "1\n3\n").unwrap();
+    let b = LinkSpec::config_from_str(&spec).unwrap();
+    assert_ne!(a.data_files[0].digest, b.data_files[0].digest);
+    assert!(LinkSpec::config_from_str("[down]\nrate = \"1Mbit\"\n")
+        .unwrap()
+        .data_files
+        .is_empty());
+}
