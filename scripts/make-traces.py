@@ -10,6 +10,8 @@
   covers four 1-ms subframes), with a 300 ms outage at 12 s.
 - steps.rates: timed rates (TIME RATE): 12 Mbit/s, 4 Mbit/s at 2 s, an outage from 3 s to
   3.5 s, 12 Mbit/s again; the last line (5 s) ends the cycle.
+- base-delay.txt: a one-way base delay (TIME DELAY, CellReplay's kind): 20 ms, rising to 60 ms
+  for 300 ms at 4 s and to 35 ms from 6 s to 8 s; 10 s cycle.
 """
 import os
 import random
@@ -54,6 +56,9 @@ def main():
     with open(os.path.join(OUT, "steps.rates"), "w") as f:
         f.write("# TIME RATE: each rate holds until the next line; the last line ends the cycle\n")
         f.write("0s 12Mbit\n2s 4Mbit\n3s 0bit\n3.5s 12Mbit\n5s 12Mbit\n")
+    with open(os.path.join(OUT, "base-delay.txt"), "w") as f:
+        f.write("# TIME DELAY: each delay holds until the next line; the last line ends the cycle\n")
+        f.write("0s 20ms\n4s 60ms\n4.3s 20ms\n6s 35ms\n8s 20ms\n10s 20ms\n")
 
 
 if __name__ == "__main__":

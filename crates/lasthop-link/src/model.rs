@@ -142,6 +142,8 @@ struct Pipe {
     bg: Option<Box<Load>>,
     /// netem's jitter, reordering and duplication (`[DIR.netem]`).
     netem: Option<Box<Netem>>,
+    /// netem or a delay trace: a packet's propagation takes [`Link::netem_propagation`].
+    prop_extras: bool,
     /// `link.output.{dir}`, with an output dropper.
     dropper: Option<Box<Stream>>,
     stats: DirStats,
@@ -234,6 +236,7 @@ impl Link {
                 input: (dc.queue.overflow != Overflow::Drop)
                     .then(|| Box::new(Input::new(dc.queue.input))),
                 arrive_extras: dc.queue.overflow != Overflow::Drop || dc.trace.is_some(),
+                prop_extras: dc.netem != NetemConfig::default() || dc.delay_trace.is_some(),
                 netem: (dc.netem != NetemConfig::default())
                     .then(|| Box::new(Netem::new(&dc.netem, &seeds, d))),
                 bg: dc
@@ -1082,7 +1085,7 @@ impl Link {
             );
         }
         let (delay, link_ack) = (p.delay, dc.link_ack);
-        let delay = match ds.netem.is_some() {
+        let delay = match ds.prop_extras {
             false => delay,
             true => self.netem_propagation(now, d, seq, delay),
         };
@@ -1098,12 +1101,20 @@ impl Link {
         }
     }
 
-    /// netem's jitter and reordering of a packet's propagation `delay`.
+    /// A packet's propagation with a delay trace (the delay in force now, instead of
+    /// `delay`) or netem's jitter and reordering.
     #[cold]
     #[inline(never)]
     fn netem_propagation(&mut self, now: Time, d: Dir, seq: u64, delay: Dur) -> Dur {
+        let delay = match &self.cfg.dirs[d.index()].delay_trace {
+            Some(t) => t.at(now),
+            None => delay,
+        };
         let ds = &mut self.dirs[d.index()];
-        let g = ds.netem.as_mut().expect("netem").propagation(delay);
+        let Some(netem) = ds.netem.as_mut() else {
+            return delay;
+        };
+        let g = netem.propagation(delay);
         if g.jittered {
             let packet = ds.lrb.slot(seq).packet();
             self.log

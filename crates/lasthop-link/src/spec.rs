@@ -33,7 +33,7 @@ use crate::dist::{Dist, NumDist};
 use crate::error_model::LossModel;
 use crate::netem::{NetemConfig, NetemSpec};
 use crate::netem_loss::{load_attempts, load_episodes, FourStateParams, GeParams};
-use crate::trace::{Trace, TraceSpec};
+use crate::trace::{DelayTrace, DelayTraceSpec, Trace, TraceSpec};
 use indexmap::IndexMap;
 use lasthop_core::{Bytes, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -132,6 +132,9 @@ pub struct DirSpec {
     pub background: Option<BackgroundSpec>,
     /// netem's jitter with correlation, reordering and duplication (see [`crate::netem`]).
     pub netem: Option<NetemSpec>,
+    /// The propagation delay over time from a file, instead of `delay` (CellReplay's base
+    /// delay; see [`crate::trace::DelayTrace`]).
+    pub delay_trace: Option<DelayTraceSpec>,
     /// Which attempts fail: `model = "states"` (default: the states' `error`), `"uniform"`
     /// (`probability`) or `"pattern"` (`drop = [N, ...]`, `every = K`). Replaces `error`; the
     /// handling (`drop` / `delay` / `arq`) stays.
@@ -528,6 +531,8 @@ pub struct DirConfig {
     pub background: Option<Background>,
     /// netem's jitter, reordering and duplication (all off by default).
     pub netem: NetemConfig,
+    /// The propagation delay from a file, instead of `delay`.
+    pub delay_trace: Option<DelayTrace>,
 }
 
 /// The parameters of one direction while one state holds.
@@ -1250,6 +1255,7 @@ impl LinkSpec {
             allocation,
             available,
             output_dropper,
+            delay_trace: validate_delay_trace(d, own, b, &self.states, files_dir)?,
             netem: match own.netem.as_ref().or(b.netem.as_ref()) {
                 Some(n) => NetemConfig::validate(
                     &format!("{}.netem", src(own.netem.is_some())),
@@ -1314,6 +1320,43 @@ fn validate_trace(
         ));
     }
     Trace::load(&key, spec, base).map(Some)
+}
+
+/// The direction's delay trace, if it has one (its own table over `both`): it replaces the
+/// `delay` of the direction and of its states, which may not set one too.
+fn validate_delay_trace(
+    d: Dir,
+    own: &DirSpec,
+    b: &DirSpec,
+    states: &IndexMap<String, StateSpec>,
+    base: &Path,
+) -> Result<Option<DelayTrace>, SpecError> {
+    let (key, spec) = match (&own.delay_trace, &b.delay_trace) {
+        (Some(t), _) => (format!("{d}.delay_trace"), t),
+        (None, Some(t)) => ("both.delay_trace".to_string(), t),
+        _ => return Ok(None),
+    };
+    for (name, t) in [(d.name(), own), ("both", b)] {
+        if t.delay.is_some() {
+            return Err(err(
+                format!("{name}.delay"),
+                format!("the {d} direction's propagation delay comes from `{key}`: remove `delay`"),
+            ));
+        }
+    }
+    if let Some((name, _)) = states.iter().find(|(_, s)| {
+        let own_s = match d {
+            Dir::Down => &s.down,
+            Dir::Up => &s.up,
+        };
+        own_s.delay.or(s.both.delay).is_some()
+    }) {
+        return Err(err(
+            format!("states.{name}.delay"),
+            format!("the {d} direction's propagation delay comes from `{key}`: a state cannot override it"),
+        ));
+    }
+    DelayTrace::load(&key, spec, base).map(Some)
 }
 
 fn validate_loss(
@@ -1966,7 +2009,19 @@ impl LinkConfig {
                     }
                 );
             }
-            let _ = write!(s, "  propagation delay {}", p0.delay);
+            match &c.delay_trace {
+                Some(t) => {
+                    let _ = write!(
+                        s,
+                        "  propagation delay from the delay trace {:?}{}",
+                        t.file,
+                        if t.looping { " (looping)" } else { "" }
+                    );
+                }
+                None => {
+                    let _ = write!(s, "  propagation delay {}", p0.delay);
+                }
+            }
             if let Some(x) = &p0.extra_delay {
                 let _ = write!(s, " + extra {x}");
             }

@@ -371,61 +371,43 @@ fn parse_mahimahi(key: &str, file: &str, text: &str) -> Result<Vec<u32>, SpecErr
     }
 }
 
-/// Timed rates: `TIME RATE` per line (a space or a comma between them), the first at 0.
-fn parse_rates(
+/// `TIME VALUE` lines (a space or a comma between them; bare times are seconds), the first at
+/// time 0, times increasing: (time in ns, `value` of the second field). `what` says the format.
+fn parse_steps(
     key: &str,
     file: &str,
     text: &str,
-    looping: bool,
+    what: &str,
+    value: impl Fn(&str) -> Result<u64, String>,
 ) -> Result<Vec<(u64, u64)>, SpecError> {
-    const WHAT: &str = "a rate trace has `TIME RATE` per line, e.g. `1.5s 12Mbit` (bare numbers are seconds and Mbit/s), the first at time 0, times increasing";
     let mut steps: Vec<(u64, u64)> = Vec::new();
     for (line, l) in files::value_lines(text) {
         let fields: Vec<&str> = l
             .split(|c: char| c == ',' || c.is_whitespace())
             .filter(|f| !f.is_empty())
             .collect();
-        let [t, r] = fields[..] else {
+        let [t, v] = fields[..] else {
             return Err(files::line_err(
                 key,
                 file,
                 line,
-                format!("{l:?} is not two values; {WHAT}"),
+                format!("{l:?} is not two values; {what}"),
             ));
         };
-        let bare = |s: &str| s.ends_with(|c: char| c.is_ascii_digit());
-        let t = if bare(t) {
+        let t = if t.ends_with(|c: char| c.is_ascii_digit()) {
             parse_dur(&format!("{t}s"))
         } else {
             parse_dur(t)
         }
         .map_err(|e| files::line_err(key, file, line, e))?;
-        let r = if bare(r) {
-            parse_rate(&format!("{r}Mbit"))
-        } else {
-            parse_rate(r)
-        };
-        let r = match r {
-            Ok(r) if r.is_unlimited() => {
-                return Err(files::line_err(
-                    key,
-                    file,
-                    line,
-                    "\"unlimited\" is no rate a trace can give; write a number",
-                ))
-            }
-            Ok(r) => r.bits_per_sec(),
-            // A rate of 0 is an outage.
-            Err(e) if matches!(e.problem, UnitProblem::Zero(_)) => 0,
-            Err(e) => return Err(files::line_err(key, file, line, e)),
-        };
+        let v = value(v).map_err(|e| files::line_err(key, file, line, e))?;
         match steps.last() {
             None if t != Dur::ZERO => {
                 return Err(files::line_err(
                     key,
                     file,
                     line,
-                    format!("the first line is at {t}; {WHAT}"),
+                    format!("the first line is at {t}; {what}"),
                 ))
             }
             Some(&(prev, _)) if t.0 <= prev => {
@@ -438,12 +420,39 @@ fn parse_rates(
             }
             _ => {}
         }
-        steps.push((t.0, r));
+        steps.push((t.0, v));
         files::check_count(key, file, steps.len())?;
     }
     if steps.is_empty() {
-        return Err(err(key, format!("{file:?} has no lines; {WHAT}")));
+        return Err(err(key, format!("{file:?} has no lines; {what}")));
     }
+    Ok(steps)
+}
+
+/// Timed rates: `TIME RATE` per line (bare rates in Mbit/s), the first at 0.
+fn parse_rates(
+    key: &str,
+    file: &str,
+    text: &str,
+    looping: bool,
+) -> Result<Vec<(u64, u64)>, SpecError> {
+    const WHAT: &str = "a rate trace has `TIME RATE` per line, e.g. `1.5s 12Mbit` (bare numbers are seconds and Mbit/s), the first at time 0, times increasing";
+    let steps = parse_steps(key, file, text, WHAT, |r| {
+        let bare = r.ends_with(|c: char| c.is_ascii_digit());
+        match if bare {
+            parse_rate(&format!("{r}Mbit"))
+        } else {
+            parse_rate(r)
+        } {
+            Ok(r) if r.is_unlimited() => {
+                Err("\"unlimited\" is no rate a trace can give; write a number".to_string())
+            }
+            Ok(r) => Ok(r.bits_per_sec()),
+            // A rate of 0 is an outage.
+            Err(e) if matches!(e.problem, UnitProblem::Zero(_)) => Ok(0),
+            Err(e) => Err(e.to_string()),
+        }
+    })?;
     let used = if looping {
         if steps.len() < 2 {
             return Err(err(
@@ -469,4 +478,80 @@ fn parse_rates(
         ));
     }
     Ok(steps)
+}
+
+/// `[down.delay_trace]` as written: a time-varying propagation delay (CellReplay's base delay).
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct DelayTraceSpec {
+    /// `TIME DELAY` lines (units written out, or bare seconds and milliseconds).
+    pub file: Option<String>,
+    /// Whether it repeats after its last line, which then ends the cycle (default true).
+    #[serde(rename = "loop")]
+    pub looping: Option<bool>,
+}
+
+/// A direction's propagation delay over time, from a file: each packet propagates for the
+/// delay in force when its transmission ends (CellReplay's base-delay trace, replayed as a
+/// step function). Extra, scripted and netem delays add to it; with `in_order = true` the LRB
+/// still releases in link order when the delay falls.
+#[derive(Clone, PartialEq)]
+pub struct DelayTrace {
+    pub file: String,
+    steps: Arc<[(u64, u64)]>,
+    pub looping: bool,
+}
+
+impl fmt::Debug for DelayTrace {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DelayTrace({:?}, {} steps)", self.file, self.steps.len())
+    }
+}
+
+impl DelayTrace {
+    /// Reads and checks the delay trace `t` names (relative to `base`); `key` is its table.
+    pub fn load(key: &str, t: &DelayTraceSpec, base: &Path) -> Result<DelayTrace, SpecError> {
+        const WHAT: &str = "a delay trace has `TIME DELAY` per line, e.g. `1.5s 40ms` (bare numbers are seconds and milliseconds), the first at time 0, times increasing";
+        let k = format!("{key}.file");
+        let file = t.file.as_ref().ok_or_else(|| {
+            err(
+                &k,
+                "missing: the file of TIME DELAY lines, e.g. file = \"base-delay.txt\"",
+            )
+        })?;
+        let looping = t.looping.unwrap_or(true);
+        let text = files::read(base, &k, file, "a delay trace")?;
+        let steps = parse_steps(&k, file, &text, WHAT, |v| {
+            let v = if v.ends_with(|c: char| c.is_ascii_digit()) {
+                parse_dur(&format!("{v}ms"))
+            } else {
+                parse_dur(v)
+            };
+            v.map(|d| d.0).map_err(|e| e.to_string())
+        })?;
+        if looping && steps.len() < 2 {
+            return Err(err(
+                &k,
+                format!("{file:?} has one line, and a looping trace needs two: its last line marks the end of a cycle. Add one, or set `loop = false` for a constant delay"),
+            ));
+        }
+        Ok(DelayTrace {
+            file: file.clone(),
+            steps: steps.into(),
+            looping,
+        })
+    }
+
+    /// The delay in force at `t`.
+    pub fn at(&self, t: Time) -> Dur {
+        let s = &self.steps;
+        if !self.looping {
+            return Dur(s[s.partition_point(|x| x.0 <= t.0) - 1].1);
+        }
+        let period = s[s.len() - 1].0;
+        let off = t.0 % period;
+        // The last line ends the cycle: its delay is not used.
+        let used = &s[..s.len() - 1];
+        Dur(used[used.partition_point(|x| x.0 <= off) - 1].1)
+    }
 }

@@ -428,3 +428,44 @@ fn the_data_files_a_link_read_are_named_with_digests_of_their_contents() {
         .data_files
         .is_empty());
 }
+
+#[test]
+fn a_delay_trace_gives_each_packet_the_propagation_in_force_when_it_is_sent() {
+    // base-delay.txt: 20 ms, 60 ms from 4 s, 20 ms from 4.3 s, 35 ms from 6 s, 20 ms from 8 s;
+    // a 10 s cycle. Unlimited rate: a packet's transmission ends when it arrives.
+    let spec = format!("[down]\nrate = \"unlimited\"\nin_order = false\n[down.delay_trace]\nfile = \"{TRACES}/base-delay.txt\"\n");
+    let mut l = link(&spec);
+    let at = [0, 4_100, 4_300, 7_000, 14_200];
+    let ids: Vec<u64> = at
+        .iter()
+        .map(|&t| {
+            while let Some(d) = l.poll_timeout().filter(|&d| d <= Time(t * MS)) {
+                l.handle_timeout(d);
+            }
+            l.push(Time(t * MS), Dir::Down, udp(100, 1, 0))
+        })
+        .collect();
+    let out = drain(&mut l);
+    let want: Vec<(u64, Time)> = [20, 60, 20, 35, 60]
+        .iter()
+        .zip(&at)
+        .zip(&ids)
+        .map(|((d, t), id)| (*id, Time((t + d) * MS)))
+        .collect();
+    assert_eq!(out, want);
+    for (spec, key) in [
+        (
+            format!(
+                "[down]\ndelay = \"1ms\"\n[down.delay_trace]\nfile = \"{TRACES}/base-delay.txt\"\n"
+            ),
+            "down.delay",
+        ),
+        (
+            "[down.delay_trace]\nloop = false\n".to_string(),
+            "down.delay_trace.file",
+        ),
+    ] {
+        let e = spec_error(&spec);
+        assert!(e.starts_with(&format!("key `{key}`")), "{spec}: {e}");
+    }
+}
