@@ -28,6 +28,19 @@ pub fn read(base: &Path, key: &str, file: &str, what: &str) -> Result<String, Sp
         return Err(err(key, format!("an empty path: give the file of {what}")));
     }
     let path = resolve(base, file);
+    // A FIFO or a terminal would block the reading, a device never end: only regular files.
+    match std::fs::metadata(&path) {
+        Ok(m) if !m.is_file() => {
+            return Err(err(
+                key,
+                format!(
+                    "{file:?} ({}) is not a regular file: give the file of {what}",
+                    path.display()
+                ),
+            ))
+        }
+        _ => {}
+    }
     let text = lasthop_core::spec::read_text_limited(&path, MAX_DATA_BYTES, what)
         .map_err(|e| err(key, format!("{file:?} ({}): {e}", path.display())))?;
     READ.with(|r| {

@@ -323,8 +323,18 @@ fn bad_traces_are_errors_naming_the_key_the_value_and_what_is_allowed() {
     assert!(e.contains("lasts 0 ms"), "{e}");
     let e = mm("1\n99999999999\n");
     assert!(e.contains("past the longest trace"), "{e}");
-    // An endless file is refused after its bound, not read whole.
+    // A device is refused, and a file past the bound is refused after it, not read whole (a
+    // sparse file of 300 MB).
     let e = spec_error("[down.trace]\nmahimahi = \"/dev/zero\"\n");
+    assert!(e.contains("is not a regular file"), "{e}");
+    let big = file_with("");
+    std::fs::File::options()
+        .write(true)
+        .open(&big.0)
+        .unwrap()
+        .set_len(300 << 20)
+        .unwrap();
+    let e = spec_error(&format!("[down.trace]\nmahimahi = \"{}\"\n", big.s()));
     assert!(e.contains("longer than 268435456 bytes"), "{e}");
     let e = spec_error("[down.trace]\nmahimahi = \"/nonexistent/trace\"\n");
     assert!(
