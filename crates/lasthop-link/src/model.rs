@@ -617,6 +617,14 @@ impl Link {
         if ds.queue.full(len) && !passes {
             return self.drop_queued(now, d, id, &pkt, Cause::Queue);
         }
+        self.enqueue(now, d, id, pkt);
+        self.pump(now, d);
+    }
+
+    /// The packet joins the router queue's FIFO.
+    #[inline(always)]
+    fn enqueue(&mut self, now: Time, d: Dir, id: u64, pkt: Packet) {
+        let ds = &mut self.dirs[d.index()];
         ds.queue.push(Queued {
             id,
             pkt,
@@ -625,7 +633,6 @@ impl Link {
         let q = ds.queue.pkts.back().expect("just pushed");
         self.log
             .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
-        self.pump(now, d);
     }
 
     /// The discipline's verdict on a packet entering the router queue: it may mark it (CE) or
@@ -719,15 +726,7 @@ impl Link {
             if ds.queue.has_discipline() && !self.judge_arrival(now, d, id, &mut pkt) {
                 continue;
             }
-            let ds = &mut self.dirs[d.index()];
-            ds.queue.push(Queued {
-                id,
-                pkt,
-                since: now,
-            });
-            let q = ds.queue.pkts.back().expect("just pushed");
-            self.log
-                .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
+            self.enqueue(now, d, id, pkt);
             entered = true;
         }
     }

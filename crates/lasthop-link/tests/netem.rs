@@ -5,23 +5,9 @@
 
 mod common;
 
-use common::{link, ms, udp, MS};
+use common::{drain, link, ms, udp, MS};
 use lasthop_core::{Seeds, Time};
 use lasthop_link::{Cause, Dir, Event, EventKind, Link, LinkSpec, LogLevel};
-
-fn drain(l: &mut Link) -> (Vec<(u64, Time)>, Vec<Event>) {
-    let mut out = vec![];
-    loop {
-        while let Some(o) = l.poll_output() {
-            out.push((o.id, o.at));
-        }
-        let Some(t) = l.poll_timeout() else { break };
-        l.handle_timeout(t);
-    }
-    let mut ev = vec![];
-    l.drain_events(&mut ev);
-    (out, ev)
-}
 
 /// Which of `n` packets (1 µs apart, unlimited link) are lost, in order.
 fn lost(spec: &str, n: u64, seed: u64) -> Vec<bool> {

@@ -7,24 +7,9 @@
 
 mod common;
 
-use common::{link, ms, udp, MS};
+use common::{drain, link, ms, udp, MS};
 use lasthop_core::{Packet, Time};
 use lasthop_link::{Cause, Dir, EventKind, Link, LinkSpec};
-
-/// Runs until nothing is left to do; returns (id, release time) and the events.
-fn drain(l: &mut Link) -> (Vec<(u64, Time)>, Vec<lasthop_link::Event>) {
-    let mut out = vec![];
-    loop {
-        while let Some(o) = l.poll_output() {
-            out.push((o.id, o.at));
-        }
-        let Some(t) = l.poll_timeout() else { break };
-        l.handle_timeout(t);
-    }
-    let mut ev = vec![];
-    l.drain_events(&mut ev);
-    (out, ev)
-}
 
 /// Pushes at `t`, running the model up to it first.
 fn push_at(l: &mut Link, t: Time, p: Packet) -> u64 {

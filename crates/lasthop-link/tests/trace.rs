@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{link, udp, MS};
+use common::{drain, link, udp, MS};
 use lasthop_core::{Seeds, Time};
 use lasthop_link::{Dir, EventKind, Link, LinkSpec, LogLevel};
 use std::collections::VecDeque;
@@ -14,19 +14,6 @@ const TRACES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/traces
 
 fn traced(trace_line: &str, extra: &str) -> String {
     format!("[both]\noverhead = \"4B\"\n{extra}\n[down.trace]\n{trace_line}\n")
-}
-
-/// Runs until nothing is left to do; returns each packet's release time, by id.
-fn drain(l: &mut Link) -> Vec<(u64, Time)> {
-    let mut out = vec![];
-    loop {
-        while let Some(o) = l.poll_output() {
-            out.push((o.id, o.at));
-        }
-        let Some(t) = l.poll_timeout() else { break };
-        l.handle_timeout(t);
-    }
-    out
 }
 
 /// `mm-link`'s `LinkQueue::rationalize`, written again from its rules: opportunities in time
@@ -112,7 +99,7 @@ fn mahimahi_delivery_times_equal_the_traces_opportunities() {
             }
             ids.push(l.push(Time(t), Dir::Down, udp(len, 1, 0)));
         }
-        let mut out = drain(&mut l);
+        let mut out = drain(&mut l).0;
         out.sort();
         let want = mahimahi_departures(
             &read_ms(name),
@@ -182,7 +169,7 @@ fn an_outage_holds_a_packet_until_the_next_opportunity() {
     let d = l.push(Time(2_500 * MS + 1), Dir::Down, udp(100, 1, 0));
     // 3000 ms is the last opportunity before the second cycle's outage: e waits it out.
     let e = l.push(Time(3_000 * MS), Dir::Down, udp(100, 1, 0));
-    let out = drain(&mut l);
+    let out = drain(&mut l).0;
     assert_eq!(
         out,
         [
@@ -204,7 +191,7 @@ fn a_trace_that_does_not_loop_stops_sending_at_its_end() {
     let mut l = link(&spec);
     let a = l.push(Time(1_999 * MS + 1), Dir::Down, udp(1500, 1, 0));
     l.push(Time(1_999 * MS + 2), Dir::Down, udp(1500, 1, 0));
-    assert_eq!(drain(&mut l), [(a, Time(2_000 * MS))]);
+    assert_eq!(drain(&mut l).0, [(a, Time(2_000 * MS))]);
     assert!(!l.is_empty(), "the second packet waits for ever");
 }
 
@@ -221,7 +208,7 @@ fn timed_rates_send_bit_by_bit_through_a_change_and_an_outage() {
     // The next cycle starts at 5 s with 12 Mbit/s again.
     let c = l.push(Time(5_000 * MS), Dir::Down, udp(1500, 1, 0));
     assert_eq!(
-        drain(&mut l),
+        drain(&mut l).0,
         [
             (a, Time(MS)),
             (b, Time(3_500_833_334)),
@@ -238,7 +225,7 @@ fn the_summary_has_mahimahis_delay_percentiles() {
     for _ in 0..10 {
         l.push(Time::ZERO, Dir::Down, udp(1500, 1, 0));
     }
-    drain(&mut l);
+    let (_, ev) = drain(&mut l);
     let s = l.trace_summaries(Time(1_000 * MS));
     assert_eq!(s.len(), 1, "only the traced direction");
     let r = &s[0].row;
@@ -254,8 +241,6 @@ fn the_summary_has_mahimahis_delay_percentiles() {
     assert_eq!(s[0].series.len(), 2);
     assert!((s[0].series[0].throughput_mbps - 0.24).abs() < 1e-9);
     // The model logged each end of transmission at its opportunity.
-    let mut ev = vec![];
-    l.drain_events(&mut ev);
     let ends: Vec<Time> = ev
         .iter()
         .filter(|e| e.kind == EventKind::TxEnd)
@@ -455,7 +440,7 @@ fn a_delay_trace_gives_each_packet_the_propagation_in_force_when_it_is_sent() {
             l.push(Time(t * MS), Dir::Down, udp(100, 1, 0))
         })
         .collect();
-    let out = drain(&mut l);
+    let out = drain(&mut l).0;
     let want: Vec<(u64, Time)> = [20, 60, 20, 35, 60]
         .iter()
         .zip(&at)
