@@ -39,11 +39,13 @@ pub enum DropCause {
 impl DropCause {
     fn of(c: Option<RowCause>) -> DropCause {
         match c {
-            Some(RowCause::Queue) => DropCause::Queue,
+            // STOP's unread input is the router's, before its queue.
+            Some(RowCause::Queue | RowCause::Input) => DropCause::Queue,
             // RED's drops keep RED's column; CoDel's and PIE's have their own.
             Some(RowCause::Red) => DropCause::Red,
             Some(RowCause::Codel | RowCause::Pie) => DropCause::Aqm,
-            Some(RowCause::Error) => DropCause::Error,
+            // Seawind's output dropper emulates link errors at the link's far end.
+            Some(RowCause::Error | RowCause::Output) => DropCause::Error,
             Some(RowCause::Mtu) => DropCause::Mtu,
             _ => DropCause::Other,
         }

@@ -287,11 +287,11 @@ pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error>
         };
         let d = &mut drops[i];
         match (row.event, row.cause) {
-            (RowKind::Drop, Some(RowCause::Queue)) => d.queue += 1,
+            (RowKind::Drop, Some(RowCause::Queue | RowCause::Input)) => d.queue += 1,
             // Seed 000 counts ECN marks and drops under ECN in its RED column.
             (RowKind::Drop, Some(RowCause::Red)) | (RowKind::Mark, _) => d.red += 1,
             (RowKind::Drop, Some(RowCause::Codel | RowCause::Pie)) => d.aqm += 1,
-            (RowKind::Drop, Some(RowCause::Error)) => d.error += 1,
+            (RowKind::Drop, Some(RowCause::Error | RowCause::Output)) => d.error += 1,
             (RowKind::Drop, _) => d.mtu += 1,
             _ => {}
         }

@@ -6,6 +6,7 @@ pub mod output;
 pub mod packet;
 pub mod rng;
 pub mod spec;
+pub mod stats;
 pub mod time;
 pub mod units;
 pub mod wire;

@@ -109,6 +109,10 @@ pub struct Packet {
     /// Length of the IP datagram on the wire, payload included.
     pub wire_len: u32,
     pub flow: FlowKey,
+    /// A link damaged its bytes (Seawind's FORWARD error handling, see [`Packet::damage`]): a
+    /// receiving stack's checksum discards it. Real Linux reads the damaged bytes; the
+    /// simulator's stacks read this flag.
+    pub damaged: bool,
 }
 
 impl Packet {
@@ -127,6 +131,7 @@ impl Packet {
             data,
             wire_len,
             flow,
+            damaged: false,
         }
     }
 
@@ -139,7 +144,15 @@ impl Packet {
             wire_len: wire_len.max(data.len() as u32),
             data,
             flow,
+            damaged: false,
         }
+    }
+
+    /// Damages the packet as a bit error on a radio would, so that the receiver's checksum
+    /// discards it ([`wire::damage`]), and marks it [`Packet::damaged`].
+    pub fn damage(&mut self) {
+        wire::damage(&mut self.data);
+        self.damaged = true;
     }
 
     /// Length of the IP header, if this is IPv4 or IPv6 (fixed header only).

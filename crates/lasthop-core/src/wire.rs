@@ -300,6 +300,48 @@ pub fn write_ipv4_header(
     b[10..12].copy_from_slice(&sum.to_be_bytes());
 }
 
+/// Flips one bit of a datagram so that the receiver's checksum fails, as a bit error on a
+/// radio would: a bit of the transport payload when its bytes are there (emulation), else of
+/// the TCP or UDP checksum itself (a simulated packet, whose payload is virtual). A single
+/// flipped bit always changes the internet checksum. A datagram whose transport has no
+/// checksum to fail (UDP with checksum 0 over IPv4, or neither TCP nor UDP) gets a bit of its
+/// IPv4 TTL flipped instead, which the header checksum catches; the addresses stay, so it is
+/// still delivered to its host, which discards it. Bytes that are no IP get their last bit
+/// flipped.
+pub fn damage(data: &mut [u8]) {
+    let Some(ip) = parse_ip(data) else {
+        if let Some(b) = data.last_mut() {
+            *b ^= 1;
+        }
+        return;
+    };
+    let t = ip.header_len;
+    let (header, sum_at) = match ip.proto {
+        PROTO_TCP => (
+            data.get(t + 12).map_or(20, |b| usize::from(b >> 4) * 4),
+            t + 16,
+        ),
+        PROTO_UDP if be16(data, t + 6).is_some_and(|s| s != 0) || ip.version == 6 => {
+            (UDP_HEADER_LEN, t + 6)
+        }
+        _ => {
+            if ip.version == 4 {
+                data[8] ^= 1;
+            } else if let Some(b) = data.last_mut() {
+                *b ^= 1;
+            }
+            return;
+        }
+    };
+    let payload = t + header..data.len();
+    if !payload.is_empty() {
+        // The middle byte of the payload present.
+        data[payload.start + payload.len() / 2] ^= 1;
+    } else if let Some(b) = data.get_mut(sum_at + 1) {
+        *b ^= 1;
+    }
+}
+
 /// An IPv4 + UDP datagram of `wire_len` bytes on the wire whose bytes hold the headers and
 /// `payload_head` (the start of the payload; the rest is virtual, as in the simulator). The UDP
 /// length field is `wire_len − 20` and its checksum 0 ("none", allowed over IPv4: the payload is

@@ -84,6 +84,8 @@ pub fn finish(
     let link_csv = out.join("link.csv");
     write_link_csv(&link_csv, &link_rows)
         .with_context(|| format!("writing {}", link_csv.display()))?;
+    lasthop_link::trace_summary::write_files(out, &rt.link.trace_summaries(end))
+        .context("writing trace_summary.csv and trace_series.csv")?;
     if let Some(w) = rt.writer.take() {
         w.finish()
             .context("writing the captures and the event log")?;

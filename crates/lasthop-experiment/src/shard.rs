@@ -111,6 +111,7 @@ pub fn portable_point_fingerprint(point: &Point) -> u64 {
     let mut fp = toml::to_string(&doc).unwrap_or_default().into_bytes();
     fp.push(0);
     fp.extend_from_slice(&crate::spec::read_link_bytes(&point.scenario.link_path));
+    crate::spec::push_data_files(&mut fp, &point.scenario.link);
     fnv1a(&fp)
 }
 

@@ -353,6 +353,17 @@ pub fn point_name_problem(name: &str) -> Option<String> {
     })
 }
 
+/// The data files the link spec read (traces, `user` distributions, loss traces) for a
+/// fingerprint: their names and digests, so that a run over a trace that changed is not taken
+/// for a finished one. Nothing for a link without data files (fingerprints stay as they were).
+pub(crate) fn push_data_files(fp: &mut Vec<u8>, link: &lasthop_link::LinkConfig) {
+    for f in &link.data_files {
+        fp.push(0);
+        fp.extend_from_slice(f.file.as_bytes());
+        fp.extend_from_slice(&f.digest.to_le_bytes());
+    }
+}
+
 /// The link spec's bytes for a fingerprint (bounded like every spec read: the scenario's
 /// validation has read the file already).
 pub(crate) fn read_link_bytes(path: &Path) -> Vec<u8> {
@@ -718,6 +729,7 @@ impl Experiment {
             let mut fp = scenario_toml.as_bytes().to_vec();
             fp.push(0);
             fp.extend_from_slice(&link_text);
+            push_data_files(&mut fp, &scenario.link);
             if chain {
                 // A chained replication's runs differ from cold ones (and only those change).
                 fp.extend_from_slice(b"\0replications_chain");

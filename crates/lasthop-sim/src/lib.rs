@@ -101,6 +101,7 @@ pub fn run_from(
     let flows = sim.flow_reports();
     let link = [sim.link().stats(Dir::Down), sim.link().stats(Dir::Up)];
     let meters = [Dir::Down, Dir::Up].map(|d| sim.link().meter(d).reading(end));
+    let trace_summaries = sim.link().trace_summaries(end);
     let events = sim.events_processed;
     let mem = sim.into_outputs().finish()?;
     let run = if opts.capture {
@@ -117,6 +118,12 @@ pub fn run_from(
         write_link_csv(&path, &rows).map_err(|source| Error::Io {
             path: path.display().to_string(),
             source,
+        })?;
+        lasthop_link::trace_summary::write_files(dir, &trace_summaries).map_err(|source| {
+            Error::Io {
+                path: dir.join("trace_summary.csv").display().to_string(),
+                source,
+            }
         })?;
     }
     Ok(SimResult {

@@ -126,6 +126,22 @@ pub fn run(args: SimArgs) -> Result<()> {
             if secs > 0.0 { m.busy_ns as f64 / 1e7 / secs } else { 0.0 },
             m.queue_mean, m.queue_max
         );
+        // The issue-29 impairments, only when they acted.
+        let extras: Vec<String> = [
+            (s.drops_input, "dropped at the unread input"),
+            (s.drops_output, "dropped by the output dropper"),
+            (s.corrupted, "damaged and forwarded"),
+            (s.duplicated, "duplicated"),
+            (s.reordered, "reordered"),
+            (s.background, "background packets sent"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if !extras.is_empty() {
+            println!("link {d}: {}", extras.join(", "));
+        }
     }
     for f in &r.flows {
         if let Some(why) = &f.aborted {
