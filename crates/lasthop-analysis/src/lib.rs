@@ -13,6 +13,7 @@
 pub mod capture;
 pub mod conn;
 pub mod events;
+pub mod files;
 pub mod latency;
 pub mod page;
 pub mod report;
@@ -56,6 +57,9 @@ pub enum Error {
         line: u64,
         msg: String,
     },
+    /// A run file read back (`connections.csv`, ...).
+    #[error(transparent)]
+    File(#[from] files::FileError),
 }
 
 /// A capture's connections and what else reading it found.
@@ -404,7 +408,7 @@ pub fn write_run_analysis_streams(
 
 /// Writes the files of an analysed run into `dir` (see [`write_run_analysis`]).
 pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
-    let path = dir.join("connections.csv");
+    let path = lasthop_core::layout::RunFiles::new(dir).connections_csv();
     write_connections_csv(&path, &run.conns).map_err(|e| Error::Io {
         path: path.display().to_string(),
         error: e,

@@ -227,7 +227,8 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
     let mut res = setup::Resources::register(&run_id, opts.verbose)?;
     let hosts = setup::create_hosts(sc, opts, &run_id, &mut res, sigfd)?;
     let pcap_paths: Vec<PathBuf> = hosts.iter().map(|h| h.pcap_path.clone()).collect();
-    let events = (sc.log != LogLevel::None).then(|| opts.out_dir.join("events.csv"));
+    let events = (sc.log != LogLevel::None)
+        .then(|| lasthop_core::layout::RunFiles::new(&opts.out_dir).events_csv());
     let writer = writer::Writer::new(&pcap_paths, opts.snaplen, events)
         .context("creating the output files")?;
     let seeds = Seeds::new(

@@ -10,8 +10,9 @@ use crate::runner::ExperimentInfo;
 use lasthop_core::output::{LOCK_FILE, PARTIAL_PREFIX, PARTIAL_SUFFIX};
 use std::path::{Path, PathBuf};
 
+use lasthop_core::layout as names;
 /// The marker's file name: written last, it makes a run count as finished.
-pub const MARKER: &str = "done.json";
+pub use lasthop_core::layout::MARKER;
 
 /// What is at a results directory's path before `lasthop run` or `lasthop merge` writes there.
 #[derive(Debug)]
@@ -38,28 +39,32 @@ impl ResultsDir {
     }
     /// `runs/`, the parent of every run directory.
     pub fn runs(&self) -> PathBuf {
-        self.root.join("runs")
+        self.root.join(names::RUNS_DIR)
     }
     /// `runs/<point>/<replication>/`.
+    /// `shard.json` (a shard's directory).
+    pub fn shard_json(&self) -> PathBuf {
+        self.root.join(names::SHARD_JSON)
+    }
     pub fn run(&self, point: &str, replication: u64) -> RunDir {
         RunDir::new(self.runs().join(point).join(replication.to_string()))
     }
     /// The spec as given.
     pub fn experiment_toml(&self) -> PathBuf {
-        self.root.join("experiment.toml")
+        self.root.join(names::EXPERIMENT_TOML)
     }
     /// What the summaries and the report need to know of the experiment.
     pub fn experiment_json(&self) -> PathBuf {
-        self.root.join("experiment.json")
+        self.root.join(names::EXPERIMENT_JSON)
     }
     pub fn summary_csv(&self) -> PathBuf {
-        self.root.join("summary.csv")
+        self.root.join(names::SUMMARY_CSV)
     }
     pub fn summary_json(&self) -> PathBuf {
-        self.root.join("summary.json")
+        self.root.join(names::SUMMARY_JSON)
     }
     pub fn report_html(&self) -> PathBuf {
-        self.root.join("report.html")
+        self.root.join(names::REPORT_HTML)
     }
 
     /// Whether the directory may receive an experiment's results: it is missing, empty (but
@@ -156,72 +161,41 @@ fn real_subdirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// One run's directory, `runs/<point>/<replication>/`.
+/// One run's directory, `runs/<point>/<replication>/`: the run's files
+/// ([`lasthop_core::layout::RunFiles`], through `Deref`) and what the runner adds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunDir {
-    path: PathBuf,
+    files: names::RunFiles,
+}
+
+impl std::ops::Deref for RunDir {
+    type Target = names::RunFiles;
+    fn deref(&self) -> &names::RunFiles {
+        &self.files
+    }
 }
 
 impl RunDir {
     pub fn new(path: impl Into<PathBuf>) -> RunDir {
-        RunDir { path: path.into() }
+        RunDir {
+            files: names::RunFiles::new(path),
+        }
     }
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-    /// The patched scenario the run used.
-    pub fn scenario_toml(&self) -> PathBuf {
-        self.path.join("scenario.toml")
-    }
-    /// The marker, written last.
-    pub fn marker(&self) -> PathBuf {
-        self.path.join(MARKER)
+        self.files.dir()
     }
     /// Whether the marker exists (whether it names the current definition is
     /// `Experiment::is_done`'s question).
     pub fn has_marker(&self) -> bool {
         self.marker().exists()
     }
-    /// The run's metrics ([`crate::RunMetrics`]).
-    pub fn metrics_json(&self) -> PathBuf {
-        self.path.join("metrics.json")
-    }
-    pub fn connections_csv(&self) -> PathBuf {
-        self.path.join("connections.csv")
-    }
-    pub fn events_csv(&self) -> PathBuf {
-        self.path.join("events.csv")
-    }
-    pub fn tcp_trace_csv(&self) -> PathBuf {
-        self.path.join("tcp_trace.csv")
-    }
-    /// Only in runs with UDP flows.
-    pub fn udp_flows_csv(&self) -> PathBuf {
-        self.path.join("udp_flows.csv")
-    }
-    /// Only in runs with UDP flows.
-    pub fn udp_packets_csv(&self) -> PathBuf {
-        self.path.join("udp_packets.csv")
-    }
-    /// Only in runs with http flows.
-    pub fn pages_csv(&self) -> PathBuf {
-        self.path.join("pages.csv")
-    }
-    /// Only in runs with http flows.
-    pub fn page_objects_csv(&self) -> PathBuf {
-        self.path.join("page_objects.csv")
-    }
-    /// Only in chained replications: the hosts' CBI caches at the end ([`crate::chain`]).
-    pub fn tcp_metrics_json(&self) -> PathBuf {
-        self.path.join("tcp_metrics.json")
-    }
     /// Removes whatever an unfinished attempt left (partial files included) and creates the
     /// directory afresh.
     pub fn reset(&self) -> std::io::Result<()> {
-        if self.path.exists() {
-            std::fs::remove_dir_all(&self.path)?;
+        if self.path().exists() {
+            std::fs::remove_dir_all(self.path())?;
         }
-        std::fs::create_dir_all(&self.path)
+        std::fs::create_dir_all(self.path())
     }
 }
 

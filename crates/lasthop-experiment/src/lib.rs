@@ -14,7 +14,6 @@
 
 pub mod chain;
 pub mod classes;
-pub mod files;
 pub mod layout;
 pub mod merge;
 pub mod metrics;

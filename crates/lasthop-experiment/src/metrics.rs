@@ -1,11 +1,13 @@
 //! The metrics of one run, computed from its files (`connections.csv`, `udp_flows.csv` when the
 //! run has UDP flows, `events.csv`) and kept in `metrics.json` beside them.
 
-use crate::files::{
-    read_connections, read_events, read_pages, read_udp_flows, Ev, FileError, UdpRow,
-};
-pub use crate::files::{PageObjectRow as ObjectMetrics, PageRow as PageMetrics};
 use crate::stats::{cov, jain, quantile, time_weighted_mean};
+use lasthop_analysis::files::connections::ConnRow;
+use lasthop_analysis::files::page_objects::PageObjectRow;
+use lasthop_analysis::files::pages::PageRow;
+use lasthop_analysis::files::udp_flows::UdpFlowRow;
+use lasthop_analysis::files::{self as af, FileError};
+use lasthop_core::layout::RunFiles;
 use lasthop_scenario::Scenario;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -97,6 +99,101 @@ pub struct UdpMetrics {
     pub delay_ms: [Option<f64>; 5],
 }
 
+/// One object of a page (a row of `page_objects.csv`); `None` where the row is empty
+/// (unknown).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectMetrics {
+    /// 0 = the main object.
+    pub object: usize,
+    /// 1 = the main object, then the in-lines by throughput within the run, highest first.
+    pub class: usize,
+    pub bytes: u64,
+    /// Server side: SYN arrival to the ACK of the client's FIN sent.
+    pub elapsed_s: Option<f64>,
+    /// bytes / elapsed_s, bytes per second (`throughput_Bps` in metrics.json as in the CSV;
+    /// `throughput_bps` before issue 24 renamed it).
+    #[serde(rename = "throughput_Bps", alias = "throughput_bps")]
+    pub throughput_bytes_per_s: Option<f64>,
+    pub rexmt_pkts: Option<u64>,
+    pub dupacks: Option<u64>,
+    pub triple_dupacks: Option<u64>,
+    pub sack_pkts: Option<u64>,
+    /// Data direction (server to client): queue and error drops.
+    pub drops_queue: Option<u64>,
+    pub drops_error: Option<u64>,
+    /// ACK direction (client to server): queue and error drops.
+    pub ack_drops_queue: Option<u64>,
+    pub ack_drops_error: Option<u64>,
+}
+
+impl ObjectMetrics {
+    fn of(r: &PageObjectRow) -> ObjectMetrics {
+        ObjectMetrics {
+            object: r.object,
+            class: r.class,
+            bytes: r.bytes,
+            elapsed_s: r.elapsed_s,
+            throughput_bytes_per_s: r.throughput_bytes_per_s,
+            rexmt_pkts: r.rexmt_pkts,
+            dupacks: r.dupacks,
+            triple_dupacks: r.triple_dupacks,
+            sack_pkts: r.sack_pkts,
+            drops_queue: r.drops_queue,
+            drops_error: r.drops_error,
+            ack_drops_queue: r.ack_drops_queue,
+            ack_drops_error: r.ack_drops_error,
+        }
+    }
+}
+
+/// One page (a row of `pages.csv`) with its objects.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageMetrics {
+    /// The scenario's flow index.
+    pub flow: usize,
+    pub workload: String,
+    /// Client side: first SYN sent to the ACK of the last client FIN received.
+    pub response_s: Option<f64>,
+    /// Server side: first SYN arrival to the last ACK of a client FIN sent.
+    pub total_s: Option<f64>,
+    pub complete: bool,
+    /// In object order.
+    pub objects: Vec<ObjectMetrics>,
+}
+
+impl PageMetrics {
+    /// The pages of `pages.csv`'s rows with their objects (an object goes to the page of its
+    /// `flow`; one whose page is missing is an error naming `objects_file`).
+    pub fn of(
+        pages: &[PageRow],
+        objects: &[PageObjectRow],
+        objects_file: &Path,
+    ) -> Result<Vec<PageMetrics>, FileError> {
+        let mut out: Vec<PageMetrics> = pages
+            .iter()
+            .map(|p| PageMetrics {
+                flow: p.flow,
+                workload: p.workload.clone(),
+                response_s: p.response_s,
+                total_s: p.total_s,
+                complete: p.complete,
+                objects: vec![],
+            })
+            .collect();
+        for (i, o) in objects.iter().enumerate() {
+            let Some(page) = out.iter_mut().find(|p| p.flow == o.flow) else {
+                return Err(FileError::Parse {
+                    path: objects_file.display().to_string(),
+                    line: i + 2,
+                    msg: format!("flow {}: no such page in pages.csv", o.flow),
+                });
+            };
+            page.objects.push(ObjectMetrics::of(o));
+        }
+        Ok(out)
+    }
+}
+
 /// Router queue length of one direction (from `events.csv`, which needs log level `all`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueueStats {
@@ -160,20 +257,15 @@ fn mean_sd(v: &[f64]) -> Option<(f64, f64)> {
 
 impl BottleneckMetrics {
     fn compute(
-        link_csv: &Path,
+        rows: &[lasthop_link::meter::LinkRow],
         conns: &[ConnMetrics],
         scenario: &Scenario,
-    ) -> Result<Self, FileError> {
-        let rows = lasthop_link::meter::read_link_csv(link_csv).map_err(|e| FileError::Parse {
-            path: link_csv.display().to_string(),
-            line: e.position().map_or(0, |p| p.line() as usize),
-            msg: e.to_string(),
-        })?;
+    ) -> Self {
         let Some(l) = rows
             .iter()
             .max_by(|a, b| a.utilisation.total_cmp(&b.utilisation))
         else {
-            return Ok(BottleneckMetrics::default());
+            return BottleneckMetrics::default();
         };
         let mut goodputs = vec![];
         let mut times = vec![];
@@ -193,7 +285,7 @@ impl BottleneckMetrics {
         }
         let g = mean_sd(&goodputs);
         let t = mean_sd(&times);
-        Ok(BottleneckMetrics {
+        BottleneckMetrics {
             util_pct: l.utilisation * 100.0,
             queue_mean_pkts: l.queue_mean_pkts,
             queue_max_pkts: l.queue_max_pkts as f64,
@@ -207,7 +299,7 @@ impl BottleneckMetrics {
             transfer_mean_ms: t.map(|t| t.0),
             transfer_sd_ms: t.map(|t| t.1),
             transfer_cov: cov(&times),
-        })
+        }
     }
 }
 
@@ -249,59 +341,216 @@ fn ip_port(s: &str) -> Option<(&str, u16)> {
     Some((ip, port.parse().ok()?))
 }
 
+/// A run's tables, as the analysis writes them: what its metrics are computed from.
+#[derive(Clone, Debug, Default)]
+pub struct RunTables {
+    pub conns: Vec<ConnRow>,
+    pub udp: Vec<UdpFlowRow>,
+    pub pages: Vec<PageRow>,
+    pub objects: Vec<PageObjectRow>,
+    pub streams: Vec<af::streams::StreamRow>,
+    pub latency: Vec<af::latency::LatencyRow>,
+    /// `link.csv`'s rows, down then up (none when the run has no `link.csv`).
+    pub link: Vec<lasthop_link::meter::LinkRow>,
+    /// What the event log says of the router queue and the serializer (empty without a log).
+    pub samples: Vec<LinkSample>,
+}
+
+impl RunTables {
+    /// The tables of the run in `dir`, from its files (those the run has).
+    pub fn read(dir: &Path) -> Result<RunTables, FileError> {
+        let f = RunFiles::new(dir);
+        let if_there = |p: std::path::PathBuf| p.exists().then_some(p);
+        let mut t = RunTables {
+            conns: af::connections::read(&f.connections_csv())?,
+            ..Default::default()
+        };
+        if let Some(p) = if_there(f.udp_flows_csv()) {
+            t.udp = af::udp_flows::read(&p)?;
+        }
+        if let Some(p) = if_there(f.pages_csv()) {
+            t.pages = af::pages::read(&p)?;
+            t.objects = af::page_objects::read(&f.page_objects_csv())?;
+        }
+        if let Some(p) = if_there(f.streams_csv()) {
+            t.streams = af::streams::read(&p)?;
+            if let Some(p) = if_there(f.latency_csv()) {
+                t.latency = af::latency::read(&p)?;
+            }
+        }
+        if let Some(p) = if_there(f.link_csv()) {
+            t.link = lasthop_link::meter::read_link_csv(&p).map_err(|e| FileError::Parse {
+                path: p.display().to_string(),
+                line: e.position().map_or(0, |p| p.line() as usize),
+                msg: e.to_string(),
+            })?;
+        }
+        if let Some(p) = if_there(f.events_csv()) {
+            t.samples = LinkSample::read(&p)?;
+        }
+        Ok(t)
+    }
+}
+
+/// What the run metrics need of one link event: its time, what it was, its direction and the
+/// router queue's length after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LinkSample {
+    pub time_ns: u64,
+    pub kind: SampleKind,
+    /// 0 = down, 1 = up.
+    pub dir: u8,
+    pub queue_pkts: Option<u32>,
+}
+
+/// The kinds of link event the run metrics tell apart.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SampleKind {
+    Arrive,
+    TxStart,
+    TxEnd,
+    /// A drop, by cause (0 queue, 1 RED, 2 CoDel or PIE, 3 link error, 4 any other).
+    Drop(u8),
+    Other,
+}
+
+impl SampleKind {
+    /// The sample kind of an event row's kind and cause.
+    pub fn of(
+        kind: lasthop_link::event::RowKind,
+        cause: Option<lasthop_link::event::RowCause>,
+    ) -> SampleKind {
+        use lasthop_link::event::{RowCause as C, RowKind as K};
+        match kind {
+            K::Arrive => SampleKind::Arrive,
+            K::TxStart => SampleKind::TxStart,
+            K::TxEnd => SampleKind::TxEnd,
+            K::Drop => SampleKind::Drop(match cause {
+                Some(C::Queue) => 0,
+                Some(C::Red) => 1,
+                Some(C::Codel | C::Pie) => 2,
+                Some(C::Error) => 3,
+                _ => 4,
+            }),
+            _ => SampleKind::Other,
+        }
+    }
+}
+
+impl LinkSample {
+    /// The samples of `events.csv` (rows of a direction only).
+    pub fn read(path: &Path) -> Result<Vec<LinkSample>, FileError> {
+        let name = path.display().to_string();
+        let f = std::fs::File::open(path).map_err(|error| FileError::Io {
+            path: name.clone(),
+            error,
+        })?;
+        let mut out = vec![];
+        for row in lasthop_link::event::read_events(std::io::BufReader::with_capacity(1 << 16, f)) {
+            let r = row.map_err(|e| FileError::Parse {
+                path: name.clone(),
+                line: e.line as usize,
+                msg: e.message,
+            })?;
+            let Some(d) = r.dir else { continue };
+            out.push(LinkSample {
+                time_ns: r.time_ns,
+                kind: SampleKind::of(r.event, r.cause),
+                dir: d.index() as u8,
+                queue_pkts: r.queue_pkts,
+            });
+        }
+        Ok(out)
+    }
+}
+
+/// A connection row's scenario flow: matched by addresses and the flow's port.
+fn conn_flow(r: &ConnRow, scenario: &Scenario) -> Option<usize> {
+    scenario.flows.iter().position(|f| {
+        let from = scenario.hosts[f.from].address.to_string();
+        let to = scenario.hosts[f.to].address.to_string();
+        let c = ip_port(&r.client);
+        let s = ip_port(&r.server);
+        matches!((c, s), (Some((ci, _)), Some((si, sp))) if ci == from && si == to && sp == f.port)
+            || matches!((c, s), (Some((ci, cp)), Some((si, _))) if ci == to && cp == f.port && si == from)
+    })
+}
+
+impl ConnMetrics {
+    /// A `connections.csv` row as metrics, with its scenario flow.
+    pub fn of(r: &ConnRow, flow: Option<usize>) -> ConnMetrics {
+        let by_dir = r.drops_by_dir();
+        let (data, acks) = (by_dir[r.data_index()], by_dir[1 - r.data_index()]);
+        ConnMetrics {
+            flow,
+            conn: r.conn,
+            start_s: r.start_s,
+            end_s: r.end_s,
+            elapsed_s: r.elapsed_s,
+            bytes: r.bytes,
+            throughput_bytes_per_s: r.throughput_bytes_per_s,
+            rexmt_pkts: r.rexmt_pkts,
+            dupacks: r.dupacks,
+            triple_dupacks: r.triple_dupacks,
+            rtos: r.rtos,
+            spurious_rtos: r.spurious_rtos,
+            sack_pkts: r.sack_pkts,
+            drops_queue: data.queue,
+            drops_red: data.red,
+            drops_aqm: data.aqm,
+            drops_error: data.error,
+            ecn_marks: r.ecn_marks.unwrap_or(0),
+            ack_drops: acks.total(),
+            complete: r.complete,
+            partial_elapsed_s: r.partial_elapsed_s,
+            partial_throughput_bytes_per_s: r.partial_throughput_bytes_per_s,
+            partial_rexmt_pkts: r.partial_rexmt_pkts,
+            unneeded_rexmt: r.rexmt_minus_drops,
+        }
+    }
+}
+
+/// What a run computes beyond its connections, UDP flows and pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Extras {
+    /// Seed 004's figures (from `link.csv`).
+    pub bottleneck: bool,
+    /// Seed 003's per-host stream figures (from `streams.csv` and `latency.csv`).
+    pub thin: bool,
+}
+
 impl RunMetrics {
-    /// Computes the metrics of the run in `dir`; `scenario` maps connections to flows;
-    /// `bottleneck`: seed 004's figures too (from `link.csv`).
+    /// Computes the metrics of the run in `dir` from its files; `scenario` maps connections to
+    /// flows.
     pub fn compute(
         dir: &Path,
         scenario: &Scenario,
         point: &str,
         replication: u64,
-        bottleneck: bool,
+        extras: Extras,
     ) -> Result<RunMetrics, FileError> {
-        let rd = crate::layout::RunDir::new(dir);
-        let rows = read_connections(&rd.connections_csv())?;
-        let mut conns = vec![];
-        for r in &rows {
-            let flow = scenario.flows.iter().position(|f| {
-                let from = scenario.hosts[f.from].address.to_string();
-                let to = scenario.hosts[f.to].address.to_string();
-                let c = ip_port(&r.client);
-                let s = ip_port(&r.server);
-                matches!((c, s), (Some((ci, _)), Some((si, sp))) if ci == from && si == to && sp == f.port)
-                    || matches!((c, s), (Some((ci, cp)), Some((si, _))) if ci == to && cp == f.port && si == from)
-            });
-            let d = usize::from(r.data_dir == "s2c");
-            conns.push(ConnMetrics {
-                flow,
-                conn: r.conn,
-                start_s: r.start_s,
-                end_s: r.end_s,
-                elapsed_s: r.elapsed_s,
-                bytes: r.bytes,
-                throughput_bytes_per_s: r.throughput_bytes_per_s,
-                rexmt_pkts: r.rexmt_pkts,
-                dupacks: r.dupacks,
-                triple_dupacks: r.triple_dupacks,
-                rtos: r.rtos,
-                spurious_rtos: r.spurious_rtos,
-                sack_pkts: r.sack_pkts,
-                drops_queue: r.drops_queue[d],
-                drops_red: r.drops_red[d],
-                drops_aqm: r.drops_aqm[d],
-                drops_error: r.drops_error[d],
-                ecn_marks: r.ecn_marks,
-                ack_drops: r.drops_queue[1 - d]
-                    + r.drops_red[1 - d]
-                    + r.drops_aqm[1 - d]
-                    + r.drops_error[1 - d],
-                complete: r.complete,
-                partial_elapsed_s: r.partial_elapsed_s,
-                partial_throughput_bytes_per_s: r.partial_throughput_bytes_per_s,
-                partial_rexmt_pkts: r.partial_rexmt_pkts,
-                unneeded_rexmt: r.rexmt_minus_drops,
-            });
-        }
+        Ok(RunMetrics::of(
+            &RunTables::read(dir)?,
+            scenario,
+            point,
+            replication,
+            extras,
+        ))
+    }
+
+    /// The metrics of a run's tables; `scenario` maps connections to flows.
+    pub fn of(
+        t: &RunTables,
+        scenario: &Scenario,
+        point: &str,
+        replication: u64,
+        extras: Extras,
+    ) -> RunMetrics {
+        let mut conns: Vec<ConnMetrics> = t
+            .conns
+            .iter()
+            .map(|r| ConnMetrics::of(r, conn_flow(r, scenario)))
+            .collect();
         conns.sort_by_key(|c| (c.flow.unwrap_or(usize::MAX), c.conn));
         let t0 = conns
             .iter()
@@ -327,27 +576,19 @@ impl RunMetrics {
             bottleneck: None,
             thin: None,
         };
-        let link_csv = dir.join("link.csv");
-        if bottleneck && link_csv.exists() {
-            m.bottleneck = Some(BottleneckMetrics::compute(&link_csv, &m.conns, scenario)?);
+        if extras.bottleneck && !t.link.is_empty() {
+            m.bottleneck = Some(BottleneckMetrics::compute(&t.link, &m.conns, scenario));
         }
-        let (pages, objects) = (rd.pages_csv(), rd.page_objects_csv());
-        if pages.exists() {
-            m.pages = read_pages(&pages, &objects)?;
-        }
-        let udp = rd.udp_flows_csv();
-        if udp.exists() {
-            m.udp = read_udp_flows(&udp)?
-                .iter()
-                .map(|r| udp_metrics(r, scenario))
-                .collect();
-        }
-        let events = rd.events_csv();
-        if events.exists() && total_time_s.is_finite() {
+        m.pages = page_metrics(t);
+        m.udp = t.udp.iter().map(|r| udp_metrics(r, scenario)).collect();
+        if !t.samples.is_empty() && total_time_s.is_finite() {
             let (a, b) = ((t0 * 1e9).round() as u64, (t1 * 1e9).round() as u64);
-            m.link = link_metrics(&events, a, b)?;
+            m.link = link_metrics(&t.samples, a, b);
         }
-        Ok(m)
+        if extras.thin {
+            m.thin = crate::thin::compute(&t.streams, &t.latency, scenario);
+        }
+        m
     }
 
     pub fn load(path: &Path) -> Result<RunMetrics, crate::runner::ExperimentError> {
@@ -355,8 +596,27 @@ impl RunMetrics {
     }
 }
 
+/// The pages of a run's tables (their objects are matched by flow, which the analysis writes
+/// consistently: an object of no page is left out).
+fn page_metrics(t: &RunTables) -> Vec<PageMetrics> {
+    PageMetrics::of(
+        &t.pages,
+        &t.objects,
+        Path::new(lasthop_core::layout::PAGE_OBJECTS_CSV),
+    )
+    .unwrap_or_else(|_| {
+        let known: Vec<PageObjectRow> = t
+            .objects
+            .iter()
+            .filter(|o| t.pages.iter().any(|p| p.flow == o.flow))
+            .cloned()
+            .collect();
+        PageMetrics::of(&t.pages, &known, Path::new("")).expect("objects of known pages")
+    })
+}
+
 /// A `udp_flows.csv` row as metrics, with the scenario flow it belongs to.
-fn udp_metrics(r: &UdpRow, scenario: &Scenario) -> UdpMetrics {
+fn udp_metrics(r: &UdpFlowRow, scenario: &Scenario) -> UdpMetrics {
     let (src, dst) = (ip_port(&r.src), ip_port(&r.dst));
     let flow = scenario.flows.iter().position(|f| {
         let from = scenario.hosts[f.from].address.to_string();
@@ -375,14 +635,13 @@ fn udp_metrics(r: &UdpRow, scenario: &Scenario) -> UdpMetrics {
         drops_red: r.drops_red,
         drops_aqm: r.drops_aqm,
         drops_error: r.drops_error,
-        spacing_ms: r.spacing_ms,
-        delay_ms: r.delay_ms,
+        spacing_ms: r.spacing_ms(),
+        delay_ms: r.delay_ms(),
     }
 }
 
 /// Utilisation, queue statistics and drops per direction over `[t0, t1]` (ns).
-fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], FileError> {
-    let rows = read_events(events)?;
+fn link_metrics(samples: &[LinkSample], t0: u64, t1: u64) -> [DirMetrics; 2] {
     let mut out = [DirMetrics::default(); 2];
     for (d, dm) in out.iter_mut().enumerate() {
         let mut busy: u64 = 0;
@@ -391,34 +650,31 @@ fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], File
         let mut steps: Vec<(u64, f64)> = vec![];
         let mut arrivals: Vec<f64> = vec![];
         let mut max_q: Option<f64> = None;
-        for e in rows.iter().filter(|e| e.dir as usize == d) {
-            match e.event {
-                Ev::TxStart => {
+        for e in samples.iter().filter(|e| e.dir as usize == d) {
+            match e.kind {
+                SampleKind::TxStart => {
                     saw_tx = true;
                     tx_open = Some(e.time_ns);
                 }
-                Ev::TxEnd => {
+                SampleKind::TxEnd => {
                     if let Some(s) = tx_open.take() {
                         // Clip to the transfer period.
                         let (s, t) = (s.max(t0), e.time_ns.min(t1));
                         busy += t.saturating_sub(s);
                     }
                 }
-                Ev::Drop => match e.cause.as_str() {
-                    "queue" => dm.drops_queue += 1,
-                    // RED's drops, and the other AQMs' apart, as in connections.csv.
-                    "red" => dm.drops_red += 1,
-                    "codel" | "pie" => dm.drops_aqm += 1,
-                    "error" => dm.drops_error += 1,
-                    _ => {}
-                },
+                // RED's drops, and the other AQMs' apart, as in connections.csv.
+                SampleKind::Drop(0) => dm.drops_queue += 1,
+                SampleKind::Drop(1) => dm.drops_red += 1,
+                SampleKind::Drop(2) => dm.drops_aqm += 1,
+                SampleKind::Drop(3) => dm.drops_error += 1,
                 _ => {}
             }
             if let Some(q) = e.queue_pkts {
                 let q = f64::from(q);
                 steps.push((e.time_ns, q));
                 max_q = Some(max_q.map_or(q, |m: f64| m.max(q)));
-                if e.event == Ev::Arrive {
+                if e.kind == SampleKind::Arrive {
                     arrivals.push(q);
                 }
             }
@@ -437,7 +693,7 @@ fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], File
             median_at_arrival: quantile(&arrivals, 0.5),
         };
     }
-    Ok(out)
+    out
 }
 
 #[cfg(test)]
@@ -531,7 +787,8 @@ pause = "250ms"
             conn(2, 10240, 0.3, true),
             conn(2, 5000, 0.05, false),
         ];
-        let b = BottleneckMetrics::compute(&path, &conns, &sc).unwrap();
+        let rows = lasthop_link::meter::read_link_csv(&path).unwrap();
+        let b = BottleneckMetrics::compute(&rows, &conns, &sc);
         assert_eq!(
             (b.util_pct, b.queue_mean_pkts, b.queue_max_pkts),
             (50.0, 3.5, 9.0)

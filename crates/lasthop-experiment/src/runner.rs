@@ -5,12 +5,12 @@
 //! On start, a directory whose marker is missing, or whose marker names another scenario text,
 //! seed or replication, is removed and run again; a finished one is kept.
 
-use crate::files::FileError;
 use crate::layout::{ResultsDir, RunDir};
 use crate::metrics::RunMetrics;
 use crate::spec::{Experiment, Mode, RunId};
 use crate::summary::{summarise_point, Summary, QUANTILE_METHOD};
 use indexmap::IndexMap;
+use lasthop_analysis::files::FileError;
 use lasthop_core::output::AtomicFile;
 use lasthop_scenario::Scenario;
 use rayon::prelude::*;
@@ -507,17 +507,11 @@ pub fn run_one(
     } else {
         backend.run(&scenario, rd.path())?;
     }
-    let bottleneck = exp.classes.contains(&crate::spec::ClassScheme::Bottleneck);
-    let mut m = RunMetrics::compute(
-        rd.path(),
-        &scenario,
-        &point.name,
-        run.replication,
-        bottleneck,
-    )?;
-    if exp.classes.contains(&crate::spec::ClassScheme::Thin) {
-        m.thin = crate::thin::compute(rd.path(), &scenario)?;
-    }
+    let extras = crate::metrics::Extras {
+        bottleneck: exp.classes.contains(&crate::spec::ClassScheme::Bottleneck),
+        thin: exp.classes.contains(&crate::spec::ClassScheme::Thin),
+    };
+    let m = RunMetrics::compute(rd.path(), &scenario, &point.name, run.replication, extras)?;
     write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
     write_atomic(&rd.marker(), json(&exp.marker_for(run)).as_bytes())
 }

@@ -27,7 +27,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 /// The shard record's file name in a shard directory.
-pub const SHARD_JSON: &str = "shard.json";
+pub use lasthop_core::layout::SHARD_JSON;
 
 /// The version of lasthop that wrote a shard (merges refuse shards of another version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

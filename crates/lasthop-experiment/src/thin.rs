@@ -4,15 +4,15 @@
 //! per host (rdbsender, wsender, zsender; extract §4.4, Appendix R).
 
 use crate::classes::Class;
-use crate::files::{Csv, FileError};
 use crate::stats::FiveNum;
 use crate::summary::ClassSummary;
 use crate::RunMetrics;
 use indexmap::IndexMap;
+use lasthop_analysis::files::latency::LatencyRow;
+use lasthop_analysis::files::streams::StreamRow as Stream;
 use lasthop_analysis::latency::{hist_add, hist_percentile};
 use lasthop_scenario::Scenario;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
 
 /// The latency percentiles of the seed's tables: (metric, percentile).
 pub const LAT_PERCENTILES: [(&str, f64); 14] = [
@@ -90,7 +90,7 @@ pub struct HostThin {
     pub hist: Vec<(u32, u64)>,
 }
 
-/// One row of `streams.csv` (the columns the summaries use).
+/// One stream's values as the per-host figures use them.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct StreamRow {
     stream: u64,
@@ -117,114 +117,53 @@ struct StreamRow {
     goodput_bytes_per_s: Option<f64>,
 }
 
-fn read_streams(path: &Path) -> Result<Vec<StreamRow>, FileError> {
-    let csv = Csv::load(path)?;
-    let col = |n: &str| csv.col(n);
-    let cols = [
-        "stream",
-        "sender",
-        "data_pkts",
-        "retr_pkts",
-        "rdb_pkts",
-        "payload_bytes",
-        "unique_bytes",
-        "redundant_bytes",
-        "retr_bytes",
-        "rdb_bytes",
-        "dupacks",
-        "itt_avg_ms",
-        "payload_avg_B",
-        "lat_ranges",
-        "lat_mean_ms",
-        "lat_max_ms",
-        "lost_pkts",
-        "lost_bytes",
-        "rdb_hits",
-        "rdb_misses",
-        "throughput_Bps",
-        "goodput_Bps",
-    ];
-    let idx: Vec<usize> = cols.iter().map(|c| col(c)).collect::<Result<_, _>>()?;
-    let mut out = vec![];
-    for (line, f) in csv.rows() {
-        let opt = |k: usize| -> Result<Option<f64>, FileError> {
-            match f.get(idx[k]).copied().unwrap_or("") {
-                "" => Ok(None),
-                s => s
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| csv.err(line, format!("{}: {s:?} is not a number", cols[k]))),
-            }
-        };
-        let req = |k: usize| -> Result<f64, FileError> {
-            opt(k)?.ok_or_else(|| csv.err(line, format!("{}: empty", cols[k])))
-        };
-        let sender = f.get(idx[1]).copied().unwrap_or("");
-        let ip = sender.rsplit_once(':').map_or(sender, |(ip, _)| ip);
-        out.push(StreamRow {
-            stream: req(0)? as u64,
-            sender_ip: ip.trim_matches(['[', ']']).to_string(),
-            data_pkts: req(2)?,
-            retr_pkts: req(3)?,
-            rdb_pkts: req(4)?,
-            payload_bytes: req(5)?,
-            unique_bytes: req(6)?,
-            redundant_bytes: req(7)?,
-            retr_bytes: req(8)?,
-            rdb_bytes: req(9)?,
-            dupacks: req(10)?,
-            itt_avg_ms: opt(11)?,
-            payload_avg_b: opt(12)?,
-            lat_ranges: req(13)?,
-            lat_mean_ms: opt(14)?,
-            lat_max_ms: opt(15)?,
-            lost_pkts: opt(16)?,
-            lost_bytes: opt(17)?,
-            rdb_hits: opt(18)?,
-            rdb_misses: opt(19)?,
-            throughput_bytes_per_s: opt(20)?,
-            goodput_bytes_per_s: opt(21)?,
-        });
+impl StreamRow {
+    fn of(r: &Stream) -> StreamRow {
+        let f = |v: u64| v as f64;
+        let o = |v: Option<u64>| v.map(f);
+        StreamRow {
+            stream: r.stream,
+            sender_ip: r.sender_ip().to_string(),
+            data_pkts: f(r.data_pkts),
+            retr_pkts: f(r.retr_pkts),
+            rdb_pkts: f(r.rdb_pkts),
+            payload_bytes: f(r.payload_bytes),
+            unique_bytes: f(r.unique_bytes),
+            redundant_bytes: f(r.redundant_bytes),
+            retr_bytes: f(r.retr_bytes),
+            rdb_bytes: f(r.rdb_bytes),
+            dupacks: f(r.dupacks),
+            itt_avg_ms: r.itt_avg_ms,
+            payload_avg_b: r.payload_avg_bytes,
+            lat_ranges: f(r.lat_ranges),
+            lat_mean_ms: r.lat_mean_ms,
+            lat_max_ms: r.lat_max_ms,
+            lost_pkts: o(r.lost_pkts),
+            lost_bytes: o(r.lost_bytes),
+            rdb_hits: o(r.rdb_hits),
+            rdb_misses: o(r.rdb_misses),
+            throughput_bytes_per_s: r.throughput_bytes_per_s,
+            goodput_bytes_per_s: r.goodput_bytes_per_s,
+        }
     }
-    Ok(out)
 }
 
-/// `latency.csv`: per stream its histogram.
-fn read_latency(path: &Path) -> Result<IndexMap<u64, Vec<(u32, u64)>>, FileError> {
-    let csv = Csv::load(path)?;
-    let (s, m, c) = (csv.col("stream")?, csv.col("ms")?, csv.col("count")?);
-    let mut out: IndexMap<u64, Vec<(u32, u64)>> = IndexMap::new();
-    for (line, f) in csv.rows() {
-        let get = |i: usize, name: &str| -> Result<u64, FileError> {
-            let v = f.get(i).copied().unwrap_or("");
-            v.parse()
-                .map_err(|_| csv.err(line, format!("{name}: {v:?} is not a whole number")))
-        };
-        let h = out.entry(get(s, "stream")?).or_default();
-        h.push((get(m, "ms")? as u32, get(c, "count")?));
+/// The hosts' figures of a run from its `streams.csv` and `latency.csv` rows: each stream goes
+/// to the scenario host with its sender's address (`other` when none has it), a group member
+/// to its group, hosts in scenario order. `None` when the run has no stream (no thin flows).
+pub fn compute(
+    streams: &[Stream],
+    latency: &[LatencyRow],
+    scenario: &Scenario,
+) -> Option<Vec<HostThin>> {
+    if streams.is_empty() {
+        return None;
     }
-    for h in out.values_mut() {
-        h.sort_unstable();
-    }
-    Ok(out)
-}
-
-/// The hosts' figures of the run in `dir`: each stream goes to the scenario host with its
-/// sender's address (`other` when none has it), a group member to its group, hosts in
-/// scenario order. `None` when the run
-/// has no `streams.csv` (no thin flows).
-pub fn compute(dir: &Path, scenario: &Scenario) -> Result<Option<Vec<HostThin>>, FileError> {
-    let path = dir.join("streams.csv");
-    if !path.exists() {
-        return Ok(None);
-    }
-    let rows = read_streams(&path)?;
-    let lat_path = dir.join("latency.csv");
-    let hists = if lat_path.exists() {
-        read_latency(&lat_path)?
-    } else {
-        IndexMap::new()
-    };
+    let rows: Vec<StreamRow> = streams.iter().map(StreamRow::of).collect();
+    let hists: IndexMap<u64, Vec<(u32, u64)>> =
+        lasthop_analysis::files::latency::histograms(latency)
+            .into_iter()
+            .collect();
     // A host group's members (`count = N`: zsender0, zsender1, ...) count as one host named
     // after the group, as the seed's tables have one row for zsender's streams.
     let name = |h: &lasthop_scenario::Host| h.group.as_ref().map_or(&h.name, |g| &g.0).clone();
@@ -257,7 +196,7 @@ pub fn compute(dir: &Path, scenario: &Scenario) -> Result<Option<Vec<HostThin>>,
             }
         })
         .collect();
-    Ok(Some(out))
+    Some(out)
 }
 
 /// The [`THIN_METRICS`] of one host's streams (pooled histogram `hist`).
@@ -401,6 +340,16 @@ pub fn pooled_hist(runs: &[RunMetrics], host: &str) -> Vec<(u32, u64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    fn compute_dir(dir: &Path, sc: &Scenario) -> Option<Vec<HostThin>> {
+        use lasthop_analysis::files as af;
+        compute(
+            &af::streams::read(&dir.join("streams.csv")).unwrap(),
+            &af::latency::read(&dir.join("latency.csv")).unwrap(),
+            sc,
+        )
+    }
 
     fn scenario(dir: &Path) -> Scenario {
         std::fs::write(dir.join("l.toml"), "[both]\nrate = \"5000kbit\"\n").unwrap();
@@ -459,7 +408,7 @@ bytes = 1000
             "stream,ms,count\n1,150,1\n2,250,1\n",
         )
         .unwrap();
-        let hosts = compute(d.path(), &sc).unwrap().unwrap();
+        let hosts = compute_dir(d.path(), &sc).unwrap();
         assert_eq!(hosts.len(), 1, "z0 and z1 are host z");
         assert_eq!(hosts[0].host, "z");
         assert_eq!(hosts[0].values["streams"], 2.0);
@@ -494,7 +443,7 @@ bytes = 1000
             "stream,ms,count\n1,150,2\n1,160,1\n1,180,1\n2,150,6\n3,200,1\n3,400,1\n",
         )
         .unwrap();
-        let hosts = compute(d.path(), &sc).unwrap().unwrap();
+        let hosts = compute_dir(d.path(), &sc).unwrap();
         assert_eq!(hosts.len(), 2);
         let h = &hosts[0];
         assert_eq!(h.host, "rdbsender");

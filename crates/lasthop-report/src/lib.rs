@@ -6,11 +6,13 @@
 //! Everything is read from the files on disk (`experiment.json`, `runs/*/*/metrics.json`,
 //! the chosen run's `events.csv` and `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
 
+pub mod events;
 pub mod plots;
 pub mod series;
 
+use events::{read_events, Ev, EventRow};
+use lasthop_analysis::files::{tcp_trace, udp_packets};
 use lasthop_core::output::AtomicFile;
-use lasthop_experiment::files::{read_events, read_trace, read_udp_packets, Ev, EventRow};
 use lasthop_experiment::summary::{
     class_order, CONN_METRICS, PAGE_CLASS_METRICS, PAGE_METRICS, RUN_METRICS, UDP_METRICS,
 };
@@ -30,7 +32,7 @@ pub enum ReportError {
     Results(#[from] lasthop_experiment::ExperimentError),
     /// A run file the plots read (`events.csv`, `tcp_trace.csv`, `udp_packets.csv`).
     #[error(transparent)]
-    File(#[from] lasthop_experiment::files::FileError),
+    File(#[from] lasthop_analysis::files::FileError),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -1073,7 +1075,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     // cwnd and ssthresh.
     let trace_path = run_dir.join("tcp_trace.csv");
     if trace_path.exists() {
-        let trace = read_trace(&trace_path)?;
+        let trace = tcp_trace::read(&trace_path)?;
         let mut lines = vec![];
         for (i, c) in series::cwnd_series(&trace, &flows).into_iter().enumerate() {
             lines.push(Line {
@@ -1111,7 +1113,7 @@ fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), ReportError> {
     if !path.exists() {
         return Ok(());
     }
-    let rows = read_udp_packets(&path)?;
+    let rows = udp_packets::read(&path)?;
     let flows = series::udp_series(&rows);
     if flows.is_empty() {
         return Ok(());

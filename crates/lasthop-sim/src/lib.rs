@@ -109,7 +109,7 @@ pub fn run_from(
         lasthop_analysis::RunAnalysis::default()
     };
     if let Some(dir) = &opts.dir {
-        let path = dir.join("link.csv");
+        let path = lasthop_core::layout::RunFiles::new(dir).link_csv();
         let rows: Vec<LinkRow> = [Dir::Down, Dir::Up]
             .iter()
             .map(|&d| LinkRow::new(d, &link[d.index()], &meters[d.index()], end))
@@ -147,7 +147,7 @@ fn analyse(
         .map(|h| {
             opts.dir
                 .as_ref()
-                .map(|d| d.join(format!("{}.pcap", h.name)))
+                .map(|d| lasthop_core::layout::RunFiles::new(d).pcap(&h.name))
         })
         .collect();
     let captures: Vec<(IpAddr, Capture)> = scenario
@@ -163,7 +163,10 @@ fn analyse(
             Some((IpAddr::V4(h.address), c))
         })
         .collect();
-    let events = opts.dir.as_ref().map(|d| d.join("events.csv"));
+    let events = opts
+        .dir
+        .as_ref()
+        .map(|d| lasthop_core::layout::RunFiles::new(d).events_csv());
     let pages = page_specs(scenario);
     let run = lasthop_analysis::analyze_run_streams(
         &captures,

@@ -3,6 +3,8 @@
 //! atomically: it appears complete or not at all.
 
 use crate::Error;
+use lasthop_analysis::files::tcp_trace::{TraceFields, TraceWriter};
+use lasthop_core::layout::{self, RunFiles};
 use lasthop_core::output::{AtomicFile, PcapSink, DEFAULT_SNAPLEN};
 use lasthop_core::{Packet, Time};
 use lasthop_link::{Event, EventCsv};
@@ -36,7 +38,7 @@ pub struct Outputs {
     /// One capture per host (in scenario order), when capturing.
     pcaps: Vec<Option<PcapSink<Sink>>>,
     events: Option<EventCsv<AtomicFile>>,
-    trace: Option<AtomicFile>,
+    trace: Option<TraceWriter<AtomicFile>>,
     host_names: Vec<String>,
 }
 
@@ -63,23 +65,20 @@ impl Outputs {
         let mut trace = None;
         if let Some(dir) = &opts.dir {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-            let path = dir.join("events.csv");
+            let files = RunFiles::new(dir);
+            let path = files.events_csv();
             let f = AtomicFile::create(&path).map_err(io_err(&path))?;
             events = Some(EventCsv::new(f).map_err(io_err(&path))?);
-            let path = dir.join("tcp_trace.csv");
-            let mut f = AtomicFile::create(&path).map_err(io_err(&path))?;
-            f.write_all(
-                b"time_ns,host,local,remote,cwnd_segs,ssthresh_segs,srtt_ns,rttvar_ns,rto_ns,ca_state,packets_out,sacked_out,lost_out,retrans_out,in_flight\n",
-            )
-            .map_err(io_err(&path))?;
-            trace = Some(f);
+            let path = files.tcp_trace_csv();
+            let f = AtomicFile::create(&path).map_err(io_err(&path))?;
+            trace = Some(TraceWriter::new(f).map_err(io_err(&path))?);
         }
         for name in host_names {
             let sink = match (&opts.dir, opts.capture) {
                 (_, false) => None,
                 (None, true) => Some(Sink::Mem(Vec::new())),
                 (Some(dir), true) => {
-                    let path = dir.join(format!("{name}.pcap"));
+                    let path = RunFiles::new(dir).pcap(name);
                     Some(Sink::File(
                         AtomicFile::create(&path).map_err(io_err(&path))?,
                     ))
@@ -87,7 +86,7 @@ impl Outputs {
             };
             pcaps.push(match sink {
                 Some(s) => Some(PcapSink::new(s, DEFAULT_SNAPLEN).map_err(|e| Error::Io {
-                    path: format!("{name}.pcap"),
+                    path: layout::pcap_name(name),
                     source: e,
                 })?),
                 None => None,
@@ -106,7 +105,7 @@ impl Outputs {
     pub fn capture(&mut self, h: usize, at: Time, p: &Packet) -> Result<(), Error> {
         if let Some(Some(sink)) = self.pcaps.get_mut(h) {
             sink.write(at, p).map_err(|e| Error::Io {
-                path: format!("{}.pcap", self.host_names[h]),
+                path: layout::pcap_name(&self.host_names[h]),
                 source: e,
             })?;
         }
@@ -117,7 +116,7 @@ impl Outputs {
         if let Some(csv) = &mut self.events {
             for e in events {
                 csv.write(e, None).map_err(|e| Error::Io {
-                    path: "events.csv".into(),
+                    path: layout::EVENTS_CSV.into(),
                     source: e,
                 })?;
             }
@@ -138,26 +137,22 @@ impl Outputs {
         let name = &self.host_names[h];
         for (key, conn) in tcp.conns_mut() {
             for r in conn.drain_trace() {
-                writeln!(
-                    f,
-                    "{},{name},{},{},{},{},{},{},{},{:?},{},{},{},{},{}",
-                    r.time.as_nanos(),
-                    key.0,
-                    key.1,
-                    r.cwnd,
-                    r.ssthresh,
-                    r.srtt.map(|d| d.as_nanos().to_string()).unwrap_or_default(),
-                    r.rttvar.as_nanos(),
-                    r.rto.as_nanos(),
-                    r.ca_state,
-                    r.packets_out,
-                    r.sacked_out,
-                    r.lost_out,
-                    r.retrans_out,
-                    r.in_flight()
-                )
-                .map_err(|e| Error::Io {
-                    path: "tcp_trace.csv".into(),
+                let row = TraceFields {
+                    time_ns: r.time.as_nanos(),
+                    cwnd: r.cwnd,
+                    ssthresh: r.ssthresh,
+                    srtt_ns: r.srtt.map(|d| d.as_nanos()),
+                    rttvar_ns: r.rttvar.as_nanos(),
+                    rto_ns: r.rto.as_nanos(),
+                    ca_state: &r.ca_state,
+                    packets_out: r.packets_out,
+                    sacked_out: r.sacked_out,
+                    lost_out: r.lost_out,
+                    retrans_out: r.retrans_out,
+                    in_flight: r.in_flight(),
+                };
+                f.row(name, &key.0, &key.1, &row).map_err(|e| Error::Io {
+                    path: layout::TCP_TRACE_CSV.into(),
                     source: e,
                 })?;
             }
@@ -169,7 +164,7 @@ impl Outputs {
     pub fn finish(self) -> Result<Vec<Option<Vec<u8>>>, Error> {
         let mut mem = Vec::new();
         for (i, p) in self.pcaps.into_iter().enumerate() {
-            let path = format!("{}.pcap", self.host_names[i]);
+            let path = layout::pcap_name(&self.host_names[i]);
             match p.map(PcapSink::into_inner) {
                 Some(Sink::File(f)) => {
                     f.commit().map_err(|e| Error::Io { path, source: e })?;
@@ -181,13 +176,13 @@ impl Outputs {
         }
         if let Some(csv) = self.events {
             csv.into_inner().commit().map_err(|e| Error::Io {
-                path: "events.csv".into(),
+                path: layout::EVENTS_CSV.into(),
                 source: e,
             })?;
         }
         if let Some(f) = self.trace {
-            f.commit().map_err(|e| Error::Io {
-                path: "tcp_trace.csv".into(),
+            f.into_inner().commit().map_err(|e| Error::Io {
+                path: layout::TCP_TRACE_CSV.into(),
                 source: e,
             })?;
         }

@@ -202,7 +202,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("wrote {} ({} connections)", out.display(), conns.len());
         if !udp.is_empty() {
-            let path = out.with_file_name("udp_flows.csv");
+            let path = out.with_file_name(lasthop_core::layout::UDP_FLOWS_CSV);
             lasthop_core::output::AtomicFile::write_all_to(
                 &path,
                 la::udp::udp_csv(&udp).as_bytes(),
