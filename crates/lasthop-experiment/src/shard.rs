@@ -18,7 +18,9 @@
 //! directories against each other wherever they were produced. Shard directories have no
 //! summary and no report; the merge writes them.
 
-use crate::runner::{fnv1a, ExperimentError, ExperimentInfo};
+use crate::error::ExperimentError;
+use crate::info::ExperimentInfo;
+use crate::io::fnv1a;
 use crate::spec::{Experiment, Point, RunId};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -168,7 +170,7 @@ impl ShardInfo {
     pub fn load(dir: &Path) -> Result<ShardInfo, ExperimentError> {
         let path = dir.join(SHARD_JSON);
         let text =
-            crate::runner::read_json_text(&path).map_err(|source| ExperimentError::NotShard {
+            crate::io::read_json_text(&path).map_err(|source| ExperimentError::NotShard {
                 path: path.display().to_string(),
                 dir: dir.display().to_string(),
                 source,

@@ -725,7 +725,7 @@ impl Experiment {
             points.push(Point {
                 name: pname,
                 coords,
-                fingerprint: crate::runner::fnv1a(&fp),
+                fingerprint: crate::io::fnv1a(&fp),
                 scenario_toml,
                 scenario,
             });

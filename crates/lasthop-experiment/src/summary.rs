@@ -580,8 +580,51 @@ pub fn summarise_point(
         udp: summarise_udp(runs),
         pages: summarise_pages(runs),
         bottleneck: summarise_bottleneck(runs),
-        thin: crate::thin::summarise_thin(runs),
+        thin: summarise_thin(runs),
     }
+}
+
+/// The hosts' streams across a point's runs (scheme `thin`): one class `host-<name>` per host,
+/// each metric's five numbers over the runs. Empty when no run has streams.
+pub fn summarise_thin(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let mut groups: IndexMap<String, Vec<&crate::thin::HostThin>> = IndexMap::new();
+    for r in runs {
+        for h in r.thin.iter().flatten() {
+            groups.entry(h.host.clone()).or_default().push(h);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(host, v)| {
+            let mut metrics = IndexMap::new();
+            for (k, _) in crate::thin::THIN_METRICS {
+                let vals: Vec<f64> = v
+                    .iter()
+                    .map(|h| h.values.get(k).copied().unwrap_or(f64::NAN))
+                    .collect();
+                if let Some(f) = FiveNum::of(&vals) {
+                    metrics.insert(k.to_string(), f);
+                }
+            }
+            ClassSummary {
+                scheme: "thin".into(),
+                class: Class::Host(host),
+                n: v.len(),
+                metrics,
+            }
+        })
+        .collect()
+}
+
+/// The pooled latency histogram of `host` over runs (for the report's ECDFs).
+pub fn pooled_hist(runs: &[RunMetrics], host: &str) -> Vec<(u32, u64)> {
+    let mut h = vec![];
+    for r in runs {
+        for x in r.thin.iter().flatten().filter(|x| x.host == host) {
+            h = lasthop_analysis::latency::hist_add(&h, &x.hist);
+        }
+    }
+    h
 }
 
 fn fmt_num(x: f64) -> String {

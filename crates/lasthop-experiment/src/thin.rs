@@ -3,10 +3,6 @@
 //! with `thin` flows) aggregated over every stream a host sent, as the seed's tables aggregate
 //! per host (rdbsender, wsender, zsender; extract §4.4, Appendix R).
 
-use crate::classes::Class;
-use crate::stats::FiveNum;
-use crate::summary::ClassSummary;
-use crate::RunMetrics;
 use indexmap::IndexMap;
 use lasthop_analysis::files::latency::LatencyRow;
 use lasthop_analysis::files::streams::StreamRow as Stream;
@@ -294,49 +290,6 @@ fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
     m
 }
 
-/// The hosts' streams across a point's runs (scheme `thin`): one class `host-<name>` per host,
-/// each metric's five numbers over the runs. Empty when no run has streams.
-pub fn summarise_thin(runs: &[RunMetrics]) -> Vec<ClassSummary> {
-    let mut groups: IndexMap<String, Vec<&HostThin>> = IndexMap::new();
-    for r in runs {
-        for h in r.thin.iter().flatten() {
-            groups.entry(h.host.clone()).or_default().push(h);
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(host, v)| {
-            let mut metrics = IndexMap::new();
-            for (k, _) in THIN_METRICS {
-                let vals: Vec<f64> = v
-                    .iter()
-                    .map(|h| h.values.get(k).copied().unwrap_or(f64::NAN))
-                    .collect();
-                if let Some(f) = FiveNum::of(&vals) {
-                    metrics.insert(k.to_string(), f);
-                }
-            }
-            ClassSummary {
-                scheme: "thin".into(),
-                class: Class::Host(host),
-                n: v.len(),
-                metrics,
-            }
-        })
-        .collect()
-}
-
-/// The pooled latency histogram of `host` over runs (for the report's ECDFs).
-pub fn pooled_hist(runs: &[RunMetrics], host: &str) -> Vec<(u32, u64)> {
-    let mut h = vec![];
-    for r in runs {
-        for x in r.thin.iter().flatten().filter(|x| x.host == host) {
-            h = hist_add(&h, &x.hist);
-        }
-    }
-    h
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -489,18 +442,18 @@ bytes = 1000
         assert_eq!(w.values["lat_p50_ms"], 200.0);
         assert!(!w.values.contains_key("loss_pkts_pct") && !w.values.contains_key("rdb_hits"));
         // Two runs of the same point: five numbers over the runs
-        let run = |hosts: Vec<HostThin>| RunMetrics {
+        let run = |hosts: Vec<HostThin>| crate::metrics::RunMetrics {
             thin: Some(hosts),
             ..Default::default()
         };
         let mut other = hosts.clone();
         other[0].values.insert("lat_mean_ms".into(), 160.0);
-        let s = summarise_thin(&[run(hosts.clone()), run(other)]);
+        let s = crate::summary::summarise_thin(&[run(hosts.clone()), run(other)]);
         assert_eq!(s[0].class.to_string(), "host-rdbsender");
         assert_eq!((s[0].scheme.as_str(), s[0].n), ("thin", 2));
         assert_eq!(s[0].metrics["lat_mean_ms"].median, 157.0);
         assert_eq!(
-            pooled_hist(&[run(hosts.clone()), run(hosts)], "wsender"),
+            crate::summary::pooled_hist(&[run(hosts.clone()), run(hosts)], "wsender"),
             vec![(200, 2), (400, 2)]
         );
     }

@@ -73,11 +73,7 @@ struct Counting {
 }
 
 impl Backend for Counting {
-    fn run(
-        &self,
-        scenario: &Scenario,
-        dir: &Path,
-    ) -> Result<(), lasthop_experiment::runner::RunError> {
+    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), lasthop_experiment::RunError> {
         let point = dir
             .parent()
             .unwrap()

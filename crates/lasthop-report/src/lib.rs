@@ -609,7 +609,7 @@ fn thin_streams(h: &mut String, info: &ExperimentInfo, s: &Summary, metrics: &[V
                     lasthop_experiment::Class::Host(x) => x.clone(),
                     other => other.to_string(),
                 };
-                let hist = lasthop_experiment::thin::pooled_hist(runs, &host);
+                let hist = lasthop_experiment::summary::pooled_hist(runs, &host);
                 (host, hist_cdf(&hist))
             })
             .filter(|c| !c.1.is_empty())
@@ -682,7 +682,7 @@ fn across_first_dimension(
                     other => other.to_string(),
                 };
                 let runs = metrics.get(i).map(Vec::as_slice).unwrap_or(&[]);
-                let cdf = hist_cdf(&lasthop_experiment::thin::pooled_hist(runs, &host));
+                let cdf = hist_cdf(&lasthop_experiment::summary::pooled_hist(runs, &host));
                 (!cdf.is_empty())
                     .then(|| (info.points[i].coords[dim].clone(), zoom_cdf(&cdf, 0.65)))
             })

@@ -111,8 +111,8 @@ impl lasthop_experiment::Backend for WithUdp {
         &self,
         scenario: &lasthop_scenario::Scenario,
         dir: &Path,
-    ) -> Result<(), lasthop_experiment::runner::RunError> {
-        let io = |e: std::io::Error| lasthop_experiment::runner::RunError::Io {
+    ) -> Result<(), lasthop_experiment::RunError> {
+        let io = |e: std::io::Error| lasthop_experiment::RunError::Io {
             path: dir.display().to_string(),
             source: e,
         };

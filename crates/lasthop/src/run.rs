@@ -3,8 +3,8 @@
 //! `summary.csv`, `summary.json` and `report.html`. See `docs/experiments.md`.
 
 use anyhow::{anyhow, bail, Context, Result};
-use lasthop_experiment::runner::EmuBackend;
-use lasthop_experiment::runner::RunError;
+use lasthop_experiment::backend::EmuBackend;
+use lasthop_experiment::error::RunError;
 use lasthop_experiment::{
     run_experiment_shard, Backend, Experiment, Mode, RunOptions, Shard, SimBackend,
 };

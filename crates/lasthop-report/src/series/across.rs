@@ -3,7 +3,7 @@
 //! and class (from the summaries); and the two numbers the summary tables derive (incomplete
 //! connections, seed 002's sum of maximum drops).
 
-use lasthop_experiment::runner::PointInfo;
+use lasthop_experiment::info::PointInfo;
 use lasthop_experiment::summary::class_order;
 use lasthop_experiment::{Class, ConnMetrics, FiveNum, PointSummary, RunMetrics, Summary};
 
