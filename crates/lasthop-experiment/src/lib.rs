@@ -13,6 +13,7 @@
 //! `docs/experiments.md`.
 
 pub mod backend;
+pub mod catalogue;
 pub mod chain;
 pub mod classes;
 pub mod error;

@@ -1,6 +1,7 @@
 //! The metrics of one run, computed from its files (`connections.csv`, `udp_flows.csv` when the
 //! run has UDP flows, `events.csv`) and kept in `metrics.json` beside them.
 
+use crate::catalogue::{BottleneckMetric, ConnMetric, PageClassMetric, RunMetric, UdpMetric};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -234,17 +235,138 @@ pub struct ParallelMetrics {
     pub rx10k_max: Option<u64>,
 }
 
-impl ParallelMetrics {
-    /// A run metric by its key ([`PARALLEL_RUN_METRICS`]); NaN when it has no value.
-    pub fn value(&self, key: &str) -> f64 {
-        let o = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
-        match key {
-            "jain10k_x100" => self.jain10k_x100.unwrap_or(f64::NAN),
-            "rx_min" => self.rx_min as f64,
-            "rx_max" => self.rx_max as f64,
-            "rx10k_min" => o(self.rx10k_min),
-            "rx10k_max" => o(self.rx10k_max),
-            _ => f64::NAN,
+impl ConnMetrics {
+    /// The value of metric `m` (NaN where this connection has none, e.g. spurious RTOs
+    /// without a full event log).
+    pub fn value(&self, m: ConnMetric) -> f64 {
+        let c = self;
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        match m {
+            ConnMetric::ElapsedS => c.elapsed_s,
+            ConnMetric::ThroughputBps => c.throughput_bytes_per_s,
+            ConnMetric::RexmtPkts => c.rexmt_pkts as f64,
+            ConnMetric::Dupacks => c.dupacks as f64,
+            ConnMetric::TripleDupacks => c.triple_dupacks as f64,
+            ConnMetric::SackPkts => c.sack_pkts as f64,
+            ConnMetric::Rtos => c.rtos as f64,
+            ConnMetric::SpuriousRtos => n(c.spurious_rtos),
+            ConnMetric::DropsQueue => c.drops_queue as f64,
+            ConnMetric::DropsRed => c.drops_red as f64,
+            ConnMetric::DropsAqm => c.drops_aqm as f64,
+            ConnMetric::EcnMarks => c.ecn_marks as f64,
+            ConnMetric::DropsRedMarks => (c.drops_red + c.ecn_marks) as f64,
+            ConnMetric::DropsError => c.drops_error as f64,
+            ConnMetric::AckDrops => c.ack_drops as f64,
+            ConnMetric::UnneededRexmt => n(c.unneeded_rexmt),
+            ConnMetric::PartialElapsedS => c.partial_elapsed_s.unwrap_or(f64::NAN),
+            ConnMetric::PartialThroughputBps => {
+                c.partial_throughput_bytes_per_s.unwrap_or(f64::NAN)
+            }
+            ConnMetric::PartialRexmtPkts => n(c.partial_rexmt_pkts),
+        }
+    }
+}
+
+impl UdpMetrics {
+    /// The value of metric `m` (NaN where unknown).
+    pub fn value(&self, m: UdpMetric) -> f64 {
+        let u = self;
+        let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        match m {
+            UdpMetric::ThroughputBps => o(u.throughput_bytes_per_s),
+            UdpMetric::LossRate => o(u.loss_rate),
+            UdpMetric::Lost => n(u.lost),
+            UdpMetric::DropsQueue => n(u.drops_queue),
+            UdpMetric::DropsRed => n(u.drops_red),
+            UdpMetric::DropsAqm => n(u.drops_aqm),
+            UdpMetric::DropsError => n(u.drops_error),
+            UdpMetric::SpacingP50Ms => o(u.spacing_ms[0]),
+            UdpMetric::SpacingP75Ms => o(u.spacing_ms[1]),
+            UdpMetric::SpacingP90Ms => o(u.spacing_ms[2]),
+            UdpMetric::SpacingMaxMs => o(u.spacing_ms[3]),
+            UdpMetric::DelayP50Ms => o(u.delay_ms[0]),
+            UdpMetric::DelayP75Ms => o(u.delay_ms[1]),
+            UdpMetric::DelayP90Ms => o(u.delay_ms[2]),
+            UdpMetric::DelayP99Ms => o(u.delay_ms[3]),
+            UdpMetric::DelayMaxMs => o(u.delay_ms[4]),
+        }
+    }
+}
+
+impl ObjectMetrics {
+    /// The value of metric `m` (NaN where unknown).
+    pub fn value(&self, m: PageClassMetric) -> f64 {
+        let o = self;
+        let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        match m {
+            PageClassMetric::ElapsedS => f(o.elapsed_s),
+            PageClassMetric::ThroughputBps => f(o.throughput_bytes_per_s),
+            PageClassMetric::RexmtPkts => n(o.rexmt_pkts),
+            PageClassMetric::Dupacks => n(o.dupacks),
+            PageClassMetric::TripleDupacks => n(o.triple_dupacks),
+            PageClassMetric::SackPkts => n(o.sack_pkts),
+            PageClassMetric::DropsQueue => n(o.drops_queue),
+            PageClassMetric::DropsError => n(o.drops_error),
+            PageClassMetric::AckDropsQueue => n(o.ack_drops_queue),
+            PageClassMetric::AckDropsError => n(o.ack_drops_error),
+        }
+    }
+}
+
+impl BottleneckMetrics {
+    /// The value of metric `m` (NaN where unknown).
+    pub fn value(&self, m: BottleneckMetric) -> f64 {
+        let b = self;
+        let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        match m {
+            BottleneckMetric::UtilPct => b.util_pct,
+            BottleneckMetric::QueueMeanPkts => b.queue_mean_pkts,
+            BottleneckMetric::QueueMaxPkts => b.queue_max_pkts,
+            BottleneckMetric::Drops => b.drops as f64,
+            BottleneckMetric::Marks => b.marks as f64,
+            BottleneckMetric::GoodputMeanMbps => o(b.goodput_mean_mbps),
+            BottleneckMetric::GoodputSdMbps => o(b.goodput_sd_mbps),
+            BottleneckMetric::GoodputCov => o(b.goodput_cov),
+            BottleneckMetric::GoodputJain => o(b.goodput_jain),
+            BottleneckMetric::Transfers => b.transfers as f64,
+            BottleneckMetric::TransferMeanMs => o(b.transfer_mean_ms),
+            BottleneckMetric::TransferSdMs => o(b.transfer_sd_ms),
+            BottleneckMetric::TransferCov => o(b.transfer_cov),
+        }
+    }
+}
+
+impl RunMetrics {
+    /// The value of run metric `m` (NaN where unknown: a queue statistic without `arrive`
+    /// rows, seed 001's figures of a run with one connection).
+    pub fn value(&self, m: RunMetric) -> f64 {
+        let r = self;
+        let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        let p = |f: fn(&ParallelMetrics) -> f64| r.parallel.as_ref().map_or(f64::NAN, f);
+        let [d, u] = &r.link;
+        match m {
+            RunMetric::TotalTimeS => r.total_time_s,
+            RunMetric::Jain => o(r.jain),
+            RunMetric::ThroughputCov => o(r.throughput_cov),
+            RunMetric::UtilDown => o(d.utilisation),
+            RunMetric::UtilUp => o(u.utilisation),
+            RunMetric::QueueMaxDown => o(d.queue.max_pkts),
+            RunMetric::QueueMeanDown => o(d.queue.mean_pkts),
+            RunMetric::QueueMedianArrivalDown => o(d.queue.median_at_arrival),
+            RunMetric::QueueMaxUp => o(u.queue.max_pkts),
+            RunMetric::QueueMeanUp => o(u.queue.mean_pkts),
+            RunMetric::LinkDropsQueueDown => d.drops_queue as f64,
+            RunMetric::LinkDropsRedDown => d.drops_red as f64,
+            RunMetric::LinkDropsAqmDown => d.drops_aqm as f64,
+            RunMetric::LinkDropsErrorDown => d.drops_error as f64,
+            RunMetric::Jain10kX100 => p(|p| p.jain10k_x100.unwrap_or(f64::NAN)),
+            RunMetric::RxMin => p(|p| p.rx_min as f64),
+            RunMetric::RxMax => p(|p| p.rx_max as f64),
+            RunMetric::Rx10kMin => n(r.parallel.and_then(|p| p.rx10k_min)),
+            RunMetric::Rx10kMax => n(r.parallel.and_then(|p| p.rx10k_max)),
         }
     }
 }

@@ -19,24 +19,6 @@ use crate::classes::Class;
 use crate::metrics::{ConnMetrics, ParallelMetrics};
 use crate::stats::jain;
 
-/// The run-level metrics of parallel connections: (key, label).
-pub const PARALLEL_RUN_METRICS: [(&str, &str); 5] = [
-    (
-        "jain10k_x100",
-        "Jain's index ×100 of the first-10 KB throughputs",
-    ),
-    ("rx_min", "retransmissions, connection with the fewest"),
-    ("rx_max", "retransmissions, connection with the most"),
-    (
-        "rx10k_min",
-        "retransmissions before 10 KB, connection with the fewest",
-    ),
-    (
-        "rx10k_max",
-        "retransmissions before 10 KB, connection with the most",
-    ),
-];
-
 /// The figures of one run's connections; `None` for fewer than two.
 pub fn compute(conns: &[ConnMetrics]) -> Option<ParallelMetrics> {
     if conns.len() < 2 {

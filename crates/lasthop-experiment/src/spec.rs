@@ -142,19 +142,7 @@ fn parse_references(
 ) -> Result<Vec<PointRef>, SpecError> {
     // A class's published values are connection metrics, UDP flow metrics for a flowN that
     // is a UDP stream (seed 000's Tables 10 and 11), or page metrics for cN and page (seed 002).
-    let mut metrics: Vec<&str> = crate::summary::CONN_METRICS.iter().map(|m| m.0).collect();
-    let pages = crate::summary::PAGE_CLASS_METRICS
-        .iter()
-        .chain(&crate::summary::PAGE_METRICS)
-        .chain(&crate::summary::BOTTLENECK_METRICS)
-        .chain(&crate::thin::THIN_METRICS)
-        .chain(&crate::summary::RUN_METRICS)
-        .chain(&crate::parallel::PARALLEL_RUN_METRICS);
-    for (m, _) in crate::summary::UDP_METRICS.iter().chain(pages) {
-        if !metrics.contains(m) {
-            metrics.push(m);
-        }
-    }
+    let metrics = crate::catalogue::all_keys();
     let mut out = vec![];
     for (p, t) in refs {
         let key = format!("reference.{p}");

@@ -3,78 +3,13 @@
 //! with `thin` flows) aggregated over every stream a host sent, as the seed's tables aggregate
 //! per host (rdbsender, wsender, zsender; extract §4.4, Appendix R).
 
+use crate::catalogue::{Metric, ThinMetric, LAT_PERCENTILES};
 use indexmap::IndexMap;
 use lasthop_analysis::files::latency::LatencyRow;
 use lasthop_analysis::files::streams::StreamRow as Stream;
 use lasthop_analysis::latency::{hist_add, hist_percentile};
 use lasthop_scenario::Scenario;
 use serde::{Deserialize, Serialize};
-
-/// The latency percentiles of the seed's tables: (metric, percentile).
-pub const LAT_PERCENTILES: [(&str, f64); 14] = [
-    ("lat_p40_ms", 40.0),
-    ("lat_p50_ms", 50.0),
-    ("lat_p60_ms", 60.0),
-    ("lat_p70_ms", 70.0),
-    ("lat_p80_ms", 80.0),
-    ("lat_p90_ms", 90.0),
-    ("lat_p93_ms", 93.0),
-    ("lat_p95_ms", 95.0),
-    ("lat_p96_ms", 96.0),
-    ("lat_p97_ms", 97.0),
-    ("lat_p98_ms", 98.0),
-    ("lat_p99_ms", 99.0),
-    ("lat_p99_9_ms", 99.9),
-    ("lat_p99_99_ms", 99.99),
-];
-
-/// The metrics of class `host-<name>` (scheme `thin`), in table order: (key, label). Named as
-/// the columns of the seed's tables (extract §4.4).
-pub const THIN_METRICS: [(&str, &str); 40] = [
-    ("lat_mean_ms", "ACK latency mean (ms)"),
-    ("lat_p40_ms", "ACK latency 40th percentile (ms)"),
-    ("lat_p50_ms", "ACK latency 50th percentile (ms)"),
-    ("lat_p60_ms", "ACK latency 60th percentile (ms)"),
-    ("lat_p70_ms", "ACK latency 70th percentile (ms)"),
-    ("lat_p80_ms", "ACK latency 80th percentile (ms)"),
-    ("lat_p90_ms", "ACK latency 90th percentile (ms)"),
-    ("lat_p93_ms", "ACK latency 93rd percentile (ms)"),
-    ("lat_p95_ms", "ACK latency 95th percentile (ms)"),
-    ("lat_p96_ms", "ACK latency 96th percentile (ms)"),
-    ("lat_p97_ms", "ACK latency 97th percentile (ms)"),
-    ("lat_p98_ms", "ACK latency 98th percentile (ms)"),
-    ("lat_p99_ms", "ACK latency 99th percentile (ms)"),
-    ("lat_p99_9_ms", "ACK latency 99.9th percentile (ms)"),
-    ("lat_p99_99_ms", "ACK latency 99.99th percentile (ms)"),
-    ("lat_max_ms", "ACK latency max (ms)"),
-    ("streams", "streams"),
-    ("itt_min_ms", "ITT avg, lowest stream (ms)"),
-    ("itt_avg_ms", "ITT avg, mean over streams (ms)"),
-    ("itt_max_ms", "ITT avg, highest stream (ms)"),
-    ("payload_min_B", "payload avg, lowest stream (B)"),
-    ("payload_avg_B", "payload avg, mean over streams (B)"),
-    ("payload_max_B", "payload avg, highest stream (B)"),
-    ("sent_pkts", "data packets sent"),
-    ("lost_pkts", "data packets lost"),
-    ("retr_pkts", "retransmitted packets"),
-    ("rdb_pkts", "RDB packets"),
-    ("payload_bytes", "payload bytes"),
-    ("unique_bytes", "unique bytes"),
-    ("redundant_bytes", "redundant bytes (RDB + retransmitted)"),
-    ("retr_bytes", "retransmitted bytes"),
-    ("loss_bytes_pct", "byte loss (%)"),
-    ("loss_pkts_pct", "packet loss (%)"),
-    ("dupacks", "duplicate ACKs"),
-    ("rdb_hits", "RDB hits"),
-    ("rdb_misses", "RDB misses"),
-    ("lat_ranges", "byte ranges with an ACK latency"),
-    (
-        "throughput_Bps",
-        "throughput, headers included (B/s, sum over streams)",
-    ),
-    ("goodput_Bps", "goodput (B/s, sum over streams)"),
-    ("rdb_bytes", "RDB bytes (already sent, bundled)"),
-];
 
 /// One host's streams in one run: the metrics of [`THIN_METRICS`] (a metric that cannot be
 /// computed, such as loss without the receiver's capture, is left out) and the pooled latency
@@ -84,6 +19,14 @@ pub struct HostThin {
     pub host: String,
     pub values: IndexMap<String, f64>,
     pub hist: Vec<(u32, u64)>,
+}
+
+impl HostThin {
+    /// The value of metric `m` (`None` when it cannot be computed, e.g. loss without the
+    /// receiver's capture).
+    pub fn value(&self, m: ThinMetric) -> Option<f64> {
+        self.values.get(m.key()).copied()
+    }
 }
 
 /// One stream's values as the per-host figures use them.
@@ -197,7 +140,8 @@ pub fn compute(
 
 /// The [`THIN_METRICS`] of one host's streams (pooled histogram `hist`).
 fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
-    let mut m = IndexMap::new();
+    use ThinMetric as T;
+    let mut m: IndexMap<ThinMetric, f64> = IndexMap::new();
     let sum = |f: fn(&StreamRow) -> f64| v.iter().map(|r| f(r)).sum::<f64>();
     // Optional per-stream values: the sum when every stream has one.
     let all = |f: fn(&StreamRow) -> Option<f64>| -> Option<f64> { v.iter().map(|r| f(r)).sum() };
@@ -208,19 +152,19 @@ fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
             .iter()
             .map(|r| r.lat_mean_ms.unwrap_or(0.0) * r.lat_ranges)
             .sum();
-        m.insert("lat_mean_ms".into(), total / ranges);
+        m.insert(T::LatMeanMs, total / ranges);
     }
     for (k, p) in LAT_PERCENTILES {
         if let Some(x) = hist_percentile(hist, p) {
-            m.insert(k.into(), x);
+            m.insert(k, x);
         }
     }
     if let Some(x) = v.iter().filter_map(|r| r.lat_max_ms).reduce(f64::max) {
-        m.insert("lat_max_ms".into(), x);
+        m.insert(T::LatMaxMs, x);
     }
-    m.insert("streams".into(), v.len() as f64);
+    m.insert(T::Streams, v.len() as f64);
     // Min / mean / max over the per-stream averages, as the seed's ITT and payload columns.
-    let mut spread = |name: &str, f: fn(&StreamRow) -> Option<f64>| {
+    let mut spread = |keys: [ThinMetric; 3], f: fn(&StreamRow) -> Option<f64>| {
         let xs: Vec<f64> = v.iter().filter_map(|r| f(r)).collect();
         if xs.is_empty() {
             return;
@@ -230,64 +174,62 @@ fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
             xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         );
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        let (unit, base) = name.split_once('|').unwrap();
-        m.insert(format!("{base}_min_{unit}"), lo);
-        m.insert(format!("{base}_avg_{unit}"), mean);
-        m.insert(format!("{base}_max_{unit}"), hi);
+        m.insert(keys[0], lo);
+        m.insert(keys[1], mean);
+        m.insert(keys[2], hi);
     };
-    spread("ms|itt", |r| r.itt_avg_ms);
-    spread("B|payload", |r| r.payload_avg_b);
+    spread([T::IttMinMs, T::IttAvgMs, T::IttMaxMs], |r| r.itt_avg_ms);
+    spread([T::PayloadMinB, T::PayloadAvgB, T::PayloadMaxB], |r| {
+        r.payload_avg_b
+    });
     let sent = sum(|r| r.data_pkts);
     let payload = sum(|r| r.payload_bytes);
-    m.insert("sent_pkts".into(), sent);
+    m.insert(T::SentPkts, sent);
     let lost = all(|r| r.lost_pkts);
     if let Some(x) = lost {
-        m.insert("lost_pkts".into(), x);
+        m.insert(T::LostPkts, x);
     }
-    m.insert("retr_pkts".into(), sum(|r| r.retr_pkts));
-    m.insert("rdb_pkts".into(), sum(|r| r.rdb_pkts));
-    m.insert("payload_bytes".into(), payload);
-    m.insert("unique_bytes".into(), sum(|r| r.unique_bytes));
-    m.insert("redundant_bytes".into(), sum(|r| r.redundant_bytes));
-    m.insert("retr_bytes".into(), sum(|r| r.retr_bytes));
+    m.insert(T::RetrPkts, sum(|r| r.retr_pkts));
+    m.insert(T::RdbPkts, sum(|r| r.rdb_pkts));
+    m.insert(T::PayloadBytes, payload);
+    m.insert(T::UniqueBytes, sum(|r| r.unique_bytes));
+    m.insert(T::RedundantBytes, sum(|r| r.redundant_bytes));
+    m.insert(T::RetrBytes, sum(|r| r.retr_bytes));
     if let Some(lb) = all(|r| r.lost_bytes) {
         if payload > 0.0 {
-            m.insert("loss_bytes_pct".into(), lb / payload * 100.0);
+            m.insert(T::LossBytesPct, lb / payload * 100.0);
         }
     }
     if let Some(lp) = lost {
         if sent > 0.0 {
-            m.insert("loss_pkts_pct".into(), lp / sent * 100.0);
+            m.insert(T::LossPktsPct, lp / sent * 100.0);
         }
     }
-    m.insert("dupacks".into(), sum(|r| r.dupacks));
-    for (k, f) in [
-        (
-            "rdb_hits",
-            (|r: &StreamRow| r.rdb_hits) as fn(&StreamRow) -> Option<f64>,
-        ),
-        ("rdb_misses", |r| r.rdb_misses),
-    ] {
-        if let Some(x) = all(f) {
-            m.insert(k.into(), x);
+    m.insert(T::Dupacks, sum(|r| r.dupacks));
+    type Opt = fn(&StreamRow) -> Option<f64>;
+    let optional: [(ThinMetric, Opt); 4] = [
+        (T::RdbHits, |r| r.rdb_hits),
+        (T::RdbMisses, |r| r.rdb_misses),
+        (T::ThroughputBps, |r| r.throughput_bytes_per_s),
+        (T::GoodputBps, |r| r.goodput_bytes_per_s),
+    ];
+    for (k, f) in &optional[..2] {
+        if let Some(x) = all(*f) {
+            m.insert(*k, x);
         }
     }
-    m.insert("lat_ranges".into(), ranges);
-    for (k, f) in [
-        (
-            "throughput_Bps",
-            (|r: &StreamRow| r.throughput_bytes_per_s) as fn(&StreamRow) -> Option<f64>,
-        ),
-        ("goodput_Bps", |r| r.goodput_bytes_per_s),
-    ] {
-        if let Some(x) = all(f) {
-            m.insert(k.into(), x);
+    m.insert(T::LatRanges, ranges);
+    for (k, f) in &optional[2..] {
+        if let Some(x) = all(*f) {
+            m.insert(*k, x);
         }
     }
-    m.insert("rdb_bytes".into(), sum(|r| r.rdb_bytes));
-    // Table order.
-    m.sort_by_cached_key(|k, _| THIN_METRICS.iter().position(|x| x.0 == k));
-    m
+    m.insert(T::RdbBytes, sum(|r| r.rdb_bytes));
+    // Table order, by key in metrics.json.
+    m.sort_by_cached_key(|k, _| ThinMetric::ALL.iter().position(|x| x == k));
+    m.into_iter()
+        .map(|(k, v)| (k.key().to_string(), v))
+        .collect()
 }
 
 #[cfg(test)]

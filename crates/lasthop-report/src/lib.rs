@@ -13,9 +13,10 @@ pub mod series;
 use events::{read_events, Ev, EventRow};
 use lasthop_analysis::files::{tcp_trace, udp_packets};
 use lasthop_core::output::AtomicFile;
-use lasthop_experiment::summary::{
-    class_order, CONN_METRICS, PAGE_CLASS_METRICS, PAGE_METRICS, RUN_METRICS, UDP_METRICS,
+use lasthop_experiment::catalogue::{
+    label_of, ConnMetric, Metric, PageClassMetric, PageMetric, RunMetric, ThinMetric, UdpMetric,
 };
+use lasthop_experiment::summary::class_order;
 use lasthop_experiment::{
     load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summary,
 };
@@ -276,17 +277,17 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         for c in &classes {
             match across::scheme_summaries(p, scheme).find(|x| x.class.to_string() == *c) {
                 Some(cs) => {
-                    let e = cs.metrics.get("elapsed_s");
+                    let e = cs.get(ConnMetric::ElapsedS);
                     let _ = write!(
                         h,
                         "<td>{}</td><td>{}</td><td>{}</td><td>{}/{}/{}/{}</td>",
                         e.map_or("–".into(), |f| num(f.p25)),
                         e.map_or("–".into(), |f| num(f.median)),
                         e.map_or("–".into(), |f| num(f.p75)),
-                        med(cs.metrics.get("drops_queue")),
-                        med(cs.metrics.get("drops_red")),
-                        med(cs.metrics.get("drops_aqm")),
-                        med(cs.metrics.get("drops_error"))
+                        med(cs.get(ConnMetric::DropsQueue)),
+                        med(cs.get(ConnMetric::DropsRed)),
+                        med(cs.get(ConnMetric::DropsAqm)),
+                        med(cs.get(ConnMetric::DropsError))
                     );
                 }
                 None => h.push_str("<td>–</td><td>–</td><td>–</td><td>–</td>"),
@@ -295,11 +296,11 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         let _ = writeln!(
             h,
             "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            med(p.all_connections.metrics.get("elapsed_s")),
-            med(p.run_metrics.get("jain")),
-            med(p.run_metrics.get("throughput_cov")),
-            med(p.run_metrics.get("util_down")),
-            med(p.run_metrics.get("queue_mean_down")),
+            med(p.all_connections.get(ConnMetric::ElapsedS)),
+            med(p.run(RunMetric::Jain)),
+            med(p.run(RunMetric::ThroughputCov)),
+            med(p.run(RunMetric::UtilDown)),
+            med(p.run(RunMetric::QueueMeanDown)),
             num(sum_max_drops)
         );
     }
@@ -367,7 +368,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     let mut classes: Vec<String> = vec![];
     for r in &info.references {
         for (c, m, _) in &r.values {
-            if m == "elapsed_s" && !classes.contains(c) {
+            if m == ConnMetric::ElapsedS.key() && !classes.contains(c) {
                 classes.push(c.clone());
             }
         }
@@ -401,8 +402,8 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
                 let pubv = r
                     .values
                     .iter()
-                    .find(|(rc, m, _)| rc == c && m == "elapsed_s");
-                let ours = ours_of(p, c, "elapsed_s");
+                    .find(|(rc, m, _)| rc == c && m == ConnMetric::ElapsedS.key());
+                let ours = ours_of(p, c, ConnMetric::ElapsedS.key());
                 match (pubv, ours) {
                     (Some((_, _, v)), Some(f)) => {
                         let _ = write!(
@@ -441,18 +442,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         h.push_str("<th>min</th><th>25%</th><th>50%</th><th>75%</th><th>max</th>");
     }
     h.push_str("</tr>\n");
-    let label = |m: &str| {
-        CONN_METRICS
-            .iter()
-            .chain(&lasthop_experiment::summary::UDP_METRICS)
-            .chain(&lasthop_experiment::summary::PAGE_CLASS_METRICS)
-            .chain(&lasthop_experiment::summary::PAGE_METRICS)
-            .chain(&lasthop_experiment::thin::THIN_METRICS)
-            .chain(&lasthop_experiment::summary::RUN_METRICS)
-            .chain(&lasthop_experiment::parallel::PARALLEL_RUN_METRICS)
-            .find(|x| x.0 == m)
-            .map_or(m.to_string(), |x| x.1.to_string())
-    };
+    let label = |m: &str| label_of(m).to_string();
     let o = |v: Option<f64>| v.map_or(String::new(), num);
     for r in &info.references {
         let Some(p) = s.points.iter().find(|p| p.point == r.point) else {
@@ -550,7 +540,7 @@ fn first10k(h: &mut String, info: &ExperimentInfo, s: &Summary) {
 }
 
 /// One table of host rows (ours, and the published values below each when the spec has them).
-fn host_table(h: &mut String, rows: &[series::thin::HostRow], columns: &[(&str, &str)]) {
+fn host_table(h: &mut String, rows: &[series::thin::HostRow], columns: &[(ThinMetric, &str)]) {
     h.push_str("<table><tr><th class=\"l\">host</th><th class=\"l\"></th>");
     for (_, head) in columns {
         let _ = write!(h, "<th>{}</th>", esc(head));
@@ -823,9 +813,12 @@ fn page_plots(
     }
     let classes = across::page_classes(s);
     for (key, label) in [
-        ("elapsed_s", "elapsed time, server side (s)"),
-        ("throughput_Bps", "throughput, server side (bytes/s)"),
-        ("rexmt_pkts", "retransmitted packets"),
+        (PageClassMetric::ElapsedS, "elapsed time, server side (s)"),
+        (
+            PageClassMetric::ThroughputBps,
+            "throughput, server side (bytes/s)",
+        ),
+        (PageClassMetric::RexmtPkts, "retransmitted packets"),
     ] {
         let boxes = across::page_boxes(s, &classes, key);
         figure(
@@ -873,9 +866,9 @@ fn across(
         .unwrap_or("flow");
     let classes = across::scheme_classes(s, scheme);
     for (key, label) in [
-        ("elapsed_s", "elapsed time (s)"),
-        ("throughput_Bps", "throughput (bytes/s)"),
-        ("rexmt_pkts", "retransmitted packets"),
+        (ConnMetric::ElapsedS, "elapsed time (s)"),
+        (ConnMetric::ThroughputBps, "throughput (bytes/s)"),
+        (ConnMetric::RexmtPkts, "retransmitted packets"),
     ] {
         let boxes = across::class_boxes(s, scheme, &classes, key);
         figure(
@@ -1200,14 +1193,17 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
             "<div class=\"block\"><h4>{}</h4><table>{FIVE_HEAD}",
             esc(&title)
         );
-        for (k, label) in CONN_METRICS {
-            five_row(h, label, c.metrics.get(k));
+        for &k in ConnMetric::ALL {
+            five_row(h, k.label(), c.get(k));
         }
         h.push_str("</table></div>\n");
     }
     let _ = write!(h, "<div class=\"block\"><h4>per run</h4><table>{FIVE_HEAD}");
-    for (k, label) in RUN_METRICS {
-        five_row(h, label, p.run_metrics.get(k));
+    for &k in RunMetric::ALL
+        .iter()
+        .filter(|m| !m.of_parallel_connections())
+    {
+        five_row(h, k.label(), p.run(k));
     }
     h.push_str("</table></div>\n");
     for c in &p.udp {
@@ -1216,8 +1212,8 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
             "<div class=\"block\"><h4>UDP {}</h4><table>{FIVE_HEAD}",
             esc(&c.class.to_string())
         );
-        for (k, label) in UDP_METRICS {
-            five_row(h, label, c.metrics.get(k));
+        for &k in UdpMetric::ALL {
+            five_row(h, k.label(), c.get(k));
         }
         h.push_str("</table></div>\n");
     }
@@ -1227,8 +1223,8 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
             "<div class=\"block\"><h4>{} (thin streams)</h4><table>{FIVE_HEAD}",
             esc(&c.class.to_string())
         );
-        for (k, label) in lasthop_experiment::thin::THIN_METRICS {
-            five_row(h, label, c.metrics.get(k));
+        for &k in ThinMetric::ALL {
+            five_row(h, k.label(), c.get(k));
         }
         h.push_str("</table></div>\n");
     }
@@ -1243,13 +1239,14 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
                 format!("page class {}", c.class)
             }
         );
-        let keys = if page {
-            &PAGE_METRICS[..]
+        if page {
+            for &k in PageMetric::ALL {
+                five_row(h, k.label(), c.get(k));
+            }
         } else {
-            &PAGE_CLASS_METRICS[..]
-        };
-        for (k, label) in keys {
-            five_row(h, label, c.metrics.get(*k));
+            for &k in PageClassMetric::ALL {
+                five_row(h, k.label(), c.get(k));
+            }
         }
         h.push_str("</table></div>\n");
     }
