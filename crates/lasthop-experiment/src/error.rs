@@ -47,6 +47,9 @@ pub enum ExperimentError {
     Backend(#[from] RunError),
     #[error("thread pool: {0}")]
     Pool(String),
+    /// A chained replication not run: its predecessor failed.
+    #[error("not run: replication {replication} of its chain failed (a chained replication starts from its predecessor's caches)")]
+    ChainBroken { replication: u64 },
 }
 
 pub(crate) fn io_err(path: &Path) -> impl Fn(std::io::Error) -> ExperimentError + '_ {

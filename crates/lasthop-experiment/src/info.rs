@@ -31,7 +31,12 @@ pub struct ExperimentInfo {
     pub mode: String,
     pub seed: u64,
     pub replications: u64,
+    /// Connection class schemes. An `experiment.json` written before `figures` may list
+    /// `bottleneck`, `thin` or `page` here: [`ExperimentInfo::parse`] moves them.
     pub classes: Vec<crate::spec::ClassScheme>,
+    /// What each run computes beyond its connections (left out when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub figures: Vec<crate::spec::Figure>,
     pub dimensions: Vec<String>,
     pub points: Vec<PointInfo>,
     pub report_run: Option<(String, u64)>,
@@ -63,6 +68,7 @@ impl ExperimentInfo {
             seed: exp.seed,
             replications: exp.replications,
             classes: exp.classes.clone(),
+            figures: exp.figures.clone(),
             dimensions,
             points: exp
                 .points
@@ -100,11 +106,18 @@ impl ExperimentInfo {
 
     /// [`ExperimentInfo::load`] of the text of `path`, already read.
     pub fn parse(path: &Path, text: &str) -> Result<ExperimentInfo, ExperimentError> {
-        let info: ExperimentInfo =
+        let mut info: ExperimentInfo =
             serde_json::from_str(text).map_err(|source| ExperimentError::Json {
                 path: path.display().to_string(),
                 source,
             })?;
+        let (classes, figures) = crate::classes::split_figures(&info.classes);
+        info.classes = classes;
+        for f in figures {
+            if !info.figures.contains(&f) {
+                info.figures.push(f);
+            }
+        }
         info.check().map_err(|message| ExperimentError::Invalid {
             path: path.display().to_string(),
             message: format!("{message}: not what lasthop writes; refusing to use it"),
@@ -150,6 +163,25 @@ impl ExperimentInfo {
             }
         }
         Ok(())
+    }
+
+    /// Whether the runs compute figure `f`.
+    pub fn has(&self, f: crate::spec::Figure) -> bool {
+        self.figures.contains(&f)
+    }
+
+    /// The scheme whose classes the report's summary table and class box plots show: the page
+    /// classes with figure `page`, else the first connection class scheme, else seed 004's
+    /// `bottleneck` with that figure.
+    pub fn report_scheme(&self) -> Option<crate::spec::ClassScheme> {
+        use crate::spec::Figure;
+        if self.has(Figure::Page) {
+            return Some(Figure::Page.scheme());
+        }
+        self.classes.first().copied().or_else(|| {
+            self.has(Figure::Bottleneck)
+                .then_some(Figure::Bottleneck.scheme())
+        })
     }
 
     pub fn run_dir(&self, out: &Path, point: &str, replication: u64) -> PathBuf {

@@ -33,7 +33,7 @@ pub mod summary;
 pub mod thin;
 
 pub use backend::{Backend, EmuBackend, SimBackend, Unavailable};
-pub use classes::{Class, ClassScheme, UnknownClass};
+pub use classes::{Class, ClassScheme, Figure, UnknownClass};
 pub use error::{ExperimentError, RunError};
 pub use info::{ExperimentInfo, Marker, PointInfo};
 pub use layout::MARKER;
@@ -44,5 +44,5 @@ pub use runner::{run_experiment, run_experiment_shard, run_one, RunOptions, RunR
 pub use shard::{Shard, ShardInfo};
 pub use spec::{Experiment, Mode, Point, PointRef, RefValue, RunId};
 pub use stats::{cov, jain, quantile, FiveNum};
-pub use summaries::{load_metrics, summarise, write_summary};
+pub use summaries::{load_metrics, summarise, write_summary, Summaries};
 pub use summary::{PointSummary, Summary};

@@ -17,8 +17,7 @@ use crate::info::{Existing, ExperimentInfo, Marker};
 use crate::io::write_atomic;
 use crate::layout::{ResultsDir, MARKER};
 use crate::shard::{shard_of, ShardInfo, SHARD_JSON, VERSION};
-use crate::summaries::write_summary;
-use crate::summary::Summary;
+use crate::summaries::{write_summary, Summaries};
 use lasthop_core::output::{AtomicFile, PARTIAL_PREFIX};
 use std::path::{Path, PathBuf};
 
@@ -33,7 +32,8 @@ pub struct MergeReport {
     /// Files hard-linked and files copied.
     pub linked: usize,
     pub copied: usize,
-    pub summary: Summary,
+    /// The merged directory's summaries (`summary.csv`, `summary.json`), for its report.
+    pub summaries: Summaries,
 }
 
 fn merge_err(msg: String) -> ExperimentError {
@@ -333,13 +333,13 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeReport, ExperimentEr
         copy_run(src.path(), dst.path(), &mut linked, &mut copied)?;
         from[*i] += 1;
     }
-    let summary = write_summary(out)?;
+    let summaries = write_summary(out)?;
     Ok(MergeReport {
         experiment: info.name.clone(),
         runs: plan.len(),
         from: inputs.iter().map(|i| i.dir.clone()).zip(from).collect(),
         linked,
         copied,
-        summary,
+        summaries,
     })
 }

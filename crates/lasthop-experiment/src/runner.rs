@@ -36,12 +36,26 @@ pub struct RunReport {
     /// Run now.
     pub ran: Vec<RunId>,
     /// Runs that failed, with the error (their directories stay without a marker).
-    pub failed: Vec<(RunId, String)>,
+    pub failed: Vec<(RunId, ExperimentError)>,
     /// Set when a run failed for a full disk (or quota): the runs after it were not started
     /// (every one would have failed the same way) and no summary was written.
     pub stopped: Option<String>,
     /// Runs not started because of [`RunReport::stopped`].
     pub not_started: usize,
+    /// The summaries written (`summary.csv`, `summary.json`) and what they were computed
+    /// from, for the report; `None` for a shard or an experiment stopped by a full disk.
+    pub summaries: Option<crate::summaries::Summaries>,
+}
+
+impl RunReport {
+    /// The stop signal that ended a run (an emulated run ends on Ctrl-C through the emulator's
+    /// own teardown), if one did.
+    pub fn interrupted_by(&self) -> Option<i32> {
+        self.failed.iter().find_map(|(_, e)| match e {
+            ExperimentError::Backend(crate::error::RunError::Signal(s)) => Some(*s),
+            _ => None,
+        })
+    }
 }
 
 impl Experiment {
@@ -98,8 +112,8 @@ pub fn run_one(
         backend.run(&scenario, rd.path())?;
     }
     let extras = Extras {
-        bottleneck: exp.classes.contains(&crate::spec::ClassScheme::Bottleneck),
-        thin: exp.classes.contains(&crate::spec::ClassScheme::Thin),
+        bottleneck: exp.figures.contains(&crate::spec::Figure::Bottleneck),
+        thin: exp.figures.contains(&crate::spec::Figure::Thin),
     };
     let m = RunMetrics::compute(rd.path(), &scenario, &point.name, run.replication, extras)?;
     write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
@@ -208,10 +222,7 @@ pub fn run_experiment_shard(
                         run.replication
                     )
                 });
-                failed
-                    .lock()
-                    .expect("not poisoned")
-                    .push((run, e.to_string()));
+                failed.lock().expect("not poisoned").push((run, e));
                 false
             }
         };
@@ -239,12 +250,13 @@ pub fn run_experiment_shard(
                         return;
                     }
                     let mut f = failed.lock().expect("not poisoned");
-                    let why = format!(
-                        "not run: replication {} of its chain failed (a chained replication starts from its predecessor's caches)",
-                        c[k].replication
-                    );
                     for &run in rest {
-                        f.push((run, why.clone()));
+                        f.push((
+                            run,
+                            ExperimentError::ChainBroken {
+                                replication: c[k].replication,
+                            },
+                        ));
                     }
                 }
             });
@@ -267,7 +279,7 @@ pub fn run_experiment_shard(
     report.not_started = not_started.len();
     report.stopped = stopped.into_inner();
     if shard.is_none() && report.stopped.is_none() {
-        crate::summaries::write_summary(out)?;
+        report.summaries = Some(crate::summaries::write_summary(out)?);
     }
     Ok(report)
 }

@@ -7,6 +7,7 @@
 //! replications = 3
 //! seed = 1
 //! classes = ["faster-slower", "flow"]
+//! figures = []                  # beyond connections: "bottleneck", "thin", "page"
 //! set = { duration = "300s" }   # overrides applied to every point
 //!
 //! [matrix.link]                 # one dimension; its values are named sets of overrides
@@ -51,7 +52,7 @@ impl Mode {
     }
 }
 
-pub use crate::classes::ClassScheme;
+pub use crate::classes::{ClassScheme, Figure};
 
 /// The spec as written.
 #[derive(Deserialize, Debug, Clone)]
@@ -72,8 +73,11 @@ pub struct ExperimentSpec {
     /// The experiment seed; replication k of every point uses (seed, k), so every point sees
     /// the same random streams (common random numbers). Default: the scenario's seed.
     pub seed: Option<u64>,
-    /// Connection classes of the summaries (default `["faster-slower", "flow"]`).
+    /// Connection classes of the summaries (default `["faster-slower", "flow"]`; `[]`: none
+    /// but `all`).
     pub classes: Option<Vec<ClassScheme>>,
+    /// What each run computes beyond its connections: `bottleneck`, `thin`, `page`.
+    pub figures: Option<Vec<Figure>>,
     /// Overrides applied to every point, before the matrix's.
     #[serde(default)]
     pub set: toml::Table,
@@ -276,7 +280,12 @@ pub struct Experiment {
     /// `replications_chain`: replication k of a point starts from the CBI caches of k − 1.
     pub chain: bool,
     pub seed: u64,
+    /// Connection class schemes (never a figure's: those are in `figures`).
     pub classes: Vec<ClassScheme>,
+    /// What each run computes beyond its connections.
+    pub figures: Vec<Figure>,
+    /// What the spec says that is deprecated (said by the commands that load it).
+    pub warnings: Vec<String>,
     pub points: Vec<Point>,
     pub report_run: Option<(String, u64)>,
     /// Published values to show beside ours.
@@ -603,15 +612,35 @@ impl Experiment {
                 check_name(&format!("matrix.{dim}.{v}"), "value name", v)?;
             }
         }
-        let classes = spec
+        let given = spec
             .classes
             .clone()
             .unwrap_or_else(|| vec![ClassScheme::FasterSlower, ClassScheme::Flow]);
-        if classes.is_empty() {
-            return Err(err(
-                "classes",
-                "empty: allowed one or more of \"faster-slower\", \"start-order\", \"flow\", \"main-inline\"",
+        // `bottleneck`, `thin` and `page` were class schemes before they had their own key.
+        let (classes, old_figures) = crate::classes::split_figures(&given);
+        let mut warnings = vec![];
+        if !old_figures.is_empty() {
+            let names: Vec<String> = old_figures
+                .iter()
+                .map(|f| format!("\"{}\"", f.name()))
+                .collect();
+            warnings.push(format!(
+                "warning: key `classes`: {} {} not a connection class (deprecated there): write `figures = [{}]`{}",
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" },
+                names.join(", "),
+                if classes.is_empty() {
+                    " and `classes = []`"
+                } else {
+                    ""
+                }
             ));
+        }
+        let mut figures = spec.figures.clone().unwrap_or_default();
+        for f in old_figures {
+            if !figures.contains(&f) {
+                figures.push(f);
+            }
         }
 
         // Counted before the product is built: 30 dimensions of 2 values are 2^30 points.
@@ -724,21 +753,21 @@ impl Experiment {
                 "\"main-inline\" needs at least two flows (flow 0 is the main object)",
             ));
         }
-        if classes.contains(&ClassScheme::Thin)
+        if figures.contains(&Figure::Thin)
             && !points
                 .iter()
                 .any(|p| lasthop_sim::has_thin_flows(&p.scenario))
         {
             return Err(err(
-                "classes",
+                "figures",
                 "\"thin\" needs a thin flow (its classes are the hosts sending streams)",
             ));
         }
-        if classes.contains(&ClassScheme::Page)
+        if figures.contains(&Figure::Page)
             && !points[0].scenario.flows.iter().any(|f| f.kind() == "http")
         {
             return Err(err(
-                "classes",
+                "figures",
                 "\"page\" needs an http flow (its classes are the objects of a page)",
             ));
         }
@@ -778,6 +807,8 @@ impl Experiment {
             chain,
             seed,
             classes,
+            figures,
+            warnings,
             points,
             report_run,
             spec_text: text.to_string(),

@@ -29,8 +29,19 @@ pub fn load_metrics(
     Ok(v)
 }
 
+/// A results directory's summary with what it was computed from: its `experiment.json` and
+/// the metrics of every finished run (each `metrics.json` read once, whoever uses them after:
+/// `summary.csv`, `summary.json`, the report).
+#[derive(Clone, Debug)]
+pub struct Summaries {
+    pub info: ExperimentInfo,
+    pub summary: Summary,
+    /// Per point (in `info`'s order), the metrics of its finished runs.
+    pub metrics: Vec<Vec<RunMetrics>>,
+}
+
 /// Computes the summary of the finished runs recorded in `out`.
-pub fn summarise(out: &Path) -> Result<(ExperimentInfo, Summary), ExperimentError> {
+pub fn summarise(out: &Path) -> Result<Summaries, ExperimentError> {
     let info = ExperimentInfo::load(out)?;
     let metrics = load_metrics(out, &info)?;
     let points = info
@@ -46,21 +57,26 @@ pub fn summarise(out: &Path) -> Result<(ExperimentInfo, Summary), ExperimentErro
             summarise_point(&p.name, &coords, runs, &info.classes)
         })
         .collect();
-    Ok((
-        info.clone(),
-        Summary {
-            experiment: info.name.clone(),
-            quantiles: QUANTILE_METHOD.to_string(),
-            points,
-        },
-    ))
+    let summary = Summary {
+        experiment: info.name.clone(),
+        quantiles: QUANTILE_METHOD.to_string(),
+        points,
+    };
+    Ok(Summaries {
+        info,
+        summary,
+        metrics,
+    })
 }
 
 /// Writes `summary.csv` and `summary.json` from the finished runs in `out`.
-pub fn write_summary(out: &Path) -> Result<Summary, ExperimentError> {
-    let (info, s) = summarise(out)?;
+pub fn write_summary(out: &Path) -> Result<Summaries, ExperimentError> {
+    let s = summarise(out)?;
     let layout = ResultsDir::new(out);
-    write_atomic(&layout.summary_csv(), s.to_csv(&info.dimensions).as_bytes())?;
-    write_atomic(&layout.summary_json(), s.to_json().as_bytes())?;
+    write_atomic(
+        &layout.summary_csv(),
+        s.summary.to_csv(&s.info.dimensions).as_bytes(),
+    )?;
+    write_atomic(&layout.summary_json(), s.summary.to_json().as_bytes())?;
     Ok(s)
 }

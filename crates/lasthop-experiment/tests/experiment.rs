@@ -361,8 +361,9 @@ fn spec_errors_name_the_key() {
     let e = error_of("BASE\n[reference.e0]\nc1 = { response = 4.5 }\n");
     assert_eq!(e.key, "reference.e0.c1.response", "{e}");
     assert!(e.message.contains("sum_max_drops"), "{e}");
+    // `page` and `thin` were classes; named there they are the figures they are now.
     let e = error_with(|b| b.replace("\"flow\"]", "\"page\"]"));
-    assert_eq!(e.key, "classes", "{e}");
+    assert_eq!(e.key, "figures", "{e}");
     assert!(e.message.contains("http flow"), "{e}");
     // Seed 003's host classes and stream metrics (scheme `thin`).
     let (d, spec) = setup();
@@ -384,7 +385,7 @@ fn spec_errors_name_the_key() {
     assert_eq!(e.key, "reference.e0.host-", "{e}");
     assert!(e.message.contains("host-NAME"), "{e}");
     let e = error_with(|b| b.replace("\"flow\"]", "\"thin\"]"));
-    assert_eq!(e.key, "classes", "{e}");
+    assert_eq!(e.key, "figures", "{e}");
     assert!(e.message.contains("thin flow"), "{e}");
     let e = error_of("BASE\n[reference.e0]\ncx = { elapsed_s = 4.5 }\n");
     assert_eq!(e.key, "reference.e0.cx", "{e}");
@@ -627,4 +628,48 @@ fn chained_replications_are_simulation_only() {
     let e = error_of("mode = \"emu\"\nreplications_chain = true\nBASE");
     assert_eq!(e.key, "replications_chain");
     assert!(e.message.contains("simulation only"), "{}", e.message);
+}
+
+/// `bottleneck`, `thin` and `page` are figures (key `figures`): named under `classes`, as specs
+/// did before the key, they are moved there with a warning; an `experiment.json` written then
+/// reads back the same way; `classes = []` leaves only class `all`.
+#[test]
+fn figures_have_their_own_key_and_old_specs_still_load() {
+    use lasthop_experiment::{ClassScheme, ExperimentInfo, Figure};
+    let (d, spec) = setup();
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let old = text.replace(
+        "classes = [\"faster-slower\", \"start-order\", \"flow\"]",
+        "classes = [\"bottleneck\", \"flow\"]",
+    );
+    std::fs::write(&spec, &old).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    assert_eq!(exp.classes, [ClassScheme::Flow]);
+    assert_eq!(exp.figures, [Figure::Bottleneck]);
+    assert_eq!(exp.warnings.len(), 1);
+    assert!(
+        exp.warnings[0].contains("write `figures = [\"bottleneck\"]`"),
+        "{:?}",
+        exp.warnings
+    );
+    let new = text.replace(
+        "classes = [\"faster-slower\", \"start-order\", \"flow\"]",
+        "classes = []\nfigures = [\"bottleneck\"]",
+    );
+    std::fs::write(&spec, &new).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    assert!(exp.classes.is_empty() && exp.warnings.is_empty());
+    assert_eq!(exp.figures, [Figure::Bottleneck]);
+    // experiment.json as written before the key: the figure among the classes.
+    let mut info = ExperimentInfo::of(&exp);
+    let json = serde_json::to_string(&info).unwrap();
+    assert!(json.contains("\"figures\":[\"bottleneck\"]"), "{json}");
+    info.figures.clear();
+    info.classes = vec![ClassScheme::Bottleneck];
+    let old_json = serde_json::to_string(&info).unwrap();
+    assert!(!old_json.contains("figures"), "{old_json}");
+    let back = ExperimentInfo::parse(&d.path().join("experiment.json"), &old_json).unwrap();
+    assert!(back.classes.is_empty());
+    assert_eq!(back.figures, [Figure::Bottleneck]);
+    assert_eq!(back.report_scheme(), Some(ClassScheme::Bottleneck));
 }

@@ -3,8 +3,9 @@
 //! backend, no JavaScript) of one chosen run (time-sequence graph, router queue length,
 //! throughput, cwnd and ssthresh) and across replications (CDFs and box plots).
 //!
-//! Everything is read from the files on disk (`experiment.json`, `runs/*/*/metrics.json`,
-//! the chosen run's `events.csv` and `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
+//! Everything comes from the files on disk (`experiment.json`, `runs/*/*/metrics.json`, read
+//! once by whoever computed the summaries, and the chosen run's `events.csv` and
+//! `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
 
 pub mod events;
 pub mod plots;
@@ -18,7 +19,7 @@ use lasthop_experiment::catalogue::{
 };
 use lasthop_experiment::summary::class_order;
 use lasthop_experiment::{
-    load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summary,
+    summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summaries, Summary,
 };
 use plots::{box_chart, cdf_chart, color, xy_chart, Bars, Line, Marks, Shape};
 use series::{across, TimeSeq};
@@ -50,11 +51,18 @@ pub fn build(dir: &Path) -> Result<PathBuf, ReportError> {
 }
 
 /// Builds `DIR/report.html`; `run` (`POINT/REPLICATION`) chooses the run of the time plots.
+/// The summaries are computed from the files on disk (without writing them).
 pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, ReportError> {
-    let (info, summary) = summarise(dir)?;
-    let metrics = load_metrics(dir, &info)?;
-    let chosen = choose_run(dir, &info, run)?;
-    let html = render(dir, &info, &summary, &metrics, chosen.as_ref())?;
+    write(dir, &summarise(dir)?, run)
+}
+
+/// Writes `DIR/report.html` from summaries already computed (those `lasthop run`, `report`
+/// and `merge` have just written: every run's metrics are read once per command); `run`
+/// (`POINT/REPLICATION`) chooses the run of the time plots.
+pub fn write(dir: &Path, s: &Summaries, run: Option<&str>) -> Result<PathBuf, ReportError> {
+    let (info, summary, metrics) = (&s.info, &s.summary, &s.metrics);
+    let chosen = choose_run(dir, info, run)?;
+    let html = render(dir, info, summary, metrics, chosen.as_ref())?;
     let path = ResultsDir::new(dir).report_html();
     AtomicFile::write_all_to(&path, html.as_bytes()).map_err(|source| ReportError::Io {
         path: path.display().to_string(),
@@ -241,12 +249,7 @@ fn render(
 /// The seeds' summary-table layout: one row per point; per class elapsed 25/50/75 and median
 /// drops q/r/a/e; otime; fairness; utilisation.
 fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
-    // Scheme `thin` classes hosts' streams, not connections: the first other scheme.
-    let Some(scheme) = info
-        .classes
-        .iter()
-        .find(|c| **c != lasthop_experiment::ClassScheme::Thin)
-    else {
+    let Some(scheme) = info.report_scheme() else {
         return;
     };
     let scheme = scheme.name();
@@ -807,7 +810,7 @@ fn page_plots(
         "every page",
         &resp,
     );
-    if info.classes.first() == Some(&lasthop_experiment::ClassScheme::Page) {
+    if info.has(lasthop_experiment::Figure::Page) {
         // The class box plots above are the page classes' already.
         return;
     }
@@ -858,12 +861,7 @@ fn across(
             &all,
         );
     }
-    let scheme = info
-        .classes
-        .iter()
-        .find(|c| **c != lasthop_experiment::ClassScheme::Thin)
-        .map(|c| c.name())
-        .unwrap_or("flow");
+    let scheme = info.report_scheme().map_or("flow", |c| c.name());
     let classes = across::scheme_classes(s, scheme);
     for (key, label) in [
         (ConnMetric::ElapsedS, "elapsed time (s)"),

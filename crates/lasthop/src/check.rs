@@ -24,6 +24,7 @@ const EXPERIMENT_KEYS: &[&str] = &[
     "mode",
     "replications",
     "classes",
+    "figures",
     "set",
     "report_run",
     "reference",
@@ -63,6 +64,9 @@ pub fn run(spec: &Path) -> Result<()> {
     match kind {
         Kind::Experiment => {
             let exp = Experiment::load(spec)?;
+            for w in &exp.warnings {
+                eprintln!("{w}");
+            }
             println!("{}: an experiment", spec.display());
             print!("{exp}");
             points_in_their_mode(&exp)?;

@@ -24,9 +24,9 @@ pub fn run(args: ReportArgs) -> Result<()> {
     } else {
         None
     };
-    lasthop_experiment::write_summary(&args.dir).map_err(|e| anyhow!(e))?;
-    let path =
-        lasthop_report::build_with(&args.dir, args.run.as_deref()).map_err(|e| anyhow!(e))?;
+    let summaries = lasthop_experiment::write_summary(&args.dir).map_err(|e| anyhow!(e))?;
+    let path = lasthop_report::write(&args.dir, &summaries, args.run.as_deref())
+        .map_err(|e| anyhow!(e))?;
     println!("wrote {}", path.display());
     Ok(())
 }

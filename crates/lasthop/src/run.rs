@@ -95,6 +95,9 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     };
     let out = args.out.clone().unwrap_or_else(|| default_out(&exp.name));
+    for w in &exp.warnings {
+        eprintln!("{w}");
+    }
     print!("{exp}");
     // What the experiment's mode refuses fails here, before any run; what does nothing in it
     // is said (docs/modes.md).
@@ -155,24 +158,12 @@ pub fn run(args: RunArgs) -> Result<()> {
     };
     let r = run_experiment_shard(&exp, &out, backend.as_ref(), &opts, args.shard)
         .map_err(|e| anyhow!(e))?;
-    if r.failed
-        .iter()
-        .any(|(_, e)| e.starts_with("interrupted by signal"))
-    {
+    if let Some(sig) = r.interrupted_by() {
         // Emulated runs stop on a signal through the emulator's own teardown.
         eprintln!(
             "{}",
             kept_message(&exp, &out, args.spec.as_deref(), args.shard)
         );
-        let sig = r
-            .failed
-            .iter()
-            .find_map(|(_, e)| {
-                e.strip_prefix("interrupted by signal ")?
-                    .parse::<i32>()
-                    .ok()
-            })
-            .unwrap_or(2);
         lasthop_core::output::exit_cleanly(128 + sig);
     }
     if exp.mode == Mode::Emu {
@@ -212,7 +203,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     match args.shard {
         None => {
-            lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
+            let summaries = r.summaries.as_ref().expect("written when not a shard");
+            lasthop_report::write(&out, summaries, None).map_err(|e| anyhow!(e))?;
             println!(
                 "wrote {0}/summary.csv, {0}/summary.json, {0}/report.html",
                 out.display()
