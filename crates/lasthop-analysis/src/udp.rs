@@ -10,7 +10,6 @@ use crate::stats::quantile;
 use crate::Error;
 use lasthop_core::{wire, FlowKey, Time};
 use std::collections::{BTreeMap, HashMap};
-use std::io::BufReader;
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -255,49 +254,6 @@ pub fn udp_flows(hosts: &[(IpAddr, Vec<Datagram>)]) -> Vec<UdpFlowStats> {
         .collect();
     out.sort_by_key(|(t, s)| (*t, s.flow));
     out.into_iter().map(|(_, s)| s).collect()
-}
-
-/// Adds drops by cause from `events.csv` to the flows. The one place this module reads the event
-/// log: through [`EventLog`], which keeps `tcp:` flows only, so the `udp:` rows are handed to it
-/// with their flow renamed `tcp:`, and every other row as an empty line (no TCP row can
-/// collide, and error messages keep the file's line numbers).
-pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error> {
-    use lasthop_link::event::{read_events, RowCause, RowKind};
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| Error::Io {
-        path: name.clone(),
-        error: e,
-    })?;
-    let keys: HashMap<String, usize> = flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.flow.to_string(), i))
-        .collect();
-    let mut drops = vec![UdpDrops::default(); flows.len()];
-    for row in read_events(BufReader::with_capacity(1 << 16, file)) {
-        let row = row.map_err(|e| Error::Events {
-            path: name.clone(),
-            line: e.line,
-            msg: e.message,
-        })?;
-        let Some(&i) = keys.get(&row.flow) else {
-            continue;
-        };
-        let d = &mut drops[i];
-        match (row.event, row.cause) {
-            (RowKind::Drop, Some(RowCause::Queue)) => d.queue += 1,
-            // Seed 000 counts ECN marks and drops under ECN in its RED column.
-            (RowKind::Drop, Some(RowCause::Red)) | (RowKind::Mark, _) => d.red += 1,
-            (RowKind::Drop, Some(RowCause::Codel | RowCause::Pie)) => d.aqm += 1,
-            (RowKind::Drop, Some(RowCause::Error)) => d.error += 1,
-            (RowKind::Drop, _) => d.mtu += 1,
-            _ => {}
-        }
-    }
-    for (f, d) in flows.iter_mut().zip(drops) {
-        f.drops = Some(d);
-    }
-    Ok(())
 }
 
 /// Every column of `udp_flows.csv`, in order (the schema is [`crate::files::udp_flows`]).

@@ -13,7 +13,9 @@ use lasthop_analysis::files::page_objects::PageObjectRow;
 use lasthop_analysis::files::pages::PageRow;
 use lasthop_analysis::files::udp_flows::UdpFlowRow;
 use lasthop_analysis::files::{self as af, FileError};
+use lasthop_analysis::{LinkSample, RunAnalysis, SampleKind};
 use lasthop_core::layout::RunFiles;
+use lasthop_link::meter::LinkRow;
 use lasthop_scenario::Scenario;
 use std::path::Path;
 
@@ -84,11 +86,7 @@ fn mean_sd(v: &[f64]) -> Option<(f64, f64)> {
 }
 
 impl BottleneckMetrics {
-    fn compute(
-        rows: &[lasthop_link::meter::LinkRow],
-        conns: &[ConnMetrics],
-        scenario: &Scenario,
-    ) -> Self {
+    fn compute(rows: &[LinkRow], conns: &[ConnMetrics], scenario: &Scenario) -> Self {
         let Some(l) = rows
             .iter()
             .max_by(|a, b| a.utilisation.total_cmp(&b.utilisation))
@@ -146,12 +144,30 @@ pub struct RunTables {
     pub streams: Vec<af::streams::StreamRow>,
     pub latency: Vec<af::latency::LatencyRow>,
     /// `link.csv`'s rows, down then up (none when the run has no `link.csv`).
-    pub link: Vec<lasthop_link::meter::LinkRow>,
+    pub link: Vec<LinkRow>,
     /// What the event log says of the router queue and the serializer (empty without a log).
     pub samples: Vec<LinkSample>,
 }
 
 impl RunTables {
+    /// The tables of an analysed run with its `link.csv` rows, as they read back from the
+    /// files the analysis writes (numbers rounded as written): the metrics of a run are the
+    /// same whether its tables come from its files or from memory.
+    pub fn of_analysis(run: RunAnalysis, link: Vec<LinkRow>) -> RunTables {
+        use af::{as_written, udp_flows as u};
+        use af::{connections as c, latency as l, page_objects as o, pages as p, streams as s};
+        RunTables {
+            conns: as_written(&c::COLUMNS, run.conns.iter().map(ConnRow::of)),
+            udp: as_written(&u::COLUMNS, u::rows(&run.udp)),
+            pages: as_written(&p::COLUMNS, run.pages.iter().map(PageRow::of)),
+            objects: as_written(&o::COLUMNS, o::rows(&run.pages)),
+            streams: as_written(&s::COLUMNS, run.streams.iter().map(s::StreamRow::of)),
+            latency: l::rows(&run.streams).collect(),
+            link,
+            samples: run.link_samples,
+        }
+    }
+
     /// The tables of the run in `dir`, from its files (those the run has).
     pub fn read(dir: &Path) -> Result<RunTables, FileError> {
         let f = RunFiles::new(dir);
@@ -181,81 +197,16 @@ impl RunTables {
             })?;
         }
         if let Some(p) = if_there(f.events_csv()) {
-            t.samples = LinkSample::read(&p)?;
+            t.samples = LinkSample::read(&p).map_err(|e| match e {
+                lasthop_analysis::Error::Io { path, error } => FileError::Io { path, error },
+                e => FileError::Parse {
+                    path: p.display().to_string(),
+                    line: 0,
+                    msg: e.to_string(),
+                },
+            })?;
         }
         Ok(t)
-    }
-}
-
-/// What the run metrics need of one link event: its time, what it was, its direction and the
-/// router queue's length after it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LinkSample {
-    pub time_ns: u64,
-    pub kind: SampleKind,
-    /// 0 = down, 1 = up.
-    pub dir: u8,
-    pub queue_pkts: Option<u32>,
-}
-
-/// The kinds of link event the run metrics tell apart.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SampleKind {
-    Arrive,
-    TxStart,
-    TxEnd,
-    /// A drop, by cause (0 queue, 1 RED, 2 CoDel or PIE, 3 link error, 4 any other).
-    Drop(u8),
-    Other,
-}
-
-impl SampleKind {
-    /// The sample kind of an event row's kind and cause.
-    pub fn of(
-        kind: lasthop_link::event::RowKind,
-        cause: Option<lasthop_link::event::RowCause>,
-    ) -> SampleKind {
-        use lasthop_link::event::{RowCause as C, RowKind as K};
-        match kind {
-            K::Arrive => SampleKind::Arrive,
-            K::TxStart => SampleKind::TxStart,
-            K::TxEnd => SampleKind::TxEnd,
-            K::Drop => SampleKind::Drop(match cause {
-                Some(C::Queue) => 0,
-                Some(C::Red) => 1,
-                Some(C::Codel | C::Pie) => 2,
-                Some(C::Error) => 3,
-                _ => 4,
-            }),
-            _ => SampleKind::Other,
-        }
-    }
-}
-
-impl LinkSample {
-    /// The samples of `events.csv` (rows of a direction only).
-    pub fn read(path: &Path) -> Result<Vec<LinkSample>, FileError> {
-        let name = path.display().to_string();
-        let f = std::fs::File::open(path).map_err(|error| FileError::Io {
-            path: name.clone(),
-            error,
-        })?;
-        let mut out = vec![];
-        for row in lasthop_link::event::read_events(std::io::BufReader::with_capacity(1 << 16, f)) {
-            let r = row.map_err(|e| FileError::Parse {
-                path: name.clone(),
-                line: e.line as usize,
-                msg: e.message,
-            })?;
-            let Some(d) = r.dir else { continue };
-            out.push(LinkSample {
-                time_ns: r.time_ns,
-                kind: SampleKind::of(r.event, r.cause),
-                dir: d.index() as u8,
-                queue_pkts: r.queue_pkts,
-            });
-        }
-        Ok(out)
     }
 }
 

@@ -10,7 +10,7 @@ use crate::error::{io_err, is_disk_full, ExperimentError};
 use crate::info::{ExperimentInfo, Marker};
 use crate::io::{json, read_json_text, write_atomic};
 use crate::layout::ResultsDir;
-use crate::measure::Extras;
+use crate::measure::{Extras, RunTables};
 use crate::metrics::RunMetrics;
 use crate::spec::{Experiment, Mode, RunId};
 use rayon::prelude::*;
@@ -91,7 +91,7 @@ pub fn run_one(
     let point = &exp.points[run.point];
     write_atomic(&rd.scenario_toml(), point.scenario_toml.as_bytes())?;
     let scenario = exp.scenario(run);
-    if exp.chain {
+    let tables = if exp.chain {
         // The caches the previous replication ended with (none before the first).
         let from = match run.replication {
             0 => vec![],
@@ -106,16 +106,22 @@ pub fn run_one(
                 crate::chain::CacheFile::read(&prev.tcp_metrics_json())?.cache()
             }
         };
-        let end = backend.run_chained(&scenario, rd.path(), &from)?;
+        let (t, end) = backend.run_chained(&scenario, rd.path(), &from)?;
         crate::chain::CacheFile::of(&end).write(&rd.tcp_metrics_json())?;
+        t
     } else {
-        backend.run(&scenario, rd.path())?;
-    }
+        backend.run(&scenario, rd.path())?
+    };
     let extras = Extras {
         bottleneck: exp.figures.contains(&crate::spec::Figure::Bottleneck),
         thin: exp.figures.contains(&crate::spec::Figure::Thin),
     };
-    let m = RunMetrics::compute(rd.path(), &scenario, &point.name, run.replication, extras)?;
+    // The backend's tables in memory, else its files.
+    let tables = match tables {
+        Some(t) => t,
+        None => RunTables::read(rd.path())?,
+    };
+    let m = RunMetrics::of(&tables, &scenario, &point.name, run.replication, extras);
     write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
     write_atomic(&rd.marker(), json(&exp.marker_for(run)).as_bytes())
 }

@@ -756,7 +756,7 @@ impl Experiment {
         if figures.contains(&Figure::Thin)
             && !points
                 .iter()
-                .any(|p| lasthop_sim::has_thin_flows(&p.scenario))
+                .any(|p| lasthop_analysis::AnalysisOptions::for_scenario(&p.scenario).streams)
         {
             return Err(err(
                 "figures",

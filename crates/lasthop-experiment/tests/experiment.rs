@@ -73,7 +73,11 @@ struct Counting {
 }
 
 impl Backend for Counting {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), lasthop_experiment::RunError> {
+    fn run(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+    ) -> Result<Option<lasthop_experiment::measure::RunTables>, lasthop_experiment::RunError> {
         let point = dir
             .parent()
             .unwrap()

@@ -111,7 +111,7 @@ impl lasthop_experiment::Backend for WithUdp {
         &self,
         scenario: &lasthop_scenario::Scenario,
         dir: &Path,
-    ) -> Result<(), lasthop_experiment::RunError> {
+    ) -> Result<Option<lasthop_experiment::measure::RunTables>, lasthop_experiment::RunError> {
         let io = |e: std::io::Error| lasthop_experiment::RunError::Io {
             path: dir.display().to_string(),
             source: e,
@@ -126,7 +126,9 @@ impl lasthop_experiment::Backend for WithUdp {
         );
         let packets = "flow,seq,sent_s,received_s,delay_ms\n1,0,0.000000,0.200000,200.000\n1,1,0.128000,0.328000,200.000\n1,2,0.256000,0.456000,200.000\n";
         std::fs::write(dir.join("udp_flows.csv"), flows).map_err(io)?;
-        std::fs::write(dir.join("udp_packets.csv"), packets).map_err(io)
+        std::fs::write(dir.join("udp_packets.csv"), packets).map_err(io)?;
+        // The tables are read from the files, the UDP ones written here included.
+        Ok(None)
     }
     fn max_jobs(&self) -> Option<usize> {
         Some(1)

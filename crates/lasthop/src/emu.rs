@@ -133,10 +133,7 @@ fn write_connections(out: &RunOutputs, sc: &Scenario) -> Result<()> {
 }
 
 fn analyse(out: &RunOutputs, sc: &Scenario) -> Result<()> {
-    let pages = lasthop_sim::page_specs(sc);
-    let thin = lasthop_sim::has_thin_flows(sc);
-    let run = lasthop_experiment::backend::analyse_emu_run_streams(out, &pages, thin)
-        .context("analysing the captures")?;
+    let run = lasthop_emu::analyse(out, sc, false).context("analysing the captures")?;
     print!("{}", lasthop_analysis::format_table(&run.conns));
     print!("{}", lasthop_analysis::format_udp_table(&run.udp));
     print!("{}", lasthop_analysis::format_page_table(&run.pages));

@@ -318,7 +318,11 @@ struct StopOnSignal {
 }
 
 impl Backend for StopOnSignal {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError> {
+    fn run(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+    ) -> Result<Option<lasthop_experiment::measure::RunTables>, RunError> {
         let s = self.signal.load(Ordering::SeqCst);
         if s != 0 {
             return Err(RunError::Signal(s));

@@ -92,10 +92,7 @@ pub fn run(args: SimArgs) -> Result<()> {
             p.display()
         );
     }
-    let opts = OutputOptions {
-        dir: Some(out.clone()),
-        capture: true,
-    };
+    let opts = OutputOptions::all(&out);
     let started = std::time::Instant::now();
     let r = lasthop_sim::run(&scenario, &opts)?;
     let wall = started.elapsed();

@@ -65,10 +65,21 @@ pub(crate) fn write_file<T: Serialize>(
 }
 
 /// [`write_rows`] into a string.
-pub(crate) fn to_text<T: Serialize>(columns: &[&str], rows: impl IntoIterator<Item = T>) -> String {
+pub fn to_text<T: Serialize>(columns: &[&str], rows: impl IntoIterator<Item = T>) -> String {
     let mut v = vec![];
     write_rows(&mut v, columns, rows).expect("writes to memory");
     String::from_utf8(v).expect("UTF-8 in, UTF-8 out")
+}
+
+/// `rows` as a reader of their file gets them back: written under `columns` and read again,
+/// so numbers are rounded as the file rounds them. What in-process users of a run's tables
+/// see, so that the same run gives the same figures from memory as from its files.
+pub fn as_written<T: Serialize + DeserializeOwned>(
+    columns: &[&str],
+    rows: impl IntoIterator<Item = T>,
+) -> Vec<T> {
+    let text = to_text(columns, rows);
+    read_from(text.as_bytes(), "<memory>").expect("rows read back as written")
 }
 
 /// One row as CSV text, without its line end.
