@@ -3,15 +3,21 @@
 
 use crate::error::RunError;
 use crate::measure::RunTables;
+use crate::outputs::Keep;
 use lasthop_scenario::Scenario;
 use std::path::{Path, PathBuf};
 
 /// What produces one run's files (`connections.csv`, `events.csv`, ...) in a directory.
 pub trait Backend: Sync {
-    /// Runs `scenario` writing into `dir` (which exists and is empty but for `scenario.toml`).
-    /// Returns the run's tables when it has them in memory (`None`: they are read from the
-    /// files it wrote).
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<Option<RunTables>, RunError>;
+    /// Runs `scenario` writing into `dir` (which exists and is empty but for `scenario.toml`)
+    /// its tables and what `keep` says. Returns the run's tables when it has them in memory
+    /// (`None`: they are read from the files it wrote).
+    fn run(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        keep: &Keep,
+    ) -> Result<Option<RunTables>, RunError>;
     /// How many runs may go at once (`None`: all cores).
     fn max_jobs(&self) -> Option<usize>;
     /// Runs `scenario` with hosts whose CBI caches start as `from` (a chained replication,
@@ -21,6 +27,7 @@ pub trait Backend: Sync {
         &self,
         _scenario: &Scenario,
         _dir: &Path,
+        _keep: &Keep,
         _from: &lasthop_sim::TcpMetricsCache,
     ) -> Result<(Option<RunTables>, lasthop_sim::TcpMetricsCache), RunError> {
         Err(RunError::Unavailable(
@@ -33,23 +40,19 @@ pub trait Backend: Sync {
 /// analysis computes as the run goes (`connections.csv`, ...), handed over in memory too.
 pub struct SimBackend;
 
-impl SimBackend {
-    fn options(dir: &Path) -> lasthop_sim::OutputOptions {
-        lasthop_sim::OutputOptions {
-            link_samples: true,
-            ..lasthop_sim::OutputOptions::all(dir)
-        }
-    }
-}
-
 /// A simulated run's tables.
 fn tables(r: lasthop_sim::SimResult) -> RunTables {
     RunTables::of_analysis(r.analysis, r.link_rows)
 }
 
 impl Backend for SimBackend {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<Option<RunTables>, RunError> {
-        let r = lasthop_sim::run(scenario, &Self::options(dir))?;
+    fn run(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        keep: &Keep,
+    ) -> Result<Option<RunTables>, RunError> {
+        let r = lasthop_sim::run(scenario, &keep.sim_options(dir))?;
         Ok(Some(tables(r)))
     }
     fn max_jobs(&self) -> Option<usize> {
@@ -59,9 +62,10 @@ impl Backend for SimBackend {
         &self,
         scenario: &Scenario,
         dir: &Path,
+        keep: &Keep,
         from: &lasthop_sim::TcpMetricsCache,
     ) -> Result<(Option<RunTables>, lasthop_sim::TcpMetricsCache), RunError> {
-        let mut r = lasthop_sim::run_from(scenario, &Self::options(dir), from)?;
+        let mut r = lasthop_sim::run_from(scenario, &keep.sim_options(dir), from)?;
         let cache = std::mem::take(&mut r.tcp_metrics);
         Ok((Some(tables(r)), cache))
     }
@@ -77,7 +81,15 @@ pub struct EmuBackend {
 }
 
 impl Backend for EmuBackend {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<Option<RunTables>, RunError> {
+    /// The emulator captures every host and logs at the scenario's level (its analysis reads
+    /// them); what `keep` does not keep is removed after the analysis. `events_level` does not
+    /// apply: `events.csv` is kept whole or removed.
+    fn run(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        keep: &Keep,
+    ) -> Result<Option<RunTables>, RunError> {
         let opts = lasthop_emu::EmuOptions::new(dir, self.exe.clone());
         let out = lasthop_emu::run(scenario, &opts).map_err(RunError::Emu)?;
         match out.stop {
@@ -91,6 +103,7 @@ impl Backend for EmuBackend {
             path: link_csv.display().to_string(),
             source: std::io::Error::other(e.to_string()),
         })?;
+        remove_unkept(&out, scenario, keep)?;
         Ok(Some(RunTables::of_analysis(run, link)))
     }
     fn max_jobs(&self) -> Option<usize> {
@@ -98,11 +111,41 @@ impl Backend for EmuBackend {
     }
 }
 
+/// Removes the files of an emulated run that `keep` does not keep (the emulator writes every
+/// capture and `events.csv` at the scenario's level: its analysis reads them).
+pub fn remove_unkept(
+    out: &lasthop_emu::RunOutputs,
+    scenario: &Scenario,
+    keep: &Keep,
+) -> Result<(), RunError> {
+    let rm = |p: &Path| match std::fs::remove_file(p) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(RunError::Io {
+            path: p.display().to_string(),
+            source: e,
+        }),
+        _ => Ok(()),
+    };
+    for (name, _, pcap) in &out.pcaps {
+        let group = scenario
+            .hosts
+            .iter()
+            .find(|h| &h.name == name)
+            .and_then(|h| h.group.as_ref().map(|g| g.0.as_str()));
+        if !keep.captures.includes(name, group) {
+            rm(pcap)?;
+        }
+    }
+    if keep.events.is_none() {
+        rm(&out.events)?;
+    }
+    Ok(())
+}
+
 /// A backend that refuses, for a mode this build cannot run.
 pub struct Unavailable(pub String);
 
 impl Backend for Unavailable {
-    fn run(&self, _: &Scenario, _: &Path) -> Result<Option<RunTables>, RunError> {
+    fn run(&self, _: &Scenario, _: &Path, _: &Keep) -> Result<Option<RunTables>, RunError> {
         Err(RunError::Unavailable(self.0.clone()))
     }
     fn max_jobs(&self) -> Option<usize> {

@@ -6,7 +6,7 @@
 //! deterministic and resumable: a rerun finds the caches of finished replications on disk.
 
 use crate::error::ExperimentError;
-use crate::io::{json, read_json, write_atomic};
+use crate::io::{json, read_json, write_unsynced};
 use lasthop_core::Dur;
 use lasthop_sim::TcpMetricsCache;
 use lasthop_tcp::Metrics;
@@ -69,7 +69,7 @@ impl CacheFile {
     }
 
     pub fn write(&self, path: &Path) -> Result<(), ExperimentError> {
-        write_atomic(path, json(self).as_bytes())
+        write_unsynced(path, json(self).as_bytes())
     }
 
     /// Reads a previous replication's file; a missing one is an error naming it (the chain

@@ -8,7 +8,7 @@
 use crate::backend::Backend;
 use crate::error::{io_err, is_disk_full, ExperimentError};
 use crate::info::{ExperimentInfo, Marker};
-use crate::io::{json, read_json_text, write_atomic};
+use crate::io::{json, read_json_text, write_atomic, write_unsynced};
 use crate::layout::ResultsDir;
 use crate::measure::{Extras, RunTables};
 use crate::metrics::RunMetrics;
@@ -25,6 +25,8 @@ pub struct RunOptions {
     pub jobs: Option<usize>,
     /// Show a progress bar on stderr.
     pub progress: bool,
+    /// The files runs keep, over the spec's `outputs` (the command line's flags).
+    pub outputs: crate::outputs::OutputsSpec,
 }
 
 /// What [`run_experiment`] did.
@@ -80,17 +82,25 @@ impl Experiment {
 }
 
 /// Runs one replication of one point into its directory (removing what a previous attempt left).
+///
+/// Its files are written without a sync each; the directory is synced once before the marker,
+/// so a run that has its marker has every file on disk.
 pub fn run_one(
     exp: &Experiment,
     out: &Path,
     run: RunId,
     backend: &dyn Backend,
+    opts: &RunOptions,
 ) -> Result<(), ExperimentError> {
     let rd = exp.run_layout(out, run);
     rd.reset().map_err(io_err(rd.path()))?;
     let point = &exp.points[run.point];
-    write_atomic(&rd.scenario_toml(), point.scenario_toml.as_bytes())?;
+    write_unsynced(&rd.scenario_toml(), point.scenario_toml.as_bytes())?;
     let scenario = exp.scenario(run);
+    let keep = point
+        .outputs
+        .with(&opts.outputs)
+        .keep(run == exp.report_run_id());
     let tables = if exp.chain {
         // The caches the previous replication ended with (none before the first).
         let from = match run.replication {
@@ -106,11 +116,11 @@ pub fn run_one(
                 crate::chain::CacheFile::read(&prev.tcp_metrics_json())?.cache()
             }
         };
-        let (t, end) = backend.run_chained(&scenario, rd.path(), &from)?;
+        let (t, end) = backend.run_chained(&scenario, rd.path(), &keep, &from)?;
         crate::chain::CacheFile::of(&end).write(&rd.tcp_metrics_json())?;
         t
     } else {
-        backend.run(&scenario, rd.path())?
+        backend.run(&scenario, rd.path(), &keep)?
     };
     let extras = Extras {
         bottleneck: exp.figures.contains(&crate::spec::Figure::Bottleneck),
@@ -122,8 +132,11 @@ pub fn run_one(
         None => RunTables::read(rd.path())?,
     };
     let m = RunMetrics::of(&tables, &scenario, &point.name, run.replication, extras);
-    write_atomic(&rd.metrics_json(), json(&m).as_bytes())?;
-    write_atomic(&rd.marker(), json(&exp.marker_for(run)).as_bytes())
+    write_unsynced(&rd.metrics_json(), json(&m).as_bytes())?;
+    // One sync of everything the run wrote, then the marker (which needs none: a run whose
+    // marker is lost is run again).
+    lasthop_core::output::sync_dir(rd.path()).map_err(io_err(rd.path()))?;
+    write_unsynced(&rd.marker(), json(&exp.marker_for(run)).as_bytes())
 }
 
 /// Runs every unfinished run of `exp` under `out`, in parallel, then writes `summary.csv` and
@@ -215,7 +228,7 @@ pub fn run_experiment_shard(
             bar.inc(1);
             return false;
         }
-        let ok = match run_one(exp, out, run, backend) {
+        let ok = match run_one(exp, out, run, backend, opts) {
             Ok(()) => true,
             Err(e) => {
                 if is_disk_full(&e) {

@@ -53,6 +53,7 @@ impl Mode {
 }
 
 pub use crate::classes::{ClassScheme, Figure};
+use crate::outputs::{Outputs, OutputsSpec};
 
 /// The spec as written.
 #[derive(Deserialize, Debug, Clone)]
@@ -78,6 +79,8 @@ pub struct ExperimentSpec {
     pub classes: Option<Vec<ClassScheme>>,
     /// What each run computes beyond its connections: `bottleneck`, `thin`, `page`.
     pub figures: Option<Vec<Figure>>,
+    /// The files runs keep beyond their tables ([`crate::outputs`]), over the scenario's.
+    pub outputs: Option<OutputsSpec>,
     /// Overrides applied to every point, before the matrix's.
     #[serde(default)]
     pub set: toml::Table,
@@ -268,6 +271,10 @@ pub struct Point {
     /// FNV-1a 64 of the patched scenario text and of the link spec file's contents: what a
     /// finished run's marker must match to be kept.
     pub fingerprint: u64,
+    /// The files its runs keep beyond their tables (the scenario's `[outputs]` and the
+    /// experiment's over the defaults; not part of the fingerprint: changing them redoes no
+    /// run).
+    pub outputs: Outputs,
 }
 
 /// A loaded, expanded, validated experiment.
@@ -567,8 +574,16 @@ impl Experiment {
                 );
             }
         }
-        // Validate the base scenario on its own first: its errors name its file.
-        ScenarioSpec::parse(&scenario_text)
+        // Validate the base scenario on its own first: its errors name its file. Its
+        // `[outputs]` is the experiment's business (taken out of each point below).
+        let mut bare = base_doc.clone();
+        let bare_text = match OutputsSpec::take_from(&mut bare)
+            .map_err(|e| err("scenario", format!("{}: {e}", scenario_path.display())))?
+        {
+            Some(_) => toml::to_string(&bare).map_err(|e| err("scenario", e.to_string()))?,
+            None => scenario_text.clone(),
+        };
+        ScenarioSpec::parse(&bare_text)
             .and_then(|s| s.validate(&scenario_dir))
             .map_err(|e| err("scenario", format!("{}: {e}", scenario_path.display())))?;
         apply_overrides(&mut base_doc, &spec.set, &base_dir, "set")?;
@@ -719,6 +734,12 @@ impl Experiment {
                     .collect::<Vec<_>>()
                     .join(" + ")
             };
+            let point_outputs = OutputsSpec::take_from(&mut doc)
+                .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message.clone()))?
+                .unwrap_or_default();
+            let outputs = Outputs::SWEEP
+                .with(&point_outputs)
+                .with(spec.outputs.as_ref().unwrap_or(&OutputsSpec::default()));
             let scenario_toml = toml::to_string(&doc).map_err(|e| err(&where_, e.to_string()))?;
             let mut scenario = Scenario::from_str_in(&scenario_toml, &scenario_dir)
                 .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message.clone()))?;
@@ -739,7 +760,24 @@ impl Experiment {
                 // A chained replication's runs differ from cold ones (and only those change).
                 fp.extend_from_slice(b"\0replications_chain");
             }
+            let unknown = outputs.unknown_hosts(&scenario);
+            if !unknown.is_empty() {
+                return Err(err(
+                    "outputs.captures",
+                    format!(
+                        "{}: no such host in point {pname} (allowed: {})",
+                        unknown.join(", "),
+                        scenario
+                            .hosts
+                            .iter()
+                            .map(|h| h.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
             points.push(Point {
+                outputs,
                 name: pname,
                 coords,
                 fingerprint: crate::io::fnv1a(&fp),
@@ -827,6 +865,20 @@ impl Experiment {
             }
         }
         v
+    }
+
+    /// The run whose files the report shows: `report_run`, else the first point's
+    /// replication 0 (which keeps the files of `Runs::Report`).
+    pub fn report_run_id(&self) -> RunId {
+        let point = self
+            .report_run
+            .as_ref()
+            .and_then(|(p, _)| self.points.iter().position(|x| &x.name == p))
+            .unwrap_or(0);
+        RunId {
+            point,
+            replication: self.report_run.as_ref().map_or(0, |r| r.1),
+        }
     }
 
     /// The scenario of one run: the point's, with the experiment seed and the replication.

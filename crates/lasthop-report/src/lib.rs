@@ -71,7 +71,10 @@ pub fn write(dir: &Path, s: &Summaries, run: Option<&str>) -> Result<PathBuf, Re
     Ok(path)
 }
 
-fn choose_run(
+/// The run whose time plots the report shows: `run` (`POINT/REPLICATION`, refused unless it
+/// names a finished run), else the spec's `report_run` when finished, else the first finished
+/// run.
+pub fn choose_run(
     dir: &Path,
     info: &ExperimentInfo,
     run: Option<&str>,

@@ -72,7 +72,13 @@ pub fn run(spec: &Path) -> Result<()> {
             points_in_their_mode(&exp)?;
         }
         Kind::Scenario => {
-            let s = Scenario::load(spec)?;
+            let (s, outputs) = lasthop_experiment::outputs::load_scenario(spec)?;
+            if let Some(o) = outputs {
+                println!(
+                    "outputs (lasthop sim and emu; an experiment's over its defaults): {}",
+                    lasthop_experiment::outputs::Outputs::EVERYTHING.with(&o)
+                );
+            }
             println!("{}: a scenario", spec.display());
             print!("{}", s.describe());
             println!();

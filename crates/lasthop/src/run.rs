@@ -35,6 +35,8 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    outputs: crate::outputs::OutputArgs,
 }
 
 /// The quick start and the files it names, embedded so that `lasthop run` works anywhere.
@@ -99,6 +101,13 @@ pub fn run(args: RunArgs) -> Result<()> {
         eprintln!("{w}");
     }
     print!("{exp}");
+    let report = exp.report_run_id();
+    println!(
+        "keeps {} (report run {}/{}; every run keeps its tables, link.csv and metrics.json)",
+        exp.points[report.point].outputs.with(&args.outputs.spec()),
+        exp.points[report.point].name,
+        report.replication
+    );
     // What the experiment's mode refuses fails here, before any run; what does nothing in it
     // is said (docs/modes.md).
     crate::check::points_in_their_mode(&exp)?;
@@ -155,6 +164,7 @@ pub fn run(args: RunArgs) -> Result<()> {
     let opts = RunOptions {
         jobs: args.jobs,
         progress: !args.quiet,
+        outputs: args.outputs.spec(),
     };
     let r = run_experiment_shard(&exp, &out, backend.as_ref(), &opts, args.shard)
         .map_err(|e| anyhow!(e))?;
@@ -322,12 +332,13 @@ impl Backend for StopOnSignal {
         &self,
         scenario: &Scenario,
         dir: &Path,
+        keep: &lasthop_experiment::outputs::Keep,
     ) -> Result<Option<lasthop_experiment::measure::RunTables>, RunError> {
         let s = self.signal.load(Ordering::SeqCst);
         if s != 0 {
             return Err(RunError::Signal(s));
         }
-        let r = self.inner.run(scenario, dir);
+        let r = self.inner.run(scenario, dir, keep);
         // The emulator unblocks the stop signals when it ends; until the next run takes them
         // (a signal that comes meanwhile stops that run's setup), they stay pending.
         let _ = stop_signals().thread_block();
