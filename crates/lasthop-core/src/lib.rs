@@ -2,6 +2,7 @@
 //! quantities with units, IP packets and their header bytes (`wire`), output files (atomic files,
 //! pcap captures), and spec loading (the error that names the key, TOML parsing with key paths).
 
+pub mod layout;
 pub mod output;
 pub mod packet;
 pub mod rng;
