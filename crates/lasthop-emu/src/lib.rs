@@ -274,6 +274,7 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
         }
     }
     let stop = rt.run();
+    rt.end_pauses();
     sys::set_normal();
     summary::finish(sc, opts, run_id, rt, stop?)
 }

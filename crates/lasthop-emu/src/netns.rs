@@ -52,6 +52,23 @@ pub fn ip(args: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// The packets device `dev` of namespace `ns` dropped on transmit (`ip -s -j link`'s
+/// `stats64.tx.dropped`): a TUN's, those beyond its queue while the emulator did not read it.
+/// `None` if `ip` or its output fails.
+pub fn tx_dropped(ns: &str, dev: &str) -> Option<u64> {
+    let out = Command::new("ip")
+        .args(["-n", ns, "-s", "-j", "link", "show", "dev", dev])
+        .stdin(Stdio::null())
+        .output()
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    v.get(0)?
+        .get("stats64")?
+        .get("tx")?
+        .get("dropped")?
+        .as_u64()
+}
+
 /// Runs `ip -n NS -batch -` with `lines` on its stdin.
 pub fn ip_batch(ns: &str, lines: &[String]) -> Result<()> {
     let mut child = Command::new("ip")

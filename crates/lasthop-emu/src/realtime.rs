@@ -58,6 +58,12 @@ pub struct Counters {
     pub spins: u64,
     /// Waits that slept to the deadline because the spin budget was spent.
     pub spin_capped: u64,
+    /// Times a host's TUN stopped being read because its packets waited unread at the router
+    /// (`overflow = "stop"` or `"flow_control"`): the real host's packets then wait in its
+    /// kernel, in front of the TUN device, as in front of Seawind's router.
+    pub input_pauses: u64,
+    /// The time, summed over hosts, their TUNs were not read for that reason (ns).
+    pub input_paused_ns: u64,
 }
 
 /// Both directions of a host's access link.
@@ -99,6 +105,8 @@ pub struct Realtime<'a> {
     pub lateness: Lateness,
     pub counters: Counters,
     progress: Progress,
+    /// Since when each host's TUN has not been read (STOP, FLOW CONTROL); `None` while it is.
+    paused: Vec<Option<Time>>,
 }
 
 impl<'a> Realtime<'a> {
@@ -145,6 +153,7 @@ impl<'a> Realtime<'a> {
             opts,
             sigfd,
             traffic: vec![Traffic::default(); hosts.len()],
+            paused: vec![None; hosts.len()],
             res,
             hosts,
             routes,
@@ -211,6 +220,7 @@ impl<'a> Realtime<'a> {
                 spinning_since = Some(now.as_nanos());
                 Some(0)
             };
+            self.pause_inputs(now)?;
             // What the last round captured and logged goes to the writer in one message.
             self.writer().send_batch();
             let n = self.epoll.wait(&mut evs, timeout)?;
@@ -304,10 +314,49 @@ impl<'a> Realtime<'a> {
         Some(!s.success())
     }
 
+    /// Stops reading the TUN of every host whose direction has packets waiting unread at the
+    /// router (STOP, FLOW CONTROL), and reads again the ones whose direction has none left.
+    /// Called once per round, and [`Realtime::read_tun`] stops at the packet that had to wait.
+    fn pause_inputs(&mut self, now: Time) -> Result<()> {
+        for i in 0..self.hosts.len() {
+            let waiting = self.link.input_waiting(self.hosts[i].side.dir());
+            match self.paused[i] {
+                None if waiting => {
+                    self.epoll.del(&self.res.tuns[i])?;
+                    self.paused[i] = Some(now);
+                    self.counters.input_pauses += 1;
+                }
+                Some(since) if !waiting => {
+                    self.epoll.add(&self.res.tuns[i], i as u64)?;
+                    self.paused[i] = None;
+                    self.counters.input_paused_ns += now.saturating_since(since).as_nanos();
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+
+    /// Adds the pauses still running at the run's end to [`Counters::input_paused_ns`].
+    pub fn end_pauses(&mut self) {
+        let now = self.now();
+        for p in &mut self.paused {
+            if let Some(since) = p.take() {
+                self.counters.input_paused_ns += now.saturating_since(since).as_nanos();
+            }
+        }
+    }
+
     /// Reads the packets waiting on host `i`'s TUN (at most a batch: epoll is level-triggered, so
-    /// the rest comes next round, after any deadline that fell due) and routes them.
+    /// the rest comes next round, after any deadline that fell due) and routes them; none while
+    /// its direction's packets wait unread at the router (STOP, FLOW CONTROL), and none after
+    /// the one that had to wait.
     fn read_tun(&mut self, i: usize, buf: &mut [u8]) -> Result<()> {
+        let dir = self.hosts[i].side.dir();
         for _ in 0..READ_BATCH {
+            if self.link.input_waiting(dir) {
+                return Ok(());
+            }
             let Some(n) = sys::read_nonblocking(self.res.tuns[i].as_fd(), buf)
                 .with_context(|| format!("reading the TUN of {}", self.hosts[i].name))?
             else {

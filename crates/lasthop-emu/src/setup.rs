@@ -216,7 +216,11 @@ pub fn create_hosts(
         res.tuns.push(fd);
         let mut lines = vec![
             "link set dev lo up".to_string(),
-            format!("link set dev {dev} mtu {} txqueuelen {TXQUEUELEN}", h.mtu),
+            format!(
+                "link set dev {dev} mtu {} txqueuelen {}",
+                h.mtu,
+                txqueuelen(sc, h.side)
+            ),
             format!("addr add {}/32 dev {dev}", h.address),
             format!("link set dev {dev} up"),
         ];
@@ -245,6 +249,19 @@ pub fn create_hosts(
         });
     }
     Ok(hosts)
+}
+
+/// A host's TUN transmit queue: [`TXQUEUELEN`], or under STOP in the direction it sends into,
+/// STOP's `input` limit. The emulator stops reading the TUN while the router's input holds a
+/// packet ([`Link::input_waiting`](lasthop_link::Link::input_waiting)), so the real packets wait
+/// in the host's kernel, and its TUN drops those beyond the limit (its `tx_dropped`), where the
+/// simulated router drops them with cause `input`.
+fn txqueuelen(sc: &Scenario, side: Side) -> u64 {
+    let q = &sc.link.dirs[side.dir().index()].queue;
+    match (q.overflow, q.input) {
+        (lasthop_link::spec::Overflow::Stop, Some(n)) => n,
+        _ => u64::from(TXQUEUELEN),
+    }
 }
 
 fn sysctl_path(key: &str) -> PathBuf {

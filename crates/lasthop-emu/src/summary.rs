@@ -69,11 +69,15 @@ pub fn finish(
         }
     }
     let out = &opts.out_dir;
+    // tun_drops: what the host's kernel dropped in front of the emulator, beyond its TUN's
+    // queue (under STOP, the router's unread input in emulation); empty if `ip` could not say.
     let mut hosts_csv =
-        String::from("host,side,address,namespace,pcap,packets_sent,packets_received\n");
+        String::from("host,side,address,namespace,pcap,packets_sent,packets_received,tun_drops\n");
+    let dev = crate::netns::dev_name(&run_id);
     for ((h, t), ns) in rt.hosts.iter().zip(&rt.traffic).zip(&rt.res.namespaces) {
+        let drops = crate::netns::tx_dropped(ns, &dev).map_or(String::new(), |n| n.to_string());
         hosts_csv += &format!(
-            "{},{},{},{ns},{}.pcap,{},{}\n",
+            "{},{},{},{ns},{}.pcap,{},{},{drops}\n",
             h.name, h.side, h.address, h.name, t.sent, t.received
         );
     }

@@ -424,6 +424,16 @@ impl Link {
         }) && self.mbox.iter().all(|c| c.is_empty())
     }
 
+    /// Whether packets of `dir` wait unread at the router's input (STOP, FLOW CONTROL): the
+    /// emulator then stops reading the TUN devices of the hosts that send into `dir`, as
+    /// Seawind's router stops reading its input, until the queue has taken them all.
+    pub fn input_waiting(&self, dir: Dir) -> bool {
+        self.dirs[dir.index()]
+            .input
+            .as_ref()
+            .is_some_and(|i| !i.is_empty())
+    }
+
     /// Router queue length of `dir` in packets and bytes.
     pub fn queue_len(&self, dir: Dir) -> (usize, u64) {
         let d = &self.dirs[dir.index()];
