@@ -4,9 +4,11 @@
 //! `delay` is the link's `delay`; its `rate` the link's `rate`.)
 //!
 //! - **Jitter** (`jitter`, `jitter_correlation`, `distribution`; netem `delay D JITTER [CORR]
-//!   [distribution uniform|normal]`): each packet's propagation is `delay` plus a draw of mean 0
-//!   and spread `jitter`: uniform in [−jitter, jitter) (netem's default) or normal with standard
-//!   deviation `jitter`, never below 0 in all. Correlation as netem's `get_crandom`: the uniform
+//!   [distribution uniform|normal|pareto|paretonormal]`): each packet's propagation is `delay`
+//!   plus `jitter` times a draw of netem's distribution: uniform in [−1, 1) (netem's default),
+//!   normal (standard deviation 1), or iproute2's `pareto` and `paretonormal` tables as the
+//!   functions they tabulate ([`pareto`], [`paretonormal`]); never below 0 in all. (netem's
+//!   custom tables are not offered.) Correlation as netem's `get_crandom`: the uniform
 //!   behind each draw is (1 − ρ)·u + ρ·(the last one). Jitter reorders packets only where the
 //!   link lets them pass each other (`in_order = false`, as netem without `rate`); with
 //!   `in_order = true` the LRB keeps link order (as netem with `rate`).
@@ -36,7 +38,7 @@ pub struct NetemSpec {
     pub jitter: Option<Dur>,
     /// netem's delay correlation, 0..=1.
     pub jitter_correlation: Option<f64>,
-    /// `"uniform"` (default) or `"normal"`.
+    /// `"uniform"` (default), `"normal"`, `"pareto"` or `"paretonormal"`.
     pub distribution: Option<JitterDist>,
     /// netem's reorder probability, 0..=1.
     pub reorder: Option<f64>,
@@ -54,6 +56,8 @@ pub enum JitterDist {
     #[default]
     Uniform,
     Normal,
+    Pareto,
+    Paretonormal,
 }
 
 /// The validated impairments of a direction.
@@ -231,6 +235,8 @@ impl Netem {
                 let x = match dist {
                     JitterDist::Uniform => (2.0 * u - 1.0) * j.0 as f64,
                     JitterDist::Normal => inverse_normal(u) * j.0 as f64,
+                    JitterDist::Pareto => pareto(u) * j.0 as f64,
+                    JitterDist::Paretonormal => paretonormal(u) * j.0 as f64,
                 };
                 Dur((delay.0 as f64 + x).round().max(0.0) as u64)
             }
@@ -254,6 +260,25 @@ impl Netem {
             reordered,
         }
     }
+}
+
+/// The largest table entry over `NETEM_DIST_SCALE` (8192): iproute2's tables are `i16`s, and
+/// `pareto.c` caps its values at 32767.
+const TABLE_MAX: f64 = 32767.0 / 8192.0;
+
+/// iproute2's `pareto` table (`netem/pareto.c`, from NIST Net) as the function it tabulates at
+/// u in [0, 1): a Pareto variate of shape 3 and scale 1, (1 − u)^(−1/3), shifted by its mean 1.5
+/// and scaled by 4/3, capped at 32767/8192: from −2/3 (u = 0) up to 4 (u ≥ 0.98903), mean about
+/// 0. netem picks a table entry by a uniform draw; here the draw is the entry's position.
+fn pareto(u: f64) -> f64 {
+    ((4.0 / 3.0) * ((1.0 - u).powf(-1.0 / 3.0) - 1.5)).min(TABLE_MAX)
+}
+
+/// iproute2's `paretonormal` table (`netem/paretonormal.c`): at each position u, a quarter of
+/// the normal table's value and three quarters of the pareto table's, (Φ⁻¹(u) + 3·pareto(u)) / 4,
+/// within the `i16` range.
+fn paretonormal(u: f64) -> f64 {
+    ((inverse_normal(u) + 3.0 * pareto(u)) / 4.0).clamp(-32768.0 / 8192.0, TABLE_MAX)
 }
 
 /// Φ⁻¹(u) for u in [0, 1): Acklam's rational approximation (relative error below 1.2e-9),
@@ -308,6 +333,34 @@ fn inverse_normal(u: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pareto_and_paretonormal_are_iproute2s_tables() {
+        // pareto.c's first entry (i = 65536, u = 0): (1 - 1.5) * 4/3 = -2/3, written -5461.
+        assert!((pareto(0.0) - -5461.0 / 8192.0).abs() < 1e-4);
+        // u = 7/8: (1/8)^(-1/3) = 2, so (2 - 1.5) * 4/3 = 2/3; u = 63/64: 4, so 10/3.
+        assert!((pareto(0.875) - 2.0 / 3.0).abs() < 1e-12);
+        assert!((pareto(1.0 - 1.0 / 64.0) - 10.0 / 3.0).abs() < 1e-12);
+        // Capped at 32767/8192 from (1 - u)^(-1/3) = 1.5 + 3.99988 * 3/4 on: u >= 0.98903.
+        assert_eq!(pareto(0.99), TABLE_MAX);
+        assert!(pareto(0.989) < TABLE_MAX);
+        // paretonormal at the median: (0 + 3 * (2^(1/3) - 1.5) * 4/3) / 4 = 2^(1/3) - 1.5.
+        assert!((paretonormal(0.5) - (2f64.cbrt() - 1.5)).abs() < 1e-9);
+        // At u = 7/8: (Φ⁻¹(0.875) = 1.150349 + 3 * 2/3) / 4 = 0.787587.
+        assert!((paretonormal(0.875) - 0.787587).abs() < 1e-5);
+        // Both are centred on 0 but for the cap, which takes the tail above 4 off: pareto.c's
+        // 4096 entries average -0.0335, paretonormal.c's -0.0258 (computed from the programs).
+        let n = 1_000_000;
+        let mean = |f: fn(f64) -> f64| {
+            (0..n).map(|k| f((k as f64 + 0.5) / n as f64)).sum::<f64>() / n as f64
+        };
+        assert!((mean(pareto) - -0.0335).abs() < 0.002, "{}", mean(pareto));
+        assert!(
+            (mean(paretonormal) - -0.0258).abs() < 0.002,
+            "{}",
+            mean(paretonormal)
+        );
+    }
 
     #[test]
     fn the_inverse_normal_is_right() {

@@ -245,6 +245,28 @@ fn jitter_has_its_spread_its_correlation_and_reorders_only_out_of_order_links() 
         (m - 100.0).abs() < 0.2 && (sd - 10.0).abs() < 0.15,
         "{m} {sd}"
     );
+    // iproute2's pareto table, 10 ms times (4/3)((1 - u)^(-1/3) - 1.5), capped at 4: from
+    // 100 - 6.67 to 140 ms, median 100 + 13.33 (2^(1/3) - 1.5) = 96.79 ms, mean 100 - 0.335 ms
+    // (the cap's share; the table averages -0.0335).
+    let (mut d, _) = delays(
+        &format!(
+            "{base}in_order = false\n[down.netem]\njitter = \"10ms\"\ndistribution = \"pareto\"\n"
+        ),
+        n,
+    );
+    let (m, _, _) = mean_sd_lag1(&d);
+    d.sort_by(f64::total_cmp);
+    let median = d[d.len() / 2];
+    assert!(
+        d[0] >= 93.33 && d[d.len() - 1] <= 140.0,
+        "{} {}",
+        d[0],
+        d[d.len() - 1]
+    );
+    assert!(
+        (m - 99.665).abs() < 0.2 && (median - 96.79).abs() < 0.1,
+        "{m} {median}"
+    );
     // In order (the default): the LRB keeps link order.
     let (_, reordered) = delays(&format!("{base}[down.netem]\njitter = \"10ms\"\n"), 5_000);
     assert!(!reordered);
