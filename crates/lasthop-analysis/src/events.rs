@@ -87,6 +87,8 @@ pub struct EventLogBuilder {
     /// The name of every flow key seen in process (made once per flow).
     key_names: HashMap<FlowKey, String>,
     released: Vec<u64>,
+    /// Packets damaged and forwarded (`corrupt`): released, not delivered.
+    damaged: Vec<u64>,
     saw_arrive: bool,
     saw_release: bool,
 }
@@ -168,6 +170,9 @@ impl EventLogBuilder {
                 self.saw_release = true;
                 self.released.push(packet);
             }
+            // Damaged on the link and forwarded (FORWARD): released, but the receiver's
+            // checksum discards it, so it was not delivered.
+            RowKind::Corrupt => self.damaged.push(packet),
             _ => {}
         }
     }
@@ -179,6 +184,7 @@ impl EventLogBuilder {
             EK::Mark => RowKind::Mark,
             EK::Arrive => RowKind::Arrive,
             EK::Release => RowKind::Release,
+            EK::Corrupt => RowKind::Corrupt,
             _ => return,
         };
         self.log.rows += 1;
@@ -211,6 +217,8 @@ impl EventLogBuilder {
         if log.has_deliveries {
             let (arrivals, released) = (&mut self.arrivals, &mut self.released);
             released.sort_unstable();
+            self.damaged.sort_unstable();
+            let damaged = &self.damaged;
             arrivals.sort_unstable();
             let mut i = 0;
             while i < arrivals.len() {
@@ -229,7 +237,8 @@ impl EventLogBuilder {
                         f.spurious.push(time);
                         f.spurious_seqs.push((time, seq));
                     }
-                    delivered_before |= released.binary_search(&packet).is_ok();
+                    delivered_before |= released.binary_search(&packet).is_ok()
+                        && damaged.binary_search(&packet).is_err();
                     j += 1;
                 }
                 i = j;
@@ -263,9 +272,15 @@ impl EventLog {
         // The one typed reader of lasthop-link; rows are numbered from 2 (1 is the header).
         // Only these kinds of rows matter here; the reader skips parsing the others.
         let wanted = |kind: &str| {
-            [EK::Drop(Cause::Queue), EK::Mark, EK::Arrive, EK::Release]
-                .iter()
-                .any(|k| k.name() == kind)
+            [
+                EK::Drop(Cause::Queue),
+                EK::Mark,
+                EK::Arrive,
+                EK::Release,
+                EK::Corrupt,
+            ]
+            .iter()
+            .any(|k| k.name() == kind)
         };
         for row in read_events_where(BufReader::with_capacity(1 << 16, r), wanted) {
             let (lineno, row) = row.map_err(|e| bad(e.line, e.message))?;
@@ -276,7 +291,7 @@ impl EventLog {
             let payload = row.tcp_seq.is_some() && row.tcp_len.is_some_and(|l| l > 0);
             let packet = match row.event {
                 RowKind::Arrive if !payload => 0,
-                RowKind::Arrive | RowKind::Release => row
+                RowKind::Arrive | RowKind::Release | RowKind::Corrupt => row
                     .packet
                     .ok_or_else(|| bad(lineno, "no packet id".to_string()))?,
                 _ => 0,

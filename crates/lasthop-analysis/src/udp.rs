@@ -24,6 +24,10 @@ pub struct Datagram {
     /// The UDP length field: payload + the 8-byte header.
     pub udp_len: u32,
     pub record: Record,
+    /// A receiving stack would discard it by its checksums ([`wire::receiver_discards`]: a link
+    /// damaged it, `handling = "forward"`). Only the receiver's capture is judged by this: a
+    /// sender's capture may hold checksums its NIC fills in later.
+    pub discarded: bool,
 }
 
 /// Parses an IP datagram (IPv4 or IPv6, possibly only its head) holding a UDP datagram that
@@ -54,6 +58,7 @@ pub fn parse_datagram(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<Da
         },
         udp_len,
         record,
+        discarded: wire::receiver_discards(ip),
     })
 }
 
@@ -209,7 +214,8 @@ pub fn udp_flows(hosts: &[(IpAddr, Vec<Datagram>)]) -> Vec<UdpFlowStats> {
                     .entry(d.record.seq)
                     .or_insert(d.time);
             }
-            if d.flow.dst == *addr {
+            // What the receiving stack discarded, its application never read: lost.
+            if d.flow.dst == *addr && !d.discarded {
                 a.rx.push(*d);
             }
         }

@@ -380,6 +380,35 @@ pub fn build_ipv4_udp(
     Packet::with_flow(b, wire_len, flow)
 }
 
+/// Whether a receiving stack's checksums reject an IPv4 datagram, as far as its captured bytes
+/// tell: the header checksum, and a UDP checksum that is set over a datagram captured whole.
+/// (A link's FORWARD damage, [`damage`], fails one of them; TCP checksums are not looked at,
+/// since the simulator's segments carry none.) Anything else, IPv6 or not IP, passes.
+pub fn receiver_discards(ip: &[u8]) -> bool {
+    let Some(v) = parse_ip(ip) else {
+        return false;
+    };
+    if v.version != 4 {
+        return false;
+    }
+    if checksum(&ip[..v.header_len]) != 0 {
+        return true;
+    }
+    let t = &ip[v.header_len..];
+    let whole = v.total_len as usize == ip.len() && !v.is_fragment();
+    match parse_udp(t) {
+        Some(u) if v.proto == PROTO_UDP && u.checksum != 0 && whole => {
+            let mut b = Vec::with_capacity(12 + t.len());
+            b.extend_from_slice(&ip[12..20]);
+            b.extend_from_slice(&[0, PROTO_UDP]);
+            b.extend_from_slice(&(t.len() as u16).to_be_bytes());
+            b.extend_from_slice(t);
+            checksum(&b) != 0
+        }
+        _ => false,
+    }
+}
+
 /// The TCP checksum of an IPv4 segment (RFC 793: the pseudo-header of source, destination,
 /// protocol and TCP length, then the TCP header with its checksum field as it is, then the
 /// payload). Over a segment whose checksum field holds the right value the result is 0.
@@ -544,6 +573,53 @@ fn parse_flow(data: &[u8]) -> FlowKey {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A whole IPv4 + UDP datagram with its UDP checksum set, as a real stack sends it.
+    fn udp_with_checksum(payload: &[u8]) -> Vec<u8> {
+        let (src, dst) = (
+            "198.18.0.1:1024".parse().unwrap(),
+            "198.19.0.1:5000".parse().unwrap(),
+        );
+        let len = (28 + payload.len()) as u32;
+        let mut b = build_ipv4_udp(src, dst, 7, 0, payload, len).data;
+        // The UDP checksum over the pseudo-header, header and payload, with the field 0 first.
+        let mut sum = vec![198, 18, 0, 1, 198, 19, 0, 1, 0, PROTO_UDP];
+        sum.extend_from_slice(&((len - 20) as u16).to_be_bytes());
+        sum.extend_from_slice(&b[20..]);
+        let c = checksum(&sum);
+        b[26..28].copy_from_slice(&c.to_be_bytes());
+        b
+    }
+
+    #[test]
+    fn receivers_discard_what_fails_a_checksum() {
+        let good = udp_with_checksum(b"sixteen bytes of");
+        assert!(!receiver_discards(&good));
+        // FORWARD damage flips a bit of the middle payload byte: the UDP checksum fails.
+        let mut damaged = good.clone();
+        damage(&mut damaged);
+        assert_ne!(damaged, good);
+        assert!(receiver_discards(&damaged));
+        // A capture cut short cannot be summed: it passes.
+        assert!(!receiver_discards(&damaged[..30]));
+        // The simulator's datagrams carry no UDP checksum: damage flips the TTL, which the
+        // header checksum catches.
+        let sim = build_ipv4_udp(
+            "198.18.0.1:1024".parse().unwrap(),
+            "198.19.0.1:5000".parse().unwrap(),
+            7,
+            0,
+            b"head",
+            1028,
+        );
+        assert!(!receiver_discards(&sim.data));
+        let mut p = sim.clone();
+        p.damage();
+        assert_eq!(p.data[8], sim.data[8] ^ 1);
+        assert!(receiver_discards(&p.data));
+        // Not IP: passes.
+        assert!(!receiver_discards(&[0x10, 0, 0]));
+    }
 
     #[test]
     fn tcp_options_and_sequence_order() {

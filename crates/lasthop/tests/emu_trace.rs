@@ -200,15 +200,9 @@ fn emu_delivers_a_trace_driven_stream_when_the_simulator_does() {
     }
 }
 
-/// Seawind's FORWARD with real bytes: datagrams the link damages reach the receiving host,
-/// whose UDP checksum discards them, so the real receiver reads exactly the others.
-#[test]
-fn emu_receivers_discard_the_datagrams_the_link_damages() {
-    if !common::can_emulate("emu_receivers_discard_the_datagrams_the_link_damages") {
-        return;
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path();
+/// A 500-byte datagram every 5 ms for 1 s over a link that damages 30 % of them and forwards
+/// them (Seawind's FORWARD).
+fn corrupting(dir: &Path) -> std::path::PathBuf {
     std::fs::write(
         dir.join("link.toml"),
         "[both]\nrate = \"2Mbit\"\ndelay = \"5ms\"\n[down]\nhandling = \"forward\"\n[down.loss]\nmodel = \"uniform\"\nprobability = 0.3\n",
@@ -220,6 +214,56 @@ fn emu_receivers_discard_the_datagrams_the_link_damages() {
         "name = \"corrupt\"\nduration = \"3s\"\nlink = \"link.toml\"\nlog = \"drops\"\n[hosts.a]\nside = \"fixed\"\n[hosts.b]\nside = \"mobile\"\n[[flows]]\nkind = \"cbr\"\nfrom = \"a\"\nto = \"b\"\npayload = \"500B\"\ninterval = \"5ms\"\nduration = \"1s\"\n",
     )
     .unwrap();
+    spec
+}
+
+/// `udp_flows.csv`'s (sent, received, lost) of the run's one stream.
+fn udp_counts(dir: &Path) -> (u64, u64, u64) {
+    let text = std::fs::read_to_string(dir.join("udp_flows.csv")).unwrap();
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let get = |name: &str| -> u64 {
+        row[header.iter().position(|c| *c == name).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    (get("sent"), get("received"), get("lost"))
+}
+
+/// In simulation the receiving host discards what the link damaged, and the analysis, which
+/// checks the receiver's checksums in its capture, counts those datagrams lost: the damaged
+/// one has its IPv4 TTL flipped (the simulator's UDP carries no checksum), so its header
+/// checksum fails.
+#[test]
+fn sim_counts_the_damaged_datagrams_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sim");
+    common::lasthop_ok(&[
+        "sim",
+        corrupting(tmp.path()).to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let damaged = rows(&out, "corrupt").len() as u64;
+    assert!(
+        (30..=90).contains(&damaged),
+        "{damaged} of 200 damaged at p = 0.3"
+    );
+    assert_eq!(udp_counts(&out), (200, 200 - damaged, damaged));
+}
+
+/// Seawind's FORWARD with real bytes: datagrams the link damages reach the receiving host,
+/// whose UDP checksum discards them, so the real receiver reads exactly the others, and the
+/// analysis of its capture counts the same.
+#[test]
+fn emu_receivers_discard_the_datagrams_the_link_damages() {
+    if !common::can_emulate("emu_receivers_discard_the_datagrams_the_link_damages") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    let spec = corrupting(dir);
     let out = dir.join("emu");
     let o = common::EmuRun::start(&spec, &out, &[]).wait(std::time::Duration::from_secs(60));
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
@@ -256,4 +300,58 @@ fn emu_receivers_discard_the_datagrams_the_link_damages() {
         released - corrupted,
         "the kernel discarded every damaged one"
     );
+    assert_eq!(
+        udp_counts(&out),
+        (200, released - corrupted, corrupted),
+        "the analysis of the captures counts what the receiver read"
+    );
+}
+
+/// A damaged segment (FORWARD) is released by the link but discarded by the receiver's
+/// checksum: its retransmission is needed, not spurious. 100 kB over 256 kbit/s with 5 % of
+/// the data damaged and no other loss or delay: every retransmission repairs a damaged segment.
+#[test]
+fn sim_retransmissions_of_damaged_segments_are_not_spurious() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path();
+    std::fs::write(
+        dir.join("link.toml"),
+        "[both]\nrate = \"256kbit\"\ndelay = \"20ms\"\n[down]\nhandling = \"forward\"\n[down.loss]\nmodel = \"uniform\"\nprobability = 0.05\n",
+    )
+    .unwrap();
+    let spec = dir.join("tcp.toml");
+    std::fs::write(
+        &spec,
+        "name = \"corrupt-tcp\"\nduration = \"30s\"\nlink = \"link.toml\"\nlog = \"all\"\n[hosts.a]\nside = \"fixed\"\n[hosts.b]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"a\"\nto = \"b\"\nbytes = \"100kB\"\n",
+    )
+    .unwrap();
+    let out = dir.join("sim");
+    common::lasthop_ok(&[
+        "sim",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = std::fs::read_to_string(out.join("events.csv")).unwrap();
+    let damaged = text
+        .lines()
+        .filter(|l| l.contains(",corrupt,down,"))
+        .count();
+    let conn = std::fs::read_to_string(out.join("connections.csv")).unwrap();
+    let mut lines = conn.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let get = |name: &str| -> u64 {
+        row[header.iter().position(|c| *c == name).unwrap()]
+            .parse()
+            .unwrap()
+    };
+    assert!(damaged > 0, "the link damaged none");
+    assert_eq!(
+        get("rexmt_pkts"),
+        damaged as u64,
+        "one retransmission per damaged segment"
+    );
+    assert_eq!(get("spurious_rexmt"), 0);
+    assert_eq!(get("spurious_rtos"), 0);
 }
