@@ -289,6 +289,11 @@ pub struct TcpConfig {
     pub undo: bool,
     /// Congestion control: Reno (today's Linux 2.4 growth) or CUBIC (Linux 3.16 `tcp_cubic.c`).
     pub congestion_control: CongestionControl,
+    /// Which kernel's congestion-control code the algorithm follows: none (the default) is
+    /// Reno with Linux 2.4's growth (`tcp_cong_avoid`, also the `linux-3.16` profile's) and
+    /// CUBIC as Linux 3.16 has it; `"linux-3.16"` gives Reno 3.16's slow start
+    /// (`tcp_slow_start`: cwnd += segments ACKed, to at most ssthresh + 1).
+    pub cc_kernel: Option<CcKernel>,
     /// HyStart (Linux 3.16 `tcp_cubic.c`: ACK-train and delay-increase detection, both on,
     /// from cwnd 16): ends slow start early. Part of CUBIC (needs `congestion_control = "cubic"`).
     pub hystart: bool,
@@ -337,6 +342,14 @@ pub enum CongestionControl {
     /// Linux 3.16 `tcp_cubic.c`: beta 717/1024, C = 0.4 (`bic_scale` 41), fast convergence,
     /// TCP friendliness; slow start by `tcp_slow_start` (cwnd += segments ACKed).
     Cubic,
+}
+
+/// The kernel whose congestion-control functions an algorithm follows (`cc_kernel`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum CcKernel {
+    /// Linux 3.16 `tcp_cong.c` (`tcp_reno_cong_avoid`, `tcp_slow_start`) and `tcp_cubic.c`.
+    #[serde(rename = "linux-3.16")]
+    Linux316,
 }
 
 /// The growth gate: whether an ACK of new data may raise cwnd.
@@ -568,6 +581,7 @@ tcp_config_toml! {
     frto: bool,
     undo: bool,
     congestion_control: CongestionControl,
+    cc_kernel: Option<CcKernel>,
     hystart: bool,
     cwnd_limited: CwndLimited,
     prr: bool,
@@ -637,6 +651,7 @@ impl Default for TcpConfig {
             rdb_tfrc: None,
             rdb_ssthresh: None,
             congestion_control: CongestionControl::Reno,
+            cc_kernel: None,
             hystart: false,
             cwnd_limited: CwndLimited::Linux24,
             prr: false,

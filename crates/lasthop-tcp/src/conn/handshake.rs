@@ -102,12 +102,12 @@ impl Connection {
             // RFC 2988 §5.7 / Linux: the backed-off SYN timeout does not carry over to data.
             snd.rtt.reset(cfg.rto_initial);
         }
-        snd.cwnd = cfg.iw_segments(self.opts.mss);
+        snd.win.cwnd = cfg.iw_segments(self.opts.mss);
         if cfg.cbi {
             self.init_metrics();
         }
         if self.hs.syn_retries > 0 && self.cfg.iw_after_syn_loss_1 {
-            self.snd.cwnd = 1;
+            self.snd.win.cwnd = 1;
         }
         self.state = if self.snd.fin_queued {
             State::FinWait1
@@ -129,10 +129,10 @@ impl Connection {
             return;
         };
         if m.ssthresh > 0 {
-            snd.ssthresh = m.ssthresh;
+            snd.win.ssthresh = m.ssthresh;
         }
         if snd.rtt.seed_from_cache(m.srtt, m.mdev4, ts, init) {
-            snd.cwnd = linux_iw(self.opts.mss).min(snd.ssthresh);
+            snd.win.cwnd = linux_iw(self.opts.mss).min(snd.win.ssthresh);
         }
     }
 

@@ -5,7 +5,8 @@
 //! `bictcp_clock` are both milliseconds. The integer arithmetic is the kernel's, cube root
 //! included, so a hand calculation from the kernel source gives the model's numbers.
 
-use lasthop_core::Time;
+use super::{Acked, CongestionOps, Window};
+use lasthop_core::{Dur, Time};
 
 const BETA_SCALE: u32 = 1024;
 const BETA: u32 = 717;
@@ -34,7 +35,7 @@ pub(super) fn jiffies(now: Time) -> u32 {
 
 /// Linux `struct bictcp`.
 #[derive(Clone, Debug)]
-pub(super) struct Cubic {
+pub(crate) struct Cubic {
     hystart: bool,
     cnt: u32,
     last_max_cwnd: u32,
@@ -62,7 +63,7 @@ pub(super) struct Cubic {
 impl Cubic {
     /// `bictcp_init`; HyStart's round starts at the first ACK (Linux starts it at connection
     /// setup, which makes no difference: that ACK is past `end_seq` either way).
-    pub(super) fn new(hystart: bool) -> Cubic {
+    pub(crate) fn new(hystart: bool) -> Cubic {
         let mut c = Cubic {
             hystart,
             cnt: 0,
@@ -114,14 +115,14 @@ impl Cubic {
     }
 
     /// `bictcp_state(sk, TCP_CA_Loss)`: an RTO forgets W_max and the delay history.
-    pub(super) fn on_loss_state(&mut self, now: Time, snd_nxt: u64) {
+    pub(super) fn loss_state(&mut self, now: Time, snd_nxt: u64) {
         self.reset();
         self.hystart_reset(now, snd_nxt);
     }
 
     /// `bictcp_recalc_ssthresh`: the epoch ends; W_max (lowered by fast convergence when the
     /// window did not regain the previous maximum); ssthresh = max(cwnd·717/1024, 2).
-    pub(super) fn ssthresh(&mut self, cwnd: u32) -> u32 {
+    pub(super) fn recalc_ssthresh(&mut self, cwnd: u32) -> u32 {
         self.epoch_start = None;
         if cwnd < self.last_max_cwnd {
             self.last_max_cwnd = cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE);
@@ -133,7 +134,7 @@ impl Cubic {
     }
 
     /// `bictcp_undo_cwnd`.
-    pub(super) fn undo_cwnd(&self, cwnd: u32) -> u32 {
+    pub(super) fn undo(&self, cwnd: u32) -> u32 {
         cwnd.max(self.loss_cwnd)
     }
 
@@ -141,7 +142,7 @@ impl Cubic {
     /// (`tcp_slow_start`: cwnd += ACKed segments, to at most ssthresh + 1), or the cubic
     /// increase (`tcp_cong_avoid_ai` with `cnt`).
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn cong_avoid(
+    pub(super) fn avoid(
         &mut self,
         cwnd: &mut u32,
         cwnd_cnt: &mut u32,
@@ -240,7 +241,7 @@ impl Cubic {
     /// last of them (not retransmitted) was sent. Updates the packets-per-ACK ratio (in Open)
     /// and feeds HyStart. Returns the ssthresh HyStart sets, if it ends slow start now.
     #[allow(clippy::too_many_arguments)]
-    pub(super) fn pkts_acked(
+    pub(super) fn acked(
         &mut self,
         cnt: u32,
         rtt_ns: Option<u64>,
@@ -305,6 +306,50 @@ impl Cubic {
     }
 }
 
+impl CongestionOps for Cubic {
+    #[inline]
+    fn ssthresh(&mut self, w: &Window, _flight: u32) -> u32 {
+        self.recalc_ssthresh(w.cwnd)
+    }
+
+    #[inline]
+    fn cong_avoid(&mut self, w: &mut Window, a: &Acked) {
+        let ssthresh = w.ssthresh;
+        self.avoid(
+            &mut w.cwnd,
+            &mut w.cnt,
+            ssthresh,
+            a.ack,
+            a.segs,
+            a.snd_nxt,
+            a.now,
+        );
+    }
+
+    #[inline]
+    fn wants_rtt(&self) -> bool {
+        true
+    }
+
+    #[inline]
+    fn pkts_acked(&mut self, w: &mut Window, a: &Acked, rtt: Option<Dur>, open: bool) {
+        let (cwnd, ssthresh) = (w.cwnd, w.ssthresh);
+        if let Some(s) = self.acked(a.segs, rtt.map(|d| d.0), open, cwnd, ssthresh, a.now) {
+            w.ssthresh = s;
+        }
+    }
+
+    #[inline]
+    fn on_loss_state(&mut self, now: Time, snd_nxt: u64) {
+        self.loss_state(now, snd_nxt);
+    }
+
+    #[inline]
+    fn undo_cwnd(&self, w: &Window) -> u32 {
+        self.undo(w.cwnd)
+    }
+}
+
 /// Linux `cubic_root`: a table lookup and one Newton-Raphson step (about 0.2 % error).
 fn cubic_root(a: u64) -> u32 {
     const V: [u8; 64] = [
@@ -352,14 +397,14 @@ mod tests {
     fn loss_sets_wmax_and_ssthresh_with_fast_convergence() {
         let mut c = Cubic::new(false);
         // cwnd 100: ssthresh = 100·717/1024 = 70 (70.02); W_max = 100.
-        assert_eq!(c.ssthresh(100), 70);
+        assert_eq!(c.recalc_ssthresh(100), 70);
         assert_eq!(c.last_max_cwnd, 100);
         // A second loss at 80 < W_max: fast convergence, W_max = 80·1741/2048 = 68 (68.0).
-        assert_eq!(c.ssthresh(80), 56); // 80·717/1024 = 56.01
+        assert_eq!(c.recalc_ssthresh(80), 56); // 80·717/1024 = 56.01
         assert_eq!(c.last_max_cwnd, 68);
-        assert_eq!(c.undo_cwnd(50), 80);
+        assert_eq!(c.undo(50), 80);
         // Small windows: never below 2.
-        assert_eq!(c.ssthresh(2), 2);
+        assert_eq!(c.recalc_ssthresh(2), 2);
     }
 
     #[test]
@@ -370,7 +415,7 @@ mod tests {
         // 139·32 = 4448; Newton: x = 2·4448 + a / (4448·4447) = 8896 + 4067 = 12963,
         // x·341 >> 10 = 4316 (exact: cbrt(30 / 0.4) s = 4318 / 1024 s).
         let mut c = Cubic::new(false);
-        assert_eq!(c.ssthresh(100), 70);
+        assert_eq!(c.recalc_ssthresh(100), 70);
         c.update(70, ms(10_000));
         assert_eq!(c.k(), 4316);
         // t = 0: delta = 410·4316^3 >> 40 = 29, target = 100 - 29 = 71, cnt = 70 / (71 - 70)
@@ -391,10 +436,10 @@ mod tests {
         // tcp_slow_start: cwnd 10 + 3 ACKed = 13; with ssthresh 11 it stops at 12.
         let mut c = Cubic::new(false);
         let (mut cwnd, mut cnt) = (10, 0);
-        c.cong_avoid(&mut cwnd, &mut cnt, SSTHRESH, 100, 3, 200, ms(1));
+        c.avoid(&mut cwnd, &mut cnt, SSTHRESH, 100, 3, 200, ms(1));
         assert_eq!(cwnd, 13);
         let mut cwnd = 10;
-        c.cong_avoid(&mut cwnd, &mut cnt, 11, 100, 3, 200, ms(1));
+        c.avoid(&mut cwnd, &mut cnt, 11, 100, 3, 200, ms(1));
         assert_eq!(cwnd, 12);
     }
 
@@ -406,11 +451,11 @@ mod tests {
         // ACK train: ACKs at most 2 ms apart for more than delay_min >> 4 = 50 ms.
         let mut c = Cubic::new(true);
         let (mut cwnd, mut cnt) = (16, 0);
-        c.cong_avoid(&mut cwnd, &mut cnt, SSTHRESH, 1, 0, 1000, ms(0));
+        c.avoid(&mut cwnd, &mut cnt, SSTHRESH, 1, 0, 1000, ms(0));
         let mut found = None;
         let mut t = 0;
         while found.is_none() && t <= 60 {
-            found = c.pkts_acked(1, Some(100_000_000), true, 16, SSTHRESH, ms(t));
+            found = c.acked(1, Some(100_000_000), true, 16, SSTHRESH, ms(t));
             t += 2;
         }
         // The first ACK more than 50 ms after the round start: t = 52.
@@ -419,30 +464,30 @@ mod tests {
         // Delay: 8 samples of 100 ms in round 1 set delay_min; round 2's first 8 samples are
         // 120 ms: curr_rtt 960 > 800 + clamp(800 >> 4 = 50, 32, 128) = 850, found on the 9th.
         let mut c = Cubic::new(true);
-        c.cong_avoid(&mut cwnd, &mut cnt, SSTHRESH, 1, 0, 1000, ms(0));
+        c.avoid(&mut cwnd, &mut cnt, SSTHRESH, 1, 0, 1000, ms(0));
         for k in 0..8 {
             // 10 ms apart: no ACK train.
             assert_eq!(
-                c.pkts_acked(1, Some(100_000_000), true, 16, SSTHRESH, ms(10 * k)),
+                c.acked(1, Some(100_000_000), true, 16, SSTHRESH, ms(10 * k)),
                 None
             );
         }
         let (mut cwnd, mut cnt) = (16, 0);
-        c.cong_avoid(&mut cwnd, &mut cnt, SSTHRESH, 1001, 0, 2000, ms(100)); // round 2
+        c.avoid(&mut cwnd, &mut cnt, SSTHRESH, 1001, 0, 2000, ms(100)); // round 2
         for k in 0..8 {
-            let r = c.pkts_acked(1, Some(120_000_000), true, 16, SSTHRESH, ms(200 + 10 * k));
+            let r = c.acked(1, Some(120_000_000), true, 16, SSTHRESH, ms(200 + 10 * k));
             assert_eq!(r, None, "sample {k}");
         }
         assert_eq!(
-            c.pkts_acked(1, Some(120_000_000), true, 16, SSTHRESH, ms(290)),
+            c.acked(1, Some(120_000_000), true, 16, SSTHRESH, ms(290)),
             Some(16)
         );
         // Below hystart_low_window (16) nothing is looked at.
         let mut c = Cubic::new(true);
-        c.cong_avoid(&mut cwnd, &mut cnt, SSTHRESH, 1, 0, 1000, ms(0));
+        c.avoid(&mut cwnd, &mut cnt, SSTHRESH, 1, 0, 1000, ms(0));
         for t in 0..40 {
             assert_eq!(
-                c.pkts_acked(1, Some(100_000_000), true, 15, SSTHRESH, ms(t)),
+                c.acked(1, Some(100_000_000), true, 15, SSTHRESH, ms(t)),
                 None
             );
         }

@@ -1,0 +1,125 @@
+//! Congestion control as a component: Linux's `struct tcp_congestion_ops`, one file per
+//! algorithm (`reno.rs`, `cubic.rs`), each implementing [`CongestionOps`].
+//!
+//! The send state owns a [`Window`] (Linux `snd_cwnd`, `snd_ssthresh`, `snd_cwnd_cnt`) and a
+//! [`Cc`], and calls the algorithm where Linux calls `icsk_ca_ops`: `ssthresh` when a loss or an
+//! ECN echo reduces the window, `cong_avoid` on an ACK that may raise it, `pkts_acked` when
+//! segments are cumulatively acknowledged, `set_state(TCP_CA_Loss)` on an RTO, `undo_cwnd`
+//! when a reduction is undone. Loss recovery itself (Recovery, Loss, CWR, PRR, rate halving,
+//! undo) stays in the send state, as it stays in `tcp_input.c`: it changes the same window.
+//!
+//! [`Cc`] is an enum of the algorithms, so the send path dispatches with a `match` the compiler
+//! can inline, not through a vtable. A new algorithm is a file here with a type implementing
+//! [`CongestionOps`], a variant of [`Cc`] and of [`crate::CongestionControl`], and its arm in
+//! [`Cc::new`].
+
+use crate::config::{CongestionControl, TcpConfig};
+use lasthop_core::{Dur, Time};
+
+mod cubic;
+mod reno;
+
+pub(crate) use cubic::Cubic;
+pub(crate) use reno::Reno;
+
+/// The window the algorithm and the loss recovery both change (Linux `snd_cwnd`,
+/// `snd_ssthresh`, `snd_cwnd_cnt`), in segments.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub(crate) cwnd: u32,
+    pub(crate) ssthresh: u32,
+    /// The growth counter of congestion avoidance (`snd_cwnd_cnt`).
+    pub(crate) cnt: u32,
+}
+
+/// What an ACK of new data tells the algorithm (the `sk` fields Linux's hooks read).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Acked {
+    pub(crate) now: Time,
+    /// The cumulative ACK, as an offset of our sequence space.
+    pub(crate) ack: u64,
+    pub(crate) snd_nxt: u64,
+    /// Segments it cumulatively acknowledged.
+    pub(crate) segs: u32,
+}
+
+/// Linux `struct tcp_congestion_ops`, the hooks the model has.
+pub(crate) trait CongestionOps {
+    /// `.ssthresh`: the slow-start threshold after a loss or an ECN echo, from the window before
+    /// the reduction. `flight` is the segments outstanding, not counting limited-transmit
+    /// segments (the seeds' "½ × packets outstanding").
+    fn ssthresh(&mut self, w: &Window, flight: u32) -> u32;
+
+    /// `.cong_avoid`, once the growth gate (`tcp_is_cwnd_limited`, `tcp_may_raise_cwnd`) has
+    /// let the ACK through.
+    fn cong_avoid(&mut self, w: &mut Window, a: &Acked);
+
+    /// Whether `pkts_acked` wants the RTT of the newest segment acknowledged (computing it costs
+    /// a pass over the acknowledged segments).
+    fn wants_rtt(&self) -> bool {
+        false
+    }
+
+    /// `.pkts_acked`, before the ACK's growth (`tcp_clean_rtx_queue`): `rtt` since the newest
+    /// acknowledged segment never retransmitted was sent; `open` whether the state is Open.
+    fn pkts_acked(&mut self, _w: &mut Window, _a: &Acked, _rtt: Option<Dur>, _open: bool) {}
+
+    /// `.set_state(TCP_CA_Loss)`: an RTO.
+    fn on_loss_state(&mut self, _now: Time, _snd_nxt: u64) {}
+
+    /// `.undo_cwnd`: cwnd when a reduction shown unnecessary is undone (with a prior ssthresh).
+    fn undo_cwnd(&self, w: &Window) -> u32;
+}
+
+/// The algorithms, as one type the send state owns.
+#[derive(Clone, Debug)]
+pub(crate) enum Cc {
+    Reno(Reno),
+    Cubic(Cubic),
+}
+
+impl Cc {
+    /// The algorithm `cfg` names, its state fresh (Linux `tcp_init_congestion_control`).
+    pub(crate) fn new(cfg: &TcpConfig) -> Cc {
+        match cfg.congestion_control {
+            CongestionControl::Reno => Cc::Reno(Reno::new(cfg)),
+            CongestionControl::Cubic => Cc::Cubic(Cubic::new(cfg.hystart)),
+        }
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $c:ident => $e:expr) => {
+        match $self {
+            Cc::Reno($c) => $e,
+            Cc::Cubic($c) => $e,
+        }
+    };
+}
+
+impl CongestionOps for Cc {
+    #[inline]
+    fn ssthresh(&mut self, w: &Window, flight: u32) -> u32 {
+        dispatch!(self, c => c.ssthresh(w, flight))
+    }
+    #[inline]
+    fn cong_avoid(&mut self, w: &mut Window, a: &Acked) {
+        dispatch!(self, c => c.cong_avoid(w, a))
+    }
+    #[inline]
+    fn wants_rtt(&self) -> bool {
+        dispatch!(self, c => c.wants_rtt())
+    }
+    #[inline]
+    fn pkts_acked(&mut self, w: &mut Window, a: &Acked, rtt: Option<Dur>, open: bool) {
+        dispatch!(self, c => c.pkts_acked(w, a, rtt, open))
+    }
+    #[inline]
+    fn on_loss_state(&mut self, now: Time, snd_nxt: u64) {
+        dispatch!(self, c => c.on_loss_state(now, snd_nxt))
+    }
+    #[inline]
+    fn undo_cwnd(&self, w: &Window) -> u32 {
+        dispatch!(self, c => c.undo_cwnd(w))
+    }
+}
