@@ -301,6 +301,22 @@ pub const LINUX: &[Counterpart] = &[
         linux_default: Some("3"),
     },
     Counterpart {
+        // Linux 4.13+: the pacing rate of an algorithm without its own (BBR has one), in
+        // percent of cwnd · mss / srtt; it acts when the socket paces (the model's `pacing`).
+        model: "pacing_ss_ratio",
+        linux: Place::Sysctl("tcp_pacing_ss_ratio"),
+        same: |c, v| v == c.pacing_ss_ratio.to_string(),
+        linux_value: |c| Some(c.pacing_ss_ratio.to_string()),
+        linux_default: Some("200"),
+    },
+    Counterpart {
+        model: "pacing_ca_ratio",
+        linux: Place::Sysctl("tcp_pacing_ca_ratio"),
+        same: |c, v| v == c.pacing_ca_ratio.to_string(),
+        linux_value: |c| Some(c.pacing_ca_ratio.to_string()),
+        linux_default: Some("120"),
+    },
+    Counterpart {
         model: "initial_window",
         linux: Place::Route("initcwnd"),
         same: |c, v| matches!(c.initial_window, InitialWindow::Segments(n) if v == n.to_string()),
@@ -793,6 +809,8 @@ fn model_value(c: &TcpConfig, key: &str) -> String {
         "cbi" => c.cbi.to_string(),
         "rack" => c.rack.to_string(),
         "tlp" => c.tlp.to_string(),
+        "pacing_ss_ratio" => c.pacing_ss_ratio.to_string(),
+        "pacing_ca_ratio" => c.pacing_ca_ratio.to_string(),
         _ => "?".into(),
     }
 }

@@ -78,7 +78,11 @@ pub fn run_from(
     cache: &[(String, Ipv4Addr, Metrics)],
 ) -> Result<SimResult, Error> {
     let names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
-    let out = outputs::Outputs::new(opts, &names)?;
+    // Hosts that may pace add the pacing rate and the algorithm's state to tcp_trace.csv.
+    let no_pacing = lasthop_tcp::Pacing::None;
+    let paces = scenario.hosts.iter().any(|h| h.tcp.pacing != no_pacing)
+        || (scenario.flows.iter()).any(|f| f.tcp.as_ref().is_some_and(|c| c.pacing != no_pacing));
+    let out = outputs::Outputs::new(opts, &names, paces)?;
     let mut sim = driver::Sim::new(scenario, out)?;
     for (host, dst, m) in cache {
         let Some(i) = names.iter().position(|n| n == host) else {

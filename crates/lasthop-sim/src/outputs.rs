@@ -37,6 +37,8 @@ pub struct Outputs {
     pcaps: Vec<Option<PcapSink<Sink>>>,
     events: Option<EventCsv<AtomicFile>>,
     trace: Option<AtomicFile>,
+    /// `tcp_trace.csv` has the columns `pacing_rate_Bps` and `cc_mode` (some host may pace).
+    trace_pacing: bool,
     host_names: Vec<String>,
 }
 
@@ -57,7 +59,13 @@ fn io_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
 }
 
 impl Outputs {
-    pub fn new(opts: &OutputOptions, host_names: &[String]) -> Result<Outputs, Error> {
+    /// `pacing`: a host may pace, so `tcp_trace.csv` gets the pacing rate and the congestion
+    /// control's state as two more columns.
+    pub fn new(
+        opts: &OutputOptions,
+        host_names: &[String],
+        pacing: bool,
+    ) -> Result<Outputs, Error> {
         let mut pcaps = Vec::new();
         let mut events = None;
         let mut trace = None;
@@ -69,8 +77,9 @@ impl Outputs {
             let path = dir.join("tcp_trace.csv");
             let mut f = AtomicFile::create(&path).map_err(io_err(&path))?;
             f.write_all(
-                b"time_ns,host,local,remote,cwnd_segs,ssthresh_segs,srtt_ns,rttvar_ns,rto_ns,ca_state,packets_out,sacked_out,lost_out,retrans_out,in_flight\n",
+                b"time_ns,host,local,remote,cwnd_segs,ssthresh_segs,srtt_ns,rttvar_ns,rto_ns,ca_state,packets_out,sacked_out,lost_out,retrans_out,in_flight",
             )
+            .and_then(|()| f.write_all(if pacing { b",pacing_rate_Bps,cc_mode\n" } else { b"\n" }))
             .map_err(io_err(&path))?;
             trace = Some(f);
         }
@@ -98,6 +107,7 @@ impl Outputs {
             pcaps,
             events,
             trace,
+            trace_pacing: pacing,
             host_names: host_names.to_vec(),
         })
     }
@@ -138,7 +148,7 @@ impl Outputs {
         let name = &self.host_names[h];
         for (key, conn) in tcp.conns_mut() {
             for r in conn.drain_trace() {
-                writeln!(
+                write!(
                     f,
                     "{},{name},{},{},{},{},{},{},{},{:?},{},{},{},{},{}",
                     r.time.as_nanos(),
@@ -156,6 +166,17 @@ impl Outputs {
                     r.retrans_out,
                     r.in_flight()
                 )
+                .and_then(|()| {
+                    if !self.trace_pacing {
+                        return writeln!(f);
+                    }
+                    match r.pacing_rate {
+                        Some(u64::MAX) => write!(f, ",unlimited"),
+                        Some(rate) => write!(f, ",{rate}"),
+                        None => write!(f, ","),
+                    }?;
+                    writeln!(f, ",{}", r.cc_mode.unwrap_or(""))
+                })
                 .map_err(|e| Error::Io {
                     path: "tcp_trace.csv".into(),
                     source: e,

@@ -311,6 +311,15 @@ pub struct TcpConfig {
     /// RACK time-based loss detection (RFC 8985, Linux 4.10+ `tcp_recovery.c`), in addition to
     /// the SACK loss-marking rules; needs SACK.
     pub rack: bool,
+    /// Linux's internal TCP pacing (4.13+): `"none"` (the kernel cannot pace: the seeds' 2.4,
+    /// 2.3.99 and 3.16), `"when_needed"` (the algorithm asks for it, as BBR does: Linux 6.18
+    /// without the `fq` qdisc) or `"always"` (every connection, as with `fq`).
+    pub pacing: Pacing,
+    /// Linux `tcp_pacing_ss_ratio`: the pacing rate in slow start (cwnd < ssthresh / 2), in
+    /// percent of cwnd · mss / srtt, for algorithms without a rate of their own.
+    pub pacing_ss_ratio: u32,
+    /// Linux `tcp_pacing_ca_ratio`: the same in congestion avoidance.
+    pub pacing_ca_ratio: u32,
     /// Linux 2.6+ `tcp_measure_rcv_mss` / `tcp_cleanup_rbuf`: a segment shorter than the
     /// receiver's estimate of the sender's MSS is ACKed as soon as the application reads it,
     /// unless the connection is interactive (it answered within ato: `pingpong`), then every
@@ -342,6 +351,18 @@ pub enum CongestionControl {
     /// Linux 3.16 `tcp_cubic.c`: beta 717/1024, C = 0.4 (`bic_scale` 41), fast convergence,
     /// TCP friendliness; slow start by `tcp_slow_start` (cwnd += segments ACKed).
     Cubic,
+}
+
+/// Whether and when the sender paces its segments (Linux's internal pacing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// The kernel cannot pace (Linux before 4.13's internal pacing).
+    None,
+    /// When the congestion-control algorithm asks for it (`SK_PACING_NEEDED`: BBR).
+    WhenNeeded,
+    /// Always (Linux with the `fq` qdisc).
+    Always,
 }
 
 /// The kernel whose congestion-control functions an algorithm follows (`cc_kernel`).
@@ -589,6 +610,9 @@ tcp_config_toml! {
     tlp: bool,
     rack: bool,
     ack_pushed: bool,
+    pacing: Pacing,
+    pacing_ss_ratio: u32,
+    pacing_ca_ratio: u32,
     rdb: Rdb,
     rdb_max_bytes: Option<Bytes>,
     rdb_max_segments: Option<u32>,
@@ -659,6 +683,9 @@ impl Default for TcpConfig {
             tlp: false,
             rack: false,
             ack_pushed: false,
+            pacing: Pacing::None,
+            pacing_ss_ratio: 200,
+            pacing_ca_ratio: 120,
         }
     }
 }
@@ -789,6 +816,17 @@ impl TcpConfig {
                 "rto_initial",
                 "must lie between `rto_min` and `rto_max`",
             ));
+        }
+        for (key, v) in [
+            ("pacing_ss_ratio", self.pacing_ss_ratio),
+            ("pacing_ca_ratio", self.pacing_ca_ratio),
+        ] {
+            if v > 3000 {
+                return Err(err(
+                    key,
+                    format!("{v} is out of range: allowed 0..=3000 (percent of cwnd · mss / srtt, as Linux's tcp_{key} sysctl)"),
+                ));
+            }
         }
         self.validate_rdb()?;
         Ok(())

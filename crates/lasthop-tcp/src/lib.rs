@@ -67,7 +67,7 @@ pub mod rtt;
 pub mod tfrc;
 pub mod wire;
 
-pub use config::{CcKernel, CongestionControl, CwndLimited, EarlyRetransmit, Profile};
+pub use config::{CcKernel, CongestionControl, CwndLimited, EarlyRetransmit, Pacing, Profile};
 pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoEstimator, RtoTimer,
     SackLossMarking, SsthreshFrom, TcpConfig,

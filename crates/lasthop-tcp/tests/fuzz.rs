@@ -170,7 +170,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     /// The same for today's Linux switches (seed 003): CUBIC with or without HyStart, the growth
     /// gates, PRR, early retransmit, TLP, RACK, IW up to 10, RDB v1 / v2 / v2 with TFRC-SP, the
-    /// pushed-segment ACK, from the baseline or the linux-3.16 profile.
+    /// pushed-segment ACK, pacing, from the baseline or the linux-3.16 profile.
     #[test]
     fn transfers_complete_with_todays_linux(
         drops in proptest::collection::vec((any::<bool>(), 0usize..300), 0..40),
@@ -179,7 +179,7 @@ proptest! {
         gate in 0u8..3, prr in any::<bool>(), er in 0u8..3, tlp in any::<bool>(),
         thin in any::<bool>(), nagle in any::<bool>(), ecn in any::<bool>(), iw in 1u32..11,
         rack in any::<bool>(), rdb in 0u8..4, ack_pushed in any::<bool>(),
-        segs in 1u64..120, tail in 0u64..536,
+        segs in 1u64..120, tail in 0u64..536, pacing in 0u8..3,
     ) {
         // RDB (seed 003): off, v1, v2, v2 with TFRC-SP; v2 is a Reno module.
         let (rdb, rdb_tfrc) = match rdb {
@@ -213,6 +213,8 @@ proptest! {
             rdb,
             rdb_tfrc,
             ack_pushed,
+            pacing: [lasthop_tcp::Pacing::None, lasthop_tcp::Pacing::WhenNeeded,
+                lasthop_tcp::Pacing::Always][pacing as usize],
             ..base
         };
         cfg.validate().unwrap();

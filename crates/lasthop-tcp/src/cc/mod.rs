@@ -69,6 +69,28 @@ pub(crate) trait CongestionOps {
 
     /// `.undo_cwnd`: cwnd when a reduction shown unnecessary is undone (with a prior ssthresh).
     fn undo_cwnd(&self, w: &Window) -> u32;
+
+    /// Whether the algorithm needs pacing (`SK_PACING_NEEDED`, as BBR sets it).
+    fn needs_pacing(&self) -> bool {
+        false
+    }
+
+    /// The pacing rate the algorithm sets itself (bytes per second), if it does; otherwise
+    /// Linux's `tcp_update_pacing_rate` applies.
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// `.min_tso_segs`: the fewest segments an skb holds when paced at `rate` (Linux's sysctl
+    /// `tcp_min_tso_segs`, 2, unless the algorithm says otherwise).
+    fn min_tso_segs(&self, _rate: u64) -> u32 {
+        2
+    }
+
+    /// The algorithm's own state, for the trace (BBR's mode).
+    fn mode(&self) -> Option<&'static str> {
+        None
+    }
 }
 
 /// The algorithms, as one type the send state owns.
@@ -121,5 +143,21 @@ impl CongestionOps for Cc {
     #[inline]
     fn undo_cwnd(&self, w: &Window) -> u32 {
         dispatch!(self, c => c.undo_cwnd(w))
+    }
+    #[inline]
+    fn needs_pacing(&self) -> bool {
+        dispatch!(self, c => c.needs_pacing())
+    }
+    #[inline]
+    fn pacing_rate(&self) -> Option<u64> {
+        dispatch!(self, c => c.pacing_rate())
+    }
+    #[inline]
+    fn min_tso_segs(&self, rate: u64) -> u32 {
+        dispatch!(self, c => c.min_tso_segs(rate))
+    }
+    #[inline]
+    fn mode(&self) -> Option<&'static str> {
+        dispatch!(self, c => c.mode())
     }
 }

@@ -109,6 +109,8 @@ impl Connection {
         if self.hs.syn_retries > 0 && self.cfg.iw_after_syn_loss_1 {
             self.snd.win.cwnd = 1;
         }
+        let cx = ctx!(self, now);
+        self.snd.update_pacing_rate(&cx);
         self.state = if self.snd.fin_queued {
             State::FinWait1
         } else {

@@ -184,6 +184,7 @@ impl SendState {
     /// `tcp_cwnd_validate` and `tcp_schedule_loss_probe`, if new data went.
     #[inline]
     pub(super) fn end_round(&mut self, cx: &mut Ctx) {
+        self.pace.end_round();
         if self.l3.round_open {
             self.end_round_open(cx);
         }
@@ -599,6 +600,9 @@ impl SendState {
         s.sent_at = now;
         let (start, payload, fin) = (s.start, s.payload(), s.fin);
         cx.stats.retransmits += 1;
+        if self.pace.on {
+            self.pace_sent(cx, payload, 1);
+        }
         let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
         Some(Outgoing {
             flags,

@@ -43,6 +43,7 @@ mod handshake;
 mod linux3;
 mod options;
 mod output;
+mod pacing;
 mod rack;
 mod rdb;
 mod recv;
@@ -56,6 +57,7 @@ use events::Trace;
 use handshake::Handshake;
 use linux3::Linux3;
 use options::{our_wscale, Negotiated};
+use pacing::{pacing_on, Pacer};
 use recv::RecvState;
 use send::{AckOutcome, SendState};
 use timers::{AltTimer, Timers};
@@ -342,6 +344,9 @@ impl Connection {
         if self.timers.take_rto(now) {
             self.on_rto(now);
         }
+        if self.snd.pace.on {
+            self.timers.take_pace(now);
+        }
         self.record_trace(now);
     }
 
@@ -481,6 +486,7 @@ impl Connection {
         self.cfg.hystart &= cc == crate::config::CongestionControl::Cubic;
         self.snd.l3.active = Linux3::wanted(&self.cfg);
         self.snd.cc = Cc::new(&self.cfg);
+        self.snd.pace.on = pacing_on(&self.cfg, &self.snd.cc);
     }
 
     /// Turns the congestion-state trace on or off (on by default); off forgets what it held.
@@ -505,6 +511,8 @@ impl Connection {
             sacked_out: snd.sacked_out(o),
             lost_out: snd.lost_out(),
             retrans_out: snd.retrans_out(),
+            pacing_rate: snd.pace.on.then_some(snd.pace.rate),
+            cc_mode: snd.cc.mode(),
         });
     }
 }

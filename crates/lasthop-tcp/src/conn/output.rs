@@ -28,16 +28,21 @@ impl Connection {
             self.hs.ack_owed = false;
             return Some(self.pure_ack(now));
         }
+        if !self.rcv.ack_now && self.snd.nothing_to_send() {
+            // What follows would find nothing (the host asks every connection after every
+            // packet, so this is the common case).
+            self.snd.pace.end_round();
+            return None;
+        }
         let new_data = matches!(
             self.state,
             State::Established | State::CloseWait | State::FinWait1 | State::LastAck
         );
         let cx = &mut ctx!(self, now);
-        let out = match self.snd.loss_probe_segment(cx) {
-            Some(o) => Some(o),
-            None => self.snd.next_segment(cx, new_data),
-        };
-        if let Some(o) = out {
+        if let Some(o) = self.snd.loss_probe_segment(cx) {
+            return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
+        }
+        if let Some(o) = self.snd.next_segment(cx, new_data) {
             return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
         }
         self.snd.end_round(cx);

@@ -157,7 +157,7 @@ impl RecvState {
     pub(super) fn ack_sent(&mut self, timers: &mut Timers) {
         self.ack_now = false;
         self.pushed = 0;
-        timers.delack = None;
+        timers.set_delack(None);
         self.rcv_wup = self.rcv_nxt;
     }
 
@@ -283,12 +283,12 @@ impl RecvState {
             self.ack_now = true;
         } else if self.rcv_nxt - self.rcv_wup > u64::from(o.mss) {
             self.ack_now = true;
-        } else if cx.timers.delack.is_none() {
+        } else if cx.timers.delack().is_none() {
             let timeout = match cfg.delayed_ack {
                 DelayedAck::Adaptive => self.ato_timeout(rtt),
                 _ => cfg.delayed_ack_timeout,
             };
-            cx.timers.delack = Some(now + timeout);
+            cx.timers.set_delack(Some(now + timeout));
         }
     }
 

@@ -149,11 +149,15 @@ pub(super) struct SendState {
     pub(super) rdb: super::rdb::RdbState,
     /// Today's Linux mechanisms (CUBIC, the 3.15/3.16 growth gate, PRR, ER, TLP, RACK).
     pub(super) l3: Linux3,
+    /// Linux's internal pacing (`pacing.rs`).
+    pub(super) pace: Pacer,
 }
 
 impl SendState {
     pub(super) fn new(cfg: &TcpConfig, iss: u32) -> SendState {
+        let cc = Cc::new(cfg);
         SendState {
+            pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
             app_bytes: 0,
             fin_queued: false,
@@ -169,7 +173,7 @@ impl SendState {
                 ssthresh: SSTHRESH_INFINITE,
                 cnt: 0,
             },
-            cc: Cc::new(cfg),
+            cc,
             ca: CaState::Open,
             high_seq: 0,
             send_high: None,
@@ -364,6 +368,7 @@ impl SendState {
         let not_dup = seg.payload > 0 || window_changed || data_acked;
         let advanced = ack > prior_una;
         self.l3_ack_end(cx, ack, advanced, not_dup, prior_packets > 0);
+        self.update_pacing_rate(cx);
 
         AckOutcome::Processed
     }
@@ -609,6 +614,19 @@ impl SendState {
         if cfg.undo && self.undo_marker.is_some() && self.undo_retrans <= 0 {
             self.undo_cwnd(cx, true);
         }
+    }
+
+    /// Whether `next_segment`, the loss probe and the end of the transmission round have
+    /// nothing to do: no probe asked for, no round open, nothing unsent (the FIN included), not
+    /// in Recovery (no forward retransmission) and no segment waiting for its retransmission.
+    #[inline]
+    pub(super) fn nothing_to_send(&self) -> bool {
+        self.app_bytes < self.snd_nxt
+            && !self.l3.probe_rtx
+            && !self.l3.round_open
+            && (!self.fin_queued || self.fin_sent)
+            && self.ca != CaState::Recovery
+            && !self.rtx.iter().any(|s| s.lost && !s.retrans && !s.sacked)
     }
 
     /// Bytes written and not yet sent.
@@ -1171,10 +1189,13 @@ impl SendState {
             .iter()
             .position(|s| s.lost && !s.retrans && !s.sacked)
         {
-            let forced = i == 0 && std::mem::take(&mut self.force_head_rtx);
-            if !forced && self.in_flight(o) >= self.win.cwnd {
+            let forced = i == 0 && self.force_head_rtx;
+            if !forced
+                && (self.in_flight(o) >= self.win.cwnd || (self.pace.on && self.pace_wait(cx)))
+            {
                 return None;
             }
+            self.force_head_rtx &= !forced;
             let out = self.retransmit(cx, i);
             return Some(self.rdb_retransmit(cx, out));
         }
@@ -1201,6 +1222,9 @@ impl SendState {
         {
             return None;
         }
+        if self.pace.on && self.pace_wait(cx) {
+            return None;
+        }
         let fackets = self.fackets_out() as usize;
         let i = self
             .rtx
@@ -1224,6 +1248,9 @@ impl SendState {
             (s.start, s.payload(), s.fin)
         };
         cx.stats.retransmits += 1;
+        if self.pace.on {
+            self.pace_sent(cx, payload, 1);
+        }
         self.prr_on_retransmit();
         if self.retrans_stamp.is_none() {
             self.retrans_stamp = Some(ms_stamp(now));
@@ -1252,6 +1279,10 @@ impl SendState {
         let unsent = data_end.saturating_sub(self.snd_nxt);
         let fin_due = self.fin_queued && !self.fin_sent;
         if unsent == 0 && !fin_due {
+            return None;
+        }
+        // Linux `tcp_write_xmit`: the pacing check comes first, before cwnd's.
+        if self.pace.on && self.pace_wait(cx) {
             return None;
         }
         let mut len = unsent.min(u64::from(o.mss));
@@ -1299,6 +1330,11 @@ impl SendState {
         self.snd_nxt = end;
         if fin {
             self.fin_sent = true;
+        }
+        if self.pace.on {
+            // cwnd's room before this segment, itself included (in flight now counts it).
+            let quota = self.win.cwnd.saturating_sub(self.in_flight(o)) + 1;
+            self.pace_sent(cx, len as u32, quota);
         }
         self.on_new_data_sent(cx);
         if cx.timers.rto.is_none() {

@@ -1,0 +1,168 @@
+//! Linux 6.18 in the model, worked by hand: internal pacing (`tcp_update_pacing_rate`, the
+//! earliest-departure schedule of `tcp_update_skb_after_send`), and the keys' errors.
+//!
+//! One endpoint (the client) sends; the peer is written by hand. The SYN-ACK arrives at 600 ms,
+//! so srtt is 600 ms. MSS 536.
+
+mod common;
+
+use common::addrs;
+use lasthop_core::{Dur, Packet, Time};
+use lasthop_tcp::wire::{Segment, ACK, SYN};
+use lasthop_tcp::{CaState, Connection, Event, InitialWindow, Pacing, SsthreshFrom, TcpConfig};
+
+const PEER_ISS: u32 = 7000;
+const ISS: u32 = 1000;
+const MSS: u32 = 536;
+
+fn t(ms: u64) -> Time {
+    Time(ms * 1_000_000)
+}
+
+/// An ACK from the peer: `acked` of our segments cumulatively, SACK blocks as 1-based segment
+/// ranges.
+fn ack(acked: u32, sacks: &[(u32, u32)]) -> Packet {
+    let (c, s) = addrs();
+    Segment {
+        src: Some(s),
+        dst: Some(c),
+        seq: PEER_ISS + 1,
+        ack: ISS + 1 + acked * MSS,
+        flags: ACK,
+        window: 65535,
+        sacks: sacks
+            .iter()
+            .map(|&(a, b)| (ISS + 1 + (a - 1) * MSS, ISS + 1 + b * MSS))
+            .collect(),
+        ..Segment::default()
+    }
+    .encode()
+}
+
+/// A client connected by a SYN-ACK at 600 ms that has written `segments` full segments.
+fn client(cfg: TcpConfig, segments: u32) -> Connection {
+    let (c, s) = addrs();
+    let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
+    let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn.flags, SYN);
+    let sa = Segment {
+        src: Some(s),
+        dst: Some(c),
+        seq: PEER_ISS,
+        ack: ISS + 1,
+        flags: SYN | ACK,
+        window: 65535,
+        mss: Some(MSS as u16),
+        sack_permitted: true,
+        ..Segment::default()
+    };
+    conn.handle_packet(t(600), &sa.encode());
+    assert_eq!(conn.poll_event(), Some(Event::Connected));
+    conn.send(u64::from(segments * MSS));
+    conn
+}
+
+/// Data segments (1-based numbers) sent now.
+fn drain(c: &mut Connection, now: Time) -> Vec<u32> {
+    let mut v = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        let s = Segment::decode(&p).unwrap();
+        if s.payload > 0 {
+            v.push(s.seq.wrapping_sub(ISS + 1) / MSS + 1);
+        }
+    }
+    v
+}
+
+fn paced_reno() -> TcpConfig {
+    TcpConfig {
+        initial_window: InitialWindow::Segments(10),
+        ssthresh_from: SsthreshFrom::Cwnd,
+        pacing: Pacing::Always,
+        ..TcpConfig::default()
+    }
+}
+
+fn pacing_rate(c: &mut Connection) -> Option<u64> {
+    c.drain_trace().last().unwrap().pacing_rate
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pacing.
+
+/// Slow start paces at 200 % of cwnd · mss / srtt and the schedule moves by each skb: the
+/// first 10 segments go at once, then two-segment skbs (the rate's millisecond is under one
+/// segment) at 536 B / 19 653 B/s = 27.27319 ms per segment, half of it forgiven to an skb that
+/// starts late.
+#[test]
+fn slow_start_pacing_by_hand() {
+    let mut c = client(paced_reno(), 20);
+    // At the handshake: cwnd 10, srtt 600 ms: 536 · 80 000 · 200 · 10 / (600 000 · 8) = 17 866.
+    assert_eq!(pacing_rate(&mut c), Some(17_866));
+    assert_eq!(drain(&mut c, t(600)), (1..=10).collect::<Vec<_>>());
+    // The 10th segment was the first paced one: the next could leave 30.001 ms later, but cwnd
+    // is full. An ACK of two segments at 1200 ms: cwnd 11 (2.4's Reno adds one per ACK),
+    // 8 out, srtt still 600 ms: rate 536 · 80 000 · 200 · 11 / 4 800 000 = 19 653.
+    c.handle_packet(t(1200), &ack(2, &[]));
+    assert_eq!(pacing_rate(&mut c), Some(19_653));
+    // Three may go; an skb holds two (19 653 >> 10 = 19 B is under a segment: the minimum, 2).
+    // The skb starts 570 ms behind the schedule (credit 570 ms, of which half the skb's
+    // 1072e9 / 19 653 = 54 546 379 ns is forgiven, 27 273 189): the next skb waits until
+    // 1200 ms + 27 273 190 ns.
+    assert_eq!(drain(&mut c, t(1200)), vec![11, 12]);
+    let skb2 = Time(1_200_000_000 + 27_273_190);
+    assert_eq!(c.poll_timeout(), Some(skb2));
+    c.handle_timeout(skb2);
+    assert_eq!(drain(&mut c, skb2), vec![13]);
+    // It left on time: no credit, the schedule moves by its whole 536e9 / 19 653 =
+    // 27 273 189 ns (the pacing timer is armed for it although cwnd, 11 out of 11, holds the
+    // next segment anyway, as `tcp_write_xmit` checks the pacing first).
+    assert_eq!(c.poll_timeout(), Some(skb2 + Dur(27_273_189)));
+}
+
+/// After a loss (ssthresh halved, cwnd at or above ssthresh / 2) the rate is 120 % of
+/// max(cwnd, packets_out) · mss / srtt.
+#[test]
+fn congestion_avoidance_pacing_is_120_percent() {
+    let mut c = client(paced_reno(), 10);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    // Segments 2..4 SACKed at 1200 ms: segment 1 is lost (three SACKed above it), Recovery:
+    // ssthresh = cwnd / 2 = 5, cwnd 5 (no PRR), 10 still out. 5 is not below 5 / 2:
+    // 536 · 80 000 · 120 · 10 / 4 800 000 = 10 720 = 1.2 · 10 · 536 / 0.6.
+    c.handle_packet(t(1200), &ack(0, &[(2, 4)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!((c.cwnd(), c.ssthresh()), (5, 5));
+    assert_eq!(pacing_rate(&mut c), Some(10_720));
+}
+
+/// Without pacing the same connection sends its window at once and the trace has no rate.
+#[test]
+fn unpaced_sends_the_window_at_once() {
+    let cfg = TcpConfig {
+        pacing: Pacing::None,
+        ..paced_reno()
+    };
+    let mut c = client(cfg, 20);
+    assert_eq!(pacing_rate(&mut c), None);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(2, &[]));
+    assert_eq!(drain(&mut c, t(1200)), vec![11, 12, 13]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys.
+
+#[test]
+fn pacing_keys_and_their_errors() {
+    let c = TcpConfig::from_toml("pacing = \"always\"\npacing_ca_ratio = 150").unwrap();
+    assert_eq!(
+        (c.pacing, c.pacing_ss_ratio, c.pacing_ca_ratio),
+        (Pacing::Always, 200, 150)
+    );
+    let e = TcpConfig::from_toml("pacing_ss_ratio = 3001").unwrap_err();
+    assert_eq!(e.key, "pacing_ss_ratio");
+    assert!(e.message.contains("0..=3000"), "{e}");
+    let e = TcpConfig::from_toml("pacing = \"sometimes\"").unwrap_err();
+    assert_eq!(e.key, "pacing");
+    assert!(e.message.contains("when_needed"), "{e}");
+}
