@@ -320,6 +320,9 @@ pub struct TcpConfig {
     pub pacing_ss_ratio: u32,
     /// Linux `tcp_pacing_ca_ratio`: the same in congestion avoidance.
     pub pacing_ca_ratio: u32,
+    /// The kernel's `HZ` (100, 250, 300 or 1000): the tick of `tcp_jiffies32`, which BBR's
+    /// min-RTT window and PROBE_RTT duration count in. (CUBIC of Linux 3.16 counts in ms.)
+    pub hz: u32,
     /// Linux 2.6+ `tcp_measure_rcv_mss` / `tcp_cleanup_rbuf`: a segment shorter than the
     /// receiver's estimate of the sender's MSS is ACKed as soon as the application reads it,
     /// unless the connection is interactive (it answered within ato: `pingpong`), then every
@@ -351,6 +354,9 @@ pub enum CongestionControl {
     /// Linux 3.16 `tcp_cubic.c`: beta 717/1024, C = 0.4 (`bic_scale` 41), fast convergence,
     /// TCP friendliness; slow start by `tcp_slow_start` (cwnd += segments ACKed).
     Cubic,
+    /// Linux 6.18 `tcp_bbr.c` (BBR v1): cwnd and the pacing rate from a model of the path's
+    /// bottleneck bandwidth and minimum RTT (`cc/bbr.rs`); needs pacing.
+    Bbr,
 }
 
 /// Whether and when the sender paces its segments (Linux's internal pacing).
@@ -421,6 +427,7 @@ impl CongestionControl {
         match name {
             "reno" => Some(CongestionControl::Reno),
             "cubic" => Some(CongestionControl::Cubic),
+            "bbr" => Some(CongestionControl::Bbr),
             _ => None,
         }
     }
@@ -613,6 +620,7 @@ tcp_config_toml! {
     pacing: Pacing,
     pacing_ss_ratio: u32,
     pacing_ca_ratio: u32,
+    hz: u32,
     rdb: Rdb,
     rdb_max_bytes: Option<Bytes>,
     rdb_max_segments: Option<u32>,
@@ -686,6 +694,7 @@ impl Default for TcpConfig {
             pacing: Pacing::None,
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
+            hz: 1000,
         }
     }
 }
@@ -825,6 +834,29 @@ impl TcpConfig {
                 return Err(err(
                     key,
                     format!("{v} is out of range: allowed 0..=3000 (percent of cwnd · mss / srtt, as Linux's tcp_{key} sysctl)"),
+                ));
+            }
+        }
+        if ![100, 250, 300, 1000].contains(&self.hz) {
+            return Err(err(
+                "hz",
+                format!(
+                    "{} is out of range: allowed 100, 250, 300 or 1000 (Linux's CONFIG_HZ choices)",
+                    self.hz
+                ),
+            ));
+        }
+        if self.congestion_control == CongestionControl::Bbr {
+            if self.pacing == Pacing::None {
+                return Err(err(
+                    "congestion_control",
+                    "\"bbr\" paces its segments (Linux 4.13+'s internal pacing, or the fq qdisc): it needs `pacing = \"when_needed\"` or `\"always\"`, which `profile = \"linux-6.18\"` has; with `pacing = \"none\"` (the seeds' kernels and the linux-3.16 and linux-2.3.99 profiles cannot pace) choose \"reno\" or \"cubic\"",
+                ));
+            }
+            if self.cc_kernel == Some(CcKernel::Linux316) {
+                return Err(err(
+                    "cc_kernel",
+                    "\"linux-3.16\" has no BBR (Linux 4.9+): leave `cc_kernel` out with `congestion_control = \"bbr\"` (BBR is Linux 6.18's)",
                 ));
             }
         }

@@ -1,5 +1,7 @@
 //! Linux 6.18 in the model, worked by hand: internal pacing (`tcp_update_pacing_rate`, the
-//! earliest-departure schedule of `tcp_update_skb_after_send`), and the keys' errors.
+//! earliest-departure schedule of `tcp_update_skb_after_send`), BBR in a connection, and the
+//! keys' errors. (BBR's state changes one by one: `src/cc/bbr.rs`; delivery-rate samples:
+//! `src/conn/rate.rs`.)
 //!
 //! One endpoint (the client) sends; the peer is written by hand. The SYN-ACK arrives at 600 ms,
 //! so srtt is 600 ms. MSS 536.
@@ -9,7 +11,9 @@ mod common;
 use common::addrs;
 use lasthop_core::{Dur, Packet, Time};
 use lasthop_tcp::wire::{Segment, ACK, SYN};
-use lasthop_tcp::{CaState, Connection, Event, InitialWindow, Pacing, SsthreshFrom, TcpConfig};
+use lasthop_tcp::{
+    CaState, CongestionControl, Connection, Event, InitialWindow, Pacing, SsthreshFrom, TcpConfig,
+};
 
 const PEER_ISS: u32 = 7000;
 const ISS: u32 = 1000;
@@ -147,6 +151,66 @@ fn unpaced_sends_the_window_at_once() {
     assert_eq!(drain(&mut c, t(600)).len(), 10);
     c.handle_packet(t(1200), &ack(2, &[]));
     assert_eq!(drain(&mut c, t(1200)), vec![11, 12, 13]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BBR.
+
+fn bbr() -> TcpConfig {
+    TcpConfig {
+        initial_window: InitialWindow::Segments(10),
+        congestion_control: CongestionControl::Bbr,
+        pacing: Pacing::WhenNeeded,
+        hz: 250,
+        ..TcpConfig::default()
+    }
+}
+
+/// BBR starts pacing at 2/ln 2 times IW over the handshake's RTT, and its samples, ACK by
+/// ACK, take it out of startup only when the bandwidth stops growing.
+#[test]
+fn bbr_paces_from_the_handshake_at_high_gain() {
+    let mut c = client(bbr(), 40);
+    let tr = c.drain_trace();
+    let last = tr.last().unwrap();
+    assert_eq!(last.cc_mode, Some("startup"));
+    // bbr_init_pacing_rate_from_rtt: bw = 10 · 2^24 / 600 000 µs = 279; 279 · 536 · 739 >> 8 =
+    // 431 691; · 990 000 >> 24 = 25 473 B/s (2.887 · 10 · 536 B / 0.6 s, 1 % below).
+    assert_eq!(last.pacing_rate, Some(25_473));
+    // The first 10 segments go at once (unpaced), in startup cwnd grows by what is ACKed.
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(2, &[]));
+    assert_eq!(c.cwnd(), 12);
+    // 2 delivered over max(0 send phase, 600 ms ACK phase): bw 2 · 2^24 / 600 000 = 55, below
+    // the pacing rate: startup never lowers it.
+    assert_eq!(pacing_rate(&mut c), Some(25_473));
+}
+
+/// BBR where the host cannot pace, and the other keys' errors, name the key and what works.
+#[test]
+fn bbr_needs_a_host_that_paces() {
+    let e = TcpConfig::from_toml("congestion_control = \"bbr\"").unwrap_err();
+    assert_eq!(e.key, "congestion_control");
+    assert!(e.message.contains("pacing"), "{e}");
+    assert!(e.message.contains("linux-6.18"), "{e}");
+    let e =
+        TcpConfig::from_toml("profile = \"linux-3.16\"\ncongestion_control = \"bbr\"").unwrap_err();
+    assert_eq!(e.key, "congestion_control");
+    TcpConfig::from_toml("congestion_control = \"bbr\"\npacing = \"when_needed\"").unwrap();
+    let e = TcpConfig::from_toml("congestion_control = \"vegas\"").unwrap_err();
+    assert_eq!(e.key, "congestion_control");
+    assert!(
+        e.message.contains("bbr") && e.message.contains("cubic"),
+        "{e}"
+    );
+    let e = TcpConfig::from_toml(
+        "congestion_control = \"bbr\"\npacing = \"always\"\ncc_kernel = \"linux-3.16\"",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "cc_kernel");
+    let e = TcpConfig::from_toml("hz = 200").unwrap_err();
+    assert_eq!(e.key, "hz");
+    assert!(e.message.contains("250"), "{e}");
 }
 
 // ---------------------------------------------------------------------------------------------

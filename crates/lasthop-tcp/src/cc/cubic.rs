@@ -5,7 +5,7 @@
 //! `bictcp_clock` are both milliseconds. The integer arithmetic is the kernel's, cube root
 //! included, so a hand calculation from the kernel source gives the model's numbers.
 
-use super::{Acked, CongestionOps, Window};
+use super::{Acked, CaSk, CongestionOps, Window};
 use lasthop_core::{Dur, Time};
 
 const BETA_SCALE: u32 = 1024;
@@ -340,12 +340,12 @@ impl CongestionOps for Cubic {
     }
 
     #[inline]
-    fn on_loss_state(&mut self, now: Time, snd_nxt: u64) {
-        self.loss_state(now, snd_nxt);
+    fn on_loss_state(&mut self, sk: &CaSk) {
+        self.loss_state(sk.now, sk.snd_nxt);
     }
 
     #[inline]
-    fn undo_cwnd(&self, w: &Window) -> u32 {
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
         self.undo(w.cwnd)
     }
 }

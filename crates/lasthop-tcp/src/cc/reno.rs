@@ -84,7 +84,7 @@ impl CongestionOps for Reno {
     }
 
     #[inline]
-    fn undo_cwnd(&self, w: &Window) -> u32 {
+    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
         w.cwnd.max(w.ssthresh.saturating_mul(2))
     }
 }
@@ -178,7 +178,7 @@ mod tests {
             cnt: 0,
         };
         assert_eq!(
-            reno(RenoGrowth::Linux24, SsthreshFrom::Cwnd).undo_cwnd(&w),
+            reno(RenoGrowth::Linux24, SsthreshFrom::Cwnd).undo_cwnd(&w, 0),
             10
         );
     }

@@ -95,9 +95,9 @@ impl Connection {
         self.hs.syn_pending = false;
         self.timers.rto = None;
         let sample_ok = cfg.handshake_rtt == HandshakeRtt::Always || self.opts.ts;
-        if self.hs.syn_retries == 0 && sample_ok {
-            snd.rtt
-                .sample(now.saturating_since(self.hs.syn_sent_at), 1, 1);
+        let hs_rtt = (self.hs.syn_retries == 0).then(|| now.saturating_since(self.hs.syn_sent_at));
+        if let (Some(m), true) = (hs_rtt, sample_ok) {
+            snd.rtt.sample(m, 1, 1);
         } else {
             // RFC 2988 §5.7 / Linux: the backed-off SYN timeout does not carry over to data.
             snd.rtt.reset(cfg.rto_initial);
@@ -110,6 +110,9 @@ impl Connection {
             self.snd.win.cwnd = 1;
         }
         let cx = ctx!(self, now);
+        if self.snd.ctl {
+            self.snd.cc_established(&cx, hs_rtt);
+        }
         self.snd.update_pacing_rate(&cx);
         self.state = if self.snd.fin_queued {
             State::FinWait1

@@ -33,7 +33,7 @@ pub(super) struct Linux3 {
     pub(super) round_open: bool,
     /// PRR (Linux `prior_cwnd`, `prr_delivered`, `prr_out`), `packets_out - sacked_out` before
     /// the ACK, and whether the ACK being processed started Recovery (`fast_rexmit`).
-    prior_cwnd: u32,
+    pub(super) prior_cwnd: u32,
     prr_delivered: u32,
     pub(super) prr_out: u32,
     prior_unsacked: u32,
@@ -170,14 +170,15 @@ impl SendState {
     /// cwnd restored by an undo with a prior ssthresh (Linux `icsk_ca_ops->undo_cwnd`):
     /// Reno max(cwnd, 2·ssthresh), CUBIC max(cwnd, cwnd at the loss).
     #[inline]
-    pub(super) fn undo_cwnd_value(&self) -> u32 {
-        self.cc.undo_cwnd(&self.win)
+    pub(super) fn undo_cwnd_value(&mut self) -> u32 {
+        let prior = self.l3.prior_cwnd;
+        self.cc.undo_cwnd(&self.win, prior)
     }
 
     /// An RTO entered Loss: the algorithm's `set_state(TCP_CA_Loss)`.
-    pub(super) fn cc_on_loss(&mut self, now: Time) {
-        let nxt = self.snd_nxt;
-        self.cc.on_loss_state(now, nxt);
+    pub(super) fn cc_on_loss(&mut self, cx: &Ctx) {
+        let sk = self.ca_sk(cx);
+        self.cc.on_loss_state(&sk);
     }
 
     /// The end of a transmission round (`tcp_write_xmit` returning): Linux 3.16
@@ -341,7 +342,9 @@ impl SendState {
                     // The probe repaired a loss: reduce cwnd as in CWR, at once.
                     cx.stats.tlp_recoveries += 1;
                     self.init_cwnd_reduction(cfg, true);
-                    self.win.cwnd = self.win.ssthresh;
+                    if !self.ctl {
+                        self.win.cwnd = self.win.ssthresh;
+                    }
                     self.cwr_pending = o.ecn;
                     // tcp_try_keep_open.
                     let left = self.sacked_out(o) + self.lost_out() + self.retrans_out();
@@ -602,6 +605,10 @@ impl SendState {
         cx.stats.retransmits += 1;
         if self.pace.on {
             self.pace_sent(cx, payload, 1);
+        }
+        if self.rate.is_some() {
+            let last = self.rtx.len() - 1;
+            self.rate_sent(cx, Some(last), 1);
         }
         let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
         Some(Outgoing {

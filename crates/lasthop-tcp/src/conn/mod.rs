@@ -27,7 +27,7 @@
 //! counters, the congestion-state trace). The parts' methods take the configuration, the
 //! options and the counters as arguments, so a part never reaches into another.
 
-use crate::cc::{Cc, CongestionOps, Window};
+use crate::cc::{CaSk, Cc, CongestionOps, Window};
 use crate::config::{
     DelayedAck, HandshakeRtt, RecoveryExit, RtoEstimator, RtoTimer, SackLossMarking, TcpConfig,
 };
@@ -45,12 +45,14 @@ mod options;
 mod output;
 mod pacing;
 mod rack;
+mod rate;
 mod rdb;
 mod recv;
 mod send;
 mod timers;
 
 pub use events::{AbortReason, Event, Stats, TraceRecord};
+pub(crate) use rate::RateSample;
 pub use send::{CaState, SSTHRESH_INFINITE};
 
 use events::Trace;
@@ -58,6 +60,7 @@ use handshake::Handshake;
 use linux3::Linux3;
 use options::{our_wscale, Negotiated};
 use pacing::{pacing_on, Pacer};
+use rate::Rate;
 use recv::RecvState;
 use send::{AckOutcome, SendState};
 use timers::{AltTimer, Timers};
@@ -204,6 +207,7 @@ impl Connection {
     /// The application writes `bytes` more (virtual) bytes.
     pub fn send(&mut self, bytes: u64) {
         if !self.snd.fin_queued {
+            self.snd.check_app_limited(&self.opts);
             self.snd.app_bytes += bytes;
         }
     }
@@ -485,7 +489,7 @@ impl Connection {
         self.cfg.congestion_control = cc;
         self.cfg.hystart &= cc == crate::config::CongestionControl::Cubic;
         self.snd.l3.active = Linux3::wanted(&self.cfg);
-        self.snd.cc = Cc::new(&self.cfg);
+        self.snd.set_cc(Cc::new(&self.cfg, self.snd.iss));
         self.snd.pace.on = pacing_on(&self.cfg, &self.snd.cc);
     }
 

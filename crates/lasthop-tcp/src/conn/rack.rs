@@ -115,6 +115,7 @@ impl SendState {
             if due <= now {
                 s.lost = true;
                 s.retrans = false;
+                self.lost_total += 1;
             } else {
                 wait = wait.max(due.saturating_since(now));
             }

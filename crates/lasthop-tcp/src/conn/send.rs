@@ -151,12 +151,22 @@ pub(super) struct SendState {
     pub(super) l3: Linux3,
     /// Linux's internal pacing (`pacing.rs`).
     pub(super) pace: Pacer,
+    /// The algorithm has a `cong_control` (BBR): cwnd is its alone.
+    pub(super) ctl: bool,
+    /// Delivery-rate sampling (`rate.rs`), for an algorithm that takes the samples.
+    pub(super) rate: Option<Box<Rate>>,
+    /// Linux `tp->lost`: segments marked lost (a lost retransmission again), ever.
+    pub(super) lost_total: u64,
 }
 
 impl SendState {
     pub(super) fn new(cfg: &TcpConfig, iss: u32) -> SendState {
-        let cc = Cc::new(cfg);
+        let cc = Cc::new(cfg, iss);
+        let ctl = cc.has_cong_control();
         SendState {
+            ctl,
+            rate: ctl.then(|| Box::new(Rate::new())),
+            lost_total: 0,
             pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
             app_bytes: 0,
@@ -223,6 +233,11 @@ impl SendState {
         self.ack_ecr = seg.ts.filter(|_| o.ts).map(|(_, ecr)| ecr);
         let prior_una = self.snd_una;
         let mut prior_in_flight = self.in_flight(o);
+        let prior_sacked = if self.rate.is_some() {
+            self.rate_ack_start(o, prior_in_flight)
+        } else {
+            0
+        };
         let prior_packets = self.packets_out();
         let wnd = u32::from(seg.window) << o.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
@@ -247,6 +262,10 @@ impl SendState {
             let mut last_rtx: Option<Time> = None;
             while self.rtx.front().is_some_and(|s| s.end <= ack) {
                 let s = self.rtx.pop_front().expect("front checked");
+                if let Some(r) = self.rate.as_deref_mut() {
+                    r.on_delivered(0, s.end, false, s.sacked);
+                    r.tx.pop_front();
+                }
                 acked_pkts += 1;
                 newest = Some((s.sent_at, s.ever_retrans));
                 if s.ever_retrans {
@@ -276,6 +295,16 @@ impl SendState {
                 }
                 _ => None,
             };
+            if self.rate.is_some() {
+                self.rate_rtt(
+                    cx,
+                    ts_sample,
+                    acked_pkts,
+                    ack - prior_una,
+                    prior_sacked,
+                    seg,
+                );
+            }
             let m = if o.ts {
                 ts_sample
             } else if cfg.rto_estimator == RtoEstimator::Linux22 {
@@ -359,11 +388,15 @@ impl SendState {
             self.frto_ack(cx, data_acked, is_dupack);
             self.fastretrans_alert(cx, flags);
         } else {
-            if data_acked && may_raise && self.cwnd_gate(cfg, prior_in_flight) {
+            if data_acked && may_raise && !self.ctl && self.cwnd_gate(cfg, prior_in_flight) {
                 self.cong_avoid_cc(ack, acked_pkts, now);
             }
             self.settle_rtt22(cx);
             self.fastretrans_alert(cx, flags);
+        }
+        if prior_packets > 0 && self.rate.is_some() {
+            // Linux 4.9+ `tcp_ack`: `tcp_rate_gen`, then `tcp_cong_control`.
+            self.rate_gen_and_control(cx);
         }
         let not_dup = seg.payload > 0 || window_changed || data_acked;
         let advanced = ack > prior_una;
@@ -425,7 +458,7 @@ impl SendState {
                     continue;
                 }
             }
-            for s in self.rtx.iter_mut() {
+            for (k, s) in self.rtx.iter_mut().enumerate() {
                 if s.start >= r {
                     break;
                 }
@@ -433,6 +466,9 @@ impl SendState {
                     lost_retrans = lost_retrans.max(r);
                 }
                 if !s.sacked && s.start >= l && s.end <= r {
+                    if let Some(rate) = self.rate.as_deref_mut() {
+                        rate.on_delivered(k, s.end, true, false);
+                    }
                     s.sacked = true;
                     // Linux: a SACKed retransmission stays in flight ("S|R") unless the
                     // original was marked lost.
@@ -463,6 +499,7 @@ impl SendState {
                     s.retrans = false;
                     if !s.sacked {
                         s.lost = true;
+                        self.lost_total += 1;
                     }
                 }
             }
@@ -491,6 +528,7 @@ impl SendState {
         let fackets = self.fackets_out() as usize;
         for s in self.rtx.iter_mut().take(fackets) {
             if !s.sacked && !s.retrans {
+                self.lost_total += u64::from(!s.lost);
                 s.lost = true;
             }
         }
@@ -514,6 +552,7 @@ impl SendState {
             }
             if !s.sacked && !s.lost && !s.retrans {
                 s.lost = true;
+                self.lost_total += 1;
             }
         }
     }
@@ -565,7 +604,7 @@ impl SendState {
             if restore_ssthresh && self.prior_ssthresh > self.win.ssthresh {
                 self.win.ssthresh = self.prior_ssthresh;
             }
-        } else {
+        } else if !self.ctl {
             self.win.cwnd = self.win.cwnd.max(self.win.ssthresh);
         }
         self.undo_marker = None;
@@ -653,7 +692,9 @@ impl SendState {
                 } else {
                     // Step 2b: let two new segments out.
                     self.frto = 2;
-                    self.win.cwnd = self.in_flight(o) + 2;
+                    if !self.ctl {
+                        self.win.cwnd = self.in_flight(o) + 2;
+                    }
                 }
             }
             1 if is_dupack => self.frto_conventional(None),
@@ -664,7 +705,9 @@ impl SendState {
                 for s in self.rtx.iter_mut() {
                     s.lost = false;
                 }
-                self.win.cwnd = self.win.ssthresh;
+                if !self.ctl {
+                    self.win.cwnd = self.win.ssthresh;
+                }
                 self.retransmits = 0;
                 self.ca = CaState::Open;
             }
@@ -679,10 +722,11 @@ impl SendState {
         let high = self.high_seq;
         for s in self.rtx.iter_mut() {
             if !s.sacked && !s.retrans && s.end <= high {
+                self.lost_total += u64::from(!s.lost);
                 s.lost = true;
             }
         }
-        if let Some(c) = cwnd {
+        if let (Some(c), false) = (cwnd, self.ctl) {
             self.win.cwnd = c;
         }
     }
@@ -728,16 +772,20 @@ impl SendState {
                 if self.snd_una >= self.high_seq {
                     self.try_undo_recovery(cx);
                     let cwnd_undone = self.win.cwnd;
-                    // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1.
-                    self.win.cwnd = match cfg.recovery_exit {
-                        // The 2.2/2.3 FACK sender's `clear_fast_retransmit`: cwnd = ssthresh
-                        // (after more than 3 duplicate ACKs, as always here).
-                        _ if self.linux23(cx) => self.win.ssthresh,
-                        RecoveryExit::Ssthresh => self.win.cwnd.min(self.win.ssthresh),
-                        RecoveryExit::FlightPlusOne => self.packets_out() + 1,
-                    };
-                    if cfg.prr {
-                        self.prr_end_recovery(cwnd_undone);
+                    // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1 (an
+                    // algorithm with its own `cong_control` keeps its cwnd: Linux 4.9+
+                    // `tcp_end_cwnd_reduction`).
+                    if !self.ctl {
+                        self.win.cwnd = match cfg.recovery_exit {
+                            // The 2.2/2.3 FACK sender's `clear_fast_retransmit`: cwnd =
+                            // ssthresh (after more than 3 duplicate ACKs, as always here).
+                            _ if self.linux23(cx) => self.win.ssthresh,
+                            RecoveryExit::Ssthresh => self.win.cwnd.min(self.win.ssthresh),
+                            RecoveryExit::FlightPlusOne => self.packets_out() + 1,
+                        };
+                        if cfg.prr {
+                            self.prr_end_recovery(cwnd_undone);
+                        }
                     }
                     self.ca = CaState::Open;
                     self.reno_sacked = 0;
@@ -791,9 +839,11 @@ impl SendState {
                 // Linux holds CWR until something above high_seq is acknowledged, so that the
                 // CWR flag has reached the receiver.
                 if self.snd_una > self.high_seq {
-                    self.win.cwnd = self.win.cwnd.min(self.win.ssthresh);
-                    if cfg.prr {
-                        self.win.cwnd = self.win.ssthresh; // 3.16 tcp_end_cwnd_reduction
+                    if !self.ctl {
+                        self.win.cwnd = self.win.cwnd.min(self.win.ssthresh);
+                        if cfg.prr {
+                            self.win.cwnd = self.win.ssthresh; // 3.16 tcp_end_cwnd_reduction
+                        }
                     }
                     self.ca = CaState::Open;
                 }
@@ -837,7 +887,7 @@ impl SendState {
     fn moderate_cwnd(&mut self, cx: &Ctx) {
         let cfg = cx.cfg;
         let o = cx.o;
-        if cfg.max_burst > 0 {
+        if cfg.max_burst > 0 && !self.ctl {
             self.win.cwnd = self.win.cwnd.min(self.in_flight(o) + cfg.max_burst);
         }
     }
@@ -847,6 +897,9 @@ impl SendState {
     fn cwnd_down(&mut self, cx: &Ctx) {
         let cfg = cx.cfg;
         let o = cx.o;
+        if self.ctl {
+            return; // Linux 4.9+ `tcp_cong_control`: the algorithm's own
+        }
         if cfg.prr {
             self.prr_reduction(o);
             return;
@@ -876,7 +929,7 @@ impl SendState {
         self.prior_ssthresh = 0;
         self.prr_enter_cwr();
         self.win.ssthresh = self.recalc_ssthresh(cfg);
-        if !cfg.rate_halving && !cfg.prr {
+        if !cfg.rate_halving && !cfg.prr && !self.ctl {
             self.win.cwnd = self.win.cwnd.min(self.win.ssthresh);
         }
         self.win.cnt = 0;
@@ -901,7 +954,7 @@ impl SendState {
         // (RFC 4138 §2.1 step 1).
         let frto = cfg.frto && self.ca != CaState::Loss;
         self.enter_loss(cx);
-        self.cc_on_loss(now);
+        self.cc_on_loss(cx);
         if frto {
             // Only the first segment is retransmitted until two ACKs have been seen.
             for s in self.rtx.iter_mut().skip(1) {
@@ -949,12 +1002,14 @@ impl SendState {
         // order frames", RFC 2018); 2.4 keeps them.
         let clear = self.linux23(cx);
         for s in self.rtx.iter_mut() {
+            let was = !s.lost || s.retrans;
             s.retrans = false;
             if clear {
                 s.sacked = false;
             }
             if !s.sacked {
                 s.lost = true;
+                self.lost_total += u64::from(was);
             }
         }
         self.high_seq = self.snd_nxt;
@@ -1058,6 +1113,7 @@ impl SendState {
                 };
                 if lost {
                     s.lost = true;
+                    self.lost_total += 1;
                 }
             }
         }
@@ -1070,6 +1126,7 @@ impl SendState {
         for s in self.rtx.iter_mut() {
             if !s.sacked && !s.lost && !s.retrans && now.saturating_since(s.sent_at) > rto {
                 s.lost = true;
+                self.lost_total += 1;
             }
         }
     }
@@ -1079,6 +1136,7 @@ impl SendState {
             if !h.sacked && !h.lost {
                 h.lost = true;
                 h.retrans = false;
+                self.lost_total += 1;
             }
         }
     }
@@ -1143,7 +1201,7 @@ impl SendState {
         self.cwr_pending = o.ecn;
         // Rate halving off (the seeds' IIP patch): cwnd is reduced at once; on, it shrinks
         // one segment per two ACKs from here (`cwnd_down`).
-        if !cfg.rate_halving && !cfg.prr {
+        if !cfg.rate_halving && !cfg.prr && !self.ctl {
             self.win.cwnd = self.win.ssthresh;
         }
         self.win.cnt = 0;
@@ -1239,6 +1297,7 @@ impl SendState {
     fn retransmit(&mut self, cx: &mut Ctx, i: usize) -> Outgoing {
         let now = cx.now;
         let snd_nxt = self.snd_nxt;
+        let in_flight_before = if self.ctl { self.in_flight(cx.o) } else { 1 };
         let (start, payload, fin) = {
             let s = &mut self.rtx[i];
             s.retrans = true;
@@ -1250,6 +1309,9 @@ impl SendState {
         cx.stats.retransmits += 1;
         if self.pace.on {
             self.pace_sent(cx, payload, 1);
+        }
+        if self.rate.is_some() {
+            self.rate_sent(cx, Some(i), in_flight_before);
         }
         self.prr_on_retransmit();
         if self.retrans_stamp.is_none() {
@@ -1315,6 +1377,7 @@ impl SendState {
         }
         let start = self.snd_nxt;
         let end = start + len + u64::from(fin);
+        let in_flight_before = if self.ctl { self.in_flight(o) } else { 1 };
         self.rtx.push_back(SentSeg {
             start,
             end,
@@ -1330,6 +1393,9 @@ impl SendState {
         self.snd_nxt = end;
         if fin {
             self.fin_sent = true;
+        }
+        if self.rate.is_some() {
+            self.rate_sent(cx, None, in_flight_before);
         }
         if self.pace.on {
             // cwnd's room before this segment, itself included (in flight now counts it).
