@@ -67,11 +67,11 @@ pub mod rtt;
 pub mod tfrc;
 pub mod wire;
 
-pub use config::{CcKernel, CongestionControl, CwndLimited, EarlyRetransmit, Pacing, Profile};
 pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoEstimator, RtoTimer,
     SackLossMarking, SsthreshFrom, TcpConfig,
 };
+pub use config::{CongestionControl, CwndLimited, EarlyRetransmit, Kernel, Pacing, Profile};
 pub use config::{Rdb, RdbSsthresh};
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,

@@ -204,10 +204,10 @@ fn bbr_needs_a_host_that_paces() {
         "{e}"
     );
     let e = TcpConfig::from_toml(
-        "congestion_control = \"bbr\"\npacing = \"always\"\ncc_kernel = \"linux-3.16\"",
+        "congestion_control = \"bbr\"\npacing = \"always\"\nkernel = \"linux-3.16\"",
     )
     .unwrap_err();
-    assert_eq!(e.key, "cc_kernel");
+    assert_eq!(e.key, "kernel");
     let e = TcpConfig::from_toml("hz = 200").unwrap_err();
     assert_eq!(e.key, "hz");
     assert!(e.message.contains("250"), "{e}");
@@ -229,4 +229,95 @@ fn pacing_keys_and_their_errors() {
     let e = TcpConfig::from_toml("pacing = \"sometimes\"").unwrap_err();
     assert_eq!(e.key, "pacing");
     assert!(e.message.contains("when_needed"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The linux-6.18 profile.
+
+/// The profile's values, each the default of the kernel the emulated hosts run (the kernel
+/// function behind each: docs/tcp-model.md, *Linux 6.18*).
+#[test]
+fn linux_6_18_profile_is_the_kernels_defaults() {
+    use lasthop_tcp::{CwndLimited, DelayedAck, EarlyRetransmit, Kernel};
+    let c = TcpConfig::from_toml("profile = \"linux-6.18\"").unwrap();
+    assert_eq!(c, TcpConfig::linux_6_18());
+    // tcp_sack, tcp_dsack, tcp_timestamps, tcp_window_scaling = 1; TCP_INIT_CWND 10.
+    assert!(c.sack && c.dsack && c.timestamps && c.window_scaling);
+    assert_eq!(c.initial_window, InitialWindow::Segments(10));
+    // tcp_congestion_control "cubic" with hystart = 1 (the fidelity hosts choose it).
+    assert_eq!(c.congestion_control, CongestionControl::Cubic);
+    assert!(c.hystart);
+    // tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP, no early retransmit), no FACK.
+    assert!(c.rack && c.tlp && !c.fack);
+    assert_eq!(c.early_retransmit, EarlyRetransmit::Off);
+    // PRR (tcp_cwnd_reduction), tcp_frto = 2, undo; 6.x's tcp_is_cwnd_limited.
+    assert!(c.prr && c.frto && c.undo);
+    assert_eq!(c.cwnd_limited, CwndLimited::Linux618);
+    // TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s; CONFIG_HZ = 250.
+    assert_eq!(
+        (c.rto_initial, c.rto_min, c.rto_max),
+        (
+            Dur::from_secs(1),
+            Dur::from_millis(200),
+            Dur::from_secs(120)
+        )
+    );
+    assert_eq!(c.hz, 250);
+    // The adaptive delayed ACK with TCP_MAX_QUICKACKS 16; ECN off (tcp_ecn = 2 only answers).
+    assert_eq!((c.delayed_ack, c.quickacks), (DelayedAck::Adaptive, 16));
+    assert!(!c.ecn);
+    // Pacing only when the algorithm asks for it (BBR): CUBIC leaves it to fq, and the
+    // hosts' qdisc is pfifo_fast.
+    assert_eq!(c.pacing, Pacing::WhenNeeded);
+    assert_eq!(c.kernel, Some(Kernel::Linux618));
+    // BBR is accepted with it (it can pace).
+    TcpConfig::from_toml("profile = \"linux-6.18\"\ncongestion_control = \"bbr\"").unwrap();
+}
+
+/// `tcp_schedule_loss_probe` of 6.6+: PTO = usecs_to_jiffies(2·srtt + 2 ms), at HZ 250 in 4 ms
+/// jiffies: 2 · 600 + 2 = 1202 ms, rounded up to 1204 ms; the RTO (3 · 600 ms = 1.8 s after the
+/// send) is later. The probe sends new data, segment 11.
+#[test]
+fn linux618_loss_probe_after_two_rtts_and_2ms_in_jiffies() {
+    let mut c = client(TcpConfig::linux_6_18(), 20);
+    assert_eq!(drain(&mut c, t(600)), (1..=10).collect::<Vec<_>>());
+    assert_eq!(c.poll_timeout(), Some(t(1804)));
+    c.handle_timeout(t(1804));
+    assert_eq!(drain(&mut c, t(1804)), vec![11]);
+}
+
+/// RACK alone finds losses (`tcp_recovery = 1`): three SACKed segments make the reordering
+/// window 0 (`tcp_rack_reo_wnd`: sacked_out ≥ reordering 3), so segment 1, sent with them 600
+/// ms ago (RACK.rtt 600 ms), is lost at once: Recovery, ssthresh = 10 · 717 / 1024 = 7, and PRR
+/// (5.x `tcp_cwnd_reduction`): in flight 10 − 3 − 1 = 6 is under ssthresh by 1, delivered 3:
+/// sndcnt = min(1, max(3 − 0, 3)) = 1, cwnd 7; segment 1 goes again.
+#[test]
+fn linux618_rack_three_sacks_start_recovery_with_prr() {
+    let mut c = client(TcpConfig::linux_6_18(), 20);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(0, &[(2, 4)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!((c.cwnd(), c.ssthresh()), (7, 7));
+    assert_eq!(drain(&mut c, t(1200)), vec![1]);
+}
+
+/// Two SACKed segments are not enough: the reordering window is min_rtt / 4 = 150 ms, so
+/// segment 1 is due at 600 + 600 + 150 = 1350 ms and the reordering timer is armed for
+/// usecs_to_jiffies(150 ms + 2 ms) = 152 ms (6.6+), at 1352 ms. Meanwhile (Disorder) the SACKed
+/// two leave the flight: 8 of cwnd 10, so segments 11 and 12 go. At 1352 ms
+/// `tcp_rack_reo_timeout` marks segment 1 lost and starts Recovery with
+/// `tcp_cwnd_reduction(sk, 1, 1, 0)`: in flight 12 − 2 − 1 = 9 is above ssthresh 7, so
+/// sndcnt = ⌈7 · 1 / 10⌉ − 0 = 1, cwnd 10.
+#[test]
+fn linux618_rack_reordering_timer_in_jiffies() {
+    let mut c = client(TcpConfig::linux_6_18(), 20);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(0, &[(2, 3)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    assert_eq!(drain(&mut c, t(1200)), vec![11, 12]);
+    assert_eq!(c.poll_timeout(), Some(t(1352)));
+    c.handle_timeout(t(1352));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!((c.cwnd(), c.ssthresh()), (10, 7));
+    assert_eq!(drain(&mut c, t(1352)), vec![1]);
 }

@@ -839,6 +839,7 @@ mod tests {
                 min_rtt_us: 40_000,
                 wstamp: Time(self.now_us * 1_000),
                 app_limited: self.app_limited,
+                lsnd: Time::ZERO,
             }
         }
 

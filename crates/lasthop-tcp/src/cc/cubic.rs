@@ -350,6 +350,299 @@ impl CongestionOps for Cubic {
     }
 }
 
+/// `hystart_ack_delta_us`, `HYSTART_DELAY_MIN` and `HYSTART_DELAY_MAX` of Linux 5.7+ (µs).
+const HYSTART6_ACK_DELTA_US: u32 = 2000;
+const HYSTART6_DELAY_MIN_US: u32 = 4000;
+const HYSTART6_DELAY_MAX_US: u32 = 16000;
+/// `sk_gso_max_size` of the emulated hosts' devices (`GSO_LEGACY_MAX_SIZE`).
+const GSO_MAX_SIZE: u64 = 65536;
+
+/// CUBIC and HyStart as Linux 6.18 `tcp_cubic.c` has them (`kernel = "linux-6.18"`): the
+/// same curve and constants as 3.16, with the 4.x–6.x changes: the increase counted in
+/// segments delivered (`bictcp_update(ca, cwnd, acked)` and `tcp_cong_avoid_ai(tp, cnt,
+/// acked)`, `cnt` at least 2, recomputed at most once per jiffy), the clock in
+/// `tcp_jiffies32` at `hz`, delays in µs (`delay_min`), an undo to the cwnd before the
+/// reduction (`tcp_reno_undo_cwnd`), the epoch moved on by an idle period
+/// (`cubictcp_cwnd_event`), and HyStart of 5.7+: rounds begin in `hystart_update` once snd_una
+/// passes the round's end, an ACK train is ACKs at most 2 ms apart for longer than (delay_min +
+/// `hystart_ack_delay`) / 2 when not paced, the delay threshold is delay_min / 8 clamped to
+/// 4..16 ms, and its samples are the RTTs of the newest segment each ACK delivers, SACKed ones
+/// included (`rs->rtt_us`).
+#[derive(Clone, Debug)]
+pub(crate) struct Cubic6 {
+    hystart: bool,
+    hz: u32,
+    cnt: u32,
+    last_max_cwnd: u32,
+    last_cwnd: u32,
+    last_time: u32,
+    bic_origin_point: u32,
+    bic_k: u32,
+    /// µs (0: none yet).
+    delay_min: u32,
+    epoch_start: Option<u32>,
+    ack_cnt: u32,
+    tcp_cwnd: u32,
+    sample_cnt: u8,
+    found: bool,
+    /// µs.
+    round_start: u32,
+    end_seq: u64,
+    /// µs.
+    last_ack: u32,
+    /// µs.
+    curr_rtt: u32,
+}
+
+impl Cubic6 {
+    pub(crate) fn new(hystart: bool, hz: u32) -> Cubic6 {
+        Cubic6 {
+            hystart,
+            hz,
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            bic_origin_point: 0,
+            bic_k: 0,
+            delay_min: 0,
+            epoch_start: None,
+            ack_cnt: 0,
+            tcp_cwnd: 0,
+            sample_cnt: 0,
+            found: false,
+            round_start: 0,
+            end_seq: 0,
+            last_ack: 0,
+            curr_rtt: u32::MAX,
+        }
+    }
+
+    fn jiffies(&self, now: Time) -> u32 {
+        (u128::from(now.0) * u128::from(self.hz) / 1_000_000_000) as u32
+    }
+
+    fn us(now: Time) -> u32 {
+        (now.0 / 1_000) as u32
+    }
+
+    /// `bictcp_reset`.
+    fn reset(&mut self) {
+        self.cnt = 0;
+        self.last_max_cwnd = 0;
+        self.last_cwnd = 0;
+        self.last_time = 0;
+        self.bic_origin_point = 0;
+        self.bic_k = 0;
+        self.delay_min = 0;
+        self.epoch_start = None;
+        self.ack_cnt = 0;
+        self.tcp_cwnd = 0;
+        self.found = false;
+    }
+
+    /// `bictcp_hystart_reset`.
+    fn hystart_reset(&mut self, now: Time, snd_nxt: u64) {
+        self.round_start = Self::us(now);
+        self.last_ack = self.round_start;
+        self.end_seq = snd_nxt;
+        self.curr_rtt = u32::MAX;
+        self.sample_cnt = 0;
+    }
+
+    /// `bictcp_update`.
+    fn update(&mut self, cwnd: u32, acked: u32, now: Time) {
+        let j = self.jiffies(now);
+        self.ack_cnt += acked;
+        if self.last_cwnd == cwnd && j.wrapping_sub(self.last_time) as i32 <= (self.hz / 32) as i32
+        {
+            return;
+        }
+        // `cnt` is recomputed at most once per jiffy (cwnd reductions clear epoch_start).
+        if !(self.epoch_start.is_some() && j == self.last_time) {
+            self.last_cwnd = cwnd;
+            self.last_time = j;
+            let epoch = match self.epoch_start {
+                Some(e) => e,
+                None => {
+                    self.epoch_start = Some(j);
+                    self.ack_cnt = acked;
+                    self.tcp_cwnd = cwnd;
+                    if self.last_max_cwnd <= cwnd {
+                        self.bic_k = 0;
+                        self.bic_origin_point = cwnd;
+                    } else {
+                        self.bic_k = cubic_root(CUBE_FACTOR * u64::from(self.last_max_cwnd - cwnd));
+                        self.bic_origin_point = self.last_max_cwnd;
+                    }
+                    j
+                }
+            };
+            // t = (now - epoch_start + delay_min) in units of 2^-10 s: jiffies, plus
+            // usecs_to_jiffies(delay_min) (rounded up), << 10, / HZ.
+            let mut t = u64::from(j.wrapping_sub(epoch) as i32 as u32);
+            t += (u64::from(self.delay_min) * u64::from(self.hz)).div_ceil(1_000_000);
+            t <<= BICTCP_HZ;
+            t /= u64::from(self.hz);
+            let k = u64::from(self.bic_k);
+            let offs = k.abs_diff(t);
+            let delta = ((CUBE_RTT_SCALE * offs * offs * offs) >> (10 + 3 * BICTCP_HZ)) as u32;
+            let target = if t < k {
+                self.bic_origin_point.wrapping_sub(delta)
+            } else {
+                self.bic_origin_point + delta
+            };
+            self.cnt = if target > cwnd {
+                cwnd / (target - cwnd)
+            } else {
+                100 * cwnd
+            };
+            if self.last_max_cwnd == 0 && self.cnt > 20 {
+                self.cnt = 20;
+            }
+        }
+        // TCP friendliness.
+        let delta = (cwnd * BETA_SCALE_FRIENDLY) >> 3;
+        while self.ack_cnt > delta {
+            self.ack_cnt -= delta;
+            self.tcp_cwnd += 1;
+        }
+        if self.tcp_cwnd > cwnd {
+            let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
+            if self.cnt > max_cnt {
+                self.cnt = max_cnt;
+            }
+        }
+        self.cnt = self.cnt.max(2);
+    }
+
+    /// `hystart_ack_delay`: a cushion for a TSO packet in flight each way, at most 1 ms.
+    fn ack_delay(pacing_rate: u64) -> u32 {
+        if pacing_rate == 0 {
+            return 0;
+        }
+        (GSO_MAX_SIZE * 4 * 1_000_000 / pacing_rate).min(1000) as u32
+    }
+
+    /// `hystart_update`; returns the ssthresh it sets.
+    fn hystart_update(&mut self, delay: u32, cwnd: u32, a: &Acked) -> Option<u32> {
+        if a.ack > self.end_seq {
+            self.hystart_reset(a.now, a.snd_nxt);
+        }
+        let mut found = None;
+        let now = Self::us(a.now);
+        if (now.wrapping_sub(self.last_ack) as i32) <= HYSTART6_ACK_DELTA_US as i32 {
+            self.last_ack = now;
+            let mut threshold = self.delay_min + Self::ack_delay(a.pacing_rate);
+            if !a.paced {
+                threshold >>= 1;
+            }
+            if (now.wrapping_sub(self.round_start) as i32) > threshold as i32 {
+                self.found = true;
+                found = Some(cwnd);
+            }
+        }
+        if self.curr_rtt > delay {
+            self.curr_rtt = delay;
+        }
+        if self.sample_cnt < HYSTART_MIN_SAMPLES {
+            self.sample_cnt += 1;
+        } else if self.curr_rtt
+            > self.delay_min
+                + (self.delay_min >> 3).clamp(HYSTART6_DELAY_MIN_US, HYSTART6_DELAY_MAX_US)
+        {
+            self.found = true;
+            found = Some(cwnd);
+        }
+        found
+    }
+}
+
+impl CongestionOps for Cubic6 {
+    /// `cubictcp_recalc_ssthresh`.
+    fn ssthresh(&mut self, w: &Window, _flight: u32) -> u32 {
+        let cwnd = w.cwnd;
+        self.epoch_start = None;
+        if cwnd < self.last_max_cwnd {
+            self.last_max_cwnd = cwnd * (BETA_SCALE + BETA) / (2 * BETA_SCALE);
+        } else {
+            self.last_max_cwnd = cwnd;
+        }
+        (cwnd * BETA / BETA_SCALE).max(2)
+    }
+
+    /// `cubictcp_cong_avoid` (the growth gate already passed).
+    fn cong_avoid(&mut self, w: &mut Window, a: &Acked) {
+        let mut acked = a.segs;
+        if w.cwnd < w.ssthresh {
+            acked = super::reno::slow_start_6(w, acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        self.update(w.cwnd, acked, a.now);
+        let cnt = self.cnt;
+        super::reno::cong_avoid_ai_6(w, cnt, acked);
+    }
+
+    fn wants_rtt(&self) -> bool {
+        true
+    }
+
+    /// `cubictcp_acked`, on every ACK with its `rs->rtt_us`.
+    fn pkts_acked(&mut self, w: &mut Window, a: &Acked, rtt: Option<Dur>, _open: bool) {
+        let Some(rtt) = rtt else {
+            return;
+        };
+        if let Some(e) = self.epoch_start {
+            if (self.jiffies(a.now).wrapping_sub(e) as i32) < self.hz as i32 {
+                return; // no delay samples in the first second after a reduction
+            }
+        }
+        let delay = ((rtt.0 / 1_000) as u32).max(1);
+        if self.delay_min == 0 || self.delay_min > delay {
+            self.delay_min = delay;
+        }
+        if !self.found && w.cwnd < w.ssthresh && self.hystart && w.cwnd >= HYSTART_LOW_WINDOW {
+            if let Some(s) = self.hystart_update(delay, w.cwnd, a) {
+                w.ssthresh = s;
+            }
+        }
+    }
+
+    /// `cubictcp_state(TCP_CA_Loss)`.
+    fn on_loss_state(&mut self, sk: &CaSk) {
+        self.reset();
+        self.hystart_reset(sk.now, sk.snd_nxt);
+    }
+
+    /// `tcp_reno_undo_cwnd`.
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
+        w.cwnd.max(prior_cwnd)
+    }
+
+    /// `cubictcp_init`.
+    fn init(&mut self, _w: &mut Window, sk: &CaSk) {
+        self.reset();
+        if self.hystart {
+            self.hystart_reset(sk.now, sk.snd_nxt);
+        }
+    }
+
+    /// `cubictcp_cwnd_event(CA_EVENT_TX_START)`: the epoch moves on by the idle time.
+    fn tx_start(&mut self, _w: &mut Window, sk: &CaSk) {
+        let now = self.jiffies(sk.now);
+        let delta = now.wrapping_sub(self.jiffies(sk.lsnd)) as i32;
+        if let (Some(e), true) = (self.epoch_start, delta > 0) {
+            let mut e = e.wrapping_add(delta as u32);
+            if (e.wrapping_sub(now) as i32) > 0 {
+                e = now;
+            }
+            self.epoch_start = Some(e);
+        }
+    }
+}
+
 /// Linux `cubic_root`: a table lookup and one Newton-Raphson step (about 0.2 % error).
 fn cubic_root(a: u64) -> u32 {
     const V: [u8; 64] = [
@@ -491,5 +784,158 @@ mod tests {
                 None
             );
         }
+    }
+
+    fn acked6(now: Time, ack: u64, snd_nxt: u64) -> Acked {
+        Acked {
+            now,
+            ack,
+            snd_nxt,
+            segs: 1,
+            pacing_rate: 0,
+            paced: false,
+        }
+    }
+
+    #[test]
+    fn linux6_epoch_counts_in_jiffies_with_delay_min_and_no_ack_ratio() {
+        // HZ 250 (4 ms jiffies). A loss at cwnd 100: ssthresh 70, W_max 100.
+        let mut c = Cubic6::new(false, 250);
+        let w = Window {
+            cwnd: 100,
+            ssthresh: SSTHRESH,
+            cnt: 0,
+        };
+        assert_eq!(c.ssthresh(&w, 100), 70);
+        assert_eq!(c.last_max_cwnd, 100);
+        // First update at 10 s = jiffy 2500: the epoch starts, K = 4316 (as 3.16's), t = 0,
+        // delta = 410·4316^3 >> 40 = 29, target 71, cnt = 70 / 1 = 70: no ACK-ratio scaling
+        // in 6.x (`delayed_ack` is gone), and friendliness (ack_cnt 1 ≤ 70·15 >> 3 = 131)
+        // leaves it.
+        c.update(70, 1, ms(10_000));
+        assert_eq!((c.epoch_start, c.bic_k, c.cnt), (Some(2500), 4316, 70));
+        // Within HZ/32 = 7 jiffies at the same cwnd nothing is recomputed (28 ms = 7 jiffies).
+        c.delay_min = 40_000;
+        c.cnt = 99;
+        c.update(70, 1, ms(10_028));
+        assert_eq!((c.cnt, c.ack_cnt), (99, 2));
+        // At 10.032 s (jiffy 2508): t = 8 + usecs_to_jiffies(40 ms) = 18 jiffies, << 10 / 250
+        // = 73; offs = 4316 − 73 = 4243, delta = 410·4243^3 >> 40 = 28, target 72,
+        // cnt = 70 / 2 = 35.
+        c.update(70, 1, ms(10_032));
+        assert_eq!(c.cnt, 35);
+        // Undo (`tcp_reno_undo_cwnd`): the cwnd before the reduction.
+        let w = Window {
+            cwnd: 70,
+            ssthresh: 70,
+            cnt: 0,
+        };
+        assert_eq!(c.undo_cwnd(&w, 100), 100);
+        // An idle period of 1 s before a send moves the epoch on by 250 jiffies
+        // (`cubictcp_cwnd_event`); the next, from 11.1 s (jiffy 2775) to 40 s (10 000), by
+        // 7225: 9975.
+        let sk = |now: Time, lsnd: Time| CaSk {
+            now,
+            snd_nxt: 0,
+            mss: 1448,
+            ca_state: 0,
+            in_flight: 0,
+            delivered: 0,
+            delivered_us: 0,
+            lost: 0,
+            srtt_us: 0,
+            min_rtt_us: u32::MAX,
+            wstamp: now,
+            app_limited: 0,
+            lsnd,
+        };
+        c.tx_start(&mut w.clone(), &sk(ms(11_100), ms(10_100)));
+        assert_eq!(c.epoch_start, Some(2750));
+        c.tx_start(&mut w.clone(), &sk(ms(40_000), ms(11_100)));
+        assert_eq!(c.epoch_start, Some(9975));
+    }
+
+    #[test]
+    fn linux6_growth_is_per_segment_delivered_and_at_most_one_per_two() {
+        // Slow start at cwnd 8, ssthresh 10, with 5 delivered: cwnd 10, and the 3 left go to
+        // congestion avoidance. The first update: W_max 0 ≤ cwnd, K = 0, origin 10, t = 0:
+        // target 10, cnt = 100·10 = 1000, capped at 20 while W_max is 0; 3 of 20 counted.
+        let mut c = Cubic6::new(false, 250);
+        let mut w = Window {
+            cwnd: 8,
+            ssthresh: 10,
+            cnt: 0,
+        };
+        let a = Acked {
+            segs: 5,
+            ..acked6(ms(1_000), 0, 0)
+        };
+        c.cong_avoid(&mut w, &a);
+        assert_eq!((w.cwnd, w.cnt, c.cnt), (10, 3, 20));
+        // 100 s later the curve is far above cwnd: cnt = 10 / (target − 10) = 0, raised to 2
+        // (1.5× per RTT at most). 7 delivered: the 3 credits at cnt 20 ≥ 2 first give one
+        // (counter 0), then 7 / 2 = 3 more, 1 left.
+        let a = Acked {
+            segs: 7,
+            ..acked6(ms(101_000), 0, 0)
+        };
+        c.cong_avoid(&mut w, &a);
+        assert_eq!(c.cnt, 2);
+        assert_eq!((w.cwnd, w.cnt), (14, 1));
+    }
+
+    #[test]
+    fn linux6_hystart_in_microseconds() {
+        // delay_min 40 ms. Delay: threshold 40 000 + clamp(40 000 >> 3 = 5000, 4000, 16 000)
+        // = 45 000 µs; 8 samples are taken first, the 9th compares their minimum.
+        let mut c = Cubic6::new(true, 250);
+        let mut w = Window {
+            cwnd: 16,
+            ssthresh: SSTHRESH,
+            cnt: 0,
+        };
+        c.pkts_acked(
+            &mut w,
+            &acked6(ms(0), 1, 100),
+            Some(Dur::from_millis(40)),
+            true,
+        );
+        assert_eq!(c.delay_min, 40_000);
+        // A new round (snd_una 101 passes end_seq 100) at 1 s; samples 10 ms apart (no ACK
+        // train), 45.001 ms each.
+        for k in 0..8 {
+            let a = acked6(ms(1_000 + 10 * k), 101 + k, 200);
+            c.pkts_acked(&mut w, &a, Some(Dur(45_001_000)), true);
+            assert_eq!(w.ssthresh, SSTHRESH, "sample {k}");
+        }
+        let a = acked6(ms(1_080), 110, 200);
+        c.pkts_acked(&mut w, &a, Some(Dur(45_001_000)), true);
+        assert_eq!(w.ssthresh, 16);
+
+        // ACK train, unpaced, no pacing rate: ACKs at most 2 ms apart for more than
+        // (delay_min + 0) / 2 = 20 ms after the round's start. A round starts at 1 s; ACKs
+        // every 2 ms of 40 ms RTTs: found on the first more than 20 ms in, at 1.022 s.
+        let mut c = Cubic6::new(true, 250);
+        let mut w = Window {
+            cwnd: 16,
+            ssthresh: SSTHRESH,
+            cnt: 0,
+        };
+        c.pkts_acked(
+            &mut w,
+            &acked6(ms(0), 1, 100),
+            Some(Dur::from_millis(40)),
+            true,
+        );
+        let mut t = 1_000;
+        while w.ssthresh == SSTHRESH && t < 1_100 {
+            let a = acked6(ms(t), 101, 200);
+            c.pkts_acked(&mut w, &a, Some(Dur::from_millis(40)), true);
+            t += 2;
+        }
+        assert_eq!((w.ssthresh, t - 2), (16, 1_022));
+        // Paced at 1 MB/s: the cushion is min(1 ms, 65 536 · 4 / 1 MB/s = 262 ms) = 1 ms and
+        // the threshold is not halved: 41 ms.
+        assert_eq!(Cubic6::ack_delay(1_000_000), 1_000);
     }
 }

@@ -17,7 +17,7 @@
 //! [`CongestionOps`], a variant of [`Cc`] and of [`crate::CongestionControl`], and its arm in
 //! [`Cc::new`].
 
-use crate::config::{CongestionControl, TcpConfig};
+use crate::config::{CongestionControl, Kernel, TcpConfig};
 use crate::conn::RateSample;
 use lasthop_core::{Dur, Time};
 
@@ -27,7 +27,7 @@ pub(crate) mod minmax;
 mod reno;
 
 pub(crate) use bbr::Bbr;
-pub(crate) use cubic::Cubic;
+pub(crate) use cubic::{Cubic, Cubic6};
 pub(crate) use reno::Reno;
 
 /// The window the algorithm and the loss recovery both change (Linux `snd_cwnd`,
@@ -47,8 +47,12 @@ pub(crate) struct Acked {
     /// The cumulative ACK, as an offset of our sequence space.
     pub(crate) ack: u64,
     pub(crate) snd_nxt: u64,
-    /// Segments it cumulatively acknowledged.
+    /// Segments it cumulatively acknowledged (with `kernel = "linux-6.18"`: ACKed or SACKed,
+    /// Linux's `acked_sacked`).
     pub(crate) segs: u32,
+    /// `sk_pacing_rate` and whether the socket paces (HyStart's ACK train of 5.7+).
+    pub(crate) pacing_rate: u64,
+    pub(crate) paced: bool,
 }
 
 /// The rest of the socket an algorithm reads (Linux's `sk`): for `init`, `cong_control`,
@@ -76,6 +80,8 @@ pub(crate) struct CaSk {
     pub(crate) wstamp: Time,
     /// `tp->app_limited`.
     pub(crate) app_limited: u64,
+    /// `tp->lsndtime`: when data was last sent.
+    pub(crate) lsnd: Time,
 }
 
 /// Linux `struct tcp_congestion_ops`, the hooks the model has.
@@ -156,6 +162,7 @@ pub(crate) trait CongestionOps {
 pub(crate) enum Cc {
     Reno(Reno),
     Cubic(Cubic),
+    Cubic6(Box<Cubic6>),
     Bbr(Box<Bbr>),
 }
 
@@ -165,6 +172,9 @@ impl Cc {
     pub(crate) fn new(cfg: &TcpConfig, seed: u32) -> Cc {
         match cfg.congestion_control {
             CongestionControl::Reno => Cc::Reno(Reno::new(cfg)),
+            CongestionControl::Cubic if cfg.kernel == Some(Kernel::Linux618) => {
+                Cc::Cubic6(Box::new(Cubic6::new(cfg.hystart, cfg.hz)))
+            }
             CongestionControl::Cubic => Cc::Cubic(Cubic::new(cfg.hystart)),
             CongestionControl::Bbr => Cc::Bbr(Box::new(Bbr::new(seed, cfg.hz))),
         }
@@ -176,6 +186,7 @@ macro_rules! dispatch {
         match $self {
             Cc::Reno($c) => $e,
             Cc::Cubic($c) => $e,
+            Cc::Cubic6($c) => $e,
             Cc::Bbr($c) => $e,
         }
     };

@@ -4,16 +4,20 @@
 //!   growth): slow start adds one segment per ACK of new data, whatever it covers;
 //!   congestion avoidance adds one after cwnd + 1 such ACKs (`snd_cwnd_cnt` counts from 0 and
 //!   the increase happens once it has reached cwnd).
-//! * Linux 3.16 `tcp_reno_cong_avoid` (`cc_kernel = "linux-3.16"`): slow start adds the
+//! * Linux 3.16 `tcp_reno_cong_avoid` (`kernel = "linux-3.16"`): slow start adds the
 //!   segments the ACK covers, up to ssthresh + 1 (`tcp_slow_start`); congestion avoidance is
 //!   2.4's (`tcp_cong_avoid_ai(tp, snd_cwnd)`: one per cwnd + 1 ACKs).
+//! * Linux 6.18 `tcp_reno_cong_avoid` (`kernel = "linux-6.18"`): slow start while cwnd <
+//!   ssthresh adds the segments delivered, to at most ssthresh, the rest going to congestion
+//!   avoidance, which adds one per cwnd segments delivered (`tcp_cong_avoid_ai` with `acked`);
+//!   an undo restores the cwnd before the reduction (`tcp_reno_undo_cwnd`).
 //!
 //! ssthresh is `tcp_reno_ssthresh`, max(cwnd/2, 2), or with `ssthresh_from = "flight"` (the
 //! default) half the segments outstanding, as the seeds describe it. An undo restores
 //! max(cwnd, 2·ssthresh) (3.16 `tcp_undo_cwnd_reduction` without an `undo_cwnd` hook).
 
 use super::{Acked, CongestionOps, Window};
-use crate::config::{CcKernel, SsthreshFrom, TcpConfig};
+use crate::config::{Kernel, SsthreshFrom, TcpConfig};
 
 /// Which kernel's Reno growth.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +26,8 @@ pub(crate) enum RenoGrowth {
     Linux24,
     /// 3.16 `tcp_reno_cong_avoid`.
     Linux316,
+    /// 6.18 `tcp_reno_cong_avoid`.
+    Linux618,
 }
 
 #[derive(Clone, Debug)]
@@ -33,8 +39,9 @@ pub(crate) struct Reno {
 impl Reno {
     pub(crate) fn new(cfg: &TcpConfig) -> Reno {
         Reno {
-            growth: match cfg.cc_kernel {
-                Some(CcKernel::Linux316) => RenoGrowth::Linux316,
+            growth: match cfg.kernel {
+                Some(Kernel::Linux316) => RenoGrowth::Linux316,
+                Some(Kernel::Linux618) => RenoGrowth::Linux618,
                 None => RenoGrowth::Linux24,
             },
             from: cfg.ssthresh_from,
@@ -61,6 +68,33 @@ pub(crate) fn cong_avoid_ai_316(w: &mut Window, cnt: u32) {
     }
 }
 
+/// 6.x `tcp_slow_start`: cwnd += segments ACKed, to at most ssthresh; returns what is left of
+/// them for congestion avoidance.
+#[inline]
+pub(crate) fn slow_start_6(w: &mut Window, acked: u32) -> u32 {
+    let c = (w.cwnd + acked).min(w.ssthresh);
+    let left = acked - (c - w.cwnd);
+    w.cwnd = c;
+    left
+}
+
+/// 6.x `tcp_cong_avoid_ai(tp, cnt, acked)`: one segment per `cnt` segments ACKed (credits
+/// accumulated at a larger `cnt` are applied first).
+#[inline]
+pub(crate) fn cong_avoid_ai_6(w: &mut Window, cnt: u32, acked: u32) {
+    let cnt = cnt.max(1);
+    if w.cnt >= cnt {
+        w.cnt = 0;
+        w.cwnd += 1;
+    }
+    w.cnt += acked;
+    if w.cnt >= cnt {
+        let delta = w.cnt / cnt;
+        w.cnt -= delta * cnt;
+        w.cwnd += delta;
+    }
+}
+
 impl CongestionOps for Reno {
     #[inline]
     fn ssthresh(&mut self, w: &Window, flight: u32) -> u32 {
@@ -73,10 +107,23 @@ impl CongestionOps for Reno {
 
     #[inline]
     fn cong_avoid(&mut self, w: &mut Window, a: &Acked) {
+        if self.growth == RenoGrowth::Linux618 {
+            // `tcp_in_slow_start` is cwnd < ssthresh since 4.x.
+            let mut acked = a.segs;
+            if w.cwnd < w.ssthresh {
+                acked = slow_start_6(w, acked);
+                if acked == 0 {
+                    return;
+                }
+            }
+            let cwnd = w.cwnd;
+            cong_avoid_ai_6(w, cwnd, acked);
+            return;
+        }
         if w.cwnd <= w.ssthresh {
             match self.growth {
                 RenoGrowth::Linux24 => w.cwnd += 1,
-                RenoGrowth::Linux316 => slow_start_316(w, a.segs),
+                RenoGrowth::Linux316 | RenoGrowth::Linux618 => slow_start_316(w, a.segs),
             }
         } else {
             cong_avoid_ai_316(w, w.cwnd);
@@ -84,7 +131,11 @@ impl CongestionOps for Reno {
     }
 
     #[inline]
-    fn undo_cwnd(&mut self, w: &Window, _prior_cwnd: u32) -> u32 {
+    fn undo_cwnd(&mut self, w: &Window, prior_cwnd: u32) -> u32 {
+        if self.growth == RenoGrowth::Linux618 {
+            // 6.x `tcp_reno_undo_cwnd`: the cwnd before the reduction.
+            return w.cwnd.max(prior_cwnd);
+        }
         w.cwnd.max(w.ssthresh.saturating_mul(2))
     }
 }
@@ -100,6 +151,8 @@ mod tests {
             ack: 0,
             snd_nxt: 0,
             segs,
+            pacing_rate: 0,
+            paced: false,
         }
     }
 
@@ -151,6 +204,25 @@ mod tests {
             r.cong_avoid(&mut w, &acked(2));
             assert_eq!((w.cwnd, w.cnt), (6, 0));
         }
+    }
+
+    #[test]
+    fn linux6_slow_start_stops_at_ssthresh_and_counts_the_rest() {
+        // cwnd 8, ssthresh 10, 5 delivered: slow start to 10, 3 left for avoidance (counter 3
+        // of 10); then 17 more: counter 20 = 2 · 10: cwnd 12, counter 0.
+        let mut r = reno(RenoGrowth::Linux618, SsthreshFrom::Cwnd);
+        let mut w = Window {
+            cwnd: 8,
+            ssthresh: 10,
+            cnt: 0,
+        };
+        r.cong_avoid(&mut w, &acked(5));
+        assert_eq!((w.cwnd, w.cnt), (10, 3));
+        r.cong_avoid(&mut w, &acked(17));
+        assert_eq!((w.cwnd, w.cnt), (12, 0));
+        // Undo: the cwnd before the reduction.
+        assert_eq!(r.undo_cwnd(&w, 20), 20);
+        assert_eq!(r.undo_cwnd(&w, 5), 12);
     }
 
     #[test]

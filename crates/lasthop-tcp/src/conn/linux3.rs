@@ -97,6 +97,12 @@ impl Linux3 {
     }
 }
 
+/// `usecs_to_jiffies`: `d` rounded up to whole jiffies at `hz`.
+pub(super) fn jiffies_up(d: Dur, hz: u32) -> Dur {
+    let j = 1_000_000_000 / u64::from(hz);
+    Dur(d.0.div_ceil(j) * j)
+}
+
 /// Linux `TCP_DELACK_MAX`, the delayed-ACK allowance of the loss probe for one segment out.
 const TLP_DELACK_MAX: Dur = Dur::from_millis(200);
 
@@ -121,6 +127,13 @@ impl SendState {
                     self.l3.is_cwnd_limited
                 }
             }
+            // 6.x: the last cwnd-limited transmission, or in slow start (cwnd < ssthresh)
+            // cwnd below twice what was out.
+            CwndLimited::Linux618 => {
+                self.l3.is_cwnd_limited
+                    || (self.win.cwnd < self.win.ssthresh
+                        && self.win.cwnd < 2 * self.l3.max_packets_out)
+            }
         }
     }
 
@@ -132,6 +145,8 @@ impl SendState {
             ack,
             snd_nxt: self.snd_nxt,
             segs: acked,
+            pacing_rate: self.pace.rate,
+            paced: self.pace.on,
         };
         self.cc.cong_avoid(&mut self.win, &a);
     }
@@ -146,6 +161,8 @@ impl SendState {
             ack,
             snd_nxt: self.snd_nxt,
             segs: acked,
+            pacing_rate: self.pace.rate,
+            paced: self.pace.on,
         };
         let open = self.ca == CaState::Open;
         self.cc.pkts_acked(&mut self.win, &a, rtt, open);
@@ -197,15 +214,38 @@ impl SendState {
         self.l3.probe_new = false;
         self.l3.round_open = false;
         let sent = std::mem::take(&mut self.l3.round_sent);
-        let limited = std::mem::take(&mut self.l3.round_cwnd_limited);
-        if sent == 0 {
-            return;
-        }
-        let l = &mut self.l3;
-        if self.snd_una >= l.max_packets_seq || self.rtx.len() as u32 > l.max_packets_out {
-            l.max_packets_out = self.rtx.len() as u32;
-            l.max_packets_seq = self.snd_nxt;
-            l.is_cwnd_limited = limited;
+        let mut limited = std::mem::take(&mut self.l3.round_cwnd_limited);
+        if cx.cfg.cwnd_limited == CwndLimited::Linux618 {
+            // 6.x `tcp_write_xmit`: also cwnd-limited when in flight fills cwnd at the end,
+            // and `tcp_cwnd_validate` runs then even if nothing went; it takes any
+            // cwnd-limited round, or (while the last was not) a larger flight.
+            limited |= self.in_flight(cx.o) >= self.win.cwnd;
+            if sent == 0 && !limited {
+                return;
+            }
+            let l = &mut self.l3;
+            let out = self.rtx.len() as u32;
+            if self.snd_una >= l.max_packets_seq
+                || limited
+                || (!l.is_cwnd_limited && out > l.max_packets_out)
+            {
+                l.is_cwnd_limited = limited;
+                l.max_packets_out = out;
+                l.max_packets_seq = self.snd_nxt;
+            }
+            if sent == 0 {
+                return;
+            }
+        } else {
+            if sent == 0 {
+                return;
+            }
+            let l = &mut self.l3;
+            if self.snd_una >= l.max_packets_seq || self.rtx.len() as u32 > l.max_packets_out {
+                l.max_packets_out = self.rtx.len() as u32;
+                l.max_packets_seq = self.snd_nxt;
+                l.is_cwnd_limited = limited;
+            }
         }
         if !probe_round {
             self.schedule_loss_probe(cx);
@@ -214,7 +254,9 @@ impl SendState {
 
     /// A new segment went out (Linux `tcp_event_new_data_sent` and `tcp_write_xmit`'s
     /// accounting): counted for the round and for PRR; a pending early-retransmit or
-    /// loss-probe timer gives way to the RTO.
+    /// loss-probe timer gives way to the RTO (RACK's reordering timer stays: 4.10+
+    /// `tcp_event_new_data_sent` rearms only from `ICSK_TIME_EARLY_RETRANS` and
+    /// `ICSK_TIME_LOSS_PROBE`).
     #[inline]
     pub(super) fn on_new_data_sent(&mut self, cx: &mut Ctx) {
         if !self.l3.active {
@@ -226,7 +268,10 @@ impl SendState {
         if matches!(self.ca, CaState::Recovery | CaState::Cwr) {
             self.l3.prr_out += 1;
         }
-        if cx.timers.alt.is_some() {
+        if matches!(
+            cx.timers.alt,
+            Some((_, AltTimer::EarlyRetrans | AltTimer::LossProbe))
+        ) {
             self.rearm_rto(cx);
         }
     }
@@ -423,6 +468,66 @@ impl SendState {
         self.win.cwnd = (in_flight + sndcnt).max(0) as u32;
     }
 
+    /// Linux 6.x `tcp_cong_control` for an algorithm without its own: in CWR or Recovery PRR
+    /// (`tcp_cwnd_reduction` with the ACK's `acked_sacked` and newly lost), otherwise, if the
+    /// ACK acknowledged data (`tcp_may_raise_cwnd`) and the growth gate lets it, the
+    /// algorithm's `cong_avoid` with the segments delivered; the pacing rate follows at the end
+    /// of the ACK (`SendState::on_ack`).
+    pub(super) fn cong_control_6(
+        &mut self,
+        cx: &Ctx,
+        ack: u64,
+        data_acked: bool,
+        una_advanced: bool,
+        prior_in_flight: u32,
+    ) {
+        let Some(rs) = self.rate.as_deref().map(|r| r.rs) else {
+            return;
+        };
+        if matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            if cx.cfg.prr {
+                self.prr_reduction_6(cx.o, rs.acked_sacked, rs.losses, una_advanced);
+            }
+        } else if data_acked && self.cwnd_gate(cx.cfg, prior_in_flight) {
+            self.cong_avoid_cc(ack, rs.acked_sacked, cx.now);
+        }
+    }
+
+    /// Linux 5.x+ `tcp_cwnd_reduction(sk, newly_acked_sacked, newly_lost, flag)`: while more
+    /// than ssthresh is in flight, ⌈ssthresh · delivered / prior_cwnd⌉ − out; below it, as
+    /// much as was delivered (or, if delivery outran sending, that), one more when snd_una
+    /// advanced without a new loss, never beyond ssthresh; at least one while nothing has been
+    /// sent in the reduction (the fast retransmit).
+    pub(super) fn prr_reduction_6(
+        &mut self,
+        o: &Negotiated,
+        newly_acked_sacked: u32,
+        newly_lost: u32,
+        una_advanced: bool,
+    ) {
+        if newly_acked_sacked == 0 || self.l3.prior_cwnd == 0 {
+            return;
+        }
+        let in_flight = i64::from(self.in_flight(o));
+        let ssthresh = i64::from(self.win.ssthresh);
+        let delta = ssthresh - in_flight;
+        let l = &mut self.l3;
+        l.prr_delivered += newly_acked_sacked;
+        let (delivered, out) = (i64::from(l.prr_delivered), i64::from(l.prr_out));
+        let mut sndcnt = if delta < 0 {
+            let prior = i64::from(l.prior_cwnd);
+            (ssthresh * delivered + prior - 1) / prior - out
+        } else {
+            let mut s = (delivered - out).max(i64::from(newly_acked_sacked));
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            delta.min(s)
+        };
+        sndcnt = sndcnt.max(i64::from(l.prr_out == 0));
+        self.win.cwnd = (in_flight + sndcnt).max(0) as u32;
+    }
+
     /// Sets the `packets_out - sacked_out` PRR compares the next reduction with.
     pub(super) fn l3_prr_set_prior_unsacked(&mut self, n: u32) {
         self.l3.prior_unsacked = n;
@@ -544,6 +649,10 @@ impl SendState {
         let cfg = cx.cfg;
         let o = cx.o;
         let now = cx.now;
+        if self.k6 {
+            self.schedule_loss_probe_6(cx);
+            return;
+        }
         if !cfg.tlp || !o.sack || self.rtx.is_empty() || self.ca != CaState::Open {
             return;
         }
@@ -565,6 +674,41 @@ impl SendState {
         let mut at = now + timeout;
         if at > rto_at && rto_at > now {
             at = rto_at;
+        }
+        cx.timers.rto = None;
+        cx.timers.alt = Some((at, AltTimer::LossProbe));
+    }
+
+    /// Linux 6.x `tcp_schedule_loss_probe`: in Open or CWR, with SACK and data out, PTO =
+    /// 2·srtt + 2 ms (one segment out: + `rto_min`, for a delayed ACK), 1 s without a sample,
+    /// in whole jiffies rounded up (6.6+: the 2 ms `TCP_TIMEOUT_MIN_US` added before the
+    /// rounding), never after the RTO.
+    fn schedule_loss_probe_6(&mut self, cx: &mut Ctx) {
+        let (cfg, o, now) = (cx.cfg, cx.o, cx.now);
+        if !cfg.tlp
+            || !o.sack
+            || self.rtx.is_empty()
+            || !matches!(self.ca, CaState::Open | CaState::Cwr)
+        {
+            return;
+        }
+        let Some(rto_at) = cx.timers.rto else {
+            return;
+        };
+        let timeout = match self.rtt.srtt() {
+            Some(srtt) => {
+                let extra = if self.rtx.len() == 1 {
+                    cfg.rto_min
+                } else {
+                    Dur::from_millis(2)
+                };
+                jiffies_up(Dur(srtt.0 * 2) + extra, cfg.hz)
+            }
+            None => Dur::from_secs(1),
+        };
+        let mut at = now + timeout;
+        if rto_at > now {
+            at = at.min(now + jiffies_up(rto_at.saturating_since(now), cfg.hz));
         }
         cx.timers.rto = None;
         cx.timers.alt = Some((at, AltTimer::LossProbe));

@@ -57,7 +57,7 @@ pub use send::{CaState, SSTHRESH_INFINITE};
 
 use events::Trace;
 use handshake::Handshake;
-use linux3::Linux3;
+use linux3::{jiffies_up, Linux3};
 use options::{our_wscale, Negotiated};
 use pacing::{pacing_on, Pacer};
 use rate::Rate;

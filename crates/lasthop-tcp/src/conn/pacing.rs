@@ -132,10 +132,11 @@ impl SendState {
     }
 
     /// The pacing rate after an ACK's congestion control (Linux `tcp_update_pacing_rate`, or
-    /// the algorithm's own rate).
+    /// the algorithm's own rate). Linux keeps `sk_pacing_rate` on every socket, paced or not
+    /// (6.x HyStart reads it); the model computes it when it paces or follows 6.18.
     #[inline]
     pub(super) fn update_pacing_rate(&mut self, cx: &Ctx) {
-        if !self.pace.on {
+        if !self.pace.on && !self.k6 {
             return;
         }
         self.pace.rate = match self.cc.pacing_rate() {

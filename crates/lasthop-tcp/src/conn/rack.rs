@@ -135,7 +135,13 @@ impl SendState {
         }
         let wait = self.rack_detect_loss(cx);
         if wait > Dur::ZERO {
-            self.l3.rack.timer = Some(now + wait);
+            self.l3.rack.timer = Some(if self.k6 {
+                // 6.6+ ("tcp: fix excessive TLP and RACK timeouts from HZ rounding"):
+                // `usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US)`, 2 ms then whole jiffies.
+                now + jiffies_up(wait + Dur::from_millis(2), cfg.hz)
+            } else {
+                now + wait
+            });
         }
         self.rtx.iter().any(|s| s.lost && !s.retrans)
     }
@@ -148,7 +154,23 @@ impl SendState {
         let o = cx.o;
         let now = cx.now;
         let prior = self.in_flight(o);
+        let lost = self.lost_total;
         let wait = self.rack_detect_loss(cx);
+        if self.k6 {
+            // 6.x `tcp_rack_reo_timeout`: Recovery with `tcp_cwnd_reduction(sk, 1, newly
+            // lost, 0)` unless the algorithm has its own control, then the RTO (the wait
+            // found is not used).
+            if self.in_flight(o) != prior && self.ca != CaState::Recovery {
+                cx.stats.rack_recoveries += 1;
+                self.enter_recovery(cx, false);
+                if cfg.prr && !self.ctl {
+                    let newly_lost = (self.lost_total - lost) as u32;
+                    self.prr_reduction_6(o, 1, newly_lost, false);
+                }
+            }
+            self.rearm_rto(cx);
+            return;
+        }
         if self.in_flight(o) != prior && self.ca != CaState::Recovery {
             cx.stats.rack_recoveries += 1;
             self.enter_recovery(cx, false);

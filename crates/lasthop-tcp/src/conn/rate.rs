@@ -259,6 +259,12 @@ impl Rate {
         Some(Dur(seq as u64 * 1_000))
     }
 
+    /// The ACK's `sack_rtt_us`: since the first newly SACKed segment never retransmitted was
+    /// sent (None: the ACK SACKed none).
+    pub(super) fn sack_rtt_us(&self, now: Time) -> Option<u64> {
+        self.sackt.map(|(first, _)| us(now).saturating_sub(first))
+    }
+
     /// `tcp_rate_gen` at the end of the ACK: `lost` is `tp->lost` now.
     pub(super) fn gen(&mut self, now: Time, lost: u64) {
         if self.app_limited != 0 && self.delivered > self.app_limited {
@@ -352,6 +358,7 @@ impl SendState {
             min_rtt_us,
             wstamp: self.pace.wstamp,
             app_limited,
+            lsnd: self.last_send,
         }
     }
 
@@ -417,10 +424,12 @@ impl SendState {
     /// one, already pushed) and, with nothing in flight, the algorithm's
     /// `cwnd_event(CA_EVENT_TX_START)`.
     pub(super) fn rate_sent(&mut self, cx: &Ctx, i: Option<usize>, in_flight_before: u32) {
-        if in_flight_before == 0 && self.ctl {
+        // `tcp_event_data_sent`: CA_EVENT_TX_START from nothing in flight, then `lsndtime`.
+        if in_flight_before == 0 && (self.ctl || self.k6) {
             let sk = self.ca_sk(cx);
             self.cc.tx_start(&mut self.win, &sk);
         }
+        self.last_send = cx.now;
         let Some(r) = self.rate.as_deref_mut() else {
             return;
         };

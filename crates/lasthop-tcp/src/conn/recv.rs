@@ -408,11 +408,19 @@ impl RecvState {
         let wire = |(s, e): (u64, u64)| (irs.wrapping_add(s as u32), irs.wrapping_add(e as u32));
         let mut blocks: Vec<(u32, u32)> = self.dsack.take().map(wire).into_iter().collect();
         let dsack = blocks.len() as u64;
-        for &b in &self.sack_recent {
+        // Every Linux's block is the out-of-order skb's `end_seq`, an out-of-order FIN included
+        // (`tcp_sack_new_ofo_skb`); the model's blocks leave it out unless it follows 6.18
+        // (kept so for the shipped outputs: the sender then never SACKs the FIN's segment).
+        let fin_end = if cfg.kernel == Some(crate::config::Kernel::Linux618) {
+            self.fin_at
+        } else {
+            None
+        };
+        for &(s, e) in &self.sack_recent {
             if blocks.len() >= max_blocks {
                 break;
             }
-            blocks.push(wire(b));
+            blocks.push(wire((s, if Some(e) == fin_end { e + 1 } else { e })));
         }
         // A data segment must still fit the MTU: drop blocks that do not.
         let room = (cfg.mtu.0 as u32).saturating_sub(40 + payload + if o.ts { 12 } else { 0 });

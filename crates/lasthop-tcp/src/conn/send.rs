@@ -157,16 +157,23 @@ pub(super) struct SendState {
     pub(super) rate: Option<Box<Rate>>,
     /// Linux `tp->lost`: segments marked lost (a lost retransmission again), ever.
     pub(super) lost_total: u64,
+    /// Linux `tp->lsndtime`: when data was last sent (kept with rate sampling).
+    pub(super) last_send: Time,
+    /// `kernel = "linux-6.18"`: the 6.x versions of the functions that changed.
+    pub(super) k6: bool,
 }
 
 impl SendState {
     pub(super) fn new(cfg: &TcpConfig, iss: u32) -> SendState {
         let cc = Cc::new(cfg, iss);
         let ctl = cc.has_cong_control();
+        let k6 = cfg.kernel == Some(crate::config::Kernel::Linux618);
         SendState {
             ctl,
-            rate: ctl.then(|| Box::new(Rate::new())),
+            rate: (ctl || k6).then(|| Box::new(Rate::new())),
             lost_total: 0,
+            last_send: Time::ZERO,
+            k6,
             pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
             app_bytes: 0,
@@ -254,6 +261,7 @@ impl SendState {
         let rdb_lost = self.rdb_hidden_loss(cx, ack);
         self.rack_update(cx, ack, ack > self.snd_una || !seg.sacks.is_empty());
         let mut acked_pkts = 0u32;
+        let mut rate_done = false;
         if ack > self.snd_una {
             let ca_rtt = self.cc_rtt(ack, now);
             let mut first_sent: Option<Time> = None;
@@ -295,7 +303,8 @@ impl SendState {
                 }
                 _ => None,
             };
-            if self.rate.is_some() {
+            let r6 = if self.rate.is_some() {
+                rate_done = true;
                 self.rate_rtt(
                     cx,
                     ts_sample,
@@ -303,9 +312,15 @@ impl SendState {
                     ack - prior_una,
                     prior_sacked,
                     seg,
-                );
-            }
-            let m = if o.ts {
+                )
+            } else {
+                None
+            };
+            let m = if self.k6 {
+                // Linux 4.x+ `tcp_ack_update_rtt`: the oldest newly ACKed segment never
+                // retransmitted, else the oldest newly SACKed one, else the timestamp echo.
+                r6
+            } else if o.ts {
                 ts_sample
             } else if cfg.rto_estimator == RtoEstimator::Linux22 {
                 // 2.2/2.3 time the newest segment covered. With a retransmission among them
@@ -336,9 +351,38 @@ impl SendState {
                     now + self.rtt.rto()
                 }
             });
-            if acked_pkts > 0 {
+            if acked_pkts > 0 && !self.k6 {
                 self.cc_pkts_acked(ack, acked_pkts, ca_rtt, now);
             }
+        }
+        if self.k6 {
+            // Linux 4.x+: an ACK that only SACKs still samples the RTT (of the SACKed
+            // segments), and the algorithm's `pkts_acked` sees every ACK's `rs->rtt_us`.
+            if !rate_done {
+                if let Some(m) = self.rate_rtt(cx, None, 0, 0, prior_sacked, seg) {
+                    self.rtt.sample(m, self.snd_una, self.snd_nxt);
+                    // 4.13+ `tcp_clean_rtx_queue`: an ACK that only SACKs restarts the RTO
+                    // (FLAG_SET_XMIT_TIMER) when what it SACKed was sent before the head was
+                    // last (re)transmitted, so that the timer does not creep on in recovery.
+                    let sack_rtt = self.rate.as_deref().and_then(|r| r.sack_rtt_us(now));
+                    let head = self
+                        .rtx
+                        .front()
+                        .map(|h| rate::us(now) - rate::us(h.sent_at));
+                    if let (Some(s), Some(h), Some(_)) = (sack_rtt, head, cx.timers.rto) {
+                        if s > h {
+                            cx.timers.rto = Some(now + self.rtt.rto());
+                        }
+                    }
+                }
+            }
+            let rtt = self
+                .rate
+                .as_deref()
+                .map(|r| r.rs.rtt_us)
+                .filter(|&r| r >= 0);
+            let rtt = rtt.map(|us| Dur(us as u64 * 1_000));
+            self.cc_pkts_acked(ack, acked_pkts, rtt, now);
         }
 
         let is_dupack = ack == prior_una
@@ -388,7 +432,12 @@ impl SendState {
             self.frto_ack(cx, data_acked, is_dupack);
             self.fastretrans_alert(cx, flags);
         } else {
-            if data_acked && may_raise && !self.ctl && self.cwnd_gate(cfg, prior_in_flight) {
+            if data_acked
+                && may_raise
+                && !self.ctl
+                && !self.k6
+                && self.cwnd_gate(cfg, prior_in_flight)
+            {
                 self.cong_avoid_cc(ack, acked_pkts, now);
             }
             self.settle_rtt22(cx);
@@ -397,6 +446,16 @@ impl SendState {
         if prior_packets > 0 && self.rate.is_some() {
             // Linux 4.9+ `tcp_ack`: `tcp_rate_gen`, then `tcp_cong_control`.
             self.rate_gen_and_control(cx);
+            if self.k6 && !self.ctl {
+                let una_advanced = ack > prior_una;
+                self.cong_control_6(
+                    cx,
+                    ack,
+                    data_acked && !frto_active,
+                    una_advanced,
+                    prior_in_flight,
+                );
+            }
         }
         let not_dup = seg.payload > 0 || window_changed || data_acked;
         let advanced = ack > prior_una;
@@ -515,6 +574,14 @@ impl SendState {
         cfg.sack_loss_marking == SackLossMarking::Linux24 && o.sack
     }
 
+    /// Linux 4.18+ (`kernel = "linux-6.18"`) with RACK and SACK: RACK alone finds losses, the
+    /// RFC 6675 dupthresh rules are off (`tcp_recovery = 1`, "tcp: disable RFC6675 loss
+    /// detection").
+    #[inline]
+    pub(super) fn rack_only(&self, cx: &Ctx) -> bool {
+        self.k6 && cx.cfg.rack && cx.o.sack
+    }
+
     /// The 2.2/2.3 FACK sender (`sack_loss_marking = "linux23"`) with SACK in use.
     fn linux23(&self, cx: &Ctx) -> bool {
         let cfg = cx.cfg;
@@ -604,7 +671,7 @@ impl SendState {
             if restore_ssthresh && self.prior_ssthresh > self.win.ssthresh {
                 self.win.ssthresh = self.prior_ssthresh;
             }
-        } else if !self.ctl {
+        } else if !self.ctl && !self.k6 {
             self.win.cwnd = self.win.cwnd.max(self.win.ssthresh);
         }
         self.undo_marker = None;
@@ -824,7 +891,7 @@ impl SendState {
                         if dup || f.head_timedout {
                             self.mark_head_untagged_lost(1);
                         }
-                    } else if o.sack {
+                    } else if o.sack && !self.rack_only(cx) {
                         self.mark_lost_by_sack(cfg);
                     }
                     self.rack_mark_lost(cx);
@@ -897,8 +964,10 @@ impl SendState {
     fn cwnd_down(&mut self, cx: &Ctx) {
         let cfg = cx.cfg;
         let o = cx.o;
-        if self.ctl {
-            return; // Linux 4.9+ `tcp_cong_control`: the algorithm's own
+        if self.ctl || self.k6 {
+            // Linux 4.9+ `tcp_cong_control`: the algorithm's own, or (6.x) PRR after the
+            // alert (`cong_control_6`).
+            return;
         }
         if cfg.prr {
             self.prr_reduction(o);
@@ -989,6 +1058,9 @@ impl SendState {
             || (self.ca == CaState::Loss && self.retransmits == 0)
         {
             self.prior_ssthresh = self.current_ssthresh();
+            if self.k6 {
+                self.l3.prior_cwnd = self.win.cwnd; // 6.x `tcp_enter_loss`, for the undo
+            }
             self.win.ssthresh = self.recalc_ssthresh(cfg);
         }
         self.win.cwnd = 1;
@@ -1180,6 +1252,10 @@ impl SendState {
             // Trick#1 and the classic rule on fackets_out (Trick#3 is `head_timedout`).
             return self.rtx.iter().any(|s| s.lost) || self.fackets_out() > cfg.dupthresh;
         }
+        if self.rack_only(cx) {
+            // Linux 4.18+ with RACK (`tcp_recovery = 1`): only what RACK marked lost.
+            return self.rtx.iter().any(|s| s.lost);
+        }
         self.dupacks >= cfg.dupthresh || (o.sack && self.is_lost(cfg, 0))
     }
 
@@ -1223,6 +1299,10 @@ impl SendState {
             if dupack {
                 self.mark_head_untagged_lost(1);
             }
+            return;
+        }
+        if self.rack_only(cx) {
+            // Linux 4.18+: RACK marked what is lost; PRR lets the first one go.
             return;
         }
         // RFC 3517 (4.3) and Linux: the first unacknowledged segment is retransmitted.
@@ -1297,7 +1377,11 @@ impl SendState {
     fn retransmit(&mut self, cx: &mut Ctx, i: usize) -> Outgoing {
         let now = cx.now;
         let snd_nxt = self.snd_nxt;
-        let in_flight_before = if self.ctl { self.in_flight(cx.o) } else { 1 };
+        let in_flight_before = if self.ctl || self.k6 {
+            self.in_flight(cx.o)
+        } else {
+            1
+        };
         let (start, payload, fin) = {
             let s = &mut self.rtx[i];
             s.retrans = true;
@@ -1377,7 +1461,11 @@ impl SendState {
         }
         let start = self.snd_nxt;
         let end = start + len + u64::from(fin);
-        let in_flight_before = if self.ctl { self.in_flight(o) } else { 1 };
+        let in_flight_before = if self.ctl || self.k6 {
+            self.in_flight(o)
+        } else {
+            1
+        };
         self.rtx.push_back(SentSeg {
             start,
             end,
