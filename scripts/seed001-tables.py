@@ -62,7 +62,10 @@ def run_experiments(binary, out, quick, reuse):
         dest = os.path.join(out, name)
         if not reuse and os.path.exists(dest):
             shutil.rmtree(dest)
-        p = subprocess.run([binary, "run", spec, "--out", dest, "--quiet"],
+        # Tables 3 and 4 read replication 0's tcp_trace.csv, events.csv and capture, which a
+        # sweep keeps only for its report run unless asked.
+        p = subprocess.run([binary, "run", spec, "--out", dest, "--quiet", "--captures", "all",
+                            "--events", "all", "--tcp-trace", "all"],
                            capture_output=True, text=True)
         if p.returncode != 0:
             sys.exit(f"lasthop run {name} failed:\n{p.stdout}\n{p.stderr}")

@@ -8,7 +8,7 @@
 //!
 //! Not a test: timings live here.
 
-use lasthop_analysis::{analyze_run_streams, Capture};
+use lasthop_analysis::{analyse_run, AnalysisOptions, Capture};
 use lasthop_core::output::{PcapSink, DEFAULT_SNAPLEN};
 use lasthop_core::{Packet, Time};
 use std::net::{IpAddr, Ipv4Addr};
@@ -92,7 +92,15 @@ fn main() {
     ];
     for streams in [false, true, false, true] {
         let t0 = Instant::now();
-        let run = analyze_run_streams(&hosts, None, &[], streams).unwrap();
+        let run = analyse_run(
+            &hosts,
+            None,
+            &AnalysisOptions {
+                streams,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         println!(
             "streams {streams:5}: {:.3} s ({} connections, {} streams)",
             t0.elapsed().as_secs_f64(),

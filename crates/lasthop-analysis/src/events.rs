@@ -8,7 +8,8 @@
 
 use crate::conn::{ConnStats, Drops};
 use crate::Error;
-use lasthop_link::event::{read_events_where, Cause, EventKind as EK, RowCause, RowKind};
+use lasthop_core::FlowKey;
+use lasthop_link::event::{read_events_where, Cause, Event, EventKind as EK, RowCause, RowKind};
 use rustc_hash::FxHashMap as HashMap;
 use std::io::{BufReader, Read};
 use std::path::Path;
@@ -39,11 +40,13 @@ pub enum DropCause {
 impl DropCause {
     fn of(c: Option<RowCause>) -> DropCause {
         match c {
-            Some(RowCause::Queue) => DropCause::Queue,
+            // STOP's unread input is the router's, before its queue.
+            Some(RowCause::Queue | RowCause::Input) => DropCause::Queue,
             // RED's drops keep RED's column; CoDel's and PIE's have their own.
             Some(RowCause::Red) => DropCause::Red,
             Some(RowCause::Codel | RowCause::Pie) => DropCause::Aqm,
-            Some(RowCause::Error) => DropCause::Error,
+            // Seawind's output dropper emulates link errors at the link's far end.
+            Some(RowCause::Error | RowCause::Output) => DropCause::Error,
             Some(RowCause::Mtu) => DropCause::Mtu,
             _ => DropCause::Other,
         }
@@ -68,6 +71,178 @@ fn flow_entry<'a>(flows: &'a mut HashMap<String, FlowEvents>, flow: &str) -> &'a
     flows.get_mut(flow).expect("inserted")
 }
 
+/// An [`EventLog`] built row by row, from `events.csv` ([`EventLog::from_reader`]) or from the
+/// link's events as a simulation produces them ([`EventLogBuilder::event`]): the same rows in
+/// the same order give the same log.
+#[derive(Default)]
+pub struct EventLogBuilder {
+    log: EventLog,
+    /// Arrivals of TCP segments with payload: (flow id, seq, len, order, packet, time).
+    arrivals: Vec<(u32, u32, u32, u64, u64, u64)>,
+    /// Flows interned: arrivals are keyed by a small id (by name from a file, by key in
+    /// process; a key's name is made once).
+    ids_by_name: HashMap<String, u32>,
+    ids_by_key: HashMap<FlowKey, u32>,
+    names: Vec<String>,
+    /// The name of every flow key seen in process (made once per flow).
+    key_names: HashMap<FlowKey, String>,
+    released: Vec<u64>,
+    saw_arrive: bool,
+    saw_release: bool,
+}
+
+/// A row's flow, as a file names it or as the link's event carries it.
+enum Flow<'a> {
+    Name(&'a str),
+    Key(&'a FlowKey),
+}
+
+impl EventLogBuilder {
+    /// The flow's name, as a file writes it.
+    fn name<'a>(key_names: &'a mut HashMap<FlowKey, String>, flow: &Flow<'a>) -> &'a str {
+        match flow {
+            Flow::Name(n) => n,
+            Flow::Key(k) => key_names.entry(**k).or_insert_with(|| k.to_string()),
+        }
+    }
+
+    /// The id of an arriving segment's flow, in order of first arrival.
+    fn id(&mut self, flow: &Flow) -> u32 {
+        if let Flow::Key(k) = flow {
+            if let Some(&id) = self.ids_by_key.get(*k) {
+                return id;
+            }
+        }
+        let name = Self::name(&mut self.key_names, flow);
+        let id = match self.ids_by_name.get(name) {
+            Some(&id) => id,
+            None => {
+                let id = self.names.len() as u32;
+                self.ids_by_name.insert(name.to_string(), id);
+                self.names.push(name.to_string());
+                id
+            }
+        };
+        if let Flow::Key(k) = flow {
+            self.ids_by_key.insert(**k, id);
+        }
+        id
+    }
+
+    /// One row of the kinds the log keeps (drops, marks, arrivals, releases) of a `tcp:` flow.
+    #[allow(clippy::too_many_arguments)]
+    fn row(
+        &mut self,
+        kind: RowKind,
+        time: u64,
+        flow: Flow,
+        packet: u64,
+        tcp_seq: Option<u32>,
+        tcp_len: Option<u32>,
+        cause: Option<RowCause>,
+    ) {
+        match kind {
+            RowKind::Drop => {
+                let name = Self::name(&mut self.key_names, &flow);
+                flow_entry(&mut self.log.flows, name)
+                    .drops
+                    .push((time, DropCause::of(cause)));
+            }
+            RowKind::Mark => {
+                let name = Self::name(&mut self.key_names, &flow);
+                flow_entry(&mut self.log.flows, name).marks.push(time);
+            }
+            RowKind::Arrive => {
+                self.saw_arrive = true;
+                let (Some(seq), Some(len)) = (tcp_seq, tcp_len) else {
+                    return;
+                };
+                if len == 0 {
+                    return;
+                }
+                let id = self.id(&flow);
+                let order = self.arrivals.len() as u64;
+                self.arrivals.push((id, seq, len, order, packet, time));
+            }
+            RowKind::Release => {
+                self.saw_release = true;
+                self.released.push(packet);
+            }
+            _ => {}
+        }
+    }
+
+    /// One of the link's events, as the model produced it (the row `events.csv` would have).
+    pub fn event(&mut self, e: &Event) {
+        let kind = match e.kind {
+            EK::Drop(_) => RowKind::Drop,
+            EK::Mark => RowKind::Mark,
+            EK::Arrive => RowKind::Arrive,
+            EK::Release => RowKind::Release,
+            _ => return,
+        };
+        self.log.rows += 1;
+        let Some(p) = &e.packet else {
+            return;
+        };
+        if p.flow.proto != 6 || p.flow == FlowKey::UNKNOWN {
+            return;
+        }
+        let (seq, len) = match p.tcp {
+            Some((s, _, l)) => (Some(s), Some(l)),
+            None => (None, None),
+        };
+        let cause = e.cause().map(RowCause::from);
+        self.row(
+            kind,
+            e.time.as_nanos(),
+            Flow::Key(&p.flow),
+            p.id,
+            seq,
+            len,
+            cause,
+        );
+    }
+
+    /// The log, spurious retransmissions found.
+    pub fn finish(mut self) -> EventLog {
+        let log = &mut self.log;
+        log.has_deliveries = self.saw_arrive && self.saw_release;
+        if log.has_deliveries {
+            let (arrivals, released) = (&mut self.arrivals, &mut self.released);
+            released.sort_unstable();
+            arrivals.sort_unstable();
+            let mut i = 0;
+            while i < arrivals.len() {
+                let (flow, seq, len, ..) = arrivals[i];
+                let mut j = i;
+                let mut delivered_before = false;
+                while j < arrivals.len()
+                    && arrivals[j].0 == flow
+                    && arrivals[j].1 == seq
+                    && arrivals[j].2 == len
+                {
+                    let (.., packet, time) = arrivals[j];
+                    if j > i && delivered_before {
+                        let name = &self.names[flow as usize];
+                        let f = flow_entry(&mut log.flows, name);
+                        f.spurious.push(time);
+                        f.spurious_seqs.push((time, seq));
+                    }
+                    delivered_before |= released.binary_search(&packet).is_ok();
+                    j += 1;
+                }
+                i = j;
+            }
+            for f in log.flows.values_mut() {
+                f.spurious.sort_unstable();
+                f.spurious_seqs.sort_unstable();
+            }
+        }
+        self.log
+    }
+}
+
 impl EventLog {
     pub fn load(path: impl AsRef<Path>) -> Result<EventLog, Error> {
         let path = path.as_ref();
@@ -84,15 +259,7 @@ impl EventLog {
             line,
             msg,
         };
-        let mut log = EventLog::default();
-        // Arrivals of TCP segments with payload: (flow id, seq, len, order, packet, time).
-        let mut arrivals: Vec<(u32, u32, u32, u64, u64, u64)> = Vec::new();
-        // flow strings interned: arrivals are keyed by a small id
-        let mut flow_ids: HashMap<String, u32> = HashMap::default();
-        let mut flow_names: Vec<String> = Vec::new();
-        let mut released: Vec<u64> = Vec::new();
-        let mut saw_arrive = false;
-        let mut saw_release = false;
+        let mut b = EventLogBuilder::default();
         // The one typed reader of lasthop-link; rows are numbered from 2 (1 is the header).
         // Only these kinds of rows matter here; the reader skips parsing the others.
         let wanted = |kind: &str| {
@@ -102,91 +269,29 @@ impl EventLog {
         };
         for row in read_events_where(BufReader::with_capacity(1 << 16, r), wanted) {
             let (lineno, row) = row.map_err(|e| bad(e.line, e.message))?;
-            log.rows += 1;
-            let flow = row.flow.as_str();
-            if !flow.starts_with("tcp:") {
+            b.log.rows += 1;
+            if !row.flow.starts_with("tcp:") {
                 continue;
             }
-            let time = row.time_ns;
-            let packet = || -> Result<u64, Error> {
-                row.packet
-                    .ok_or_else(|| bad(lineno, "no packet id".to_string()))
+            let payload = row.tcp_seq.is_some() && row.tcp_len.is_some_and(|l| l > 0);
+            let packet = match row.event {
+                RowKind::Arrive if !payload => 0,
+                RowKind::Arrive | RowKind::Release => row
+                    .packet
+                    .ok_or_else(|| bad(lineno, "no packet id".to_string()))?,
+                _ => 0,
             };
-            match row.event {
-                RowKind::Drop => {
-                    let cause = DropCause::of(row.cause);
-                    flow_entry(&mut log.flows, flow).drops.push((time, cause));
-                }
-                RowKind::Mark => flow_entry(&mut log.flows, flow).marks.push(time),
-                RowKind::Arrive => {
-                    saw_arrive = true;
-                    let (Some(seq), Some(len)) = (row.tcp_seq, row.tcp_len) else {
-                        continue;
-                    };
-                    if len == 0 {
-                        continue;
-                    }
-                    let id = match flow_ids.get(flow) {
-                        Some(&id) => id,
-                        None => {
-                            let id = flow_names.len() as u32;
-                            flow_ids.insert(flow.to_string(), id);
-                            flow_names.push(flow.to_string());
-                            id
-                        }
-                    };
-                    let order = arrivals.len() as u64;
-                    arrivals.push((id, seq, len, order, packet()?, time));
-                }
-                RowKind::Release => {
-                    saw_release = true;
-                    released.push(packet()?);
-                }
-                _ => {}
-            }
+            b.row(
+                row.event,
+                row.time_ns,
+                Flow::Name(&row.flow),
+                packet,
+                row.tcp_seq,
+                row.tcp_len,
+                row.cause,
+            );
         }
-        log.has_deliveries = saw_arrive && saw_release;
-        if log.has_deliveries {
-            released.sort_unstable();
-            arrivals.sort_unstable();
-            let mut i = 0;
-            while i < arrivals.len() {
-                let (flow, seq, len, ..) = arrivals[i];
-                let mut j = i;
-                let mut delivered_before = false;
-                while j < arrivals.len()
-                    && arrivals[j].0 == flow
-                    && arrivals[j].1 == seq
-                    && arrivals[j].2 == len
-                {
-                    let (.., packet, time) = arrivals[j];
-                    if j > i && delivered_before {
-                        let name = &flow_names[flow as usize];
-                        if !log.flows.contains_key(name) {
-                            log.flows.insert(name.clone(), FlowEvents::default());
-                        }
-                        log.flows
-                            .get_mut(name)
-                            .expect("inserted")
-                            .spurious
-                            .push(time);
-                        log.flows
-                            .get_mut(name)
-                            .expect("inserted")
-                            .spurious_seqs
-                            .push((time, seq));
-                    }
-                    delivered_before |= released.binary_search(&packet).is_ok();
-                    j += 1;
-                }
-                i = j;
-            }
-            for f in log.flows.values_mut() {
-                f.spurious.sort_unstable();
-                f.spurious_seqs.sort_unstable();
-            }
-        }
-        Ok(log)
+        Ok(b.finish())
     }
 
     /// Adds drops, marks and spurious retransmissions to the connections.

@@ -504,110 +504,26 @@ pub fn streams(captures: &[CaptureLog]) -> Vec<StreamStats> {
     v
 }
 
-/// The columns of `streams.csv`, in order.
-pub const STREAM_COLUMNS: [&str; 30] = [
-    "stream",
-    "sender",
-    "receiver",
-    "first_s",
-    "last_s",
-    "data_pkts",
-    "new_pkts",
-    "retr_pkts",
-    "rdb_pkts",
-    "payload_bytes",
-    "unique_bytes",
-    "redundant_bytes",
-    "retr_bytes",
-    "rdb_bytes",
-    "dupacks",
-    "itt_avg_ms",
-    "payload_avg_B",
-    "lat_ranges",
-    "lat_mean_ms",
-    "lat_min_ms",
-    "lat_max_ms",
-    "unacked_ranges",
-    "recv_pkts",
-    "lost_pkts",
-    "lost_bytes",
-    "loss_pkts_pct",
-    "loss_bytes_pct",
-    "rdb_hits",
-    "rdb_misses",
-    "throughput_Bps",
-];
-
-/// `streams.csv`: one row per stream (see [`STREAM_COLUMNS`]; then `goodput_Bps`). Times in
-/// seconds with 6 decimals, ms with 3, rates and percentages with 3; an empty cell is unknown
-/// (no receiver capture, no sample).
-pub fn streams_csv(streams: &[StreamStats]) -> String {
-    let mut s = STREAM_COLUMNS.join(",");
-    s.push_str(",goodput_Bps\n");
-    let o3 = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.3}"));
-    let addr = |a: Option<SocketAddr>| a.map_or(String::new(), |a| a.to_string());
-    for st in streams {
-        let l = &st.latency;
-        let ms = |ns: u64| (l.n > 0).then(|| ns as f64 / 1e6);
-        let _ = write!(
-            s,
-            "{},{},{},{:.6},{:.6},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-            st.id,
-            addr(st.sender),
-            addr(st.receiver),
-            st.first_ns as f64 / 1e9,
-            st.last_ns as f64 / 1e9,
-            st.data_pkts,
-            st.new_pkts,
-            st.retr_pkts,
-            st.rdb_pkts,
-            st.payload_bytes,
-            st.unique_bytes,
-            st.redundant_bytes,
-            st.retr_bytes,
-            st.rdb_bytes,
-            st.dupacks,
-            o3(st.itt_avg_ms()),
-            o3(st.payload_avg()),
-            l.n,
-            o3(l.mean_ms()),
-            o3(ms(l.min_ns)),
-            o3(ms(l.max_ns)),
-            st.unacked_ranges,
-        );
-        match &st.received {
-            Some(r) => {
-                let pct = |a: u64, b: u64| (b > 0).then(|| a as f64 / b as f64 * 100.0);
-                let _ = writeln!(
-                    s,
-                    ",{},{},{},{},{},{},{},{},{}",
-                    r.pkts,
-                    r.lost_pkts,
-                    r.lost_bytes,
-                    o3(pct(r.lost_pkts, st.data_pkts)),
-                    o3(pct(r.lost_bytes, st.payload_bytes)),
-                    r.rdb_hits,
-                    r.rdb_misses,
-                    o3(r.throughput_bytes_per_s()),
-                    o3(r.goodput_bytes_per_s())
-                );
-            }
-            None => s.push_str(",,,,,,,,,\n"),
-        }
+/// The columns of `streams.csv` before `goodput_Bps`, in order ([`crate::files::streams`]).
+pub const STREAM_COLUMNS: [&str; 30] = {
+    let mut out = [""; 30];
+    let mut i = 0;
+    while i < 30 {
+        out[i] = crate::files::streams::COLUMNS[i];
+        i += 1;
     }
-    s
+    out
+};
+
+/// `streams.csv`: one row per stream ([`crate::files::streams`]).
+pub fn streams_csv(streams: &[StreamStats]) -> String {
+    crate::files::streams::text(streams)
 }
 
 /// `latency.csv`: the ACK latency histogram of every stream at 1 ms resolution, one row per
-/// non-empty millisecond: `stream,ms,count`.
+/// non-empty millisecond: `stream,ms,count` ([`crate::files::latency`]).
 pub fn latency_csv(streams: &[StreamStats]) -> String {
-    let mut s = String::from("stream,ms,count\n");
-    for st in streams {
-        for (ms, c) in &st.latency.hist {
-            let _ = writeln!(s, "{},{ms},{c}", st.id);
-        }
-    }
-    s
+    crate::files::latency::text(streams)
 }
 
 /// Writes `streams.csv` and `latency.csv` into `dir` (nothing when there is no stream).
@@ -615,13 +531,15 @@ pub fn write_stream_files(dir: &Path, streams: &[StreamStats]) -> Result<(), Err
     if streams.is_empty() {
         return Ok(());
     }
-    crate::udp::write_files(
-        dir,
-        [
-            ("streams.csv", streams_csv(streams)),
-            ("latency.csv", latency_csv(streams)),
-        ],
-    )
+    let f = lasthop_core::layout::RunFiles::new(dir);
+    let io = |path: std::path::PathBuf| {
+        move |error| Error::Io {
+            path: path.display().to_string(),
+            error,
+        }
+    };
+    crate::files::streams::write(&f.streams_csv(), streams).map_err(io(f.streams_csv()))?;
+    crate::files::latency::write(&f.latency_csv(), streams).map_err(io(f.latency_csv()))
 }
 
 /// A short table of the streams (`lasthop analyze --streams`).

@@ -13,9 +13,11 @@
 pub mod capture;
 pub mod conn;
 pub mod events;
+pub mod files;
 pub mod latency;
 pub mod page;
 pub mod report;
+pub mod run;
 pub mod seqspace;
 mod split;
 pub mod stats;
@@ -33,6 +35,7 @@ pub use report::{
     csv_row, format_long, format_table, format_udp_table, merge_sides, write_connections_csv,
     write_csv_to, CSV_COLUMNS, CSV_LEADING,
 };
+pub use run::{analyse_run, join_udp_events, AnalysisOptions, LinkSample, RunSink, SampleKind};
 #[doc(hidden)]
 pub use split::analyze_bytes_in_chunks;
 pub use udp::{UdpFlowStats, UDP_CSV_COLUMNS};
@@ -56,6 +59,9 @@ pub enum Error {
         line: u64,
         msg: String,
     },
+    /// A run file read back (`connections.csv`, ...).
+    #[error(transparent)]
+    File(#[from] files::FileError),
 }
 
 /// A capture's connections and what else reading it found.
@@ -257,7 +263,7 @@ fn analyze_logged_numbered<R: Read>(
     Ok((an.finish_numbered(), summary, dgs))
 }
 
-/// A host's capture for [`run_connections`]: a file, or bytes kept in memory.
+/// A host's capture for [`analyse_run`]: a file, or bytes kept in memory.
 pub enum Capture<'a> {
     File(&'a Path),
     Bytes(&'a [u8]),
@@ -270,148 +276,60 @@ pub struct RunAnalysis {
     pub udp: Vec<UdpFlowStats>,
     /// The pages of the run's `http` flows (empty when none was given).
     pub pages: Vec<PageStats>,
-    /// The TCP streams as seed 003's analyseTCP saw them (empty unless asked for, see
-    /// [`analyze_run_streams`]).
+    /// The TCP streams as seed 003's analyseTCP saw them (empty unless asked for,
+    /// [`AnalysisOptions::streams`]).
     pub streams: Vec<StreamStats>,
+    /// What the event log says of the router queue and the serializer (empty unless asked
+    /// for, [`AnalysisOptions::link_samples`]).
+    pub link_samples: Vec<LinkSample>,
 }
 
-/// Analyses a run that captured at every host (the simulator and the emulator both do): `hosts`
-/// pairs each host's address with its capture.
-///
-/// TCP: each capture is analysed, a connection seen at its client host (which gives the elapsed
-/// time, as seed 002 defines it) is merged with its view at the server host (counts come from
-/// the data sender's side, see [`merge_sides`]), and the event log, when given, is joined for
-/// drops by cause and spurious retransmissions. UDP: each flow's sender capture (the host with
-/// its source address) and receiver capture (its destination's) give loss, throughput, spacing
-/// and one-way delay ([`udp::udp_flows`]); the event log gives drops by cause.
-pub fn analyze_run(
-    hosts: &[(std::net::IpAddr, Capture<'_>)],
-    events: Option<&Path>,
-) -> Result<RunAnalysis, Error> {
-    analyze_run_with_pages(hosts, events, &[])
-}
-
-/// [`analyze_run`], and the pages of the run's `http` flows ([`page::pages`]): each page's
-/// objects are found by client address and port in the client's and the server's capture.
-pub fn analyze_run_with_pages(
-    hosts: &[(std::net::IpAddr, Capture<'_>)],
-    events: Option<&Path>,
-    pages: &[PageSpec],
-) -> Result<RunAnalysis, Error> {
-    analyze_run_streams(hosts, events, pages, false)
-}
-
-/// [`analyze_run_with_pages`], and with `streams` every TCP stream as seed 003's analyseTCP saw
-/// it ([`latency::streams`]: ACK latency per byte range, RDB, loss), from the same pass over
-/// the captures.
-pub fn analyze_run_streams(
-    hosts: &[(std::net::IpAddr, Capture<'_>)],
-    events: Option<&Path>,
-    pages: &[PageSpec],
-    streams: bool,
-) -> Result<RunAnalysis, Error> {
-    let (mut client_side, mut server_side) = (vec![], vec![]);
-    let mut datagrams = vec![];
-    let mut logs: Vec<CaptureLog> = vec![];
-    for (addr, capture) in hosts {
-        let mut log = CaptureLog::default();
-        let l = streams.then_some(&mut log);
-        let a = match capture {
-            Capture::File(p) => {
-                let name = p.display().to_string();
-                let f = std::fs::File::open(p).map_err(|e| Error::Io {
-                    path: name.clone(),
-                    error: e,
-                })?;
-                analyze_reader_logged(f, &name, Options::default(), l)?
-            }
-            Capture::Bytes(b) => analyze_reader_logged(*b, "<capture>", Options::default(), l)?,
-        };
-        if streams {
-            logs.push(log);
-        }
-        for c in a.conns {
-            if c.client.ip() == *addr {
-                client_side.push(c);
-            } else if c.server.ip() == *addr {
-                server_side.push(c);
-            }
-        }
-        datagrams.push((*addr, a.udp));
-    }
-    let mut conns = merge_sides(&client_side, &server_side);
-    let mut udp = udp::udp_flows(&datagrams);
-    if let Some(ev) = events {
-        EventLog::load(ev)?.join(&mut conns);
-        if !udp.is_empty() {
-            udp::join_events(ev, &mut udp)?;
-        }
-    }
-    let pages = page::pages(pages, &client_side, &server_side, &conns);
-    let streams = latency::streams(&logs);
-    Ok(RunAnalysis {
-        conns,
-        udp,
-        pages,
-        streams,
-    })
-}
-
-/// One row per connection of a run (the TCP half of [`analyze_run`]).
-pub fn run_connections(
-    hosts: &[(std::net::IpAddr, Capture<'_>)],
-    events: Option<&Path>,
-) -> Result<Vec<ConnStats>, Error> {
-    Ok(analyze_run(hosts, events)?.conns)
-}
-
-/// The one place where a run's captures become its analysis files: analyses the run
-/// ([`analyze_run`]) and writes `connections.csv` into `dir`, and `udp_flows.csv` and
-/// `udp_packets.csv` when the run has UDP flows (nothing UDP otherwise). Every file is written
-/// atomically.
-pub fn write_run_analysis(
-    dir: &Path,
-    hosts: &[(std::net::IpAddr, Capture<'_>)],
-    events: Option<&Path>,
-) -> Result<RunAnalysis, Error> {
-    write_run_analysis_with_pages(dir, hosts, events, &[])
-}
-
-/// [`write_run_analysis`] with the pages of the run's `http` flows: `pages.csv` and
-/// `page_objects.csv` too when there are any.
-pub fn write_run_analysis_with_pages(
-    dir: &Path,
-    hosts: &[(std::net::IpAddr, Capture<'_>)],
-    events: Option<&Path>,
-    pages: &[PageSpec],
-) -> Result<RunAnalysis, Error> {
-    write_run_analysis_streams(dir, hosts, events, pages, false)
-}
-
-/// [`write_run_analysis_with_pages`], and with `streams` the thin-stream analysis
-/// ([`analyze_run_streams`]): `streams.csv` and `latency.csv` too when there is a stream.
-pub fn write_run_analysis_streams(
-    dir: &Path,
-    hosts: &[(std::net::IpAddr, Capture<'_>)],
-    events: Option<&Path>,
-    pages: &[PageSpec],
-    streams: bool,
-) -> Result<RunAnalysis, Error> {
-    let run = analyze_run_streams(hosts, events, pages, streams)?;
-    write_run_files(dir, &run)?;
-    Ok(run)
-}
-
-/// Writes the files of an analysed run into `dir` (see [`write_run_analysis`]).
+/// Writes the tables of an analysed run into `dir`: `connections.csv`, and `udp_flows.csv` and
+/// `udp_packets.csv` when the run has UDP flows, `pages.csv` and `page_objects.csv` when it has
+/// pages, `streams.csv` and `latency.csv` when it has streams (nothing of a kind it has none
+/// of). Every file is written atomically.
 pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
-    let path = dir.join("connections.csv");
-    write_connections_csv(&path, &run.conns).map_err(|e| Error::Io {
-        path: path.display().to_string(),
-        error: e,
-    })?;
-    udp::write_udp_files(dir, &run.udp)?;
-    latency::write_stream_files(dir, &run.streams)?;
-    page::write_page_files(dir, &run.pages)
+    write_run_files_with(dir, run, true)
+}
+
+/// [`write_run_files`]; with `sync` false the files are not synced one by one (the caller
+/// syncs the directory once: [`lasthop_core::output::sync_dir`]).
+pub fn write_run_files_with(dir: &Path, run: &RunAnalysis, sync: bool) -> Result<(), Error> {
+    use files::{connections, latency, page_objects, pages, streams, udp_flows, udp_packets};
+    let f = lasthop_core::layout::RunFiles::new(dir);
+    let mut out: Vec<(std::path::PathBuf, String)> = vec![(
+        f.connections_csv(),
+        files::to_text(
+            &connections::COLUMNS,
+            run.conns.iter().map(connections::ConnRow::of),
+        ),
+    )];
+    if !run.udp.is_empty() {
+        out.push((f.udp_flows_csv(), udp_flows::text(&run.udp)));
+        out.push((f.udp_packets_csv(), udp_packets::text(&run.udp)));
+    }
+    if !run.streams.is_empty() {
+        out.push((f.streams_csv(), streams::text(&run.streams)));
+        out.push((f.latency_csv(), latency::text(&run.streams)));
+    }
+    if !run.pages.is_empty() {
+        out.push((f.pages_csv(), pages::text(&run.pages)));
+        out.push((f.page_objects_csv(), page_objects::text(&run.pages)));
+    }
+    for (path, text) in out {
+        let io = |error| Error::Io {
+            path: path.display().to_string(),
+            error,
+        };
+        let mut file = lasthop_core::output::AtomicFile::create(&path).map_err(io)?;
+        std::io::Write::write_all(&mut file, text.as_bytes()).map_err(io)?;
+        if sync {
+            file.commit().map_err(io)?;
+        } else {
+            file.commit_unsynced().map_err(io)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

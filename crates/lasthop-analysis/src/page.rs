@@ -257,105 +257,19 @@ pub fn assign_classes(objects: &mut [ObjectStats]) {
     }
 }
 
-/// Every column of `pages.csv`, in order.
-pub const PAGES_CSV_COLUMNS: [&str; 10] = [
-    "flow",
-    "workload",
-    "objects",
-    "bytes",
-    "client",
-    "server",
-    "start_s",
-    "response_s",
-    "total_s",
-    "complete",
-];
-
-/// Every column of `page_objects.csv`, in order.
-pub const PAGE_OBJECTS_CSV_COLUMNS: [&str; 17] = [
-    "flow",
-    "object",
-    "class",
-    "bytes",
-    "client_port",
-    "start_s",
-    "elapsed_s",
-    "throughput_Bps",
-    "rexmt_pkts",
-    "dupacks",
-    "triple_dupacks",
-    "sack_pkts",
-    "drops_queue",
-    "drops_error",
-    "ack_drops_queue",
-    "ack_drops_error",
-    "client_elapsed_s",
-];
-
-fn s6(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.6}")).unwrap_or_default()
-}
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
-}
+/// Every column of `page_objects.csv`, in order ([`crate::files::page_objects`]).
+pub use crate::files::page_objects::COLUMNS as PAGE_OBJECTS_CSV_COLUMNS;
+/// Every column of `pages.csv`, in order ([`crate::files::pages`]).
+pub use crate::files::pages::COLUMNS as PAGES_CSV_COLUMNS;
 
 /// The text of `pages.csv`: one row per page.
 pub fn pages_csv(pages: &[PageStats]) -> String {
-    let mut s = PAGES_CSV_COLUMNS.join(",");
-    s.push('\n');
-    for p in pages {
-        let _ = writeln!(
-            s,
-            "{},{},{},{},{},{},{},{},{},{}",
-            p.spec.flow,
-            p.spec.label,
-            p.spec.objects.len(),
-            p.spec.objects.iter().sum::<u64>(),
-            p.spec.client,
-            p.spec.server,
-            s6(p.response().map(|r| secs(r.0 .0))),
-            s6(p.response_s()),
-            s6(p.total_s()),
-            u8::from(p.complete())
-        );
-    }
-    s
+    crate::files::pages::text(pages)
 }
 
 /// The text of `page_objects.csv`: one row per object, pages in order, objects in index order.
 pub fn page_objects_csv(pages: &[PageStats]) -> String {
-    let mut s = PAGE_OBJECTS_CSV_COLUMNS.join(",");
-    s.push('\n');
-    for p in pages {
-        for o in &p.objects {
-            let d = o.drops;
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
-                p.spec.flow,
-                o.index,
-                o.class,
-                o.bytes,
-                p.spec.first_port.wrapping_add(o.index as u16),
-                s6(o.server.map(|x| secs(x.0 .0))),
-                s6(o.elapsed_s()),
-                o.throughput_bytes_per_s()
-                    .map(|v| format!("{v:.3}"))
-                    .unwrap_or_default(),
-                opt(o.rexmt_pkts),
-                opt(o.dupacks),
-                opt(o.triple_dupacks),
-                opt(o.sack_pkts),
-                opt(d.map(|d| d.queue)),
-                opt(d.map(|d| d.error)),
-                opt(d.map(|d| d.ack_queue)),
-                opt(d.map(|d| d.ack_error)),
-                s6(o.client_elapsed_s()),
-            );
-        }
-    }
-    s
+    crate::files::page_objects::text(pages)
 }
 
 /// Writes `pages.csv` and `page_objects.csv` into `dir`, atomically; nothing at all when there
@@ -364,13 +278,16 @@ pub fn write_page_files(dir: &Path, pages: &[PageStats]) -> Result<(), Error> {
     if pages.is_empty() {
         return Ok(());
     }
-    crate::udp::write_files(
-        dir,
-        [
-            ("pages.csv", pages_csv(pages)),
-            ("page_objects.csv", page_objects_csv(pages)),
-        ],
-    )
+    let f = lasthop_core::layout::RunFiles::new(dir);
+    let io = |path: std::path::PathBuf| {
+        move |error| Error::Io {
+            path: path.display().to_string(),
+            error,
+        }
+    };
+    crate::files::pages::write(&f.pages_csv(), pages).map_err(io(f.pages_csv()))?;
+    crate::files::page_objects::write(&f.page_objects_csv(), pages)
+        .map_err(io(f.page_objects_csv()))
 }
 
 /// A readable table, one line per page and one per object (empty when there is no page).

@@ -2,10 +2,12 @@
 //! the same run.
 
 use crate::conn::{ConnStats, DataDir, DirStats};
-use lasthop_core::output::AtomicFile;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
+
+/// Every column of `connections.csv`, in order (the schema is [`crate::files::connections`]).
+pub use crate::files::connections::COLUMNS as CSV_COLUMNS;
 
 /// The leading columns of `connections.csv`, fixed; more columns follow (see [`CSV_COLUMNS`]).
 pub const CSV_LEADING: [&str; 16] = {
@@ -19,174 +21,23 @@ pub const CSV_LEADING: [&str; 16] = {
     out
 };
 
-/// Every column of `connections.csv`, in order.
-pub const CSV_COLUMNS: [&str; 53] = [
-    "conn",
-    "client",
-    "server",
-    "start_s",
-    "end_s",
-    "elapsed_s",
-    "bytes",
-    "throughput_Bps",
-    "data_pkts",
-    "rexmt_pkts",
-    "dupacks",
-    "triple_dupacks",
-    "rtos",
-    "sack_blocks",
-    "drops_queue",
-    "drops_error",
-    // extras, data direction unless named otherwise
-    "rexmt_bytes",
-    "dsack_blocks",
-    "drops_red",
-    "drops_aqm",
-    "drops_mtu",
-    "ecn_marks",
-    "spurious_rexmt",
-    "rtt_min_ms",
-    "rtt_avg_ms",
-    "rtt_max_ms",
-    "rtt_samples",
-    "complete",
-    "data_dir",
-    "merged",
-    "data_bytes",
-    "fast_rexmts",
-    "out_of_order",
-    "sack_pkts",
-    "zwnd_probes",
-    // the acknowledging direction's own data (requests, in HTTP)
-    "rev_bytes",
-    "rev_data_pkts",
-    "rev_rexmt_pkts",
-    "rev_dupacks",
-    // drops by direction
-    "drops_queue_c2s",
-    "drops_queue_s2c",
-    "drops_error_c2s",
-    "drops_error_s2c",
-    "drops_red_c2s",
-    "drops_red_s2c",
-    "drops_aqm_c2s",
-    "drops_aqm_s2c",
-    "spurious_rexmt_rev",
-    // seed 001's partial transfer ("first 10 KB", Options::partial_bytes)
-    "partial_elapsed_s",
-    "partial_throughput_Bps",
-    // seeds 001/002's estimate of unnecessary retransmissions: rexmt_pkts - data-direction drops
-    "rexmt_minus_drops",
-    // seed 001's RxMin/RxMax of the first 10 KB: retransmissions before the partial ACK
-    "partial_rexmt_pkts",
-    // seed 000's spurious timeouts: RTO retransmissions of segments the link had delivered
-    "spurious_rtos",
-];
-
-fn secs(ns: u64) -> String {
-    format!("{:.6}", ns as f64 / 1e9)
-}
-
-fn ms(ns: f64) -> String {
-    format!("{:.3}", ns / 1e6)
-}
-
 fn opt<T: ToString>(v: Option<T>) -> String {
     v.map(|v| v.to_string()).unwrap_or_default()
 }
 
 /// One CSV row (no newline), in [`CSV_COLUMNS`] order.
 pub fn csv_row(c: &ConnStats) -> String {
-    let d = c.data();
-    let a = c.acks();
-    let drops = c.drops();
-    let joined = c.events_joined;
-    let dropv = |v: u64| if joined { v.to_string() } else { String::new() };
-    let rtt = &d.rtt;
-    let (rmin, ravg, rmax) = if rtt.samples > 0 {
-        (
-            ms(rtt.min_ns as f64),
-            ms(rtt.avg_ns().unwrap_or(0.0)),
-            ms(rtt.max_ns as f64),
-        )
-    } else {
-        Default::default()
-    };
-    let cols: Vec<String> = vec![
-        c.id.to_string(),
-        c.client.to_string(),
-        c.server.to_string(),
-        secs(c.start.0),
-        secs(c.end().0),
-        secs(c.elapsed().0),
-        c.bytes().to_string(),
-        format!("{:.3}", c.throughput_bytes_per_s()),
-        d.data_pkts.to_string(),
-        d.rexmt_pkts.to_string(),
-        d.dupacks.to_string(),
-        d.triple_dupacks.to_string(),
-        d.rtos.to_string(),
-        a.sack_blocks.to_string(),
-        dropv(drops.queue),
-        dropv(drops.error),
-        d.rexmt_bytes.to_string(),
-        a.dsack_blocks.to_string(),
-        dropv(drops.red),
-        dropv(drops.aqm),
-        dropv(drops.mtu),
-        dropv(drops.marks),
-        opt(d.spurious_rexmt),
-        rmin,
-        ravg,
-        rmax,
-        rtt.samples.to_string(),
-        u8::from(c.complete()).to_string(),
-        c.data_dir().name().to_string(),
-        u8::from(c.merged).to_string(),
-        d.data_bytes.to_string(),
-        d.fast_rexmts.to_string(),
-        d.out_of_order.to_string(),
-        a.sack_pkts.to_string(),
-        d.zwnd_probes.to_string(),
-        a.unique_bytes.to_string(),
-        a.data_pkts.to_string(),
-        a.rexmt_pkts.to_string(),
-        a.dupacks.to_string(),
-        dropv(c.c2s.drops.queue),
-        dropv(c.s2c.drops.queue),
-        dropv(c.c2s.drops.error),
-        dropv(c.s2c.drops.error),
-        dropv(c.c2s.drops.red),
-        dropv(c.s2c.drops.red),
-        dropv(c.c2s.drops.aqm),
-        dropv(c.s2c.drops.aqm),
-        opt(a.spurious_rexmt),
-        c.partial_elapsed().map(|d| secs(d.0)).unwrap_or_default(),
-        c.partial_throughput_bytes_per_s()
-            .map(|v| format!("{v:.3}"))
-            .unwrap_or_default(),
-        dropv(d.rexmt_pkts.saturating_sub(d.drops.total())),
-        d.partial_rexmt_pkts.to_string(),
-        opt(d.spurious_rtos),
-    ];
-    debug_assert_eq!(cols.len(), CSV_COLUMNS.len());
-    cols.join(",")
+    crate::files::connections::row_text(c)
 }
 
 /// Writes the CSV (header and one row per connection) to any writer.
-pub fn write_csv_to<W: Write>(mut w: W, conns: &[ConnStats]) -> io::Result<()> {
-    writeln!(w, "{}", CSV_COLUMNS.join(","))?;
-    for c in conns {
-        writeln!(w, "{}", csv_row(c))?;
-    }
-    Ok(())
+pub fn write_csv_to<W: Write>(w: W, conns: &[ConnStats]) -> io::Result<()> {
+    crate::files::connections::write_to(w, conns)
 }
 
 /// Writes `connections.csv` at `path` atomically (it appears whole or not at all).
 pub fn write_connections_csv(path: impl AsRef<Path>, conns: &[ConnStats]) -> io::Result<()> {
-    let mut f = AtomicFile::create(path)?;
-    write_csv_to(&mut f, conns)?;
-    f.commit()
+    crate::files::connections::write(path.as_ref(), conns)
 }
 
 /// A readable table, one line per connection.

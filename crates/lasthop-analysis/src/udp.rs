@@ -8,11 +8,8 @@
 
 use crate::stats::quantile;
 use crate::Error;
-use lasthop_core::output::AtomicFile;
 use lasthop_core::{wire, FlowKey, Time};
 use std::collections::{BTreeMap, HashMap};
-use std::fmt::Write as _;
-use std::io::BufReader;
 use std::net::IpAddr;
 use std::path::Path;
 
@@ -259,165 +256,24 @@ pub fn udp_flows(hosts: &[(IpAddr, Vec<Datagram>)]) -> Vec<UdpFlowStats> {
     out.into_iter().map(|(_, s)| s).collect()
 }
 
-/// Adds drops by cause from `events.csv` to the flows. The one place this module reads the event
-/// log: through [`EventLog`], which keeps `tcp:` flows only, so the `udp:` rows are handed to it
-/// with their flow renamed `tcp:`, and every other row as an empty line (no TCP row can
-/// collide, and error messages keep the file's line numbers).
-pub fn join_events(path: &Path, flows: &mut [UdpFlowStats]) -> Result<(), Error> {
-    use lasthop_link::event::{read_events, RowCause, RowKind};
-    let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| Error::Io {
-        path: name.clone(),
-        error: e,
-    })?;
-    let keys: HashMap<String, usize> = flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (f.flow.to_string(), i))
-        .collect();
-    let mut drops = vec![UdpDrops::default(); flows.len()];
-    for row in read_events(BufReader::with_capacity(1 << 16, file)) {
-        let row = row.map_err(|e| Error::Events {
-            path: name.clone(),
-            line: e.line,
-            msg: e.message,
-        })?;
-        let Some(&i) = keys.get(&row.flow) else {
-            continue;
-        };
-        let d = &mut drops[i];
-        match (row.event, row.cause) {
-            (RowKind::Drop, Some(RowCause::Queue)) => d.queue += 1,
-            // Seed 000 counts ECN marks and drops under ECN in its RED column.
-            (RowKind::Drop, Some(RowCause::Red)) | (RowKind::Mark, _) => d.red += 1,
-            (RowKind::Drop, Some(RowCause::Codel | RowCause::Pie)) => d.aqm += 1,
-            (RowKind::Drop, Some(RowCause::Error)) => d.error += 1,
-            (RowKind::Drop, _) => d.mtu += 1,
-            _ => {}
-        }
-    }
-    for (f, d) in flows.iter_mut().zip(drops) {
-        f.drops = Some(d);
-    }
-    Ok(())
-}
-
-/// Every column of `udp_flows.csv`, in order.
-pub const UDP_CSV_COLUMNS: [&str; 26] = [
-    "flow",
-    "src",
-    "dst",
-    "sent",
-    "received",
-    "lost",
-    "loss_rate",
-    "duplicates",
-    "bytes",
-    "first_s",
-    "last_s",
-    "throughput_Bps",
-    "drops_queue",
-    "drops_red",
-    "drops_aqm",
-    "drops_error",
-    "drops_mtu",
-    "spacing_p50_ms",
-    "spacing_p75_ms",
-    "spacing_p90_ms",
-    "spacing_max_ms",
-    "delay_p50_ms",
-    "delay_p75_ms",
-    "delay_p90_ms",
-    "delay_p99_ms",
-    "delay_max_ms",
-];
-
-fn opt<T: ToString>(v: Option<T>) -> String {
-    v.map(|v| v.to_string()).unwrap_or_default()
-}
-
-fn f3(v: Option<f64>) -> String {
-    v.map(|v| format!("{v:.3}")).unwrap_or_default()
-}
-
-fn secs(t: Option<Time>) -> String {
-    t.map(|t| format!("{:.6}", t.0 as f64 / 1e9))
-        .unwrap_or_default()
-}
+/// Every column of `udp_flows.csv`, in order (the schema is [`crate::files::udp_flows`]).
+pub use crate::files::udp_flows::COLUMNS as UDP_CSV_COLUMNS;
+/// The columns of `udp_packets.csv` ([`crate::files::udp_packets`]).
+pub use crate::files::udp_packets::COLUMNS as UDP_PACKETS_COLUMNS;
 
 /// One CSV row (no newline), in [`UDP_CSV_COLUMNS`] order; `n` is the flow's number (from 1).
 pub fn udp_csv_row(n: usize, f: &UdpFlowStats) -> String {
-    let sp = f.spacing_ms();
-    let de = f.delay_ms();
-    let d = f.drops;
-    let cols = [
-        n.to_string(),
-        fmt_addr(f.flow.src, f.flow.sport),
-        fmt_addr(f.flow.dst, f.flow.dport),
-        opt(f.sent),
-        f.received.to_string(),
-        opt(f.lost()),
-        f.loss_rate().map(|r| format!("{r:.6}")).unwrap_or_default(),
-        f.duplicates.to_string(),
-        f.bytes.to_string(),
-        secs(f.packets.first().map(|p| p.time)),
-        secs(f.packets.last().map(|p| p.time)),
-        f3(f.throughput_bytes_per_s()),
-        opt(d.map(|d| d.queue)),
-        opt(d.map(|d| d.red)),
-        opt(d.map(|d| d.aqm)),
-        opt(d.map(|d| d.error)),
-        opt(d.map(|d| d.mtu)),
-        f3(sp.p50),
-        f3(sp.p75),
-        f3(sp.p90),
-        f3(sp.max),
-        f3(de.p50),
-        f3(de.p75),
-        f3(de.p90),
-        f3(de.p99),
-        f3(de.max),
-    ];
-    cols.join(",")
-}
-
-fn fmt_addr(ip: IpAddr, port: u16) -> String {
-    std::net::SocketAddr::new(ip, port).to_string()
+    crate::files::row_text(crate::files::udp_flows::UdpFlowRow::of(n, f))
 }
 
 /// The text of `udp_flows.csv`.
 pub fn udp_csv(flows: &[UdpFlowStats]) -> String {
-    let mut s = UDP_CSV_COLUMNS.join(",");
-    s.push('\n');
-    for (i, f) in flows.iter().enumerate() {
-        s.push_str(&udp_csv_row(i + 1, f));
-        s.push('\n');
-    }
-    s
+    crate::files::udp_flows::text(flows)
 }
-
-/// The columns of `udp_packets.csv`: one row per received datagram (first copy), per flow in
-/// receive order.
-pub const UDP_PACKETS_COLUMNS: [&str; 5] = ["flow", "seq", "sent_s", "received_s", "delay_ms"];
 
 /// The text of `udp_packets.csv` (the series behind the spacing CDF and the delay plot).
 pub fn udp_packets_csv(flows: &[UdpFlowStats]) -> String {
-    let mut s = UDP_PACKETS_COLUMNS.join(",");
-    s.push('\n');
-    for (i, f) in flows.iter().enumerate() {
-        for p in &f.packets {
-            let _ = writeln!(
-                s,
-                "{},{},{},{},{}",
-                i + 1,
-                p.seq,
-                secs(p.sent),
-                secs(Some(p.time)),
-                f3(p.delay_ns().map(|d| d as f64 / 1e6))
-            );
-        }
-    }
-    s
+    crate::files::udp_packets::text(flows)
 }
 
 /// Writes `udp_flows.csv` and `udp_packets.csv` into `dir`, atomically; nothing at all when
@@ -426,26 +282,13 @@ pub fn write_udp_files(dir: &Path, flows: &[UdpFlowStats]) -> Result<(), Error> 
     if flows.is_empty() {
         return Ok(());
     }
-    write_files(
-        dir,
-        [
-            ("udp_flows.csv", udp_csv(flows)),
-            ("udp_packets.csv", udp_packets_csv(flows)),
-        ],
-    )
-}
-
-/// Writes each `(name, text)` into `dir`, atomically; the first failure names its file.
-pub(crate) fn write_files<const N: usize>(
-    dir: &Path,
-    files: [(&str, String); N],
-) -> Result<(), Error> {
-    for (name, text) in files {
-        let path = dir.join(name);
-        AtomicFile::write_all_to(&path, text.as_bytes()).map_err(|e| Error::Io {
+    let f = lasthop_core::layout::RunFiles::new(dir);
+    let io = |path: std::path::PathBuf| {
+        move |error| Error::Io {
             path: path.display().to_string(),
-            error: e,
-        })?;
-    }
-    Ok(())
+            error,
+        }
+    };
+    crate::files::udp_flows::write(&f.udp_flows_csv(), flows).map_err(io(f.udp_flows_csv()))?;
+    crate::files::udp_packets::write(&f.udp_packets_csv(), flows).map_err(io(f.udp_packets_csv()))
 }

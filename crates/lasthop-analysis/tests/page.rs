@@ -6,7 +6,7 @@
 mod common;
 
 use common::{seg, Format, Seg, CLIENT, SERVER};
-use lasthop_analysis::{analyze_run_with_pages, Capture, PageSpec};
+use lasthop_analysis::{analyse_run, AnalysisOptions, Capture, PageSpec};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 const ONE_WAY: u64 = 300;
@@ -60,7 +60,15 @@ fn a_page_from_two_captures_by_hand() {
         (ip(CLIENT.0), Capture::Bytes(&client)),
         (ip(SERVER.0), Capture::Bytes(&server)),
     ];
-    let run = analyze_run_with_pages(&hosts, None, &[spec]).unwrap();
+    let run = analyse_run(
+        &hosts,
+        None,
+        &AnalysisOptions {
+            pages: vec![spec],
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(run.conns.len(), 2);
     let p = &run.pages[0];
     assert!(p.complete());

@@ -7,7 +7,14 @@ mod common;
 
 use common::{pcap_bytes, seg, Format, Seg, CLIENT, SERVER};
 use lasthop_analysis::latency::{self, hist_percentile};
-use lasthop_analysis::{analyze_run_streams, write_run_analysis_streams, Capture, StreamStats};
+use lasthop_analysis::{analyse_run, write_run_files, AnalysisOptions, Capture, StreamStats};
+
+fn opts(streams: bool) -> AnalysisOptions {
+    AnalysisOptions {
+        streams,
+        ..Default::default()
+    }
+}
 use std::net::{IpAddr, Ipv4Addr};
 
 const ONE_WAY: u64 = 75;
@@ -45,9 +52,7 @@ fn run(packets: &[(Seg, bool)], fmt: Format) -> Vec<StreamStats> {
             Capture::Bytes(&server),
         ),
     ];
-    analyze_run_streams(&hosts, None, &[], true)
-        .unwrap()
-        .streams
+    analyse_run(&hosts, None, &opts(true)).unwrap().streams
 }
 
 fn close(a: Option<f64>, b: f64) {
@@ -157,9 +162,7 @@ fn a_middlebox_rewrite_matches_by_the_end() {
             (IpAddr::V4(Ipv4Addr::from(CLIENT.0)), Capture::Bytes(&cb)),
             (IpAddr::V4(Ipv4Addr::from(SERVER.0)), Capture::Bytes(&sb)),
         ];
-        let st = analyze_run_streams(&hosts, None, &[], true)
-            .unwrap()
-            .streams;
+        let st = analyse_run(&hosts, None, &opts(true)).unwrap().streams;
         let x = &st[0];
         // The sender bundled nothing: 4 new packets of 120 bytes.
         assert_eq!((x.data_pkts, x.rdb_pkts, x.payload_bytes), (4, 0, 480));
@@ -253,7 +256,7 @@ fn files_and_single_capture() {
             Capture::Bytes(&server),
         ),
     ];
-    write_run_analysis_streams(dir.path(), &hosts, None, &[], true).unwrap();
+    write_run_files(dir.path(), &analyse_run(&hosts, None, &opts(true)).unwrap()).unwrap();
     let csv = std::fs::read_to_string(dir.path().join("streams.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
     assert_eq!(lines[0].split(',').count(), 31);
@@ -267,13 +270,15 @@ fn files_and_single_capture() {
     );
     // Without streams asked for: no stream files.
     let plain = tempfile::tempdir().unwrap();
-    write_run_analysis_streams(plain.path(), &hosts, None, &[], false).unwrap();
+    write_run_files(
+        plain.path(),
+        &analyse_run(&hosts, None, &opts(false)).unwrap(),
+    )
+    .unwrap();
     assert!(!plain.path().join("streams.csv").exists());
     assert!(!plain.path().join("latency.csv").exists());
     // The sender's capture alone: the same sender numbers, no receiver ones.
-    let one = analyze_run_streams(&hosts[..1], None, &[], true)
-        .unwrap()
-        .streams;
+    let one = analyse_run(&hosts[..1], None, &opts(true)).unwrap().streams;
     assert_eq!(one[0].latency.hist, vec![(150, 3), (180, 1)]);
     assert!(one[0].received.is_none());
     assert!(latency::streams_csv(&one)

@@ -5,7 +5,26 @@
 //! (whole datagrams).
 
 use lasthop_analysis::udp::{self, Record};
-use lasthop_analysis::{analyze_run, write_run_analysis, Capture, Error};
+use lasthop_analysis::{
+    analyse_run, write_run_files, AnalysisOptions, Capture, Error, RunAnalysis,
+};
+
+fn analyze_run(
+    hosts: &[(IpAddr, Capture)],
+    events: Option<&std::path::Path>,
+) -> Result<RunAnalysis, Error> {
+    analyse_run(hosts, events, &AnalysisOptions::default())
+}
+
+fn write_run_analysis(
+    dir: &std::path::Path,
+    hosts: &[(IpAddr, Capture)],
+    events: Option<&std::path::Path>,
+) -> Result<RunAnalysis, Error> {
+    let r = analyze_run(hosts, events)?;
+    write_run_files(dir, &r)?;
+    Ok(r)
+}
 use lasthop_core::output::PcapSink;
 use lasthop_core::{wire, Time};
 use std::net::{IpAddr, Ipv4Addr, SocketAddrV4};

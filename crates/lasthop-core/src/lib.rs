@@ -2,10 +2,12 @@
 //! quantities with units, IP packets and their header bytes (`wire`), output files (atomic files,
 //! pcap captures), and spec loading (the error that names the key, TOML parsing with key paths).
 
+pub mod layout;
 pub mod output;
 pub mod packet;
 pub mod rng;
 pub mod spec;
+pub mod stats;
 pub mod time;
 pub mod units;
 pub mod wire;

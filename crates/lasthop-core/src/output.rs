@@ -174,7 +174,18 @@ impl AtomicFile {
     /// Completes the file. A temporary file is flushed, synced and renamed into place with the
     /// mode of the file it replaces (readable by all for a new file, as a plain file would be;
     /// the temporary file was private); a written-through one is flushed.
-    pub fn commit(mut self) -> io::Result<()> {
+    pub fn commit(self) -> io::Result<()> {
+        self.commit_with(true)
+    }
+
+    /// [`AtomicFile::commit`] without syncing the file's data first: for the many files of a
+    /// run, whose directory the caller syncs once when they are all written (`sync_dir`). A
+    /// crash before that sync may leave such a file empty or short, never half-renamed.
+    pub fn commit_unsynced(self) -> io::Result<()> {
+        self.commit_with(false)
+    }
+
+    fn commit_with(mut self, sync: bool) -> io::Result<()> {
         match self.sink.take().expect("committed once") {
             Sink::Through(mut w) => w.flush(),
             Sink::Temp(w, target) => {
@@ -194,7 +205,9 @@ impl AtomicFile {
                         .set_permissions(std::fs::Permissions::from_mode(mode))
                         .map_err(named)?;
                 }
-                tmp.as_file().sync_all().map_err(named)?;
+                if sync {
+                    tmp.as_file().sync_all().map_err(named)?;
+                }
                 tmp.persist(&target).map_err(|e| {
                     io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error))
                 })?;
@@ -226,6 +239,24 @@ impl AtomicFile {
     #[inline]
     fn sink(&mut self) -> &mut Sink {
         self.sink.as_mut().expect("not committed")
+    }
+}
+
+/// Makes everything written under `dir`'s file system durable, with one call (`syncfs`):
+/// what [`AtomicFile::commit_unsynced`] left to the caller, for a run's files before its
+/// marker.
+pub fn sync_dir(dir: &Path) -> io::Result<()> {
+    let f =
+        File::open(dir).map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    #[cfg(unix)]
+    {
+        rustix::fs::syncfs(&f)
+            .map_err(|e| io::Error::from_raw_os_error(e.raw_os_error()))
+            .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))
+    }
+    #[cfg(not(unix))]
+    {
+        f.sync_all()
     }
 }
 

@@ -5,10 +5,12 @@
 //! `data` holds the headers only and `wire_len` (the IP total length) counts the payload too. Both
 //! kinds go through the same link model, the same capture writer and the same analyser.
 //!
+//! The types are here; what reads or writes their bytes, [`Packet`]'s constructors and
+//! accessors included, is in [`crate::wire`].
+//!
 //! Anything that is not IPv4 TCP or UDP (ICMP, IPv6, even bytes that are no IP at all) still
 //! passes through untouched; its flow key only says less.
 
-use crate::wire;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr};
 
@@ -76,7 +78,7 @@ pub enum Ecn {
 }
 
 impl Ecn {
-    fn from_bits(b: u8) -> Ecn {
+    pub(crate) fn from_bits(b: u8) -> Ecn {
         match b & 3 {
             0 => Ecn::NotEct,
             1 => Ecn::Ect1,
@@ -109,101 +111,16 @@ pub struct Packet {
     /// Length of the IP datagram on the wire, payload included.
     pub wire_len: u32,
     pub flow: FlowKey,
-}
-
-impl Packet {
-    /// A packet whose bytes are all there (emulation, tests).
-    pub fn from_bytes(data: Vec<u8>) -> Packet {
-        let wire_len = data.len() as u32;
-        Packet::with_wire_len(data, wire_len)
-    }
-
-    /// A packet whose payload is virtual: `data` holds the headers, `wire_len` the full length.
-    /// A `wire_len` shorter than `data` is raised to `data.len()`.
-    pub fn with_wire_len(data: Vec<u8>, wire_len: u32) -> Packet {
-        let wire_len = wire_len.max(data.len() as u32);
-        let flow = parse_flow(&data);
-        Packet {
-            data,
-            wire_len,
-            flow,
-        }
-    }
-
-    /// [`Packet::with_wire_len`] for headers whose flow key the caller knows because it just
-    /// wrote them (the TCP model), so that they are not parsed again. `flow` must be the key
-    /// parsing `data` would give.
-    pub fn with_flow(data: Vec<u8>, wire_len: u32, flow: FlowKey) -> Packet {
-        debug_assert_eq!(flow, parse_flow(&data));
-        Packet {
-            wire_len: wire_len.max(data.len() as u32),
-            data,
-            flow,
-        }
-    }
-
-    /// Length of the IP header, if this is IPv4 or IPv6 (fixed header only).
-    fn ip_header_len(&self) -> Option<usize> {
-        wire::parse_ip(&self.data).map(|ip| ip.header_len)
-    }
-
-    pub fn ecn(&self) -> Ecn {
-        match self.data.first().map(|b| b >> 4) {
-            Some(4) if self.flow != FlowKey::UNKNOWN => Ecn::from_bits(self.data[1]),
-            Some(6) if self.flow != FlowKey::UNKNOWN => Ecn::from_bits(self.data[1] >> 4),
-            _ => Ecn::NotEct,
-        }
-    }
-
-    /// Sets the CE codepoint (a queue's ECN mark) and keeps the IPv4 header checksum right.
-    pub fn set_ce(&mut self) {
-        match self.data.first().map(|b| b >> 4) {
-            Some(4) => {
-                let Some(ihl) = self.ip_header_len() else {
-                    return;
-                };
-                self.data[1] |= 0b11;
-                self.data[10] = 0;
-                self.data[11] = 0;
-                let sum = wire::checksum(&self.data[..ihl]);
-                self.data[10..12].copy_from_slice(&sum.to_be_bytes());
-            }
-            Some(6) if self.flow != FlowKey::UNKNOWN => self.data[1] |= 0b0011_0000,
-            _ => {}
-        }
-    }
-
-    /// IPv4 identification field (0 for anything else): with the flow key it names a packet in a
-    /// capture, which is how the analyser joins captures with the event log.
-    pub fn ip_id(&self) -> u16 {
-        wire::parse_ip(&self.data).map_or(0, |ip| ip.ip_id)
-    }
-
-    /// The TCP header fields, when this is a TCP segment with a whole header.
-    pub fn tcp(&self) -> Option<TcpInfo> {
-        if self.flow.proto != 6 {
-            return None;
-        }
-        let ihl = self.ip_header_len()?;
-        let tcp = wire::parse_tcp(self.data.get(ihl..)?, true)?;
-        let hdr = ihl + tcp.header_len;
-        Some(TcpInfo {
-            seq: tcp.seq,
-            ack: tcp.ack,
-            flags: tcp.flags,
-            window: tcp.window,
-            payload_len: self.wire_len.saturating_sub(hdr as u32),
-        })
-    }
-}
-
-fn parse_flow(data: &[u8]) -> FlowKey {
-    wire::flow_key(data)
+    /// A link damaged its bytes (Seawind's FORWARD error handling, see [`Packet::damage`]): a
+    /// receiving stack's checksum discards it. Real Linux reads the damaged bytes; the
+    /// simulator's stacks read this flag.
+    pub damaged: bool,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire;
     use etherparse::PacketBuilder;
 
     fn tcp_packet(payload: usize, ecn: u8) -> Vec<u8> {

@@ -7,7 +7,7 @@
 //! come from the IP header, never from the bytes present, because a capture or a simulated
 //! packet may hold the headers only.
 
-use crate::packet::{FlowKey, Packet};
+use crate::packet::{Ecn, FlowKey, Packet, TcpInfo};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddrV4};
 
 /// TCP flag bits (the 14th byte of the TCP header).
@@ -300,6 +300,48 @@ pub fn write_ipv4_header(
     b[10..12].copy_from_slice(&sum.to_be_bytes());
 }
 
+/// Flips one bit of a datagram so that the receiver's checksum fails, as a bit error on a
+/// radio would: a bit of the transport payload when its bytes are there (emulation), else of
+/// the TCP or UDP checksum itself (a simulated packet, whose payload is virtual). A single
+/// flipped bit always changes the internet checksum. A datagram whose transport has no
+/// checksum to fail (UDP with checksum 0 over IPv4, or neither TCP nor UDP) gets a bit of its
+/// IPv4 TTL flipped instead, which the header checksum catches; the addresses stay, so it is
+/// still delivered to its host, which discards it. Bytes that are no IP get their last bit
+/// flipped.
+pub fn damage(data: &mut [u8]) {
+    let Some(ip) = parse_ip(data) else {
+        if let Some(b) = data.last_mut() {
+            *b ^= 1;
+        }
+        return;
+    };
+    let t = ip.header_len;
+    let (header, sum_at) = match ip.proto {
+        PROTO_TCP => (
+            data.get(t + 12).map_or(20, |b| usize::from(b >> 4) * 4),
+            t + 16,
+        ),
+        PROTO_UDP if be16(data, t + 6).is_some_and(|s| s != 0) || ip.version == 6 => {
+            (UDP_HEADER_LEN, t + 6)
+        }
+        _ => {
+            if ip.version == 4 {
+                data[8] ^= 1;
+            } else if let Some(b) = data.last_mut() {
+                *b ^= 1;
+            }
+            return;
+        }
+    };
+    let payload = t + header..data.len();
+    if !payload.is_empty() {
+        // The middle byte of the payload present.
+        data[payload.start + payload.len() / 2] ^= 1;
+    } else if let Some(b) = data.get_mut(sum_at + 1) {
+        *b ^= 1;
+    }
+}
+
 /// An IPv4 + UDP datagram of `wire_len` bytes on the wire whose bytes hold the headers and
 /// `payload_head` (the start of the payload; the rest is virtual, as in the simulator). The UDP
 /// length field is `wire_len − 20` and its checksum 0 ("none", allowed over IPv4: the payload is
@@ -397,6 +439,106 @@ pub fn rebuild_tcp_ipv4(
         b[t + 16..t + 18].copy_from_slice(&sum.to_be_bytes());
     }
     Some(Packet::with_flow(b, total, pkt.flow))
+}
+
+/// [`Packet`]'s constructors and accessors: they read its header bytes.
+impl Packet {
+    /// A packet whose bytes are all there (emulation, tests).
+    pub fn from_bytes(data: Vec<u8>) -> Packet {
+        let wire_len = data.len() as u32;
+        Packet::with_wire_len(data, wire_len)
+    }
+
+    /// A packet whose payload is virtual: `data` holds the headers, `wire_len` the full length.
+    /// A `wire_len` shorter than `data` is raised to `data.len()`.
+    pub fn with_wire_len(data: Vec<u8>, wire_len: u32) -> Packet {
+        let wire_len = wire_len.max(data.len() as u32);
+        let flow = parse_flow(&data);
+        Packet {
+            data,
+            wire_len,
+            flow,
+            damaged: false,
+        }
+    }
+
+    /// [`Packet::with_wire_len`] for headers whose flow key the caller knows because it just
+    /// wrote them (the TCP model), so that they are not parsed again. `flow` must be the key
+    /// parsing `data` would give.
+    pub fn with_flow(data: Vec<u8>, wire_len: u32, flow: FlowKey) -> Packet {
+        debug_assert_eq!(flow, parse_flow(&data));
+        Packet {
+            wire_len: wire_len.max(data.len() as u32),
+            data,
+            flow,
+            damaged: false,
+        }
+    }
+
+    /// Damages the packet as a bit error on a radio would, so that the receiver's checksum
+    /// discards it ([`damage`]), and marks it [`Packet::damaged`].
+    pub fn damage(&mut self) {
+        damage(&mut self.data);
+        self.damaged = true;
+    }
+
+    /// Length of the IP header, if this is IPv4 or IPv6 (fixed header only).
+    fn ip_header_len(&self) -> Option<usize> {
+        parse_ip(&self.data).map(|ip| ip.header_len)
+    }
+
+    pub fn ecn(&self) -> Ecn {
+        match self.data.first().map(|b| b >> 4) {
+            Some(4) if self.flow != FlowKey::UNKNOWN => Ecn::from_bits(self.data[1]),
+            Some(6) if self.flow != FlowKey::UNKNOWN => Ecn::from_bits(self.data[1] >> 4),
+            _ => Ecn::NotEct,
+        }
+    }
+
+    /// Sets the CE codepoint (a queue's ECN mark) and keeps the IPv4 header checksum right.
+    pub fn set_ce(&mut self) {
+        match self.data.first().map(|b| b >> 4) {
+            Some(4) => {
+                let Some(ihl) = self.ip_header_len() else {
+                    return;
+                };
+                self.data[1] |= 0b11;
+                self.data[10] = 0;
+                self.data[11] = 0;
+                let sum = checksum(&self.data[..ihl]);
+                self.data[10..12].copy_from_slice(&sum.to_be_bytes());
+            }
+            Some(6) if self.flow != FlowKey::UNKNOWN => self.data[1] |= 0b0011_0000,
+            _ => {}
+        }
+    }
+
+    /// IPv4 identification field (0 for anything else): with the flow key it names a packet in a
+    /// capture, which is how the analyser joins captures with the event log.
+    pub fn ip_id(&self) -> u16 {
+        parse_ip(&self.data).map_or(0, |ip| ip.ip_id)
+    }
+
+    /// The TCP header fields, when this is a TCP segment with a whole header.
+    pub fn tcp(&self) -> Option<TcpInfo> {
+        if self.flow.proto != 6 {
+            return None;
+        }
+        let ihl = self.ip_header_len()?;
+        let tcp = parse_tcp(self.data.get(ihl..)?, true)?;
+        let hdr = ihl + tcp.header_len;
+        Some(TcpInfo {
+            seq: tcp.seq,
+            ack: tcp.ack,
+            flags: tcp.flags,
+            window: tcp.window,
+            payload_len: self.wire_len.saturating_sub(hdr as u32),
+        })
+    }
+}
+
+fn parse_flow(data: &[u8]) -> FlowKey {
+    flow_key(data)
 }
 
 #[cfg(test)]

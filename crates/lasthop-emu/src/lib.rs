@@ -172,6 +172,29 @@ pub struct RunOutputs {
     pub dir_lock: Option<std::sync::Arc<lasthop_core::output::RunDirLock>>,
 }
 
+/// The run's analysis from its captures and `events.csv` (when the scenario logs), with what
+/// the scenario asks for ([`lasthop_analysis::AnalysisOptions::for_scenario`], and the link
+/// samples with `link_samples`): the tables a simulated run computes as it goes, written into
+/// the run's directory (`connections.csv`, ...), and returned.
+pub fn analyse(
+    out: &RunOutputs,
+    sc: &Scenario,
+    link_samples: bool,
+) -> Result<lasthop_analysis::RunAnalysis, lasthop_analysis::Error> {
+    use lasthop_analysis as la;
+    let captures: Vec<_> = out
+        .pcaps
+        .iter()
+        .map(|(_, addr, pcap)| (std::net::IpAddr::V4(*addr), la::Capture::File(pcap)))
+        .collect();
+    let events = out.events.exists().then_some(out.events.as_path());
+    let mut opts = la::AnalysisOptions::for_scenario(sc);
+    opts.link_samples = link_samples;
+    let run = la::analyse_run(&captures, events, &opts)?;
+    la::write_run_files(&out.out_dir, &run)?;
+    Ok(run)
+}
+
 /// Runs the scenario in real time. Returns when the flows are done (and the link has drained),
 /// the duration has passed, or a stop signal came; the outputs are committed in every one of
 /// these cases. Everything the run created is removed before this returns, also on error.
@@ -227,7 +250,8 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
     let mut res = setup::Resources::register(&run_id, opts.verbose)?;
     let hosts = setup::create_hosts(sc, opts, &run_id, &mut res, sigfd)?;
     let pcap_paths: Vec<PathBuf> = hosts.iter().map(|h| h.pcap_path.clone()).collect();
-    let events = (sc.log != LogLevel::None).then(|| opts.out_dir.join("events.csv"));
+    let events = (sc.log != LogLevel::None)
+        .then(|| lasthop_core::layout::RunFiles::new(&opts.out_dir).events_csv());
     let writer = writer::Writer::new(&pcap_paths, opts.snaplen, events)
         .context("creating the output files")?;
     let seeds = Seeds::new(

@@ -241,7 +241,7 @@ pub fn create_hosts(
             name: h.name.clone(),
             side: h.side,
             address: h.address,
-            pcap_path: opts.out_dir.join(format!("{}.pcap", h.name)),
+            pcap_path: lasthop_core::layout::RunFiles::new(&opts.out_dir).pcap(&h.name),
         });
     }
     Ok(hosts)

@@ -6,6 +6,7 @@ use crate::realtime::{Counters, Realtime};
 use crate::stats::LatenessSummary;
 use crate::{EmuOptions, RunOutputs, Stop};
 use anyhow::{Context, Result};
+use lasthop_core::layout::RunFiles;
 use lasthop_core::output::AtomicFile;
 use lasthop_link::meter::{write_link_csv, LinkRow};
 use lasthop_link::{Dir, DirStats};
@@ -76,14 +77,16 @@ pub fn finish(
             h.name, h.side, h.address, h.name, t.sent, t.received
         );
     }
-    AtomicFile::write_all_to(out.join("hosts.csv"), hosts_csv.as_bytes())?;
+    AtomicFile::write_all_to(RunFiles::new(out).hosts_csv(), hosts_csv.as_bytes())?;
     let link_rows: Vec<LinkRow> = [Dir::Down, Dir::Up]
         .iter()
         .map(|&d| LinkRow::new(d, &rt.link.stats(d), &rt.link.meter(d).reading(end), end))
         .collect();
-    let link_csv = out.join("link.csv");
+    let link_csv = RunFiles::new(out).link_csv();
     write_link_csv(&link_csv, &link_rows)
         .with_context(|| format!("writing {}", link_csv.display()))?;
+    lasthop_link::trace_summary::write_files(out, &rt.link.trace_summaries(end))
+        .context("writing trace_summary.csv and trace_series.csv")?;
     if let Some(w) = rt.writer.take() {
         w.finish()
             .context("writing the captures and the event log")?;
@@ -108,7 +111,7 @@ pub fn finish(
             .collect(),
     };
     let text = toml::to_string(&summary).context("serializing summary.toml")?;
-    AtomicFile::write_all_to(out.join("summary.toml"), text.as_bytes())?;
+    AtomicFile::write_all_to(RunFiles::new(out).summary_toml(), text.as_bytes())?;
     let _ = std::io::stderr().flush();
     Ok(RunOutputs {
         run_id,
@@ -118,7 +121,7 @@ pub fn finish(
             .iter()
             .map(|h| (h.name.clone(), h.address, h.pcap_path.clone()))
             .collect(),
-        events: out.join("events.csv"),
+        events: RunFiles::new(out).events_csv(),
         app_logs,
         lateness,
         stop,

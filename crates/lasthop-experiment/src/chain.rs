@@ -5,7 +5,8 @@
 //! with, kept in its run directory as `tcp_metrics.json`; replication 0 starts cold. The runs stay
 //! deterministic and resumable: a rerun finds the caches of finished replications on disk.
 
-use crate::runner::ExperimentError;
+use crate::error::ExperimentError;
+use crate::io::{json, read_json, write_unsynced};
 use lasthop_core::Dur;
 use lasthop_sim::TcpMetricsCache;
 use lasthop_tcp::Metrics;
@@ -68,13 +69,13 @@ impl CacheFile {
     }
 
     pub fn write(&self, path: &Path) -> Result<(), ExperimentError> {
-        crate::runner::write_atomic(path, crate::runner::json(self).as_bytes())
+        write_unsynced(path, json(self).as_bytes())
     }
 
     /// Reads a previous replication's file; a missing one is an error naming it (the chain
     /// needs every replication before this one finished).
     pub fn read(path: &Path) -> Result<CacheFile, ExperimentError> {
-        crate::runner::read_json(path)
+        read_json(path)
     }
 }
 

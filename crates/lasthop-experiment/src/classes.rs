@@ -76,6 +76,61 @@ impl ClassScheme {
     ];
 }
 
+/// What each run computes beyond its connections, UDP flows and pages (always computed), and
+/// summarises in a scheme of its own: the experiment's `figures` key. These were class schemes
+/// before (`classes = ["bottleneck"]`), which a spec may still say, with a warning.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[serde(rename_all = "lowercase")]
+pub enum Figure {
+    /// Seed 004's figures of each run (scheme and class `bottleneck`, from `link.csv` and the
+    /// connections).
+    Bottleneck,
+    /// Seed 003's per-host stream figures (scheme `thin`, classes `host-<name>`, from
+    /// `streams.csv` and `latency.csv`).
+    Thin,
+    /// Seed 002's page classes lead the report (its summary table and class box plots are the
+    /// page classes'); the pages themselves are summarised for every run with pages.
+    Page,
+}
+
+impl Figure {
+    pub fn name(self) -> &'static str {
+        self.scheme().name()
+    }
+    /// The class scheme it was before, and whose name its summaries carry.
+    pub fn scheme(self) -> ClassScheme {
+        match self {
+            Figure::Bottleneck => ClassScheme::Bottleneck,
+            Figure::Thin => ClassScheme::Thin,
+            Figure::Page => ClassScheme::Page,
+        }
+    }
+    /// The figure a class scheme of an older spec names, if it is one.
+    pub fn of_scheme(s: ClassScheme) -> Option<Figure> {
+        match s {
+            ClassScheme::Bottleneck => Some(Figure::Bottleneck),
+            ClassScheme::Thin => Some(Figure::Thin),
+            ClassScheme::Page => Some(Figure::Page),
+            _ => None,
+        }
+    }
+}
+
+/// Splits a list of class schemes (of a spec or an `experiment.json` written before `figures`)
+/// into the connection class schemes and the figures among them, each in its order.
+pub fn split_figures(schemes: &[ClassScheme]) -> (Vec<ClassScheme>, Vec<Figure>) {
+    let mut classes = vec![];
+    let mut figures = vec![];
+    for &s in schemes {
+        match Figure::of_scheme(s) {
+            Some(f) if !figures.contains(&f) => figures.push(f),
+            Some(_) => {}
+            None => classes.push(s),
+        }
+    }
+    (classes, figures)
+}
+
 /// One class of connections (or of UDP flows, or of pages' objects). Written as in
 /// `summary.csv`: `faster`, `slower`, `first`, `second`, `main`, `rankN`, `startN`, `flowN`,
 /// `inlineN`, `udpN`, `cN` and `page`, `other`

@@ -6,22 +6,11 @@
 //! DIR/runs/<point>/<k>/   scenario.toml, the run's outputs, metrics.json, done.json (last)
 //! ```
 
-use crate::runner::ExperimentInfo;
-use lasthop_core::output::{LOCK_FILE, PARTIAL_PREFIX, PARTIAL_SUFFIX};
 use std::path::{Path, PathBuf};
 
+use lasthop_core::layout as names;
 /// The marker's file name: written last, it makes a run count as finished.
-pub const MARKER: &str = "done.json";
-
-/// What is at a results directory's path before `lasthop run` or `lasthop merge` writes there.
-#[derive(Debug)]
-pub enum Existing {
-    /// Nothing, or an empty directory (but for what lasthop itself leaves: its lock file,
-    /// temporary files, an empty `runs/`, and the names the caller allows).
-    Fresh,
-    /// A results (or shard) directory: its `experiment.json`, checked.
-    Results(Box<ExperimentInfo>),
-}
+pub use lasthop_core::layout::MARKER;
 
 /// An experiment's results directory (`lasthop run --out DIR`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -38,85 +27,32 @@ impl ResultsDir {
     }
     /// `runs/`, the parent of every run directory.
     pub fn runs(&self) -> PathBuf {
-        self.root.join("runs")
+        self.root.join(names::RUNS_DIR)
     }
     /// `runs/<point>/<replication>/`.
+    /// `shard.json` (a shard's directory).
+    pub fn shard_json(&self) -> PathBuf {
+        self.root.join(names::SHARD_JSON)
+    }
     pub fn run(&self, point: &str, replication: u64) -> RunDir {
         RunDir::new(self.runs().join(point).join(replication.to_string()))
     }
     /// The spec as given.
     pub fn experiment_toml(&self) -> PathBuf {
-        self.root.join("experiment.toml")
+        self.root.join(names::EXPERIMENT_TOML)
     }
     /// What the summaries and the report need to know of the experiment.
     pub fn experiment_json(&self) -> PathBuf {
-        self.root.join("experiment.json")
+        self.root.join(names::EXPERIMENT_JSON)
     }
     pub fn summary_csv(&self) -> PathBuf {
-        self.root.join("summary.csv")
+        self.root.join(names::SUMMARY_CSV)
     }
     pub fn summary_json(&self) -> PathBuf {
-        self.root.join("summary.json")
+        self.root.join(names::SUMMARY_JSON)
     }
     pub fn report_html(&self) -> PathBuf {
-        self.root.join("report.html")
-    }
-
-    /// Whether the directory may receive an experiment's results: it is missing, empty (but
-    /// for lasthop's lock file, temporary files, an empty `runs/` and the entries named in
-    /// `also`), or a results directory whose `experiment.json` reads back. Anything else is
-    /// someone else's directory, which the tool would overwrite (`summary.csv`, `report.html`,
-    /// `experiment.toml`) and clean (files under `runs/`): the error says so. Nothing is
-    /// created or changed.
-    pub fn inspect(&self, also: &[&str]) -> Result<Existing, String> {
-        let out = &self.root;
-        let meta = match std::fs::metadata(out) {
-            Ok(m) => m,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Existing::Fresh),
-            Err(e) => return Err(format!("{}: {e}", out.display())),
-        };
-        if !meta.is_dir() {
-            return Err(format!(
-                "{}: exists and is not a directory (allowed: a new or empty directory, or the results directory of an earlier run of the same command)",
-                out.display()
-            ));
-        }
-        if self.experiment_json().exists() {
-            return match ExperimentInfo::load(out) {
-                Ok(info) => Ok(Existing::Results(Box::new(info))),
-                Err(e) => Err(format!(
-                    "{} has an experiment.json that does not read back ({e}): refusing to write into it; give a new or empty directory",
-                    out.display()
-                )),
-            };
-        }
-        let rd = std::fs::read_dir(out).map_err(|e| format!("{}: {e}", out.display()))?;
-        let mut foreign = vec![];
-        for e in rd {
-            let e = e.map_err(|e| format!("{}: {e}", out.display()))?;
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            let ours = name == LOCK_FILE
-                || (name.starts_with(PARTIAL_PREFIX) && name.ends_with(PARTIAL_SUFFIX))
-                || also.contains(&name.as_ref())
-                || (name == "runs"
-                    && std::fs::read_dir(e.path()).is_ok_and(|mut d| d.next().is_none()));
-            if !ours {
-                foreign.push(name.into_owned());
-            }
-        }
-        if foreign.is_empty() {
-            return Ok(Existing::Fresh);
-        }
-        foreign.sort();
-        let n = foreign.len();
-        foreign.truncate(3);
-        Err(format!(
-            "{} is not empty ({}{}) and is not a lasthop results directory (it has no experiment.json): refusing to write into what is not lasthop's (its summary.csv, report.html, experiment.toml and files under runs/ would be replaced or removed); give a new or empty directory",
-            out.display(),
-            foreign.join(", "),
-            if n > 3 { format!(" and {} more", n - 3) } else { String::new() }
-        ))
+        self.root.join(names::REPORT_HTML)
     }
 
     /// Removes the temporary files that killed runs left where runs write: the directory
@@ -156,105 +92,47 @@ fn real_subdirs(dir: &Path) -> std::io::Result<Vec<PathBuf>> {
     Ok(v)
 }
 
-/// One run's directory, `runs/<point>/<replication>/`.
+/// One run's directory, `runs/<point>/<replication>/`: the run's files
+/// ([`lasthop_core::layout::RunFiles`], through `Deref`) and what the runner adds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct RunDir {
-    path: PathBuf,
+    files: names::RunFiles,
+}
+
+impl std::ops::Deref for RunDir {
+    type Target = names::RunFiles;
+    fn deref(&self) -> &names::RunFiles {
+        &self.files
+    }
 }
 
 impl RunDir {
     pub fn new(path: impl Into<PathBuf>) -> RunDir {
-        RunDir { path: path.into() }
+        RunDir {
+            files: names::RunFiles::new(path),
+        }
     }
     pub fn path(&self) -> &Path {
-        &self.path
-    }
-    /// The patched scenario the run used.
-    pub fn scenario_toml(&self) -> PathBuf {
-        self.path.join("scenario.toml")
-    }
-    /// The marker, written last.
-    pub fn marker(&self) -> PathBuf {
-        self.path.join(MARKER)
+        self.files.dir()
     }
     /// Whether the marker exists (whether it names the current definition is
     /// `Experiment::is_done`'s question).
     pub fn has_marker(&self) -> bool {
         self.marker().exists()
     }
-    /// The run's metrics ([`crate::RunMetrics`]).
-    pub fn metrics_json(&self) -> PathBuf {
-        self.path.join("metrics.json")
-    }
-    pub fn connections_csv(&self) -> PathBuf {
-        self.path.join("connections.csv")
-    }
-    pub fn events_csv(&self) -> PathBuf {
-        self.path.join("events.csv")
-    }
-    pub fn tcp_trace_csv(&self) -> PathBuf {
-        self.path.join("tcp_trace.csv")
-    }
-    /// Only in runs with UDP flows.
-    pub fn udp_flows_csv(&self) -> PathBuf {
-        self.path.join("udp_flows.csv")
-    }
-    /// Only in runs with UDP flows.
-    pub fn udp_packets_csv(&self) -> PathBuf {
-        self.path.join("udp_packets.csv")
-    }
-    /// Only in runs with http flows.
-    pub fn pages_csv(&self) -> PathBuf {
-        self.path.join("pages.csv")
-    }
-    /// Only in runs with http flows.
-    pub fn page_objects_csv(&self) -> PathBuf {
-        self.path.join("page_objects.csv")
-    }
-    /// Only in chained replications: the hosts' CBI caches at the end ([`crate::chain`]).
-    pub fn tcp_metrics_json(&self) -> PathBuf {
-        self.path.join("tcp_metrics.json")
-    }
     /// Removes whatever an unfinished attempt left (partial files included) and creates the
     /// directory afresh.
     pub fn reset(&self) -> std::io::Result<()> {
-        if self.path.exists() {
-            std::fs::remove_dir_all(&self.path)?;
+        if self.path().exists() {
+            std::fs::remove_dir_all(self.path())?;
         }
-        std::fs::create_dir_all(&self.path)
+        std::fs::create_dir_all(self.path())
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn someone_else_s_directory_is_refused() {
-        let d = tempfile::tempdir().unwrap();
-        let out = ResultsDir::new(d.path().join("out"));
-        assert!(matches!(out.inspect(&[]), Ok(Existing::Fresh)));
-        std::fs::create_dir_all(out.runs()).unwrap();
-        std::fs::write(out.root().join(LOCK_FILE), "1\n").unwrap();
-        std::fs::write(out.root().join(".lasthop-x.partial"), "").unwrap();
-        assert!(matches!(out.inspect(&[]), Ok(Existing::Fresh)));
-        std::fs::write(out.root().join("summary.csv"), "mine\n").unwrap();
-        let e = out.inspect(&[]).unwrap_err();
-        assert!(
-            e.contains("is not empty (summary.csv) and is not a lasthop results directory (it has no experiment.json): refusing to write into what is not lasthop's"),
-            "{e}"
-        );
-        std::fs::remove_file(out.root().join("summary.csv")).unwrap();
-        std::fs::create_dir(out.root().join("spec")).unwrap();
-        assert!(out.inspect(&[]).is_err());
-        assert!(matches!(out.inspect(&["spec"]), Ok(Existing::Fresh)));
-        std::fs::write(out.runs().join("x"), "").unwrap();
-        assert!(out.inspect(&["spec"]).is_err(), "runs/ not empty");
-        // A file where the directory should be.
-        let f = ResultsDir::new(d.path().join("f"));
-        std::fs::write(f.root(), "").unwrap();
-        assert!(f.inspect(&[]).unwrap_err().contains("is not a directory"));
-    }
 
     #[test]
     fn stale_partials_only_where_runs_write() {

@@ -12,10 +12,12 @@
 //! `--out` is new, empty, or an earlier merge of the same experiment (merging again after a
 //! failed shard was rerun refreshes it); anything else is refused, as is a shard directory.
 
-use crate::layout::{Existing, ResultsDir, MARKER};
-use crate::runner::{io_err, write_atomic, write_summary, ExperimentError, ExperimentInfo, Marker};
+use crate::error::{io_err, ExperimentError};
+use crate::info::{Existing, ExperimentInfo, Marker};
+use crate::io::write_atomic;
+use crate::layout::{ResultsDir, MARKER};
 use crate::shard::{shard_of, ShardInfo, SHARD_JSON, VERSION};
-use crate::summary::Summary;
+use crate::summaries::{write_summary, Summaries};
 use lasthop_core::output::{AtomicFile, PARTIAL_PREFIX};
 use std::path::{Path, PathBuf};
 
@@ -30,7 +32,8 @@ pub struct MergeReport {
     /// Files hard-linked and files copied.
     pub linked: usize,
     pub copied: usize,
-    pub summary: Summary,
+    /// The merged directory's summaries (`summary.csv`, `summary.json`), for its report.
+    pub summaries: Summaries,
 }
 
 fn merge_err(msg: String) -> ExperimentError {
@@ -54,7 +57,7 @@ fn load_input(dir: &Path) -> Result<Input, ExperimentError> {
     let shard = ShardInfo::load(dir)?;
     // Read once: the bytes copied to --out are the ones checked.
     let path = ResultsDir::new(dir).experiment_json();
-    let text = crate::runner::read_json_text(&path).map_err(io_err(&path))?;
+    let text = crate::io::read_json_text(&path).map_err(io_err(&path))?;
     let info = ExperimentInfo::parse(&path, &text)?;
     let info_bytes = text.into_bytes();
     Ok(Input {
@@ -110,7 +113,7 @@ fn finished_in(input: &Input, point: &str, replication: u64) -> bool {
         scenario_hash: hash.clone(),
     };
     let rd = input.info.run_layout(&input.dir, point, replication);
-    crate::runner::read_json_text(&rd.marker())
+    crate::io::read_json_text(&rd.marker())
         .ok()
         .and_then(|t| serde_json::from_str::<Marker>(&t).ok())
         == Some(want)
@@ -330,13 +333,13 @@ pub fn merge(inputs: &[PathBuf], out: &Path) -> Result<MergeReport, ExperimentEr
         copy_run(src.path(), dst.path(), &mut linked, &mut copied)?;
         from[*i] += 1;
     }
-    let summary = write_summary(out)?;
+    let summaries = write_summary(out)?;
     Ok(MergeReport {
         experiment: info.name.clone(),
         runs: plan.len(),
         from: inputs.iter().map(|i| i.dir.clone()).zip(from).collect(),
         linked,
         copied,
-        summary,
+        summaries,
     })
 }

@@ -1,12 +1,7 @@
 //! The metrics of one run, computed from its files (`connections.csv`, `udp_flows.csv` when the
 //! run has UDP flows, `events.csv`) and kept in `metrics.json` beside them.
 
-use crate::files::{
-    read_connections, read_events, read_pages, read_udp_flows, Ev, FileError, UdpRow,
-};
-pub use crate::files::{PageObjectRow as ObjectMetrics, PageRow as PageMetrics};
-use crate::stats::{cov, jain, quantile, time_weighted_mean};
-use lasthop_scenario::Scenario;
+use crate::catalogue::{BottleneckMetric, ConnMetric, PageClassMetric, RunMetric, UdpMetric};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -97,6 +92,48 @@ pub struct UdpMetrics {
     pub delay_ms: [Option<f64>; 5],
 }
 
+/// One object of a page (a row of `page_objects.csv`); `None` where the row is empty
+/// (unknown).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ObjectMetrics {
+    /// 0 = the main object.
+    pub object: usize,
+    /// 1 = the main object, then the in-lines by throughput within the run, highest first.
+    pub class: usize,
+    pub bytes: u64,
+    /// Server side: SYN arrival to the ACK of the client's FIN sent.
+    pub elapsed_s: Option<f64>,
+    /// bytes / elapsed_s, bytes per second (`throughput_Bps` in metrics.json as in the CSV;
+    /// `throughput_bps` before issue 24 renamed it).
+    #[serde(rename = "throughput_Bps", alias = "throughput_bps")]
+    pub throughput_bytes_per_s: Option<f64>,
+    pub rexmt_pkts: Option<u64>,
+    pub dupacks: Option<u64>,
+    pub triple_dupacks: Option<u64>,
+    pub sack_pkts: Option<u64>,
+    /// Data direction (server to client): queue and error drops.
+    pub drops_queue: Option<u64>,
+    pub drops_error: Option<u64>,
+    /// ACK direction (client to server): queue and error drops.
+    pub ack_drops_queue: Option<u64>,
+    pub ack_drops_error: Option<u64>,
+}
+
+/// One page (a row of `pages.csv`) with its objects.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PageMetrics {
+    /// The scenario's flow index.
+    pub flow: usize,
+    pub workload: String,
+    /// Client side: first SYN sent to the ACK of the last client FIN received.
+    pub response_s: Option<f64>,
+    /// Server side: first SYN arrival to the last ACK of a client FIN sent.
+    pub total_s: Option<f64>,
+    pub complete: bool,
+    /// In object order.
+    pub objects: Vec<ObjectMetrics>,
+}
+
 /// Router queue length of one direction (from `events.csv`, which needs log level `all`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct QueueStats {
@@ -145,72 +182,6 @@ pub struct BottleneckMetrics {
     pub transfer_cov: Option<f64>,
 }
 
-/// Mean and population σ.
-fn mean_sd(v: &[f64]) -> Option<(f64, f64)> {
-    if v.is_empty() {
-        return None;
-    }
-    let n = v.len() as f64;
-    let m = v.iter().sum::<f64>() / n;
-    Some((
-        m,
-        (v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / n).sqrt(),
-    ))
-}
-
-impl BottleneckMetrics {
-    fn compute(
-        link_csv: &Path,
-        conns: &[ConnMetrics],
-        scenario: &Scenario,
-    ) -> Result<Self, FileError> {
-        let rows = lasthop_link::meter::read_link_csv(link_csv).map_err(|e| FileError::Parse {
-            path: link_csv.display().to_string(),
-            line: e.position().map_or(0, |p| p.line() as usize),
-            msg: e.to_string(),
-        })?;
-        let Some(l) = rows
-            .iter()
-            .max_by(|a, b| a.utilisation.total_cmp(&b.utilisation))
-        else {
-            return Ok(BottleneckMetrics::default());
-        };
-        let mut goodputs = vec![];
-        let mut times = vec![];
-        for (i, f) in scenario.flows.iter().enumerate() {
-            let mine = conns.iter().filter(|c| c.flow == Some(i));
-            match f.kind() {
-                "bulk" => {
-                    let bytes: u64 = mine.map(|c| c.bytes).sum();
-                    let secs = l.end_s - f.start.as_nanos() as f64 / 1e9;
-                    if secs > 0.0 {
-                        goodputs.push(bytes as f64 * 8.0 / 1e6 / secs);
-                    }
-                }
-                "repeat" => times.extend(mine.filter(|c| c.complete).map(|c| c.elapsed_s * 1e3)),
-                _ => {}
-            }
-        }
-        let g = mean_sd(&goodputs);
-        let t = mean_sd(&times);
-        Ok(BottleneckMetrics {
-            util_pct: l.utilisation * 100.0,
-            queue_mean_pkts: l.queue_mean_pkts,
-            queue_max_pkts: l.queue_max_pkts as f64,
-            drops: l.drops_queue + l.drops_red + l.drops_error + l.drops_mtu + l.drops_aqm,
-            marks: l.marks,
-            goodput_mean_mbps: g.map(|g| g.0),
-            goodput_sd_mbps: g.map(|g| g.1),
-            goodput_cov: cov(&goodputs),
-            goodput_jain: jain(&goodputs),
-            transfers: times.len() as u64,
-            transfer_mean_ms: t.map(|t| t.0),
-            transfer_sd_ms: t.map(|t| t.1),
-            transfer_cov: cov(&times),
-        })
-    }
-}
-
 /// Everything the summaries need from one run.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunMetrics {
@@ -241,203 +212,163 @@ pub struct RunMetrics {
     pub thin: Option<Vec<crate::thin::HostThin>>,
     /// Seed 001's figures of parallel connections (runs with two or more connections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parallel: Option<crate::parallel::ParallelMetrics>,
-}
-
-fn ip_port(s: &str) -> Option<(&str, u16)> {
-    let (ip, port) = s.rsplit_once(':')?;
-    Some((ip, port.parse().ok()?))
+    pub parallel: Option<ParallelMetrics>,
 }
 
 impl RunMetrics {
-    /// Computes the metrics of the run in `dir`; `scenario` maps connections to flows;
-    /// `bottleneck`: seed 004's figures too (from `link.csv`).
-    pub fn compute(
-        dir: &Path,
-        scenario: &Scenario,
-        point: &str,
-        replication: u64,
-        bottleneck: bool,
-    ) -> Result<RunMetrics, FileError> {
-        let rd = crate::layout::RunDir::new(dir);
-        let rows = read_connections(&rd.connections_csv())?;
-        let mut conns = vec![];
-        for r in &rows {
-            let flow = scenario.flows.iter().position(|f| {
-                let from = scenario.hosts[f.from].address.to_string();
-                let to = scenario.hosts[f.to].address.to_string();
-                let c = ip_port(&r.client);
-                let s = ip_port(&r.server);
-                matches!((c, s), (Some((ci, _)), Some((si, sp))) if ci == from && si == to && sp == f.port)
-                    || matches!((c, s), (Some((ci, cp)), Some((si, _))) if ci == to && cp == f.port && si == from)
-            });
-            let d = usize::from(r.data_dir == "s2c");
-            conns.push(ConnMetrics {
-                flow,
-                conn: r.conn,
-                start_s: r.start_s,
-                end_s: r.end_s,
-                elapsed_s: r.elapsed_s,
-                bytes: r.bytes,
-                throughput_bytes_per_s: r.throughput_bytes_per_s,
-                rexmt_pkts: r.rexmt_pkts,
-                dupacks: r.dupacks,
-                triple_dupacks: r.triple_dupacks,
-                rtos: r.rtos,
-                spurious_rtos: r.spurious_rtos,
-                sack_pkts: r.sack_pkts,
-                drops_queue: r.drops_queue[d],
-                drops_red: r.drops_red[d],
-                drops_aqm: r.drops_aqm[d],
-                drops_error: r.drops_error[d],
-                ecn_marks: r.ecn_marks,
-                ack_drops: r.drops_queue[1 - d]
-                    + r.drops_red[1 - d]
-                    + r.drops_aqm[1 - d]
-                    + r.drops_error[1 - d],
-                complete: r.complete,
-                partial_elapsed_s: r.partial_elapsed_s,
-                partial_throughput_bytes_per_s: r.partial_throughput_bytes_per_s,
-                partial_rexmt_pkts: r.partial_rexmt_pkts,
-                unneeded_rexmt: r.rexmt_minus_drops,
-            });
-        }
-        conns.sort_by_key(|c| (c.flow.unwrap_or(usize::MAX), c.conn));
-        let t0 = conns
-            .iter()
-            .map(|c| c.start_s)
-            .fold(f64::INFINITY, f64::min);
-        let t1 = conns
-            .iter()
-            .map(|c| c.end_s)
-            .fold(f64::NEG_INFINITY, f64::max);
-        let total_time_s = if conns.is_empty() { f64::NAN } else { t1 - t0 };
-        let tputs: Vec<f64> = conns.iter().map(|c| c.throughput_bytes_per_s).collect();
-        let mut m = RunMetrics {
-            parallel: crate::parallel::ParallelMetrics::compute(&conns),
-            point: point.to_string(),
-            replication,
-            jain: jain(&tputs),
-            throughput_cov: cov(&tputs),
-            conns,
-            total_time_s,
-            link: Default::default(),
-            udp: vec![],
-            pages: vec![],
-            bottleneck: None,
-            thin: None,
-        };
-        let link_csv = dir.join("link.csv");
-        if bottleneck && link_csv.exists() {
-            m.bottleneck = Some(BottleneckMetrics::compute(&link_csv, &m.conns, scenario)?);
-        }
-        let (pages, objects) = (rd.pages_csv(), rd.page_objects_csv());
-        if pages.exists() {
-            m.pages = read_pages(&pages, &objects)?;
-        }
-        let udp = rd.udp_flows_csv();
-        if udp.exists() {
-            m.udp = read_udp_flows(&udp)?
-                .iter()
-                .map(|r| udp_metrics(r, scenario))
-                .collect();
-        }
-        let events = rd.events_csv();
-        if events.exists() && total_time_s.is_finite() {
-            let (a, b) = ((t0 * 1e9).round() as u64, (t1 * 1e9).round() as u64);
-            m.link = link_metrics(&events, a, b)?;
-        }
-        Ok(m)
-    }
-
-    pub fn load(path: &Path) -> Result<RunMetrics, crate::runner::ExperimentError> {
-        crate::runner::read_json(path)
+    pub fn load(path: &Path) -> Result<RunMetrics, crate::error::ExperimentError> {
+        crate::io::read_json(path)
     }
 }
 
-/// A `udp_flows.csv` row as metrics, with the scenario flow it belongs to.
-fn udp_metrics(r: &UdpRow, scenario: &Scenario) -> UdpMetrics {
-    let (src, dst) = (ip_port(&r.src), ip_port(&r.dst));
-    let flow = scenario.flows.iter().position(|f| {
-        let from = scenario.hosts[f.from].address.to_string();
-        let to = scenario.hosts[f.to].address.to_string();
-        matches!((src, dst), (Some((si, _)), Some((di, dp))) if si == from && di == to && dp == f.port)
-    });
-    UdpMetrics {
-        flow,
-        udp_flow: r.flow,
-        sent: r.sent,
-        received: r.received,
-        lost: r.lost,
-        loss_rate: r.loss_rate,
-        throughput_bytes_per_s: r.throughput_bytes_per_s,
-        drops_queue: r.drops_queue,
-        drops_red: r.drops_red,
-        drops_aqm: r.drops_aqm,
-        drops_error: r.drops_error,
-        spacing_ms: r.spacing_ms,
-        delay_ms: r.delay_ms,
+/// Run-level figures of a run's parallel connections (runs with two or more connections).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ParallelMetrics {
+    /// Jain's index ×100 over the first-10 KB throughputs; `None` unless every connection got
+    /// that far.
+    pub jain10k_x100: Option<f64>,
+    /// The fewest and the most retransmissions of a connection.
+    pub rx_min: u64,
+    pub rx_max: u64,
+    /// The same, counted before each connection's 10 KB ACK (`None` without the column).
+    pub rx10k_min: Option<u64>,
+    pub rx10k_max: Option<u64>,
+}
+
+impl ConnMetrics {
+    /// The value of metric `m` (NaN where this connection has none, e.g. spurious RTOs
+    /// without a full event log).
+    pub fn value(&self, m: ConnMetric) -> f64 {
+        let c = self;
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        match m {
+            ConnMetric::ElapsedS => c.elapsed_s,
+            ConnMetric::ThroughputBps => c.throughput_bytes_per_s,
+            ConnMetric::RexmtPkts => c.rexmt_pkts as f64,
+            ConnMetric::Dupacks => c.dupacks as f64,
+            ConnMetric::TripleDupacks => c.triple_dupacks as f64,
+            ConnMetric::SackPkts => c.sack_pkts as f64,
+            ConnMetric::Rtos => c.rtos as f64,
+            ConnMetric::SpuriousRtos => n(c.spurious_rtos),
+            ConnMetric::DropsQueue => c.drops_queue as f64,
+            ConnMetric::DropsRed => c.drops_red as f64,
+            ConnMetric::DropsAqm => c.drops_aqm as f64,
+            ConnMetric::EcnMarks => c.ecn_marks as f64,
+            ConnMetric::DropsRedMarks => (c.drops_red + c.ecn_marks) as f64,
+            ConnMetric::DropsError => c.drops_error as f64,
+            ConnMetric::AckDrops => c.ack_drops as f64,
+            ConnMetric::UnneededRexmt => n(c.unneeded_rexmt),
+            ConnMetric::PartialElapsedS => c.partial_elapsed_s.unwrap_or(f64::NAN),
+            ConnMetric::PartialThroughputBps => {
+                c.partial_throughput_bytes_per_s.unwrap_or(f64::NAN)
+            }
+            ConnMetric::PartialRexmtPkts => n(c.partial_rexmt_pkts),
+        }
     }
 }
 
-/// Utilisation, queue statistics and drops per direction over `[t0, t1]` (ns).
-fn link_metrics(events: &Path, t0: u64, t1: u64) -> Result<[DirMetrics; 2], FileError> {
-    let rows = read_events(events)?;
-    let mut out = [DirMetrics::default(); 2];
-    for (d, dm) in out.iter_mut().enumerate() {
-        let mut busy: u64 = 0;
-        let mut tx_open: Option<u64> = None;
-        let mut saw_tx = false;
-        let mut steps: Vec<(u64, f64)> = vec![];
-        let mut arrivals: Vec<f64> = vec![];
-        let mut max_q: Option<f64> = None;
-        for e in rows.iter().filter(|e| e.dir as usize == d) {
-            match e.event {
-                Ev::TxStart => {
-                    saw_tx = true;
-                    tx_open = Some(e.time_ns);
-                }
-                Ev::TxEnd => {
-                    if let Some(s) = tx_open.take() {
-                        // Clip to the transfer period.
-                        let (s, t) = (s.max(t0), e.time_ns.min(t1));
-                        busy += t.saturating_sub(s);
-                    }
-                }
-                Ev::Drop => match e.cause.as_str() {
-                    "queue" => dm.drops_queue += 1,
-                    // RED's drops, and the other AQMs' apart, as in connections.csv.
-                    "red" => dm.drops_red += 1,
-                    "codel" | "pie" => dm.drops_aqm += 1,
-                    "error" => dm.drops_error += 1,
-                    _ => {}
-                },
-                _ => {}
-            }
-            if let Some(q) = e.queue_pkts {
-                let q = f64::from(q);
-                steps.push((e.time_ns, q));
-                max_q = Some(max_q.map_or(q, |m: f64| m.max(q)));
-                if e.event == Ev::Arrive {
-                    arrivals.push(q);
-                }
-            }
+impl UdpMetrics {
+    /// The value of metric `m` (NaN where unknown).
+    pub fn value(&self, m: UdpMetric) -> f64 {
+        let u = self;
+        let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        match m {
+            UdpMetric::ThroughputBps => o(u.throughput_bytes_per_s),
+            UdpMetric::LossRate => o(u.loss_rate),
+            UdpMetric::Lost => n(u.lost),
+            UdpMetric::DropsQueue => n(u.drops_queue),
+            UdpMetric::DropsRed => n(u.drops_red),
+            UdpMetric::DropsAqm => n(u.drops_aqm),
+            UdpMetric::DropsError => n(u.drops_error),
+            UdpMetric::SpacingP50Ms => o(u.spacing_ms[0]),
+            UdpMetric::SpacingP75Ms => o(u.spacing_ms[1]),
+            UdpMetric::SpacingP90Ms => o(u.spacing_ms[2]),
+            UdpMetric::SpacingMaxMs => o(u.spacing_ms[3]),
+            UdpMetric::DelayP50Ms => o(u.delay_ms[0]),
+            UdpMetric::DelayP75Ms => o(u.delay_ms[1]),
+            UdpMetric::DelayP90Ms => o(u.delay_ms[2]),
+            UdpMetric::DelayP99Ms => o(u.delay_ms[3]),
+            UdpMetric::DelayMaxMs => o(u.delay_ms[4]),
         }
-        if saw_tx && t1 > t0 {
-            dm.utilisation = Some(busy as f64 / (t1 - t0) as f64);
-        }
-        arrivals.sort_by(|a, b| a.total_cmp(b));
-        dm.queue = QueueStats {
-            max_pkts: max_q,
-            mean_pkts: if steps.is_empty() {
-                None
-            } else {
-                time_weighted_mean(&steps, 0.0, t0, t1)
-            },
-            median_at_arrival: quantile(&arrivals, 0.5),
-        };
     }
-    Ok(out)
+}
+
+impl ObjectMetrics {
+    /// The value of metric `m` (NaN where unknown).
+    pub fn value(&self, m: PageClassMetric) -> f64 {
+        let o = self;
+        let f = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        match m {
+            PageClassMetric::ElapsedS => f(o.elapsed_s),
+            PageClassMetric::ThroughputBps => f(o.throughput_bytes_per_s),
+            PageClassMetric::RexmtPkts => n(o.rexmt_pkts),
+            PageClassMetric::Dupacks => n(o.dupacks),
+            PageClassMetric::TripleDupacks => n(o.triple_dupacks),
+            PageClassMetric::SackPkts => n(o.sack_pkts),
+            PageClassMetric::DropsQueue => n(o.drops_queue),
+            PageClassMetric::DropsError => n(o.drops_error),
+            PageClassMetric::AckDropsQueue => n(o.ack_drops_queue),
+            PageClassMetric::AckDropsError => n(o.ack_drops_error),
+        }
+    }
+}
+
+impl BottleneckMetrics {
+    /// The value of metric `m` (NaN where unknown).
+    pub fn value(&self, m: BottleneckMetric) -> f64 {
+        let b = self;
+        let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        match m {
+            BottleneckMetric::UtilPct => b.util_pct,
+            BottleneckMetric::QueueMeanPkts => b.queue_mean_pkts,
+            BottleneckMetric::QueueMaxPkts => b.queue_max_pkts,
+            BottleneckMetric::Drops => b.drops as f64,
+            BottleneckMetric::Marks => b.marks as f64,
+            BottleneckMetric::GoodputMeanMbps => o(b.goodput_mean_mbps),
+            BottleneckMetric::GoodputSdMbps => o(b.goodput_sd_mbps),
+            BottleneckMetric::GoodputCov => o(b.goodput_cov),
+            BottleneckMetric::GoodputJain => o(b.goodput_jain),
+            BottleneckMetric::Transfers => b.transfers as f64,
+            BottleneckMetric::TransferMeanMs => o(b.transfer_mean_ms),
+            BottleneckMetric::TransferSdMs => o(b.transfer_sd_ms),
+            BottleneckMetric::TransferCov => o(b.transfer_cov),
+        }
+    }
+}
+
+impl RunMetrics {
+    /// The value of run metric `m` (NaN where unknown: a queue statistic without `arrive`
+    /// rows, seed 001's figures of a run with one connection).
+    pub fn value(&self, m: RunMetric) -> f64 {
+        let r = self;
+        let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
+        let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
+        let p = |f: fn(&ParallelMetrics) -> f64| r.parallel.as_ref().map_or(f64::NAN, f);
+        let [d, u] = &r.link;
+        match m {
+            RunMetric::TotalTimeS => r.total_time_s,
+            RunMetric::Jain => o(r.jain),
+            RunMetric::ThroughputCov => o(r.throughput_cov),
+            RunMetric::UtilDown => o(d.utilisation),
+            RunMetric::UtilUp => o(u.utilisation),
+            RunMetric::QueueMaxDown => o(d.queue.max_pkts),
+            RunMetric::QueueMeanDown => o(d.queue.mean_pkts),
+            RunMetric::QueueMedianArrivalDown => o(d.queue.median_at_arrival),
+            RunMetric::QueueMaxUp => o(u.queue.max_pkts),
+            RunMetric::QueueMeanUp => o(u.queue.mean_pkts),
+            RunMetric::LinkDropsQueueDown => d.drops_queue as f64,
+            RunMetric::LinkDropsRedDown => d.drops_red as f64,
+            RunMetric::LinkDropsAqmDown => d.drops_aqm as f64,
+            RunMetric::LinkDropsErrorDown => d.drops_error as f64,
+            RunMetric::Jain10kX100 => p(|p| p.jain10k_x100.unwrap_or(f64::NAN)),
+            RunMetric::RxMin => p(|p| p.rx_min as f64),
+            RunMetric::RxMax => p(|p| p.rx_max as f64),
+            RunMetric::Rx10kMin => n(r.parallel.and_then(|p| p.rx10k_min)),
+            RunMetric::Rx10kMax => n(r.parallel.and_then(|p| p.rx10k_max)),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -466,85 +397,5 @@ mod tests {
         assert_eq!(back.drops_aqm, 0);
         let u = serde_json::to_string(&UdpMetrics::default()).unwrap();
         assert!(u.contains("\"throughput_Bps\":null"), "{u}");
-    }
-
-    /// Two greedy flows, the second starting at 5 s of a 10 s run, and one repeat flow.
-    fn scenario(dir: &Path) -> Scenario {
-        std::fs::write(dir.join("l.toml"), "[both]\nrate = \"10Mbit\"\n").unwrap();
-        let text = r#"
-duration = "10s"
-link = "l.toml"
-[hosts.s]
-side = "fixed"
-count = 3
-[hosts.r]
-side = "mobile"
-count = 3
-[[flows]]
-kind = "bulk"
-from = "s0"
-to = "r0"
-bytes = "1GB"
-[[flows]]
-kind = "bulk"
-from = "s1"
-to = "r1"
-bytes = "1GB"
-start = "5s"
-[[flows]]
-kind = "repeat"
-from = "s2"
-to = "r2"
-bytes = 10240
-pause = "250ms"
-"#;
-        Scenario::from_str_in(text, dir).unwrap()
-    }
-
-    fn conn(flow: usize, bytes: u64, elapsed_s: f64, complete: bool) -> ConnMetrics {
-        ConnMetrics {
-            flow: Some(flow),
-            bytes,
-            elapsed_s,
-            complete,
-            ..ConnMetrics::default()
-        }
-    }
-
-    #[test]
-    fn bottleneck_figures_by_hand() {
-        let d = tempfile::tempdir().unwrap();
-        let sc = scenario(d.path());
-        let csv = "dir,arrived,released,drops_queue,drops_red,drops_error,drops_mtu,drops_middlebox,drops_aqm,marks,errors,injected,utilisation,queue_mean_pkts,queue_max_pkts,end_s\n\
-                   down,100,95,4,1,0,0,0,2,3,0,0,0.5,3.5,9,10\n\
-                   up,90,90,0,0,0,0,0,0,0,0,0,0.1,0,1,10\n";
-        let path = d.path().join("link.csv");
-        std::fs::write(&path, csv).unwrap();
-        // Flow 0: 1 250 000 bytes in 10 s = 1 Mbit/s; flow 1: 312 500 bytes in its 5 s =
-        // 0.5 Mbit/s. Mean 0.75, population σ 0.25, σ/μ 1/3, Jain 1.5² / (2 · 1.25) = 0.9.
-        // Flow 2's transfers: 100 and 300 ms complete (mean 200, σ 100), one incomplete.
-        let conns = [
-            conn(0, 1_000_000, 10.0, false),
-            conn(0, 250_000, 1.0, true),
-            conn(1, 312_500, 5.0, false),
-            conn(2, 10240, 0.1, true),
-            conn(2, 10240, 0.3, true),
-            conn(2, 5000, 0.05, false),
-        ];
-        let b = BottleneckMetrics::compute(&path, &conns, &sc).unwrap();
-        assert_eq!(
-            (b.util_pct, b.queue_mean_pkts, b.queue_max_pkts),
-            (50.0, 3.5, 9.0)
-        );
-        assert_eq!((b.drops, b.marks), (7, 3), "queue 4 + red 1 + aqm 2");
-        let close = |a: Option<f64>, b: f64| assert!((a.unwrap() - b).abs() < 1e-9, "{a:?} {b}");
-        close(b.goodput_mean_mbps, 0.75);
-        close(b.goodput_sd_mbps, 0.25);
-        close(b.goodput_cov, 1.0 / 3.0);
-        close(b.goodput_jain, 0.9);
-        assert_eq!(b.transfers, 2);
-        close(b.transfer_mean_ms, 200.0);
-        close(b.transfer_sd_ms, 100.0);
-        close(b.transfer_cov, 0.5);
     }
 }

@@ -16,76 +16,28 @@
 //! published 254.48).
 
 use crate::classes::Class;
-use crate::metrics::ConnMetrics;
+use crate::metrics::{ConnMetrics, ParallelMetrics};
 use crate::stats::jain;
-use serde::{Deserialize, Serialize};
 
-/// Run-level figures of a run's parallel connections (runs with two or more connections).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct ParallelMetrics {
-    /// Jain's index ×100 over the first-10 KB throughputs; `None` unless every connection got
-    /// that far.
-    pub jain10k_x100: Option<f64>,
-    /// The fewest and the most retransmissions of a connection.
-    pub rx_min: u64,
-    pub rx_max: u64,
-    /// The same, counted before each connection's 10 KB ACK (`None` without the column).
-    pub rx10k_min: Option<u64>,
-    pub rx10k_max: Option<u64>,
-}
-
-impl ParallelMetrics {
-    /// The figures of one run's connections; `None` for fewer than two.
-    pub fn compute(conns: &[ConnMetrics]) -> Option<ParallelMetrics> {
-        if conns.len() < 2 {
-            return None;
-        }
-        let tputs: Option<Vec<f64>> = conns
-            .iter()
-            .map(|c| c.partial_throughput_bytes_per_s)
-            .collect();
-        let rx = conns.iter().map(|c| c.rexmt_pkts);
-        let rx10: Option<Vec<u64>> = conns.iter().map(|c| c.partial_rexmt_pkts).collect();
-        Some(ParallelMetrics {
-            jain10k_x100: tputs.and_then(|t| jain(&t)).map(|j| j * 100.0),
-            rx_min: rx.clone().min().unwrap_or(0),
-            rx_max: rx.max().unwrap_or(0),
-            rx10k_min: rx10.as_ref().and_then(|v| v.iter().copied().min()),
-            rx10k_max: rx10.as_ref().and_then(|v| v.iter().copied().max()),
-        })
+/// The figures of one run's connections; `None` for fewer than two.
+pub fn compute(conns: &[ConnMetrics]) -> Option<ParallelMetrics> {
+    if conns.len() < 2 {
+        return None;
     }
-
-    /// A run metric by its key ([`PARALLEL_RUN_METRICS`]); NaN when it has no value.
-    pub fn value(&self, key: &str) -> f64 {
-        let o = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
-        match key {
-            "jain10k_x100" => self.jain10k_x100.unwrap_or(f64::NAN),
-            "rx_min" => self.rx_min as f64,
-            "rx_max" => self.rx_max as f64,
-            "rx10k_min" => o(self.rx10k_min),
-            "rx10k_max" => o(self.rx10k_max),
-            _ => f64::NAN,
-        }
-    }
+    let tputs: Option<Vec<f64>> = conns
+        .iter()
+        .map(|c| c.partial_throughput_bytes_per_s)
+        .collect();
+    let rx = conns.iter().map(|c| c.rexmt_pkts);
+    let rx10: Option<Vec<u64>> = conns.iter().map(|c| c.partial_rexmt_pkts).collect();
+    Some(ParallelMetrics {
+        jain10k_x100: tputs.and_then(|t| jain(&t)).map(|j| j * 100.0),
+        rx_min: rx.clone().min().unwrap_or(0),
+        rx_max: rx.max().unwrap_or(0),
+        rx10k_min: rx10.as_ref().and_then(|v| v.iter().copied().min()),
+        rx10k_max: rx10.as_ref().and_then(|v| v.iter().copied().max()),
+    })
 }
-
-/// The run-level metrics of parallel connections: (key, label).
-pub const PARALLEL_RUN_METRICS: [(&str, &str); 5] = [
-    (
-        "jain10k_x100",
-        "Jain's index ×100 of the first-10 KB throughputs",
-    ),
-    ("rx_min", "retransmissions, connection with the fewest"),
-    ("rx_max", "retransmissions, connection with the most"),
-    (
-        "rx10k_min",
-        "retransmissions before 10 KB, connection with the fewest",
-    ),
-    (
-        "rx10k_max",
-        "retransmissions before 10 KB, connection with the most",
-    ),
-];
 
 /// Sorts by `key` (finite first, ascending; ties by flow) and takes the first and the last as
 /// (`fast`, `slow`). Fewer than two connections: none.
@@ -149,7 +101,7 @@ mod tests {
             conn(0, 87.78, Some((26.22, a, 8)), 17),
             conn(1, 117.02, Some((71.30, b, 12)), 24),
         ];
-        let p = ParallelMetrics::compute(&conns).unwrap();
+        let p = compute(&conns).unwrap();
         let j = p.jain10k_x100.unwrap();
         let want = (a + b).powi(2) / (2.0 * (a * a + b * b)) * 100.0;
         assert!((j - want).abs() < 1e-9 && (j - 82.10).abs() < 0.01, "{j}");
@@ -187,10 +139,10 @@ mod tests {
             [(Class::Fast10k, Some(0)), (Class::Slow10k, Some(3))],
             "one that never got 10 KB through is the slowest"
         );
-        let p = ParallelMetrics::compute(&conns).unwrap();
+        let p = compute(&conns).unwrap();
         assert_eq!(p.jain10k_x100, None, "one connection has no first 10 KB");
         assert_eq!((p.rx_min, p.rx_max, p.rx10k_min), (3, 9, None));
-        assert!(ParallelMetrics::compute(&conns[..1]).is_none());
+        assert!(compute(&conns[..1]).is_none());
         assert!(fastest_slowest(&conns[..1]).is_empty());
     }
 }

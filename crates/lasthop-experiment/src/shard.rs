@@ -18,7 +18,9 @@
 //! directories against each other wherever they were produced. Shard directories have no
 //! summary and no report; the merge writes them.
 
-use crate::runner::{fnv1a, ExperimentError, ExperimentInfo};
+use crate::error::ExperimentError;
+use crate::info::ExperimentInfo;
+use crate::io::fnv1a;
 use crate::spec::{Experiment, Point, RunId};
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
@@ -27,7 +29,7 @@ use std::path::Path;
 use std::str::FromStr;
 
 /// The shard record's file name in a shard directory.
-pub const SHARD_JSON: &str = "shard.json";
+pub use lasthop_core::layout::SHARD_JSON;
 
 /// The version of lasthop that wrote a shard (merges refuse shards of another version).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
@@ -111,6 +113,7 @@ pub fn portable_point_fingerprint(point: &Point) -> u64 {
     let mut fp = toml::to_string(&doc).unwrap_or_default().into_bytes();
     fp.push(0);
     fp.extend_from_slice(&crate::spec::read_link_bytes(&point.scenario.link_path));
+    crate::spec::push_data_files(&mut fp, &point.scenario.link);
     fnv1a(&fp)
 }
 
@@ -168,7 +171,7 @@ impl ShardInfo {
     pub fn load(dir: &Path) -> Result<ShardInfo, ExperimentError> {
         let path = dir.join(SHARD_JSON);
         let text =
-            crate::runner::read_json_text(&path).map_err(|source| ExperimentError::NotShard {
+            crate::io::read_json_text(&path).map_err(|source| ExperimentError::NotShard {
                 path: path.display().to_string(),
                 dir: dir.display().to_string(),
                 source,

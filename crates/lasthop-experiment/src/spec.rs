@@ -7,6 +7,7 @@
 //! replications = 3
 //! seed = 1
 //! classes = ["faster-slower", "flow"]
+//! figures = []                  # beyond connections: "bottleneck", "thin", "page"
 //! set = { duration = "300s" }   # overrides applied to every point
 //!
 //! [matrix.link]                 # one dimension; its values are named sets of overrides
@@ -51,7 +52,8 @@ impl Mode {
     }
 }
 
-pub use crate::classes::ClassScheme;
+pub use crate::classes::{ClassScheme, Figure};
+use crate::outputs::{Outputs, OutputsSpec};
 
 /// The spec as written.
 #[derive(Deserialize, Debug, Clone)]
@@ -72,8 +74,13 @@ pub struct ExperimentSpec {
     /// The experiment seed; replication k of every point uses (seed, k), so every point sees
     /// the same random streams (common random numbers). Default: the scenario's seed.
     pub seed: Option<u64>,
-    /// Connection classes of the summaries (default `["faster-slower", "flow"]`).
+    /// Connection classes of the summaries (default `["faster-slower", "flow"]`; `[]`: none
+    /// but `all`).
     pub classes: Option<Vec<ClassScheme>>,
+    /// What each run computes beyond its connections: `bottleneck`, `thin`, `page`.
+    pub figures: Option<Vec<Figure>>,
+    /// The files runs keep beyond their tables ([`crate::outputs`]), over the scenario's.
+    pub outputs: Option<OutputsSpec>,
     /// Overrides applied to every point, before the matrix's.
     #[serde(default)]
     pub set: toml::Table,
@@ -142,19 +149,7 @@ fn parse_references(
 ) -> Result<Vec<PointRef>, SpecError> {
     // A class's published values are connection metrics, UDP flow metrics for a flowN that
     // is a UDP stream (seed 000's Tables 10 and 11), or page metrics for cN and page (seed 002).
-    let mut metrics: Vec<&str> = crate::summary::CONN_METRICS.iter().map(|m| m.0).collect();
-    let pages = crate::summary::PAGE_CLASS_METRICS
-        .iter()
-        .chain(&crate::summary::PAGE_METRICS)
-        .chain(&crate::summary::BOTTLENECK_METRICS)
-        .chain(&crate::thin::THIN_METRICS)
-        .chain(&crate::summary::RUN_METRICS)
-        .chain(&crate::parallel::PARALLEL_RUN_METRICS);
-    for (m, _) in crate::summary::UDP_METRICS.iter().chain(pages) {
-        if !metrics.contains(m) {
-            metrics.push(m);
-        }
-    }
+    let metrics = crate::catalogue::all_keys();
     let mut out = vec![];
     for (p, t) in refs {
         let key = format!("reference.{p}");
@@ -276,6 +271,10 @@ pub struct Point {
     /// FNV-1a 64 of the patched scenario text and of the link spec file's contents: what a
     /// finished run's marker must match to be kept.
     pub fingerprint: u64,
+    /// The files its runs keep beyond their tables (the scenario's `[outputs]` and the
+    /// experiment's over the defaults; not part of the fingerprint: changing them redoes no
+    /// run).
+    pub outputs: Outputs,
 }
 
 /// A loaded, expanded, validated experiment.
@@ -288,7 +287,12 @@ pub struct Experiment {
     /// `replications_chain`: replication k of a point starts from the CBI caches of k − 1.
     pub chain: bool,
     pub seed: u64,
+    /// Connection class schemes (never a figure's: those are in `figures`).
     pub classes: Vec<ClassScheme>,
+    /// What each run computes beyond its connections.
+    pub figures: Vec<Figure>,
+    /// What the spec says that is deprecated (said by the commands that load it).
+    pub warnings: Vec<String>,
     pub points: Vec<Point>,
     pub report_run: Option<(String, u64)>,
     /// Published values to show beside ours.
@@ -351,6 +355,17 @@ pub fn point_name_problem(name: &str) -> Option<String> {
     (!ok).then(|| {
         format!("invalid point name {name:?}: allowed 1 to {MAX_POINT_NAME} of a-z, A-Z, 0-9, '_', '.', '+' and '-', not starting with '.', '+' or '-' (a point name is a directory name below runs/)")
     })
+}
+
+/// The data files the link spec read (traces, `user` distributions, loss traces) for a
+/// fingerprint: their names and digests, so that a run over a trace that changed is not taken
+/// for a finished one. Nothing for a link without data files (fingerprints stay as they were).
+pub(crate) fn push_data_files(fp: &mut Vec<u8>, link: &lasthop_link::LinkConfig) {
+    for f in &link.data_files {
+        fp.push(0);
+        fp.extend_from_slice(f.file.as_bytes());
+        fp.extend_from_slice(&f.digest.to_le_bytes());
+    }
 }
 
 /// The link spec's bytes for a fingerprint (bounded like every spec read: the scenario's
@@ -570,8 +585,16 @@ impl Experiment {
                 );
             }
         }
-        // Validate the base scenario on its own first: its errors name its file.
-        ScenarioSpec::parse(&scenario_text)
+        // Validate the base scenario on its own first: its errors name its file. Its
+        // `[outputs]` is the experiment's business (taken out of each point below).
+        let mut bare = base_doc.clone();
+        let bare_text = match OutputsSpec::take_from(&mut bare)
+            .map_err(|e| err("scenario", format!("{}: {e}", scenario_path.display())))?
+        {
+            Some(_) => toml::to_string(&bare).map_err(|e| err("scenario", e.to_string()))?,
+            None => scenario_text.clone(),
+        };
+        ScenarioSpec::parse(&bare_text)
             .and_then(|s| s.validate(&scenario_dir))
             .map_err(|e| err("scenario", format!("{}: {e}", scenario_path.display())))?;
         apply_overrides(&mut base_doc, &spec.set, &base_dir, "set")?;
@@ -615,15 +638,35 @@ impl Experiment {
                 check_name(&format!("matrix.{dim}.{v}"), "value name", v)?;
             }
         }
-        let classes = spec
+        let given = spec
             .classes
             .clone()
             .unwrap_or_else(|| vec![ClassScheme::FasterSlower, ClassScheme::Flow]);
-        if classes.is_empty() {
-            return Err(err(
-                "classes",
-                "empty: allowed one or more of \"faster-slower\", \"start-order\", \"flow\", \"main-inline\"",
+        // `bottleneck`, `thin` and `page` were class schemes before they had their own key.
+        let (classes, old_figures) = crate::classes::split_figures(&given);
+        let mut warnings = vec![];
+        if !old_figures.is_empty() {
+            let names: Vec<String> = old_figures
+                .iter()
+                .map(|f| format!("\"{}\"", f.name()))
+                .collect();
+            warnings.push(format!(
+                "warning: key `classes`: {} {} not a connection class (deprecated there): write `figures = [{}]`{}",
+                names.join(", "),
+                if names.len() == 1 { "is" } else { "are" },
+                names.join(", "),
+                if classes.is_empty() {
+                    " and `classes = []`"
+                } else {
+                    ""
+                }
             ));
+        }
+        let mut figures = spec.figures.clone().unwrap_or_default();
+        for f in old_figures {
+            if !figures.contains(&f) {
+                figures.push(f);
+            }
         }
 
         // Counted before the product is built: 30 dimensions of 2 values are 2^30 points.
@@ -702,6 +745,12 @@ impl Experiment {
                     .collect::<Vec<_>>()
                     .join(" + ")
             };
+            let point_outputs = OutputsSpec::take_from(&mut doc)
+                .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message.clone()))?
+                .unwrap_or_default();
+            let outputs = Outputs::SWEEP
+                .with(&point_outputs)
+                .with(spec.outputs.as_ref().unwrap_or(&OutputsSpec::default()));
             let scenario_toml = toml::to_string(&doc).map_err(|e| err(&where_, e.to_string()))?;
             let mut scenario = Scenario::from_str_in(&scenario_toml, &scenario_dir)
                 .map_err(|e| err(format!("{where_} -> scenario.{}", e.key), e.message.clone()))?;
@@ -718,14 +767,32 @@ impl Experiment {
             let mut fp = scenario_toml.as_bytes().to_vec();
             fp.push(0);
             fp.extend_from_slice(&link_text);
+            push_data_files(&mut fp, &scenario.link);
             if chain {
                 // A chained replication's runs differ from cold ones (and only those change).
                 fp.extend_from_slice(b"\0replications_chain");
             }
+            let unknown = outputs.unknown_hosts(&scenario);
+            if !unknown.is_empty() {
+                return Err(err(
+                    "outputs.captures",
+                    format!(
+                        "{}: no such host in point {pname} (allowed: {})",
+                        unknown.join(", "),
+                        scenario
+                            .hosts
+                            .iter()
+                            .map(|h| h.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
             points.push(Point {
+                outputs,
                 name: pname,
                 coords,
-                fingerprint: crate::runner::fnv1a(&fp),
+                fingerprint: crate::io::fnv1a(&fp),
                 scenario_toml,
                 scenario,
             });
@@ -736,21 +803,21 @@ impl Experiment {
                 "\"main-inline\" needs at least two flows (flow 0 is the main object)",
             ));
         }
-        if classes.contains(&ClassScheme::Thin)
+        if figures.contains(&Figure::Thin)
             && !points
                 .iter()
-                .any(|p| lasthop_sim::has_thin_flows(&p.scenario))
+                .any(|p| lasthop_analysis::AnalysisOptions::for_scenario(&p.scenario).streams)
         {
             return Err(err(
-                "classes",
+                "figures",
                 "\"thin\" needs a thin flow (its classes are the hosts sending streams)",
             ));
         }
-        if classes.contains(&ClassScheme::Page)
+        if figures.contains(&Figure::Page)
             && !points[0].scenario.flows.iter().any(|f| f.kind() == "http")
         {
             return Err(err(
-                "classes",
+                "figures",
                 "\"page\" needs an http flow (its classes are the objects of a page)",
             ));
         }
@@ -790,6 +857,8 @@ impl Experiment {
             chain,
             seed,
             classes,
+            figures,
+            warnings,
             points,
             report_run,
             spec_text: text.to_string(),
@@ -808,6 +877,20 @@ impl Experiment {
             }
         }
         v
+    }
+
+    /// The run whose files the report shows: `report_run`, else the first point's
+    /// replication 0 (which keeps the files of `Runs::Report`).
+    pub fn report_run_id(&self) -> RunId {
+        let point = self
+            .report_run
+            .as_ref()
+            .and_then(|(p, _)| self.points.iter().position(|x| &x.name == p))
+            .unwrap_or(0);
+        RunId {
+            point,
+            replication: self.report_run.as_ref().map_or(0, |r| r.1),
+        }
     }
 
     /// The scenario of one run: the point's, with the experiment seed and the replication.

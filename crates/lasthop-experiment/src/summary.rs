@@ -3,6 +3,10 @@
 //! fairness, utilisation, queue length) likewise. Written as `summary.csv` (long format, one row
 //! per point, class and metric) and `summary.json`.
 
+use crate::catalogue::{
+    BottleneckMetric, ConnMetric, Metric, PageClassMetric, PageMetric, RunMetric, ThinMetric,
+    UdpMetric,
+};
 pub use crate::classes::class_order;
 use crate::classes::{Class, ClassScheme};
 use crate::metrics::{BottleneckMetrics, ConnMetrics, ObjectMetrics, RunMetrics, UdpMetrics};
@@ -10,138 +14,10 @@ use crate::stats::FiveNum;
 use indexmap::IndexMap;
 use serde::{Deserialize, Serialize};
 
-/// The per-connection metrics summarised for each class, in table order: (key, label).
-pub const CONN_METRICS: [(&str, &str); 19] = [
-    ("elapsed_s", "elapsed time (s)"),
-    ("throughput_Bps", "throughput (bytes/s)"),
-    ("rexmt_pkts", "rexmt data pkts"),
-    ("dupacks", "duplicate acks"),
-    ("triple_dupacks", "triple dupacks"),
-    ("sack_pkts", "ACKs with SACK (sacks sent)"),
-    ("rtos", "RTOs"),
-    ("spurious_rtos", "spurious RTOs"),
-    ("drops_queue", "pkts dropped (q)"),
-    ("drops_red", "pkts dropped (r)"),
-    ("drops_aqm", "pkts dropped (CoDel, PIE)"),
-    ("ecn_marks", "ECN marks"),
-    ("drops_red_marks", "RED drops + ECN marks (seed 000's r)"),
-    ("drops_error", "pkts dropped (e)"),
-    ("ack_drops", "ACK-dir pkts dropped"),
-    // seed 001
-    ("unneeded_rexmt", "unnecessary rexmts (rexmt − drops)"),
-    ("partial_elapsed_s", "first 10 KB: SYN to its ACK (s)"),
-    (
-        "partial_throughput_Bps",
-        "first 10 KB: throughput from the first data segment (bytes/s)",
-    ),
-    ("partial_rexmt_pkts", "first 10 KB: rexmt data pkts"),
-];
-
-/// Run-level metrics: (key, label).
-pub const RUN_METRICS: [(&str, &str); 14] = [
-    ("total_time_s", "total time (s)"),
-    ("jain", "Jain's fairness index"),
-    ("throughput_cov", "throughput σ/μ"),
-    ("util_down", "link utilisation, down"),
-    ("util_up", "link utilisation, up"),
-    ("queue_max_down", "queue max (pkts), down"),
-    ("queue_mean_down", "queue mean (pkts), down"),
-    (
-        "queue_median_arrival_down",
-        "queue median at arrival (pkts), down",
-    ),
-    ("queue_max_up", "queue max (pkts), up"),
-    ("queue_mean_up", "queue mean (pkts), up"),
-    ("link_drops_queue_down", "link drops (q), down"),
-    ("link_drops_red_down", "link drops (r), down"),
-    ("link_drops_aqm_down", "link drops (CoDel, PIE), down"),
-    ("link_drops_error_down", "link drops (e), down"),
-];
-
-/// The per-UDP-flow metrics summarised (scheme `udp`, one class per flow), in table order:
-/// (key, label). Seed 000 lists min / 50 % / max of throughput and of each drop cause, and for
-/// the spacing max the lowest and the highest per-replication maximum (min and max here).
-pub const UDP_METRICS: [(&str, &str); 16] = [
-    (
-        "throughput_Bps",
-        "UDP throughput (bytes/s, UDP header included)",
-    ),
-    ("loss_rate", "loss rate"),
-    ("lost", "packets lost"),
-    ("drops_queue", "pkts dropped (q)"),
-    ("drops_red", "pkts dropped (r)"),
-    ("drops_aqm", "pkts dropped (CoDel, PIE)"),
-    ("drops_error", "pkts dropped (e)"),
-    ("spacing_p50_ms", "spacing 50% (ms)"),
-    ("spacing_p75_ms", "spacing 75% (ms)"),
-    ("spacing_p90_ms", "spacing 90% (ms)"),
-    ("spacing_max_ms", "spacing max (ms)"),
-    ("delay_p50_ms", "one-way delay 50% (ms)"),
-    ("delay_p75_ms", "one-way delay 75% (ms)"),
-    ("delay_p90_ms", "one-way delay 90% (ms)"),
-    ("delay_p99_ms", "one-way delay 99% (ms)"),
-    ("delay_max_ms", "one-way delay max (ms)"),
-];
-
-/// The per-object metrics of pages summarised per class (scheme `page`, classes `c1` ...
-/// `cN`: seed 002's connection classes), in table order: (key, label). The names are those of
-/// the connection metrics where they mean the same; elapsed time and throughput are the
-/// server-side ones of seed 002's appendix.
-pub const PAGE_CLASS_METRICS: [(&str, &str); 10] = [
-    ("elapsed_s", "elapsed time, server side (s)"),
-    ("throughput_Bps", "throughput, server side (bytes/s)"),
-    ("rexmt_pkts", "rexmt data pkts"),
-    ("dupacks", "duplicate acks"),
-    ("triple_dupacks", "triple dupacks"),
-    ("sack_pkts", "sack pkts sent (client)"),
-    ("drops_queue", "pkts dropped (q)"),
-    ("drops_error", "pkts dropped (e)"),
-    ("ack_drops_queue", "ACK-dir pkts dropped (q)"),
-    ("ack_drops_error", "ACK-dir pkts dropped (e)"),
-];
-
-/// The metrics of class `page` (scheme `page`): per page, then the numbers of seed 002's
-/// summary tables computed once per point from the classes' summaries (their five numbers are
-/// that one value, n the runs).
-pub const PAGE_METRICS: [(&str, &str); 5] = [
-    ("response_s", "response time, client side (s)"),
-    ("total_s", "total time of a basic test, server side (s)"),
-    (
-        "sum_max_drops",
-        "Σ maximum drops (per class and counter the largest, q and e, both directions)",
-    ),
-    (
-        "drops_queue_med",
-        "drops (c) median: the largest per-class median of data-direction queue drops",
-    ),
-    (
-        "drops_error_med",
-        "drops (e) median: the largest per-class median of data-direction error drops",
-    ),
-];
-
-fn object_value(o: &ObjectMetrics, key: &str) -> f64 {
-    let o64 = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
-    match key {
-        "elapsed_s" => o64(o.elapsed_s),
-        "throughput_Bps" => o64(o.throughput_bytes_per_s),
-        "rexmt_pkts" => n(o.rexmt_pkts),
-        "dupacks" => n(o.dupacks),
-        "triple_dupacks" => n(o.triple_dupacks),
-        "sack_pkts" => n(o.sack_pkts),
-        "drops_queue" => n(o.drops_queue),
-        "drops_error" => n(o.drops_error),
-        "ack_drops_queue" => n(o.ack_drops_queue),
-        "ack_drops_error" => n(o.ack_drops_error),
-        _ => f64::NAN,
-    }
-}
-
 /// The pages of a point's runs (scheme `page`): one class per seed 002 connection class (`c1`
 /// the main object, `c2` the fastest in-line ... `cN` the slowest; each page of each run gives
 /// one value per class), then class `page` with the response and total times and the derived
-/// numbers of [`PAGE_METRICS`]. Empty when the runs have no page.
+/// numbers of [`PageMetric`]. Empty when the runs have no page.
 pub fn summarise_pages(runs: &[RunMetrics]) -> Vec<ClassSummary> {
     let mut groups: IndexMap<Class, Vec<&ObjectMetrics>> = IndexMap::new();
     let mut pages = vec![];
@@ -161,10 +37,10 @@ pub fn summarise_pages(runs: &[RunMetrics]) -> Vec<ClassSummary> {
         .into_iter()
         .map(|(class, v)| {
             let mut metrics = IndexMap::new();
-            for (k, _) in PAGE_CLASS_METRICS {
-                let vals: Vec<f64> = v.iter().map(|o| object_value(o, k)).collect();
+            for &k in PageClassMetric::ALL {
+                let vals: Vec<f64> = v.iter().map(|o| o.value(k)).collect();
                 if let Some(f) = FiveNum::of(&vals) {
-                    metrics.insert(k.to_string(), f);
+                    metrics.insert(k.key().to_string(), f);
                 }
             }
             ClassSummary {
@@ -180,16 +56,16 @@ pub fn summarise_pages(runs: &[RunMetrics]) -> Vec<ClassSummary> {
         pages.iter().map(|p| f(p).unwrap_or(f64::NAN)).collect()
     };
     for (k, vals) in [
-        ("response_s", times(|p| p.response_s)),
-        ("total_s", times(|p| p.total_s)),
+        (PageMetric::ResponseS, times(|p| p.response_s)),
+        (PageMetric::TotalS, times(|p| p.total_s)),
     ] {
         if let Some(f) = FiveNum::of(&vals) {
-            metrics.insert(k.to_string(), f);
+            metrics.insert(k.key().to_string(), f);
         }
     }
     for (k, v) in page_derived(&out) {
         if let Some(v) = v {
-            metrics.insert(k.to_string(), FiveNum::single(v, runs.len()));
+            metrics.insert(k.key().to_string(), FiveNum::single(v, runs.len()));
         }
     }
     out.push(ClassSummary {
@@ -205,55 +81,28 @@ pub fn summarise_pages(runs: &[RunMetrics]) -> Vec<ClassSummary> {
 /// `sum_max_drops` = Σ over the classes of each drop counter's largest value (queue and error
 /// drops, data and ACK direction); `drops_queue_med` / `drops_error_med` = the largest
 /// per-class median of the data direction's queue / error drops. `None` without drop counts.
-pub fn page_derived(classes: &[ClassSummary]) -> [(&'static str, Option<f64>); 3] {
+pub fn page_derived(classes: &[ClassSummary]) -> [(PageMetric, Option<f64>); 3] {
+    use PageClassMetric as M;
     let cs = || classes.iter().filter(|c| matches!(c.class, Class::C(_)));
     let counters = [
-        "drops_queue",
-        "drops_error",
-        "ack_drops_queue",
-        "ack_drops_error",
+        M::DropsQueue,
+        M::DropsError,
+        M::AckDropsQueue,
+        M::AckDropsError,
     ];
     let maxes: Vec<f64> = cs()
-        .flat_map(|c| {
-            counters
-                .iter()
-                .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
-        })
+        .flat_map(|c| counters.iter().filter_map(|k| c.get(*k).map(|f| f.max)))
         .collect();
     let sum_max = (!maxes.is_empty()).then(|| maxes.iter().sum());
-    let largest_median = |k: &str| {
-        cs().filter_map(|c| c.metrics.get(k).map(|f| f.median))
+    let largest_median = |k: M| {
+        cs().filter_map(|c| c.get(k).map(|f| f.median))
             .reduce(f64::max)
     };
     [
-        ("sum_max_drops", sum_max),
-        ("drops_queue_med", largest_median("drops_queue")),
-        ("drops_error_med", largest_median("drops_error")),
+        (PageMetric::SumMaxDrops, sum_max),
+        (PageMetric::DropsQueueMed, largest_median(M::DropsQueue)),
+        (PageMetric::DropsErrorMed, largest_median(M::DropsError)),
     ]
-}
-
-fn udp_value(u: &UdpMetrics, key: &str) -> f64 {
-    let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    let n = |v: Option<u64>| v.map_or(f64::NAN, |v| v as f64);
-    match key {
-        "throughput_Bps" => o(u.throughput_bytes_per_s),
-        "loss_rate" => o(u.loss_rate),
-        "lost" => n(u.lost),
-        "drops_queue" => n(u.drops_queue),
-        "drops_red" => n(u.drops_red),
-        "drops_aqm" => n(u.drops_aqm),
-        "drops_error" => n(u.drops_error),
-        "spacing_p50_ms" => o(u.spacing_ms[0]),
-        "spacing_p75_ms" => o(u.spacing_ms[1]),
-        "spacing_p90_ms" => o(u.spacing_ms[2]),
-        "spacing_max_ms" => o(u.spacing_ms[3]),
-        "delay_p50_ms" => o(u.delay_ms[0]),
-        "delay_p75_ms" => o(u.delay_ms[1]),
-        "delay_p90_ms" => o(u.delay_ms[2]),
-        "delay_p99_ms" => o(u.delay_ms[3]),
-        "delay_max_ms" => o(u.delay_ms[4]),
-        _ => f64::NAN,
-    }
 }
 
 /// The UDP flows of a point's runs, one class per flow: `flow<i>` for the scenario's flow `i`,
@@ -273,10 +122,10 @@ pub fn summarise_udp(runs: &[RunMetrics]) -> Vec<ClassSummary> {
         .into_iter()
         .map(|(class, v)| {
             let mut metrics = IndexMap::new();
-            for (k, _) in UDP_METRICS {
-                let vals: Vec<f64> = v.iter().map(|u| udp_value(u, k)).collect();
+            for &k in UdpMetric::ALL {
+                let vals: Vec<f64> = v.iter().map(|u| u.value(k)).collect();
                 if let Some(f) = FiveNum::of(&vals) {
-                    metrics.insert(k.to_string(), f);
+                    metrics.insert(k.key().to_string(), f);
                 }
             }
             ClassSummary {
@@ -289,44 +138,6 @@ pub fn summarise_udp(runs: &[RunMetrics]) -> Vec<ClassSummary> {
         .collect()
 }
 
-/// Seed 004's metrics of each run (scheme `bottleneck`, class `bottleneck`), named as its
-/// tables' columns: (key, label).
-pub const BOTTLENECK_METRICS: [(&str, &str); 13] = [
-    ("util_pct", "bottleneck utilisation (%)"),
-    ("queue_mean_pkts", "mean queue (pkts)"),
-    ("queue_max_pkts", "max queue (pkts)"),
-    ("drops", "drops (pkts)"),
-    ("marks", "ECN marks (pkts)"),
-    ("goodput_mean_Mbps", "per-flow goodput μ (Mbit/s)"),
-    ("goodput_sd_Mbps", "per-flow goodput σ (Mbit/s)"),
-    ("goodput_cov", "goodput σ/μ"),
-    ("goodput_jain", "goodput Jain's index"),
-    ("transfers", "short transfers completed"),
-    ("transfer_mean_ms", "transfer time μ (ms)"),
-    ("transfer_sd_ms", "transfer time σ (ms)"),
-    ("transfer_cov", "transfer time σ/μ"),
-];
-
-fn bottleneck_value(b: &BottleneckMetrics, key: &str) -> f64 {
-    let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    match key {
-        "util_pct" => b.util_pct,
-        "queue_mean_pkts" => b.queue_mean_pkts,
-        "queue_max_pkts" => b.queue_max_pkts,
-        "drops" => b.drops as f64,
-        "marks" => b.marks as f64,
-        "goodput_mean_Mbps" => o(b.goodput_mean_mbps),
-        "goodput_sd_Mbps" => o(b.goodput_sd_mbps),
-        "goodput_cov" => o(b.goodput_cov),
-        "goodput_jain" => o(b.goodput_jain),
-        "transfers" => b.transfers as f64,
-        "transfer_mean_ms" => o(b.transfer_mean_ms),
-        "transfer_sd_ms" => o(b.transfer_sd_ms),
-        "transfer_cov" => o(b.transfer_cov),
-        _ => f64::NAN,
-    }
-}
-
 /// Seed 004's figures across a point's runs (scheme `bottleneck`): one class, each metric's
 /// five numbers over the runs that have them; empty when no run has.
 pub fn summarise_bottleneck(runs: &[RunMetrics]) -> Vec<ClassSummary> {
@@ -335,10 +146,10 @@ pub fn summarise_bottleneck(runs: &[RunMetrics]) -> Vec<ClassSummary> {
         return vec![];
     }
     let mut metrics = IndexMap::new();
-    for (k, _) in BOTTLENECK_METRICS {
-        let vals: Vec<f64> = b.iter().map(|m| bottleneck_value(m, k)).collect();
+    for &k in BottleneckMetric::ALL {
+        let vals: Vec<f64> = b.iter().map(|m| m.value(k)).collect();
         if let Some(f) = FiveNum::of(&vals) {
-            metrics.insert(k.to_string(), f);
+            metrics.insert(k.key().to_string(), f);
         }
     }
     vec![ClassSummary {
@@ -347,53 +158,6 @@ pub fn summarise_bottleneck(runs: &[RunMetrics]) -> Vec<ClassSummary> {
         n: b.len(),
         metrics,
     }]
-}
-
-fn conn_value(c: &ConnMetrics, key: &str) -> f64 {
-    match key {
-        "elapsed_s" => c.elapsed_s,
-        "throughput_Bps" => c.throughput_bytes_per_s,
-        "rexmt_pkts" => c.rexmt_pkts as f64,
-        "dupacks" => c.dupacks as f64,
-        "triple_dupacks" => c.triple_dupacks as f64,
-        "sack_pkts" => c.sack_pkts as f64,
-        "rtos" => c.rtos as f64,
-        "spurious_rtos" => c.spurious_rtos.map_or(f64::NAN, |n| n as f64),
-        "drops_queue" => c.drops_queue as f64,
-        "drops_red" => c.drops_red as f64,
-        "drops_aqm" => c.drops_aqm as f64,
-        "ecn_marks" => c.ecn_marks as f64,
-        "drops_red_marks" => (c.drops_red + c.ecn_marks) as f64,
-        "drops_error" => c.drops_error as f64,
-        "ack_drops" => c.ack_drops as f64,
-        "unneeded_rexmt" => c.unneeded_rexmt.map_or(f64::NAN, |v| v as f64),
-        "partial_elapsed_s" => c.partial_elapsed_s.unwrap_or(f64::NAN),
-        "partial_throughput_Bps" => c.partial_throughput_bytes_per_s.unwrap_or(f64::NAN),
-        "partial_rexmt_pkts" => c.partial_rexmt_pkts.map_or(f64::NAN, |v| v as f64),
-        _ => f64::NAN,
-    }
-}
-
-fn run_value(r: &RunMetrics, key: &str) -> f64 {
-    let o = |v: Option<f64>| v.unwrap_or(f64::NAN);
-    let [d, u] = &r.link;
-    match key {
-        "total_time_s" => r.total_time_s,
-        "jain" => o(r.jain),
-        "throughput_cov" => o(r.throughput_cov),
-        "util_down" => o(d.utilisation),
-        "util_up" => o(u.utilisation),
-        "queue_max_down" => o(d.queue.max_pkts),
-        "queue_mean_down" => o(d.queue.mean_pkts),
-        "queue_median_arrival_down" => o(d.queue.median_at_arrival),
-        "queue_max_up" => o(u.queue.max_pkts),
-        "queue_mean_up" => o(u.queue.mean_pkts),
-        "link_drops_queue_down" => d.drops_queue as f64,
-        "link_drops_red_down" => d.drops_red as f64,
-        "link_drops_aqm_down" => d.drops_aqm as f64,
-        "link_drops_error_down" => d.drops_error as f64,
-        k => r.parallel.map_or(f64::NAN, |p| p.value(k)),
-    }
 }
 
 /// The k-th (from 0) of n ranks: one of `two` when there are two, else `many(k + 1)`.
@@ -481,6 +245,13 @@ pub struct ClassSummary {
     pub metrics: IndexMap<String, FiveNum>,
 }
 
+impl ClassSummary {
+    /// The five numbers of metric `m`, when any run had a value.
+    pub fn get<M: Metric>(&self, m: M) -> Option<&FiveNum> {
+        self.metrics.get(m.key())
+    }
+}
+
 /// Summary of one matrix point.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct PointSummary {
@@ -510,6 +281,13 @@ pub struct PointSummary {
     pub thin: Vec<ClassSummary>,
 }
 
+impl PointSummary {
+    /// The five numbers of run metric `m`, when any run had a value.
+    pub fn run(&self, m: RunMetric) -> Option<&FiveNum> {
+        self.run_metrics.get(m.key())
+    }
+}
+
 /// The summary of an experiment.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
@@ -524,10 +302,10 @@ pub const QUANTILE_METHOD: &str =
 
 fn summarise_conns(scheme: &str, class: Class, conns: &[ConnMetrics]) -> ClassSummary {
     let mut metrics = IndexMap::new();
-    for (k, _) in CONN_METRICS {
-        let vals: Vec<f64> = conns.iter().map(|c| conn_value(c, k)).collect();
+    for &k in ConnMetric::ALL {
+        let vals: Vec<f64> = conns.iter().map(|c| c.value(k)).collect();
         if let Some(f) = FiveNum::of(&vals) {
-            metrics.insert(k.to_string(), f);
+            metrics.insert(k.key().to_string(), f);
         }
     }
     ClassSummary {
@@ -561,13 +339,10 @@ pub fn summarise_point(
     }
     let all: Vec<ConnMetrics> = runs.iter().flat_map(|r| r.conns.clone()).collect();
     let mut run_metrics = IndexMap::new();
-    for (k, _) in RUN_METRICS
-        .iter()
-        .chain(&crate::parallel::PARALLEL_RUN_METRICS)
-    {
-        let vals: Vec<f64> = runs.iter().map(|r| run_value(r, k)).collect();
+    for &k in RunMetric::ALL {
+        let vals: Vec<f64> = runs.iter().map(|r| r.value(k)).collect();
         if let Some(f) = FiveNum::of(&vals) {
-            run_metrics.insert(k.to_string(), f);
+            run_metrics.insert(k.key().to_string(), f);
         }
     }
     PointSummary {
@@ -580,8 +355,48 @@ pub fn summarise_point(
         udp: summarise_udp(runs),
         pages: summarise_pages(runs),
         bottleneck: summarise_bottleneck(runs),
-        thin: crate::thin::summarise_thin(runs),
+        thin: summarise_thin(runs),
     }
+}
+
+/// The hosts' streams across a point's runs (scheme `thin`): one class `host-<name>` per host,
+/// each metric's five numbers over the runs. Empty when no run has streams.
+pub fn summarise_thin(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let mut groups: IndexMap<String, Vec<&crate::thin::HostThin>> = IndexMap::new();
+    for r in runs {
+        for h in r.thin.iter().flatten() {
+            groups.entry(h.host.clone()).or_default().push(h);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(host, v)| {
+            let mut metrics = IndexMap::new();
+            for &k in ThinMetric::ALL {
+                let vals: Vec<f64> = v.iter().map(|h| h.value(k).unwrap_or(f64::NAN)).collect();
+                if let Some(f) = FiveNum::of(&vals) {
+                    metrics.insert(k.key().to_string(), f);
+                }
+            }
+            ClassSummary {
+                scheme: "thin".into(),
+                class: Class::Host(host),
+                n: v.len(),
+                metrics,
+            }
+        })
+        .collect()
+}
+
+/// The pooled latency histogram of `host` over runs (for the report's ECDFs).
+pub fn pooled_hist(runs: &[RunMetrics], host: &str) -> Vec<(u32, u64)> {
+    let mut h = vec![];
+    for r in runs {
+        for x in r.thin.iter().flatten().filter(|x| x.host == host) {
+            h = lasthop_analysis::latency::hist_add(&h, &x.hist);
+        }
+    }
+    h
 }
 
 fn fmt_num(x: f64) -> String {

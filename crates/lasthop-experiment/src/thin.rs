@@ -3,82 +3,13 @@
 //! with `thin` flows) aggregated over every stream a host sent, as the seed's tables aggregate
 //! per host (rdbsender, wsender, zsender; extract §4.4, Appendix R).
 
-use crate::classes::Class;
-use crate::files::{Csv, FileError};
-use crate::stats::FiveNum;
-use crate::summary::ClassSummary;
-use crate::RunMetrics;
+use crate::catalogue::{Metric, ThinMetric, LAT_PERCENTILES};
 use indexmap::IndexMap;
+use lasthop_analysis::files::latency::LatencyRow;
+use lasthop_analysis::files::streams::StreamRow as Stream;
 use lasthop_analysis::latency::{hist_add, hist_percentile};
 use lasthop_scenario::Scenario;
 use serde::{Deserialize, Serialize};
-use std::path::Path;
-
-/// The latency percentiles of the seed's tables: (metric, percentile).
-pub const LAT_PERCENTILES: [(&str, f64); 14] = [
-    ("lat_p40_ms", 40.0),
-    ("lat_p50_ms", 50.0),
-    ("lat_p60_ms", 60.0),
-    ("lat_p70_ms", 70.0),
-    ("lat_p80_ms", 80.0),
-    ("lat_p90_ms", 90.0),
-    ("lat_p93_ms", 93.0),
-    ("lat_p95_ms", 95.0),
-    ("lat_p96_ms", 96.0),
-    ("lat_p97_ms", 97.0),
-    ("lat_p98_ms", 98.0),
-    ("lat_p99_ms", 99.0),
-    ("lat_p99_9_ms", 99.9),
-    ("lat_p99_99_ms", 99.99),
-];
-
-/// The metrics of class `host-<name>` (scheme `thin`), in table order: (key, label). Named as
-/// the columns of the seed's tables (extract §4.4).
-pub const THIN_METRICS: [(&str, &str); 40] = [
-    ("lat_mean_ms", "ACK latency mean (ms)"),
-    ("lat_p40_ms", "ACK latency 40th percentile (ms)"),
-    ("lat_p50_ms", "ACK latency 50th percentile (ms)"),
-    ("lat_p60_ms", "ACK latency 60th percentile (ms)"),
-    ("lat_p70_ms", "ACK latency 70th percentile (ms)"),
-    ("lat_p80_ms", "ACK latency 80th percentile (ms)"),
-    ("lat_p90_ms", "ACK latency 90th percentile (ms)"),
-    ("lat_p93_ms", "ACK latency 93rd percentile (ms)"),
-    ("lat_p95_ms", "ACK latency 95th percentile (ms)"),
-    ("lat_p96_ms", "ACK latency 96th percentile (ms)"),
-    ("lat_p97_ms", "ACK latency 97th percentile (ms)"),
-    ("lat_p98_ms", "ACK latency 98th percentile (ms)"),
-    ("lat_p99_ms", "ACK latency 99th percentile (ms)"),
-    ("lat_p99_9_ms", "ACK latency 99.9th percentile (ms)"),
-    ("lat_p99_99_ms", "ACK latency 99.99th percentile (ms)"),
-    ("lat_max_ms", "ACK latency max (ms)"),
-    ("streams", "streams"),
-    ("itt_min_ms", "ITT avg, lowest stream (ms)"),
-    ("itt_avg_ms", "ITT avg, mean over streams (ms)"),
-    ("itt_max_ms", "ITT avg, highest stream (ms)"),
-    ("payload_min_B", "payload avg, lowest stream (B)"),
-    ("payload_avg_B", "payload avg, mean over streams (B)"),
-    ("payload_max_B", "payload avg, highest stream (B)"),
-    ("sent_pkts", "data packets sent"),
-    ("lost_pkts", "data packets lost"),
-    ("retr_pkts", "retransmitted packets"),
-    ("rdb_pkts", "RDB packets"),
-    ("payload_bytes", "payload bytes"),
-    ("unique_bytes", "unique bytes"),
-    ("redundant_bytes", "redundant bytes (RDB + retransmitted)"),
-    ("retr_bytes", "retransmitted bytes"),
-    ("loss_bytes_pct", "byte loss (%)"),
-    ("loss_pkts_pct", "packet loss (%)"),
-    ("dupacks", "duplicate ACKs"),
-    ("rdb_hits", "RDB hits"),
-    ("rdb_misses", "RDB misses"),
-    ("lat_ranges", "byte ranges with an ACK latency"),
-    (
-        "throughput_Bps",
-        "throughput, headers included (B/s, sum over streams)",
-    ),
-    ("goodput_Bps", "goodput (B/s, sum over streams)"),
-    ("rdb_bytes", "RDB bytes (already sent, bundled)"),
-];
 
 /// One host's streams in one run: the metrics of [`THIN_METRICS`] (a metric that cannot be
 /// computed, such as loss without the receiver's capture, is left out) and the pooled latency
@@ -90,7 +21,15 @@ pub struct HostThin {
     pub hist: Vec<(u32, u64)>,
 }
 
-/// One row of `streams.csv` (the columns the summaries use).
+impl HostThin {
+    /// The value of metric `m` (`None` when it cannot be computed, e.g. loss without the
+    /// receiver's capture).
+    pub fn value(&self, m: ThinMetric) -> Option<f64> {
+        self.values.get(m.key()).copied()
+    }
+}
+
+/// One stream's values as the per-host figures use them.
 #[derive(Clone, Debug, Default, PartialEq)]
 struct StreamRow {
     stream: u64,
@@ -117,114 +56,53 @@ struct StreamRow {
     goodput_bytes_per_s: Option<f64>,
 }
 
-fn read_streams(path: &Path) -> Result<Vec<StreamRow>, FileError> {
-    let csv = Csv::load(path)?;
-    let col = |n: &str| csv.col(n);
-    let cols = [
-        "stream",
-        "sender",
-        "data_pkts",
-        "retr_pkts",
-        "rdb_pkts",
-        "payload_bytes",
-        "unique_bytes",
-        "redundant_bytes",
-        "retr_bytes",
-        "rdb_bytes",
-        "dupacks",
-        "itt_avg_ms",
-        "payload_avg_B",
-        "lat_ranges",
-        "lat_mean_ms",
-        "lat_max_ms",
-        "lost_pkts",
-        "lost_bytes",
-        "rdb_hits",
-        "rdb_misses",
-        "throughput_Bps",
-        "goodput_Bps",
-    ];
-    let idx: Vec<usize> = cols.iter().map(|c| col(c)).collect::<Result<_, _>>()?;
-    let mut out = vec![];
-    for (line, f) in csv.rows() {
-        let opt = |k: usize| -> Result<Option<f64>, FileError> {
-            match f.get(idx[k]).copied().unwrap_or("") {
-                "" => Ok(None),
-                s => s
-                    .parse()
-                    .map(Some)
-                    .map_err(|_| csv.err(line, format!("{}: {s:?} is not a number", cols[k]))),
-            }
-        };
-        let req = |k: usize| -> Result<f64, FileError> {
-            opt(k)?.ok_or_else(|| csv.err(line, format!("{}: empty", cols[k])))
-        };
-        let sender = f.get(idx[1]).copied().unwrap_or("");
-        let ip = sender.rsplit_once(':').map_or(sender, |(ip, _)| ip);
-        out.push(StreamRow {
-            stream: req(0)? as u64,
-            sender_ip: ip.trim_matches(['[', ']']).to_string(),
-            data_pkts: req(2)?,
-            retr_pkts: req(3)?,
-            rdb_pkts: req(4)?,
-            payload_bytes: req(5)?,
-            unique_bytes: req(6)?,
-            redundant_bytes: req(7)?,
-            retr_bytes: req(8)?,
-            rdb_bytes: req(9)?,
-            dupacks: req(10)?,
-            itt_avg_ms: opt(11)?,
-            payload_avg_b: opt(12)?,
-            lat_ranges: req(13)?,
-            lat_mean_ms: opt(14)?,
-            lat_max_ms: opt(15)?,
-            lost_pkts: opt(16)?,
-            lost_bytes: opt(17)?,
-            rdb_hits: opt(18)?,
-            rdb_misses: opt(19)?,
-            throughput_bytes_per_s: opt(20)?,
-            goodput_bytes_per_s: opt(21)?,
-        });
+impl StreamRow {
+    fn of(r: &Stream) -> StreamRow {
+        let f = |v: u64| v as f64;
+        let o = |v: Option<u64>| v.map(f);
+        StreamRow {
+            stream: r.stream,
+            sender_ip: r.sender_ip().to_string(),
+            data_pkts: f(r.data_pkts),
+            retr_pkts: f(r.retr_pkts),
+            rdb_pkts: f(r.rdb_pkts),
+            payload_bytes: f(r.payload_bytes),
+            unique_bytes: f(r.unique_bytes),
+            redundant_bytes: f(r.redundant_bytes),
+            retr_bytes: f(r.retr_bytes),
+            rdb_bytes: f(r.rdb_bytes),
+            dupacks: f(r.dupacks),
+            itt_avg_ms: r.itt_avg_ms,
+            payload_avg_b: r.payload_avg_bytes,
+            lat_ranges: f(r.lat_ranges),
+            lat_mean_ms: r.lat_mean_ms,
+            lat_max_ms: r.lat_max_ms,
+            lost_pkts: o(r.lost_pkts),
+            lost_bytes: o(r.lost_bytes),
+            rdb_hits: o(r.rdb_hits),
+            rdb_misses: o(r.rdb_misses),
+            throughput_bytes_per_s: r.throughput_bytes_per_s,
+            goodput_bytes_per_s: r.goodput_bytes_per_s,
+        }
     }
-    Ok(out)
 }
 
-/// `latency.csv`: per stream its histogram.
-fn read_latency(path: &Path) -> Result<IndexMap<u64, Vec<(u32, u64)>>, FileError> {
-    let csv = Csv::load(path)?;
-    let (s, m, c) = (csv.col("stream")?, csv.col("ms")?, csv.col("count")?);
-    let mut out: IndexMap<u64, Vec<(u32, u64)>> = IndexMap::new();
-    for (line, f) in csv.rows() {
-        let get = |i: usize, name: &str| -> Result<u64, FileError> {
-            let v = f.get(i).copied().unwrap_or("");
-            v.parse()
-                .map_err(|_| csv.err(line, format!("{name}: {v:?} is not a whole number")))
-        };
-        let h = out.entry(get(s, "stream")?).or_default();
-        h.push((get(m, "ms")? as u32, get(c, "count")?));
+/// The hosts' figures of a run from its `streams.csv` and `latency.csv` rows: each stream goes
+/// to the scenario host with its sender's address (`other` when none has it), a group member
+/// to its group, hosts in scenario order. `None` when the run has no stream (no thin flows).
+pub fn compute(
+    streams: &[Stream],
+    latency: &[LatencyRow],
+    scenario: &Scenario,
+) -> Option<Vec<HostThin>> {
+    if streams.is_empty() {
+        return None;
     }
-    for h in out.values_mut() {
-        h.sort_unstable();
-    }
-    Ok(out)
-}
-
-/// The hosts' figures of the run in `dir`: each stream goes to the scenario host with its
-/// sender's address (`other` when none has it), a group member to its group, hosts in
-/// scenario order. `None` when the run
-/// has no `streams.csv` (no thin flows).
-pub fn compute(dir: &Path, scenario: &Scenario) -> Result<Option<Vec<HostThin>>, FileError> {
-    let path = dir.join("streams.csv");
-    if !path.exists() {
-        return Ok(None);
-    }
-    let rows = read_streams(&path)?;
-    let lat_path = dir.join("latency.csv");
-    let hists = if lat_path.exists() {
-        read_latency(&lat_path)?
-    } else {
-        IndexMap::new()
-    };
+    let rows: Vec<StreamRow> = streams.iter().map(StreamRow::of).collect();
+    let hists: IndexMap<u64, Vec<(u32, u64)>> =
+        lasthop_analysis::files::latency::histograms(latency)
+            .into_iter()
+            .collect();
     // A host group's members (`count = N`: zsender0, zsender1, ...) count as one host named
     // after the group, as the seed's tables have one row for zsender's streams.
     let name = |h: &lasthop_scenario::Host| h.group.as_ref().map_or(&h.name, |g| &g.0).clone();
@@ -257,12 +135,13 @@ pub fn compute(dir: &Path, scenario: &Scenario) -> Result<Option<Vec<HostThin>>,
             }
         })
         .collect();
-    Ok(Some(out))
+    Some(out)
 }
 
 /// The [`THIN_METRICS`] of one host's streams (pooled histogram `hist`).
 fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
-    let mut m = IndexMap::new();
+    use ThinMetric as T;
+    let mut m: IndexMap<ThinMetric, f64> = IndexMap::new();
     let sum = |f: fn(&StreamRow) -> f64| v.iter().map(|r| f(r)).sum::<f64>();
     // Optional per-stream values: the sum when every stream has one.
     let all = |f: fn(&StreamRow) -> Option<f64>| -> Option<f64> { v.iter().map(|r| f(r)).sum() };
@@ -273,19 +152,19 @@ fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
             .iter()
             .map(|r| r.lat_mean_ms.unwrap_or(0.0) * r.lat_ranges)
             .sum();
-        m.insert("lat_mean_ms".into(), total / ranges);
+        m.insert(T::LatMeanMs, total / ranges);
     }
     for (k, p) in LAT_PERCENTILES {
         if let Some(x) = hist_percentile(hist, p) {
-            m.insert(k.into(), x);
+            m.insert(k, x);
         }
     }
     if let Some(x) = v.iter().filter_map(|r| r.lat_max_ms).reduce(f64::max) {
-        m.insert("lat_max_ms".into(), x);
+        m.insert(T::LatMaxMs, x);
     }
-    m.insert("streams".into(), v.len() as f64);
+    m.insert(T::Streams, v.len() as f64);
     // Min / mean / max over the per-stream averages, as the seed's ITT and payload columns.
-    let mut spread = |name: &str, f: fn(&StreamRow) -> Option<f64>| {
+    let mut spread = |keys: [ThinMetric; 3], f: fn(&StreamRow) -> Option<f64>| {
         let xs: Vec<f64> = v.iter().filter_map(|r| f(r)).collect();
         if xs.is_empty() {
             return;
@@ -295,112 +174,77 @@ fn host_values(v: &[&StreamRow], hist: &[(u32, u64)]) -> IndexMap<String, f64> {
             xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         );
         let mean = xs.iter().sum::<f64>() / xs.len() as f64;
-        let (unit, base) = name.split_once('|').unwrap();
-        m.insert(format!("{base}_min_{unit}"), lo);
-        m.insert(format!("{base}_avg_{unit}"), mean);
-        m.insert(format!("{base}_max_{unit}"), hi);
+        m.insert(keys[0], lo);
+        m.insert(keys[1], mean);
+        m.insert(keys[2], hi);
     };
-    spread("ms|itt", |r| r.itt_avg_ms);
-    spread("B|payload", |r| r.payload_avg_b);
+    spread([T::IttMinMs, T::IttAvgMs, T::IttMaxMs], |r| r.itt_avg_ms);
+    spread([T::PayloadMinB, T::PayloadAvgB, T::PayloadMaxB], |r| {
+        r.payload_avg_b
+    });
     let sent = sum(|r| r.data_pkts);
     let payload = sum(|r| r.payload_bytes);
-    m.insert("sent_pkts".into(), sent);
+    m.insert(T::SentPkts, sent);
     let lost = all(|r| r.lost_pkts);
     if let Some(x) = lost {
-        m.insert("lost_pkts".into(), x);
+        m.insert(T::LostPkts, x);
     }
-    m.insert("retr_pkts".into(), sum(|r| r.retr_pkts));
-    m.insert("rdb_pkts".into(), sum(|r| r.rdb_pkts));
-    m.insert("payload_bytes".into(), payload);
-    m.insert("unique_bytes".into(), sum(|r| r.unique_bytes));
-    m.insert("redundant_bytes".into(), sum(|r| r.redundant_bytes));
-    m.insert("retr_bytes".into(), sum(|r| r.retr_bytes));
+    m.insert(T::RetrPkts, sum(|r| r.retr_pkts));
+    m.insert(T::RdbPkts, sum(|r| r.rdb_pkts));
+    m.insert(T::PayloadBytes, payload);
+    m.insert(T::UniqueBytes, sum(|r| r.unique_bytes));
+    m.insert(T::RedundantBytes, sum(|r| r.redundant_bytes));
+    m.insert(T::RetrBytes, sum(|r| r.retr_bytes));
     if let Some(lb) = all(|r| r.lost_bytes) {
         if payload > 0.0 {
-            m.insert("loss_bytes_pct".into(), lb / payload * 100.0);
+            m.insert(T::LossBytesPct, lb / payload * 100.0);
         }
     }
     if let Some(lp) = lost {
         if sent > 0.0 {
-            m.insert("loss_pkts_pct".into(), lp / sent * 100.0);
+            m.insert(T::LossPktsPct, lp / sent * 100.0);
         }
     }
-    m.insert("dupacks".into(), sum(|r| r.dupacks));
-    for (k, f) in [
-        (
-            "rdb_hits",
-            (|r: &StreamRow| r.rdb_hits) as fn(&StreamRow) -> Option<f64>,
-        ),
-        ("rdb_misses", |r| r.rdb_misses),
-    ] {
-        if let Some(x) = all(f) {
-            m.insert(k.into(), x);
+    m.insert(T::Dupacks, sum(|r| r.dupacks));
+    type Opt = fn(&StreamRow) -> Option<f64>;
+    let optional: [(ThinMetric, Opt); 4] = [
+        (T::RdbHits, |r| r.rdb_hits),
+        (T::RdbMisses, |r| r.rdb_misses),
+        (T::ThroughputBps, |r| r.throughput_bytes_per_s),
+        (T::GoodputBps, |r| r.goodput_bytes_per_s),
+    ];
+    for (k, f) in &optional[..2] {
+        if let Some(x) = all(*f) {
+            m.insert(*k, x);
         }
     }
-    m.insert("lat_ranges".into(), ranges);
-    for (k, f) in [
-        (
-            "throughput_Bps",
-            (|r: &StreamRow| r.throughput_bytes_per_s) as fn(&StreamRow) -> Option<f64>,
-        ),
-        ("goodput_Bps", |r| r.goodput_bytes_per_s),
-    ] {
-        if let Some(x) = all(f) {
-            m.insert(k.into(), x);
+    m.insert(T::LatRanges, ranges);
+    for (k, f) in &optional[2..] {
+        if let Some(x) = all(*f) {
+            m.insert(*k, x);
         }
     }
-    m.insert("rdb_bytes".into(), sum(|r| r.rdb_bytes));
-    // Table order.
-    m.sort_by_cached_key(|k, _| THIN_METRICS.iter().position(|x| x.0 == k));
-    m
-}
-
-/// The hosts' streams across a point's runs (scheme `thin`): one class `host-<name>` per host,
-/// each metric's five numbers over the runs. Empty when no run has streams.
-pub fn summarise_thin(runs: &[RunMetrics]) -> Vec<ClassSummary> {
-    let mut groups: IndexMap<String, Vec<&HostThin>> = IndexMap::new();
-    for r in runs {
-        for h in r.thin.iter().flatten() {
-            groups.entry(h.host.clone()).or_default().push(h);
-        }
-    }
-    groups
-        .into_iter()
-        .map(|(host, v)| {
-            let mut metrics = IndexMap::new();
-            for (k, _) in THIN_METRICS {
-                let vals: Vec<f64> = v
-                    .iter()
-                    .map(|h| h.values.get(k).copied().unwrap_or(f64::NAN))
-                    .collect();
-                if let Some(f) = FiveNum::of(&vals) {
-                    metrics.insert(k.to_string(), f);
-                }
-            }
-            ClassSummary {
-                scheme: "thin".into(),
-                class: Class::Host(host),
-                n: v.len(),
-                metrics,
-            }
-        })
+    m.insert(T::RdbBytes, sum(|r| r.rdb_bytes));
+    // Table order, by key in metrics.json.
+    m.sort_by_cached_key(|k, _| ThinMetric::ALL.iter().position(|x| x == k));
+    m.into_iter()
+        .map(|(k, v)| (k.key().to_string(), v))
         .collect()
-}
-
-/// The pooled latency histogram of `host` over runs (for the report's ECDFs).
-pub fn pooled_hist(runs: &[RunMetrics], host: &str) -> Vec<(u32, u64)> {
-    let mut h = vec![];
-    for r in runs {
-        for x in r.thin.iter().flatten().filter(|x| x.host == host) {
-            h = hist_add(&h, &x.hist);
-        }
-    }
-    h
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::Path;
+
+    fn compute_dir(dir: &Path, sc: &Scenario) -> Option<Vec<HostThin>> {
+        use lasthop_analysis::files as af;
+        compute(
+            &af::streams::read(&dir.join("streams.csv")).unwrap(),
+            &af::latency::read(&dir.join("latency.csv")).unwrap(),
+            sc,
+        )
+    }
 
     fn scenario(dir: &Path) -> Scenario {
         std::fs::write(dir.join("l.toml"), "[both]\nrate = \"5000kbit\"\n").unwrap();
@@ -459,7 +303,7 @@ bytes = 1000
             "stream,ms,count\n1,150,1\n2,250,1\n",
         )
         .unwrap();
-        let hosts = compute(d.path(), &sc).unwrap().unwrap();
+        let hosts = compute_dir(d.path(), &sc).unwrap();
         assert_eq!(hosts.len(), 1, "z0 and z1 are host z");
         assert_eq!(hosts[0].host, "z");
         assert_eq!(hosts[0].values["streams"], 2.0);
@@ -494,7 +338,7 @@ bytes = 1000
             "stream,ms,count\n1,150,2\n1,160,1\n1,180,1\n2,150,6\n3,200,1\n3,400,1\n",
         )
         .unwrap();
-        let hosts = compute(d.path(), &sc).unwrap().unwrap();
+        let hosts = compute_dir(d.path(), &sc).unwrap();
         assert_eq!(hosts.len(), 2);
         let h = &hosts[0];
         assert_eq!(h.host, "rdbsender");
@@ -540,18 +384,18 @@ bytes = 1000
         assert_eq!(w.values["lat_p50_ms"], 200.0);
         assert!(!w.values.contains_key("loss_pkts_pct") && !w.values.contains_key("rdb_hits"));
         // Two runs of the same point: five numbers over the runs
-        let run = |hosts: Vec<HostThin>| RunMetrics {
+        let run = |hosts: Vec<HostThin>| crate::metrics::RunMetrics {
             thin: Some(hosts),
             ..Default::default()
         };
         let mut other = hosts.clone();
         other[0].values.insert("lat_mean_ms".into(), 160.0);
-        let s = summarise_thin(&[run(hosts.clone()), run(other)]);
+        let s = crate::summary::summarise_thin(&[run(hosts.clone()), run(other)]);
         assert_eq!(s[0].class.to_string(), "host-rdbsender");
         assert_eq!((s[0].scheme.as_str(), s[0].n), ("thin", 2));
         assert_eq!(s[0].metrics["lat_mean_ms"].median, 157.0);
         assert_eq!(
-            pooled_hist(&[run(hosts.clone()), run(hosts)], "wsender"),
+            crate::summary::pooled_hist(&[run(hosts.clone()), run(hosts)], "wsender"),
             vec![(200, 2), (400, 2)]
         );
     }

@@ -77,7 +77,8 @@ impl Backend for Counting {
         &self,
         scenario: &Scenario,
         dir: &Path,
-    ) -> Result<(), lasthop_experiment::runner::RunError> {
+        keep: &lasthop_experiment::outputs::Keep,
+    ) -> Result<Option<lasthop_experiment::measure::RunTables>, lasthop_experiment::RunError> {
         let point = dir
             .parent()
             .unwrap()
@@ -91,7 +92,7 @@ impl Backend for Counting {
             .unwrap()
             .entry((point, scenario.replication))
             .or_default() += 1;
-        SimBackend.run(scenario, dir)
+        SimBackend.run(scenario, dir, keep)
     }
     fn max_jobs(&self) -> Option<usize> {
         None
@@ -102,6 +103,7 @@ fn opts(jobs: usize) -> RunOptions {
     RunOptions {
         jobs: Some(jobs),
         progress: false,
+        ..Default::default()
     }
 }
 
@@ -365,8 +367,9 @@ fn spec_errors_name_the_key() {
     let e = error_of("BASE\n[reference.e0]\nc1 = { response = 4.5 }\n");
     assert_eq!(e.key, "reference.e0.c1.response", "{e}");
     assert!(e.message.contains("sum_max_drops"), "{e}");
+    // `page` and `thin` were classes; named there they are the figures they are now.
     let e = error_with(|b| b.replace("\"flow\"]", "\"page\"]"));
-    assert_eq!(e.key, "classes", "{e}");
+    assert_eq!(e.key, "figures", "{e}");
     assert!(e.message.contains("http flow"), "{e}");
     // Seed 003's host classes and stream metrics (scheme `thin`).
     let (d, spec) = setup();
@@ -388,7 +391,7 @@ fn spec_errors_name_the_key() {
     assert_eq!(e.key, "reference.e0.host-", "{e}");
     assert!(e.message.contains("host-NAME"), "{e}");
     let e = error_with(|b| b.replace("\"flow\"]", "\"thin\"]"));
-    assert_eq!(e.key, "classes", "{e}");
+    assert_eq!(e.key, "figures", "{e}");
     assert!(e.message.contains("thin flow"), "{e}");
     let e = error_of("BASE\n[reference.e0]\ncx = { elapsed_s = 4.5 }\n");
     assert_eq!(e.key, "reference.e0.cx", "{e}");
@@ -577,9 +580,17 @@ e0 = {{}}
         "chained runs are not cold runs: a results directory must not mix them"
     );
     let (oa, ob) = (d.path().join("a"), d.path().join("b"));
-    let r = run_experiment(&chained, &oa, &SimBackend, &opts(2)).unwrap();
+    // Every run keeps its tcp_trace.csv (by default only the report run's).
+    let traces = RunOptions {
+        outputs: lasthop_experiment::outputs::OutputsSpec {
+            tcp_trace: Some(lasthop_experiment::outputs::Runs::All),
+            ..Default::default()
+        },
+        ..opts(2)
+    };
+    let r = run_experiment(&chained, &oa, &SimBackend, &traces).unwrap();
     assert_eq!((r.ran.len(), r.failed.len()), (2, 0));
-    run_experiment(&cold, &ob, &SimBackend, &opts(2)).unwrap();
+    run_experiment(&cold, &ob, &SimBackend, &traces).unwrap();
     let run = |o: &Path, k: u64| o.join(format!("runs/e0/{k}"));
     // Replication 0 is cold in both.
     let conns = |o: &Path, k| std::fs::read(run(o, k).join("connections.csv")).unwrap();
@@ -631,4 +642,138 @@ fn chained_replications_are_simulation_only() {
     let e = error_of("mode = \"emu\"\nreplications_chain = true\nBASE");
     assert_eq!(e.key, "replications_chain");
     assert!(e.message.contains("simulation only"), "{}", e.message);
+}
+
+/// `bottleneck`, `thin` and `page` are figures (key `figures`): named under `classes`, as specs
+/// did before the key, they are moved there with a warning; an `experiment.json` written then
+/// reads back the same way; `classes = []` leaves only class `all`.
+#[test]
+fn figures_have_their_own_key_and_old_specs_still_load() {
+    use lasthop_experiment::{ClassScheme, ExperimentInfo, Figure};
+    let (d, spec) = setup();
+    let text = std::fs::read_to_string(&spec).unwrap();
+    let old = text.replace(
+        "classes = [\"faster-slower\", \"start-order\", \"flow\"]",
+        "classes = [\"bottleneck\", \"flow\"]",
+    );
+    std::fs::write(&spec, &old).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    assert_eq!(exp.classes, [ClassScheme::Flow]);
+    assert_eq!(exp.figures, [Figure::Bottleneck]);
+    assert_eq!(exp.warnings.len(), 1);
+    assert!(
+        exp.warnings[0].contains("write `figures = [\"bottleneck\"]`"),
+        "{:?}",
+        exp.warnings
+    );
+    let new = text.replace(
+        "classes = [\"faster-slower\", \"start-order\", \"flow\"]",
+        "classes = []\nfigures = [\"bottleneck\"]",
+    );
+    std::fs::write(&spec, &new).unwrap();
+    let exp = Experiment::load(&spec).unwrap();
+    assert!(exp.classes.is_empty() && exp.warnings.is_empty());
+    assert_eq!(exp.figures, [Figure::Bottleneck]);
+    // experiment.json as written before the key: the figure among the classes.
+    let mut info = ExperimentInfo::of(&exp);
+    let json = serde_json::to_string(&info).unwrap();
+    assert!(json.contains("\"figures\":[\"bottleneck\"]"), "{json}");
+    info.figures.clear();
+    info.classes = vec![ClassScheme::Bottleneck];
+    let old_json = serde_json::to_string(&info).unwrap();
+    assert!(!old_json.contains("figures"), "{old_json}");
+    let back = ExperimentInfo::parse(&d.path().join("experiment.json"), &old_json).unwrap();
+    assert!(back.classes.is_empty());
+    assert_eq!(back.figures, [Figure::Bottleneck]);
+    assert_eq!(back.report_scheme(), Some(ClassScheme::Bottleneck));
+}
+
+/// By default a sweep keeps captures, `events.csv` and `tcp_trace.csv` for its report run only
+/// (the first point's replication 0 here); every run keeps its tables, `link.csv` and metrics,
+/// the same as with everything kept. A run's files not kept are made again, byte for byte, by
+/// running it again (`lasthop report --run`); the scenario's `[outputs]` and the options'
+/// flags choose otherwise.
+#[test]
+fn a_sweep_keeps_the_report_runs_files_and_the_others_are_made_again() {
+    use lasthop_experiment::outputs::{CaptureChoice, OutputsSpec, Runs};
+    let (d, spec) = setup();
+    let exp = Experiment::load(&spec).unwrap();
+    let (sweep, every) = (d.path().join("sweep"), d.path().join("every"));
+    run_experiment(&exp, &sweep, &SimBackend, &opts(2)).unwrap();
+    let all = RunOptions {
+        outputs: OutputsSpec {
+            captures: Some(CaptureChoice::Runs(Runs::All)),
+            events: Some(Runs::All),
+            tcp_trace: Some(Runs::All),
+            ..Default::default()
+        },
+        ..opts(2)
+    };
+    run_experiment(&exp, &every, &SimBackend, &all).unwrap();
+    let names = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    let tables = [
+        "connections.csv",
+        "done.json",
+        "link.csv",
+        "metrics.json",
+        "scenario.toml",
+    ];
+    assert_eq!(names(&sweep.join("runs/r1/1")), tables);
+    let full = names(&every.join("runs/r1/1"));
+    assert_eq!(names(&sweep.join("runs/e0/0")), full, "the report run's");
+    for f in [
+        "events.csv",
+        "tcp_trace.csv",
+        "server.pcap",
+        "mobile.pcap",
+        "connections.csv",
+    ] {
+        assert!(full.iter().any(|x| x == f), "{f} in {full:?}");
+    }
+    for f in tables {
+        assert_eq!(
+            std::fs::read(sweep.join("runs/r1/1").join(f)).unwrap(),
+            std::fs::read(every.join("runs/r1/1").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    assert_eq!(
+        std::fs::read(sweep.join("summary.csv")).unwrap(),
+        std::fs::read(every.join("summary.csv")).unwrap()
+    );
+    // Made again: every file as the run that kept them.
+    let info = lasthop_experiment::ExperimentInfo::load(&sweep).unwrap();
+    use lasthop_experiment::restore::{lacks_files, restore_run_files};
+    assert!(lacks_files(&sweep, &info, "r1", 1));
+    assert!(restore_run_files(&sweep, &info, "r1", 1).unwrap());
+    assert!(!restore_run_files(&sweep, &info, "r1", 1).unwrap(), "once");
+    assert_eq!(names(&sweep.join("runs/r1/1")), full);
+    for f in &full {
+        assert_eq!(
+            std::fs::read(sweep.join("runs/r1/1").join(f)).unwrap(),
+            std::fs::read(every.join("runs/r1/1").join(f)).unwrap(),
+            "{f}"
+        );
+    }
+    // The scenario's [outputs]: one host's captures in every run, no event log.
+    let text = std::fs::read_to_string(d.path().join("scenario.toml")).unwrap()
+        + "[outputs]\ncaptures = [\"server\"]\nevents = \"none\"\n";
+    std::fs::write(d.path().join("scenario.toml"), text).unwrap();
+    let exp2 = Experiment::load(&spec).unwrap();
+    assert_eq!(
+        exp2.points[0].fingerprint, exp.points[0].fingerprint,
+        "outputs redo no run"
+    );
+    let some = d.path().join("some");
+    run_experiment(&exp2, &some, &SimBackend, &opts(2)).unwrap();
+    let n = names(&some.join("runs/r1/1"));
+    assert!(n.contains(&"server.pcap".to_string()) && !n.contains(&"mobile.pcap".to_string()));
+    assert!(!names(&some.join("runs/e0/0")).contains(&"events.csv".to_string()));
 }

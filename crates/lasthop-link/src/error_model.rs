@@ -8,16 +8,23 @@
 //! Models shipped:
 //! - [`StateErrors`] (the default): the state in force's `error` probability, drawn from the
 //!   direction's `link.errors.{dir}` stream (the one the handling's error delays also draw from);
+//!   a probability per packet, or per bit (`error_unit = "bit"`: a packet of n bits fails with
+//!   1 − (1 − p)^n), fixed or drawn from a distribution for each attempt;
 //! - [`Uniform`]: every attempt fails with probability p, drawn from its own `link.loss.{dir}`
 //!   stream (netem's `loss random`);
 //! - [`Pattern`]: attempts N, M, ... of every K fail (1-based, counting the attempts that reach
-//!   the error stage in this direction), with no randomness.
+//!   the error stage in this direction), with no randomness;
+//! - netem's Gilbert–Elliott and 4-state models, and losses replayed from a file
+//!   ([`crate::netem_loss`]), each with its own cause on its `error` events.
 //!
 //! A new model (Gilbert–Elliott, trace-driven, ...) is a type implementing [`ErrorModel`], a
 //! variant of [`LossModel`] with its spec keys, and a line in [`build`]; nothing in the pipeline
 //! changes. [`crate::Link::set_error_model`] installs any model directly.
 
-use crate::spec::{Dir, Params};
+use crate::netem_loss::{
+    FourState, FourStateParams, GeParams, GilbertElliott, LossTrace, TraceLoss,
+};
+use crate::spec::{Dir, ErrorUnit, Params};
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Packet, Seeds, Time};
 
@@ -30,6 +37,8 @@ pub struct Attempt<'a> {
     pub attempt: u32,
     /// The parameters of the state in force (its `error` probability and handling).
     pub params: &'a Params,
+    /// The bits the attempt sends: the packet and the link's per-packet overhead.
+    pub bits: u64,
 }
 
 /// Decides which transmission attempts fail. Sans-IO: randomness only from named streams the
@@ -40,6 +49,12 @@ pub trait ErrorModel: Send {
     /// new model should own its own named stream and leave this one alone, so that adding it
     /// changes no other draw.
     fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool;
+
+    /// The cause its failures carry on their `error` events (`None`: the link's own errors,
+    /// which leave the column empty).
+    fn cause(&self) -> Option<crate::event::Cause> {
+        None
+    }
 }
 
 /// The loss model of one direction, as the spec chose it.
@@ -52,11 +67,24 @@ pub enum LossModel {
     Uniform { probability: f64 },
     /// Attempts `drop` (1-based, ascending, each in 1..=every) of every `every` fail.
     Pattern { drop: Vec<u64>, every: u64 },
+    /// netem's Gilbert–Elliott model.
+    GilbertElliott(GeParams),
+    /// netem's 4-state Markov model.
+    FourState(FourStateParams),
+    /// Losses replayed from a file.
+    Trace(LossTrace),
 }
 
 impl LossModel {
     /// The model names a spec may give, for error messages.
-    pub const NAMES: [&'static str; 3] = ["states", "uniform", "pattern"];
+    pub const NAMES: [&'static str; 6] = [
+        "states",
+        "uniform",
+        "pattern",
+        "gilbert_elliott",
+        "4state",
+        "trace",
+    ];
 }
 
 /// Builds the model of direction `dir`; `seeds` gives it its named streams. `None` is the
@@ -69,6 +97,15 @@ pub fn build(m: &LossModel, seeds: &Seeds, dir: Dir) -> Option<Box<dyn ErrorMode
             rng: seeds.stream(&format!("link.loss.{dir}")),
         })),
         LossModel::Pattern { drop, every } => Some(Box::new(Pattern::new(drop.clone(), *every))),
+        LossModel::GilbertElliott(g) => Some(Box::new(GilbertElliott::new(
+            *g,
+            seeds.stream(&format!("link.loss.{dir}")),
+        ))),
+        LossModel::FourState(q) => Some(Box::new(FourState::new(
+            *q,
+            seeds.stream(&format!("link.loss.{dir}")),
+        ))),
+        LossModel::Trace(t) => Some(Box::new(TraceLoss::new(t.clone()))),
     }
 }
 
@@ -79,13 +116,34 @@ pub struct StateErrors;
 impl ErrorModel for StateErrors {
     #[inline]
     fn fails(&mut self, a: &Attempt<'_>, errors: &mut Stream) -> bool {
-        state_fails(a.params, errors)
+        state_fails(a.params, a.bits / 8, 0, errors)
     }
 }
 
+/// The state's test of an attempt of `len` bytes (and the link's `overhead` per packet).
 #[inline]
-fn state_fails(params: &Params, errors: &mut Stream) -> bool {
+fn state_fails(params: &Params, len: u64, overhead: u32, errors: &mut Stream) -> bool {
+    if params.error_dist.is_some() || params.error_unit == ErrorUnit::Bit {
+        return drawn_or_bit_fails(params, (len + u64::from(overhead)) * 8, errors);
+    }
     let p = params.error;
+    p > 0.0 && (p >= 1.0 || unit(errors) < p)
+}
+
+/// [`state_fails`] for an error probability drawn from a distribution (one draw, then the
+/// test) or given per bit: out of line, so the fixed per-packet probability keeps its code.
+#[cold]
+#[inline(never)]
+fn drawn_or_bit_fails(params: &Params, bits: u64, errors: &mut Stream) -> bool {
+    let p = match &params.error_dist {
+        Some(d) => d.probability(errors),
+        None => params.error,
+    };
+    let p = match params.error_unit {
+        ErrorUnit::Packet => p,
+        // 1 − (1 − p)^bits, without the rounding of 1 − p near 1.
+        ErrorUnit::Bit => -(bits as f64 * (-p).ln_1p()).exp_m1(),
+    };
     p > 0.0 && (p >= 1.0 || unit(errors) < p)
 }
 
@@ -144,12 +202,30 @@ pub(crate) struct ErrorStage {
 }
 
 impl ErrorStage {
+    /// The `error` event of a failed attempt: with the model's cause when it has one.
+    #[inline]
+    pub fn event(&self, attempt: u32) -> crate::event::EventKind {
+        use crate::event::EventKind;
+        match self.model.as_ref().and_then(|m| m.cause()) {
+            None => EventKind::Error(attempt),
+            Some(c) => EventKind::ErrorBy(attempt, c),
+        }
+    }
+}
+
+impl ErrorStage {
     /// Whether the attempt fails. It is described lazily: the default model needs only the
     /// state's probability, and this runs for every packet.
     #[inline]
-    pub fn fails<'a>(&mut self, params: &Params, attempt: impl FnOnce() -> Attempt<'a>) -> bool {
+    pub fn fails<'a>(
+        &mut self,
+        params: &Params,
+        len: u64,
+        overhead: u32,
+        attempt: impl FnOnce() -> Attempt<'a>,
+    ) -> bool {
         match &mut self.model {
-            None => state_fails(params, &mut self.rng),
+            None => state_fails(params, len, overhead, &mut self.rng),
             Some(m) => m.fails(&attempt(), &mut self.rng),
         }
     }

@@ -58,6 +58,22 @@ pub enum Cause {
     /// PIE's random early drop at enqueue (or PIE with ECN met a non-ECT packet, or the
     /// probability was above 10 %).
     Pie,
+    /// Seawind's output dropper, as the packet left the link.
+    Output,
+    /// The router's unread input was full (`overflow = "stop"`, past its `input` packets).
+    Input,
+    /// netem's Gilbert–Elliott loss model failed the attempt (on `error` rows).
+    Gemodel,
+    /// netem's 4-state loss model failed the attempt (on `error` rows).
+    FourState,
+    /// A loss trace failed the attempt (on `error` rows).
+    LossTrace,
+    /// netem's jitter gave the packet its propagation delay (`jitter` rows).
+    Jitter,
+    /// netem's reordering sent it without its propagation delay (`reorder` rows).
+    Reorder,
+    /// netem's duplication made this copy (`duplicate` rows).
+    Duplicate,
 }
 
 impl Cause {
@@ -70,6 +86,14 @@ impl Cause {
             Cause::Middlebox => "middlebox",
             Cause::Codel => "codel",
             Cause::Pie => "pie",
+            Cause::Output => "output",
+            Cause::Input => "input",
+            Cause::Gemodel => "gemodel",
+            Cause::FourState => "4state",
+            Cause::LossTrace => "loss_trace",
+            Cause::Jitter => "jitter",
+            Cause::Reorder => "reorder",
+            Cause::Duplicate => "duplicate",
         }
     }
 }
@@ -80,19 +104,36 @@ pub enum EventKind {
     Arrive,
     /// It joined the router queue.
     Enqueue,
+    /// The router queue is full: it waits unread at the router's input (`overflow = "stop"` or
+    /// `"flow_control"`); it is enqueued when read.
+    Unread,
     Drop(Cause),
     /// The discipline (RED, PIE at enqueue; CoDel, FQ-CoDel at dequeue) set CE instead of
     /// dropping.
     Mark,
     /// It moved from the router queue into the link send buffer.
     Lsb,
+    /// The link was idle: the channel's allocation delays the transmission by `delay`.
+    Alloc,
     TxStart,
     TxEnd,
     /// A scripted or random extra delay of `delay` was added to its propagation.
     Delay,
+    /// netem's jitter: its propagation delay is `delay` (cause `jitter`).
+    Jitter,
+    /// netem's reordering: it is sent without its propagation delay (cause `reorder`).
+    Reorder,
+    /// netem's duplication: this copy (a new id) of the packet just arrived reaches the router
+    /// (cause `duplicate`); an `arrive` row follows.
+    Duplicate,
     /// The error process hit attempt `n` (1 = the first transmission); `delay` is the added
     /// error delay, 0 when the packet is dropped.
     Error(u32),
+    /// As [`EventKind::Error`], failed by a loss model that names itself (the `cause` column).
+    ErrorBy(u32, Cause),
+    /// The error process damaged its bytes and it goes on (`handling = "forward"`, Seawind's
+    /// FORWARD); the receiving host's checksum discards it.
+    Corrupt,
     /// It arrived at the link receive buffer but waits behind an earlier packet.
     Hold,
     /// It left the link receive buffer towards the host.
@@ -114,13 +155,19 @@ impl EventKind {
         match self {
             EventKind::Arrive => "arrive",
             EventKind::Enqueue => "enqueue",
+            EventKind::Unread => "unread",
             EventKind::Drop(_) => "drop",
             EventKind::Mark => "mark",
             EventKind::Lsb => "lsb",
+            EventKind::Alloc => "alloc",
             EventKind::TxStart => "tx_start",
             EventKind::TxEnd => "tx_end",
             EventKind::Delay => "delay",
-            EventKind::Error(_) => "error",
+            EventKind::Jitter => "jitter",
+            EventKind::Reorder => "reorder",
+            EventKind::Duplicate => "duplicate",
+            EventKind::Error(_) | EventKind::ErrorBy(..) => "error",
+            EventKind::Corrupt => "corrupt",
             EventKind::Hold => "hold",
             EventKind::Release => "release",
             EventKind::State => "state",
@@ -134,7 +181,11 @@ impl EventKind {
     /// The `cause` column: why a packet was dropped, or who acted (`middlebox`).
     pub fn cause(self) -> Option<Cause> {
         match self {
-            EventKind::Drop(c) => Some(c),
+            EventKind::Drop(c) | EventKind::ErrorBy(_, c) => Some(c),
+            EventKind::Corrupt => Some(Cause::Error),
+            EventKind::Jitter => Some(Cause::Jitter),
+            EventKind::Reorder => Some(Cause::Reorder),
+            EventKind::Duplicate => Some(Cause::Duplicate),
             EventKind::MboxRewrite
             | EventKind::MboxDelay
             | EventKind::MboxDrop
@@ -149,6 +200,10 @@ impl EventKind {
             EventKind::Drop(_)
             | EventKind::Mark
             | EventKind::Error(_)
+            | EventKind::ErrorBy(..)
+            | EventKind::Corrupt
+            | EventKind::Reorder
+            | EventKind::Duplicate
             | EventKind::State
             | EventKind::MboxRewrite
             | EventKind::MboxDelay
@@ -267,7 +322,7 @@ impl<W: Write> EventCsv<W> {
             w.write_all(c.name().as_bytes())?;
         }
         w.write_all(b",")?;
-        if let EventKind::Error(n) = e.kind {
+        if let EventKind::Error(n) | EventKind::ErrorBy(n, _) = e.kind {
             write!(w, "{n}")?;
         }
         w.write_all(b",")?;
@@ -305,13 +360,19 @@ impl<W: Write> EventCsv<W> {
 pub enum RowKind {
     Arrive,
     Enqueue,
+    Unread,
     Drop,
     Mark,
     Lsb,
+    Alloc,
     TxStart,
     TxEnd,
     Delay,
+    Jitter,
+    Reorder,
+    Duplicate,
     Error,
+    Corrupt,
     Hold,
     Release,
     State,
@@ -335,6 +396,16 @@ pub enum RowCause {
     Middlebox,
     Codel,
     Pie,
+    Output,
+    Input,
+    Gemodel,
+    #[serde(rename = "4state")]
+    FourState,
+    #[serde(rename = "loss_trace")]
+    LossTrace,
+    Jitter,
+    Reorder,
+    Duplicate,
     /// A cause this version does not know (a newer writer).
     #[serde(other)]
     Other,
@@ -350,6 +421,14 @@ impl RowCause {
             RowCause::Middlebox => "middlebox",
             RowCause::Codel => "codel",
             RowCause::Pie => "pie",
+            RowCause::Output => "output",
+            RowCause::Input => "input",
+            RowCause::Gemodel => "gemodel",
+            RowCause::FourState => "4state",
+            RowCause::LossTrace => "loss_trace",
+            RowCause::Jitter => "jitter",
+            RowCause::Reorder => "reorder",
+            RowCause::Duplicate => "duplicate",
             RowCause::Other => "other",
         }
     }
@@ -365,6 +444,14 @@ impl From<Cause> for RowCause {
             Cause::Middlebox => RowCause::Middlebox,
             Cause::Codel => RowCause::Codel,
             Cause::Pie => RowCause::Pie,
+            Cause::Output => RowCause::Output,
+            Cause::Input => RowCause::Input,
+            Cause::Gemodel => RowCause::Gemodel,
+            Cause::FourState => RowCause::FourState,
+            Cause::LossTrace => RowCause::LossTrace,
+            Cause::Jitter => RowCause::Jitter,
+            Cause::Reorder => RowCause::Reorder,
+            Cause::Duplicate => RowCause::Duplicate,
         }
     }
 }

@@ -8,6 +8,10 @@
 //! - [`middlebox`]: per-direction packet hooks at the router (pass, rewrite, delay, drop,
 //!   inject); [`rate_control`], [`rdb`] (redundant data bundling) and [`shared_window`] (seed
 //!   001's shared advertised window, for emulation) are middleboxes;
+//! - [`trace`]: a direction's capacity from a trace file (Mahimahi's delivery opportunities,
+//!   or timed rates), with outages; [`trace_summary`] its Mahimahi-style figures; [`files`]
+//!   reads the data files specs name;
+//! - [`background`]: Seawind's background load, other users' packets sharing the channel;
 //! - [`access`]: a host's access link (a FIFO serializer and a delay) before the router;
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
 //! - [`red`]: Random Early Detection (and adaptive RED) with ECN marking;
@@ -17,16 +21,21 @@
 //!   `events.csv`.
 
 pub mod access;
+pub mod background;
 pub mod codel;
 pub mod dist;
 pub mod error_model;
 pub mod event;
+pub mod files;
 pub mod fq_codel;
+mod input;
 pub mod lrb;
 pub mod lsb;
 pub mod meter;
 pub mod middlebox;
 pub mod model;
+pub mod netem;
+pub mod netem_loss;
 pub mod pie;
 pub mod queue;
 pub mod rate_control;
@@ -36,6 +45,8 @@ pub mod serializer;
 pub mod shared_window;
 pub mod spec;
 mod timers;
+pub mod trace;
+pub mod trace_summary;
 
 pub use access::AccessLink;
 pub use dist::Dist;

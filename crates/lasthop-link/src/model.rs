@@ -20,16 +20,20 @@
 //!   limit, and the packets behind it leave the LRB at that moment;
 //! - a packet starts transmission only when the LRB could hold it, so the LRB never overflows.
 
+use crate::background::Load;
 use crate::error_model::{self, Attempt, ErrorModel, ErrorStage};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
+use crate::input::Input;
 use crate::lrb::ReceiveBuffer;
 use crate::lsb::SendBuffer;
 use crate::meter::Meter;
 use crate::middlebox::{self, Action, Inject, Middlebox};
+use crate::netem::{Netem, NetemConfig};
 use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict};
 use crate::serializer::Serializer;
-use crate::spec::{Dir, Handling, LinkConfig};
+use crate::spec::{Dir, Handling, LinkConfig, Overflow};
 use crate::timers::{Timer, Timers};
+use crate::trace_summary::{Recorder, TraceSummary};
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Packet, Seeds, Time};
 use std::collections::VecDeque;
@@ -67,6 +71,37 @@ pub struct DirStats {
     /// Packets CoDel (also within FQ-CoDel) or PIE dropped (causes `codel`, `pie`).
     #[serde(skip_serializing_if = "is_zero")]
     pub drops_aqm: u64,
+    /// Packets the error process damaged and sent on (`handling = "forward"`); the receiving
+    /// hosts discard them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub corrupted: u64,
+    /// Packets the output dropper dropped as they left (cause `output`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_output: u64,
+    /// Packets dropped at the router's unread input, past STOP's limit (cause `input`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_input: u64,
+    /// Background packets sent on the channel (`background`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub background: u64,
+    /// Copies netem's `duplicate` made (each also counts in `arrived`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicated: u64,
+    /// Packets netem's `reorder` sent without their propagation delay.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reordered: u64,
+}
+
+impl Pipe {
+    /// The LSB's head starts its transmission: its slot in the link order.
+    #[inline(always)]
+    fn begin_tx(&mut self) -> u64 {
+        let q = self.lsb.wait.pop_front().expect("head exists");
+        self.ser.sent += 1;
+        let seq = self.lrb.start(q.id, q.pkt, self.ser.sent);
+        self.ser.transmitting = Some(seq);
+        seq
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -87,6 +122,8 @@ pub struct Link {
     mbox: [middlebox::Chain; 2],
     /// Whether any middlebox is installed: without one, no middlebox work is done.
     mbox_on: bool,
+    /// Middleboxes or netem's duplication: pushes take [`Link::push_with_extras`].
+    push_extras: bool,
 }
 
 /// One direction's state: its stages in the order a packet meets them. Each stage's file owns
@@ -97,6 +134,18 @@ struct Pipe {
     ser: Serializer,
     errors: ErrorStage,
     lrb: ReceiveBuffer,
+    /// Packets left unread while the queue is full (STOP, FLOW CONTROL); `None` under DROP.
+    input: Option<Box<Input>>,
+    /// An unread input or a trace summary: arrivals take [`Link::arrival_extras`].
+    arrive_extras: bool,
+    /// Other users' traffic on the channel (`background`).
+    bg: Option<Box<Load>>,
+    /// netem's jitter, reordering and duplication (`[DIR.netem]`).
+    netem: Option<Box<Netem>>,
+    /// netem or a delay trace: a packet's propagation takes [`Link::netem_propagation`].
+    prop_extras: bool,
+    /// `link.output.{dir}`, with an output dropper.
+    dropper: Option<Box<Stream>>,
     stats: DirStats,
 }
 
@@ -109,6 +158,8 @@ struct Log {
     state_names: Vec<Arc<str>>,
     /// Each direction's queue and serializer figures, kept whatever the level.
     meters: [Meter; 2],
+    /// A traced direction's Mahimahi figures (`trace_summary.csv`), whatever the level.
+    record: [Option<Box<Recorder>>; 2],
 }
 
 /// The Markov chain of link states. It draws from its own stream only, so its timeline depends
@@ -176,14 +227,33 @@ impl Link {
                     queue::flow_queues(&dc.queue, mean_packet, &seeds, d),
                 ),
                 lsb: SendBuffer::new(dc),
-                ser: Serializer::new(seeds.stream(&format!("link.delays.{d}"))),
+                ser: Serializer::new(dc, &seeds, d),
                 errors: ErrorStage {
                     model: error_model::build(&dc.loss, &seeds, d),
                     rng: seeds.stream(&format!("link.errors.{d}")),
                 },
                 lrb: ReceiveBuffer::new(dc.lrb, dc.in_order),
+                input: (dc.queue.overflow != Overflow::Drop)
+                    .then(|| Box::new(Input::new(dc.queue.input))),
+                arrive_extras: dc.queue.overflow != Overflow::Drop || dc.trace.is_some(),
+                prop_extras: dc.netem != NetemConfig::default() || dc.delay_trace.is_some(),
+                netem: (dc.netem != NetemConfig::default())
+                    .then(|| Box::new(Netem::new(&dc.netem, &seeds, d))),
+                bg: dc
+                    .background
+                    .as_ref()
+                    .map(|b| Box::new(Load::new(b, seeds.stream(&format!("link.background.{d}"))))),
+                dropper: dc
+                    .output_dropper
+                    .as_ref()
+                    .map(|_| Box::new(seeds.stream(&format!("link.output.{d}")))),
                 stats: DirStats::default(),
             }
+        });
+        let cfg_dup = cfg.dirs.iter().any(|dc| dc.netem.duplicate.is_some());
+        let record = Dir::BOTH.map(|d| {
+            let trace = cfg.dirs[d.index()].trace.clone();
+            trace.map(|t| Box::new(Recorder::new(t)))
         });
         let state_names = cfg
             .states
@@ -203,11 +273,18 @@ impl Link {
                 events: Vec::new(),
                 state_names,
                 meters: Default::default(),
+                record,
             },
             mbox: Default::default(),
             mbox_on: false,
+            push_extras: cfg_dup,
         };
         link.log.state(Time::ZERO, link.chain.current);
+        for d in Dir::BOTH {
+            if let Some(bg) = &link.dirs[d.index()].bg {
+                link.timers.schedule(bg.next, Timer::Background(d));
+            }
+        }
         if let Some(at) = link.chain.next_change {
             link.timers.schedule(at, Timer::StateChange);
         }
@@ -231,6 +308,7 @@ impl Link {
     pub fn add_middlebox(&mut self, dir: Dir, mbox: Box<dyn Middlebox>) {
         self.mbox[dir.index()].boxes.push(mbox);
         self.mbox_on = true;
+        self.push_extras = true;
     }
 
     pub fn config(&self) -> &LinkConfig {
@@ -243,13 +321,48 @@ impl Link {
         self.process(now);
         let id = self.next_id;
         self.next_id += 1;
-        if self.mbox_on {
-            self.through_middleboxes(now, dir, 0, id, pkt);
+        if self.push_extras {
+            self.push_with_extras(now, dir, id, pkt);
         } else {
             self.arrive(now, dir, id, pkt);
         }
         self.process(now);
         id
+    }
+
+    /// [`Link::push`] with middleboxes or netem's duplication.
+    #[cold]
+    #[inline(never)]
+    fn push_with_extras(&mut self, now: Time, dir: Dir, id: u64, pkt: Packet) {
+        // netem's duplication: the copy follows the packet into the router queue.
+        let copy = match &mut self.dirs[dir.index()].netem {
+            Some(n) => n.duplicates().then(|| pkt.clone()),
+            None => None,
+        };
+        if self.mbox_on {
+            self.through_middleboxes(now, dir, 0, id, pkt);
+        } else {
+            self.arrive(now, dir, id, pkt);
+        }
+        if let Some(copy) = copy {
+            self.duplicate(now, dir, copy);
+        }
+    }
+
+    /// A copy of the packet just pushed (netem's `duplicate`) reaches the router, with a new id.
+    #[cold]
+    fn duplicate(&mut self, now: Time, d: Dir, copy: Packet) {
+        let id = self.next_id;
+        self.next_id += 1;
+        let ds = &mut self.dirs[d.index()];
+        ds.stats.duplicated += 1;
+        self.log
+            .event(now, d, EventKind::Duplicate, ds, Some((id, &copy)), None);
+        if self.mbox_on {
+            self.through_middleboxes(now, d, 0, id, copy);
+        } else {
+            self.arrive(now, d, id, copy);
+        }
     }
 
     /// When the model next needs [`Link::handle_timeout`], if ever.
@@ -291,13 +404,24 @@ impl Link {
         &self.log.meters[dir.index()]
     }
 
+    /// Mahimahi's figures over `[0, end]` of each direction with a trace (none without one):
+    /// what `trace_summary::write_files` writes.
+    pub fn trace_summaries(&self, end: Time) -> Vec<TraceSummary> {
+        Dir::BOTH
+            .iter()
+            .filter_map(|&d| Some(self.log.record[d.index()].as_ref()?.summary(d, end)))
+            .collect()
+    }
+
     /// Whether no packet is anywhere in the link (queues, buffers, on the wire, in recovery).
     /// `poll_timeout` cannot tell: a link with states always has a next state change.
     pub fn is_empty(&self) -> bool {
-        self.dirs
-            .iter()
-            .all(|d| d.queue.is_empty() && d.lsb.wait.is_empty() && d.lrb.is_empty())
-            && self.mbox.iter().all(|c| c.is_empty())
+        self.dirs.iter().all(|d| {
+            d.queue.is_empty()
+                && d.lsb.wait.is_empty()
+                && d.lrb.is_empty()
+                && d.input.as_ref().is_none_or(|i| i.is_empty())
+        }) && self.mbox.iter().all(|c| c.is_empty())
     }
 
     /// Router queue length of `dir` in packets and bytes.
@@ -362,6 +486,8 @@ impl Link {
                 self.dirs[d.index()].lsb.left_link(len);
                 self.pump(t, d);
             }
+            Timer::Background(d) => self.background_arrives(t, d),
+            Timer::BackgroundEnd(d) => self.background_sent(t, d),
         }
     }
 
@@ -472,36 +598,33 @@ impl Link {
         {
             return self.drop_queued(now, d, id, &pkt, Cause::Mtu);
         }
+        if ds.arrive_extras && self.arrival_extras(now, d, len) {
+            return self.leave_unread(now, d, id, pkt);
+        }
+        let ds = &mut self.dirs[d.index()];
         if ds.queue.has_discipline() {
-            let p = &dc.per_state[self.chain.current];
-            let arrival = Arrival {
-                now,
-                packet: &pkt,
-                queue_pkts: ds.queue.len() as u64,
-                queue_bytes: ds.queue.bytes,
-                rate: ds.ser.rate(dc, p, now),
-                overhead: dc.overhead,
-            };
-            match ds.queue.judge(&arrival) {
-                Verdict::Pass => {}
-                Verdict::Mark => {
-                    pkt.set_ce();
-                    ds.stats.marks += 1;
-                    self.log
-                        .event(now, d, EventKind::Mark, ds, Some((id, &pkt)), None);
-                }
-                Verdict::Drop(cause) => return self.drop_queued(now, d, id, &pkt, cause),
+            if !self.judge_arrival(now, d, id, &mut pkt) {
+                return;
             }
-            if ds.queue.at_dequeue {
+            if self.dirs[d.index()].queue.at_dequeue {
                 return self.enqueue_at_dequeue(now, d, id, pkt);
             }
         }
+        let ds = &mut self.dirs[d.index()];
         // A packet that finds the queue empty and room in the LSB passes straight through, so
         // even a zero-length router queue forwards while the link keeps up.
         let passes = ds.queue.is_empty() && ds.lsb.fits(len);
         if ds.queue.full(len) && !passes {
             return self.drop_queued(now, d, id, &pkt, Cause::Queue);
         }
+        self.enqueue(now, d, id, pkt);
+        self.pump(now, d);
+    }
+
+    /// The packet joins the router queue's FIFO.
+    #[inline(always)]
+    fn enqueue(&mut self, now: Time, d: Dir, id: u64, pkt: Packet) {
+        let ds = &mut self.dirs[d.index()];
         ds.queue.push(Queued {
             id,
             pkt,
@@ -510,7 +633,102 @@ impl Link {
         let q = ds.queue.pkts.back().expect("just pushed");
         self.log
             .event(now, d, EventKind::Enqueue, ds, q.packet(), None);
-        self.pump(now, d);
+    }
+
+    /// The discipline's verdict on a packet entering the router queue: it may mark it (CE) or
+    /// drop it. False when it dropped it.
+    #[inline(always)]
+    fn judge_arrival(&mut self, now: Time, d: Dir, id: u64, pkt: &mut Packet) -> bool {
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let p = &dc.per_state[self.chain.current];
+        let arrival = Arrival {
+            now,
+            packet: pkt,
+            queue_pkts: ds.queue.len() as u64,
+            queue_bytes: ds.queue.bytes,
+            rate: ds.ser.rate(dc, p, now),
+            overhead: dc.overhead,
+        };
+        match ds.queue.judge(&arrival) {
+            Verdict::Pass => true,
+            Verdict::Mark => {
+                pkt.set_ce();
+                ds.stats.marks += 1;
+                self.log
+                    .event(now, d, EventKind::Mark, ds, Some((id, pkt)), None);
+                true
+            }
+            Verdict::Drop(cause) => {
+                self.drop_queued(now, d, id, pkt, cause);
+                false
+            }
+        }
+    }
+
+    /// An arrival where the direction has a trace (its summary's ingress) or an unread input:
+    /// whether the packet must wait unread (STOP or FLOW CONTROL: the queue is full, or
+    /// packets wait already).
+    #[cold]
+    #[inline(never)]
+    fn arrival_extras(&mut self, now: Time, d: Dir, len: u64) -> bool {
+        if let Some(r) = &mut self.log.record[d.index()] {
+            r.arrived(now, len);
+        }
+        let ds = &self.dirs[d.index()];
+        ds.input.as_ref().is_some_and(|input| {
+            !input.is_empty() || (ds.queue.full(len) && !(ds.queue.is_empty() && ds.lsb.fits(len)))
+        })
+    }
+
+    /// STOP or FLOW CONTROL: the packet waits unread at the router's input (or, past STOP's
+    /// limit, is dropped there with cause `input`).
+    #[cold]
+    #[inline(never)]
+    fn leave_unread(&mut self, now: Time, d: Dir, id: u64, pkt: Packet) {
+        let ds = &mut self.dirs[d.index()];
+        let input = ds.input.as_mut().expect("an input");
+        if !input.has_room() {
+            return self.drop_queued(now, d, id, &pkt, Cause::Input);
+        }
+        input.push(Queued {
+            id,
+            pkt,
+            since: now,
+        });
+        let q = ds
+            .input
+            .as_ref()
+            .and_then(|i| i.back())
+            .expect("just pushed");
+        self.log
+            .event(now, d, EventKind::Unread, ds, q.packet(), None);
+    }
+
+    /// Reads the packets left unread, in order, while the queue has room: each is judged and
+    /// enqueued as an arrival is at this moment. Whether any entered the queue.
+    #[cold]
+    #[inline(never)]
+    fn read_input(&mut self, now: Time, d: Dir) -> bool {
+        let mut entered = false;
+        loop {
+            let ds = &mut self.dirs[d.index()];
+            let Some(input) = &mut ds.input else {
+                return entered;
+            };
+            let Some(len) = input.head_len() else {
+                return entered;
+            };
+            if ds.queue.full(len) && !(ds.queue.is_empty() && ds.lsb.fits(len)) {
+                return entered;
+            }
+            let Queued { id, mut pkt, .. } = input.pop();
+            if ds.queue.has_discipline() && !self.judge_arrival(now, d, id, &mut pkt) {
+                continue;
+            }
+            self.enqueue(now, d, id, pkt);
+            entered = true;
+        }
     }
 
     /// [`Link::arrive`]'s end when the discipline acts at dequeue (CoDel, PIE, FQ-CoDel, whose
@@ -557,6 +775,40 @@ impl Link {
     /// a transmission if the serializer is idle. Under a discipline acting at dequeue the FIFO
     /// is empty and [`Link::pump_at_dequeue`] takes over.
     fn pump(&mut self, now: Time, d: Dir) {
+        self.pump_fifo(now, d);
+        let ds = &mut self.dirs[d.index()];
+        if ds.input.is_some() {
+            return self.pump_with_input(now, d);
+        }
+        if ds.queue.note_if_empty(now) {
+            return self.pump_at_dequeue(now, d);
+        }
+        self.start_tx(now, d);
+    }
+
+    /// [`Link::pump`]'s end with an unread input (STOP, FLOW CONTROL): room in the queue reads
+    /// what waits there, which then moves on.
+    #[cold]
+    #[inline(never)]
+    fn pump_with_input(&mut self, now: Time, d: Dir) {
+        while self.dirs[d.index()]
+            .input
+            .as_ref()
+            .is_some_and(|i| !i.is_empty())
+            && self.read_input(now, d)
+        {
+            self.pump_fifo(now, d);
+        }
+        let ds = &mut self.dirs[d.index()];
+        if ds.queue.note_if_empty(now) {
+            return self.pump_at_dequeue(now, d);
+        }
+        self.start_tx(now, d);
+    }
+
+    /// Moves packets from the head of the router queue into the LSB while they fit.
+    #[inline(always)]
+    fn pump_fifo(&mut self, now: Time, d: Dir) {
         let ds = &mut self.dirs[d.index()];
         while let Some(head) = ds.queue.head(now) {
             let len = match head {
@@ -582,10 +834,6 @@ impl Link {
             let q = ds.lsb.wait.back().expect("just pushed");
             self.log.event(now, d, EventKind::Lsb, ds, q.packet(), None);
         }
-        if ds.queue.note_if_empty(now) {
-            return self.pump_at_dequeue(now, d);
-        }
-        self.start_tx(now, d);
     }
 
     /// [`Link::pump`] when the discipline judges departures: CoDel and FQ-CoDel decide here,
@@ -652,15 +900,15 @@ impl Link {
         if ds.ser.transmitting.is_some() || !ds.lrb.can_reserve(len) {
             return;
         }
+        if ds.ser.extras {
+            return self.start_tx_extras(now, d);
+        }
         let p = &dc.per_state[self.chain.current];
         let tx = ds
             .ser
             .rate(dc, p, now)
             .tx_time(len + u64::from(dc.overhead));
-        let q = ds.lsb.wait.pop_front().expect("head exists");
-        ds.ser.sent += 1;
-        let seq = ds.lrb.start(q.id, q.pkt, ds.ser.sent);
-        ds.ser.transmitting = Some(seq);
+        let seq = ds.begin_tx();
         self.log.event(
             now,
             d,
@@ -672,15 +920,143 @@ impl Link {
         self.timers.schedule(now + tx, Timer::TxEnd(d));
     }
 
+    /// [`Link::start_tx`] where the serializer has a trace, an allocation delay, an available
+    /// rate or a background load: the background may go first, the start may wait for the
+    /// allocation, the end follows the trace; the trace summary records it.
+    #[cold]
+    #[inline(never)]
+    fn start_tx_extras(&mut self, now: Time, d: Dir) {
+        if self.dirs[d.index()].bg.is_some() && self.background_first(now, d) {
+            return;
+        }
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let Some(head) = ds.lsb.wait.front() else {
+            return;
+        };
+        let (len, since) = (u64::from(head.pkt.wire_len), head.since);
+        if ds.ser.transmitting.is_some() || !ds.lrb.can_reserve(len) {
+            return;
+        }
+        let p = &dc.per_state[self.chain.current];
+        // A trace that ended sends nothing more: the packet waits.
+        let Some((start, end)) = ds.ser.plan(dc, p, now, len + u64::from(dc.overhead)) else {
+            return;
+        };
+        let seq = ds.begin_tx();
+        if start > now {
+            self.log.event(
+                now,
+                d,
+                EventKind::Alloc,
+                ds,
+                ds.lrb.slot(seq).packet(),
+                Some((start - now).0),
+            );
+        }
+        self.log.event(
+            now,
+            d,
+            EventKind::TxStart,
+            ds,
+            ds.lrb.slot(seq).packet(),
+            None,
+        );
+        if let Some(r) = &mut self.log.record[d.index()] {
+            r.sent(since, end, len);
+        }
+        self.timers.schedule(end, Timer::TxEnd(d));
+    }
+
+    /// Whether the channel is the background's now: it is sending one of theirs, or one of
+    /// theirs goes before ours (`priority`), which then starts.
+    #[cold]
+    #[inline(never)]
+    fn background_first(&mut self, now: Time, d: Dir) -> bool {
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let bg = ds.bg.as_mut().expect("a background load");
+        if bg.busy {
+            return true;
+        }
+        if ds.ser.transmitting.is_some() {
+            return false;
+        }
+        let b = dc.background.as_ref().expect("a background load");
+        // Ours that could start now, and since when it waited.
+        let ours = ds
+            .lsb
+            .wait
+            .front()
+            .filter(|q| ds.lrb.can_reserve(u64::from(q.pkt.wire_len)))
+            .map(|q| q.since);
+        if !bg.goes_first(b, ours) {
+            return false;
+        }
+        let p = &dc.per_state[self.chain.current];
+        let Some(end) = ds.ser.tx_end(dc, p, now, b.packet + u64::from(dc.overhead)) else {
+            return true; // a trace that ended carries nothing more
+        };
+        let bg = ds.bg.as_mut().expect("a background load");
+        bg.waiting.pop_front();
+        bg.busy = true;
+        let queue = ds.queue.len() as u64;
+        self.log.meters[d.index()].on_event(now, EventKind::TxStart, queue);
+        self.timers.schedule(end, Timer::BackgroundEnd(d));
+        true
+    }
+
+    /// A background packet arrives at the serializer; it starts if the channel is free.
+    #[cold]
+    fn background_arrives(&mut self, now: Time, d: Dir) {
+        let b = self.cfg.dirs[d.index()]
+            .background
+            .as_ref()
+            .expect("a background load");
+        let bg = self.dirs[d.index()].bg.as_mut().expect("a background load");
+        let next = bg.arrive(b);
+        self.timers.schedule(next, Timer::Background(d));
+        self.start_tx_extras(now, d);
+    }
+
+    /// The end of a transmission where the serializer has extras: a waiting background packet
+    /// may take the channel none of ours took, and an idle serializer loses the rest of a
+    /// trace's opportunity.
+    #[cold]
+    #[inline(never)]
+    fn after_tx_extras(&mut self, now: Time, d: Dir) {
+        let ds = &mut self.dirs[d.index()];
+        if ds.ser.transmitting.is_none()
+            && ds
+                .bg
+                .as_ref()
+                .is_some_and(|bg| !bg.busy && !bg.waiting.is_empty())
+        {
+            self.start_tx_extras(now, d);
+        }
+        self.dirs[d.index()].ser.settle();
+    }
+
+    /// A background packet's transmission ended: it leaves (discarded); the channel is free.
+    #[cold]
+    fn background_sent(&mut self, now: Time, d: Dir) {
+        let ds = &mut self.dirs[d.index()];
+        let bg = ds.bg.as_mut().expect("a background load");
+        bg.busy = false;
+        bg.sent += 1;
+        ds.stats.background += 1;
+        ds.ser.ended_background(now);
+        let queue = ds.queue.len() as u64;
+        self.log.meters[d.index()].on_event(now, EventKind::TxEnd, queue);
+        self.start_tx_extras(now, d);
+        self.dirs[d.index()].ser.settle();
+    }
+
     #[inline(always)] // into the timer loop, once per packet
     fn tx_end(&mut self, now: Time, d: Dir) {
         let dc = &self.cfg.dirs[d.index()];
         let ds = &mut self.dirs[d.index()];
-        let seq = ds
-            .ser
-            .transmitting
-            .take()
-            .expect("a transmission was running");
+        let seq = ds.ser.end(now);
         let (len, nth) = {
             let s = ds.lrb.slot(seq);
             (s.len, s.nth)
@@ -707,37 +1083,79 @@ impl Link {
                 Some(extra.0),
             );
         }
+        let (delay, link_ack) = (p.delay, dc.link_ack);
+        let delay = match ds.prop_extras {
+            false => delay,
+            true => self.netem_propagation(now, d, seq, delay),
+        };
         self.timers
-            .schedule(now + p.delay + extra, Timer::Arrive(d, seq));
-        if !dc.link_ack {
+            .schedule(now + delay + extra, Timer::Arrive(d, seq));
+        if !link_ack {
             self.pump(now, d);
         } else {
             self.start_tx(now, d);
         }
+        if self.dirs[d.index()].ser.extras {
+            self.after_tx_extras(now, d);
+        }
+    }
+
+    /// A packet's propagation with a delay trace (the delay in force now, instead of
+    /// `delay`) or netem's jitter and reordering.
+    #[cold]
+    #[inline(never)]
+    fn netem_propagation(&mut self, now: Time, d: Dir, seq: u64, delay: Dur) -> Dur {
+        let delay = match &self.cfg.dirs[d.index()].delay_trace {
+            Some(t) => t.at(now),
+            None => delay,
+        };
+        let ds = &mut self.dirs[d.index()];
+        let Some(netem) = ds.netem.as_mut() else {
+            return delay;
+        };
+        let g = netem.propagation(delay);
+        if g.jittered {
+            let packet = ds.lrb.slot(seq).packet();
+            self.log
+                .event(now, d, EventKind::Jitter, ds, packet, Some(g.delay.0));
+        }
+        if g.reordered {
+            ds.stats.reordered += 1;
+            let packet = ds.lrb.slot(seq).packet();
+            self.log
+                .event(now, d, EventKind::Reorder, ds, packet, Some(0));
+        }
+        g.delay
     }
 
     // ---- 4. error process -------------------------------------------------------------------
 
     /// Attempt number `attempts + 1` of packet `seq` reaches the far end at `now`.
     fn attempt(&mut self, now: Time, d: Dir, seq: u64) {
-        let p = &self.cfg.dirs[d.index()].per_state[self.chain.current];
+        let dc = &self.cfg.dirs[d.index()];
+        let p = &dc.per_state[self.chain.current];
         let ds = &mut self.dirs[d.index()];
         let slot = ds.lrb.slot_mut(seq);
         slot.attempts += 1;
         let (attempt, acc) = (slot.attempts, slot.error_delay);
-        let fails = ds.errors.fails(p, || Attempt {
+        let (len, overhead) = (slot.len, dc.overhead);
+        let fails = ds.errors.fails(p, len, overhead, || Attempt {
             now,
             dir: d,
             packet: slot.pkt.as_ref().expect("a packet on the link"),
             attempt,
             params: p,
+            bits: (len + u64::from(overhead)) * 8,
         });
         if !fails {
             return self.at_far_end(now, d, seq);
         }
         ds.stats.errors += 1;
+        if p.handling == Handling::Forward {
+            return self.forward_damaged(now, d, seq);
+        }
         let delay = p.error_delay.as_ref().map(|x| x.sample(&mut ds.errors.rng));
-        let kind = EventKind::Error(attempt);
+        let kind = ds.errors.event(attempt);
         match (p.handling, delay) {
             (Handling::Delay, Some(delay)) => {
                 self.log
@@ -759,6 +1177,25 @@ impl Link {
                 self.drop_on_link(now, d, seq);
             }
         }
+    }
+
+    /// Seawind's FORWARD: the failed attempt goes on with a damaged byte, for the receiver's
+    /// checksum to discard.
+    #[cold]
+    fn forward_damaged(&mut self, now: Time, d: Dir, seq: u64) {
+        let ds = &mut self.dirs[d.index()];
+        let slot = ds.lrb.slot_mut(seq);
+        slot.pkt.as_mut().expect("a packet on the link").damage();
+        ds.stats.corrupted += 1;
+        self.log.event(
+            now,
+            d,
+            EventKind::Corrupt,
+            ds,
+            ds.lrb.slot(seq).packet(),
+            None,
+        );
+        self.at_far_end(now, d, seq);
     }
 
     fn drop_on_link(&mut self, now: Time, d: Dir, seq: u64) {
@@ -796,6 +1233,36 @@ impl Link {
         }
     }
 
+    /// Seawind's output dropper on a packet being released: one draw of the probability (a
+    /// distribution's), then the test; true when it dropped the packet.
+    #[cold]
+    #[inline(never)]
+    fn output_drops(&mut self, now: Time, d: Dir, id: u64, pkt: &Packet) -> bool {
+        let dc = &self.cfg.dirs[d.index()];
+        let ds = &mut self.dirs[d.index()];
+        let Some(rng) = &mut ds.dropper else {
+            return false;
+        };
+        let p = dc
+            .output_dropper
+            .as_ref()
+            .expect("a dropper")
+            .probability(rng);
+        if !(p > 0.0 && (p >= 1.0 || unit(rng) < p)) {
+            return false;
+        }
+        ds.stats.drops_output += 1;
+        self.log.event(
+            now,
+            d,
+            EventKind::Drop(Cause::Output),
+            ds,
+            Some((id, pkt)),
+            None,
+        );
+        true
+    }
+
     fn release(&mut self, now: Time, d: Dir, seq: u64) {
         let ds = &mut self.dirs[d.index()];
         let (id, pkt, len) = ds.lrb.take(seq);
@@ -808,6 +1275,10 @@ impl Link {
         } else {
             ds.lsb.left_link(len);
         }
+        if ds.dropper.is_some() && self.output_drops(now, d, id, &pkt) {
+            return;
+        }
+        let ds = &mut self.dirs[d.index()];
         ds.stats.released += 1;
         self.log
             .event(now, d, EventKind::Release, ds, Some((id, &pkt)), None);
@@ -876,5 +1347,11 @@ fn count_drop(st: &mut DirStats, cause: Cause) {
         Cause::Mtu => st.drops_mtu += 1,
         Cause::Middlebox => st.drops_middlebox += 1,
         Cause::Codel | Cause::Pie => st.drops_aqm += 1,
+        Cause::Output => st.drops_output += 1,
+        Cause::Input => st.drops_input += 1,
+        // Loss models name themselves on `error` rows; their drops are the link's errors.
+        Cause::Gemodel | Cause::FourState | Cause::LossTrace => st.drops_error += 1,
+        // Never drop causes.
+        Cause::Jitter | Cause::Reorder | Cause::Duplicate => {}
     }
 }

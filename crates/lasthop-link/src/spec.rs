@@ -28,8 +28,12 @@
 //! Loading never panics: a TOML syntax error, an unknown key, a bad unit or an impossible value is
 //! a [`SpecError`] naming the key, the value and what is allowed.
 
-use crate::dist::Dist;
+use crate::background::{Background, BackgroundSpec};
+use crate::dist::{Dist, NumDist};
 use crate::error_model::LossModel;
+use crate::netem::{NetemConfig, NetemSpec};
+use crate::netem_loss::{load_attempts, load_episodes, FourStateParams, GeParams};
+use crate::trace::{DelayTrace, DelayTraceSpec, Trace, TraceSpec};
 use indexmap::IndexMap;
 use lasthop_core::{Bytes, Dur, Rate, Time};
 use serde::{Deserialize, Serialize};
@@ -90,8 +94,12 @@ pub struct DirSpec {
     /// when it arrives (Seawind's `reordering = TRUE`).
     pub in_order: Option<bool>,
     pub queue: Option<QueueSpec>,
-    /// Per-packet error probability, 0..=1.
-    pub error: Option<f64>,
+    /// Per-packet error probability (with `error_unit = "bit"`: the bit error rate), 0..=1: a
+    /// number, or a distribution drawn for each attempt (Seawind's `error_probability`).
+    pub error: Option<NumDist>,
+    /// What `error` is a probability of: `"packet"` (default, Seawind's UNIT) or `"bit"`
+    /// (Seawind's BIT: a packet of n bits fails with 1 − (1 − error)^n).
+    pub error_unit: Option<ErrorUnit>,
     pub handling: Option<Handling>,
     /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
     pub error_delay: Option<Dist>,
@@ -104,10 +112,36 @@ pub struct DirSpec {
     pub delays: Option<Vec<ScriptedDelay>>,
     /// Rate changes at fixed times: `[{ at = "10s", rate = "32kbit" }, ...]`.
     pub schedule: Option<Vec<RateStep>>,
+    /// Seawind's `allocation_delay`: a delay before the transmission of a packet that finds
+    /// the link idle (a distribution; none when absent).
+    pub allocation_delay: Option<Dist>,
+    /// With `allocation_delay`: how long the link must have been idle for a packet to need
+    /// the allocation (Seawind's `link_idle_timeout`; default 0, any pause).
+    pub idle_timeout: Option<Dur>,
+    /// Seawind's `available_rate`: a multiplier of the rate in force, drawn again every
+    /// `rate_change_interval` (a number or a distribution of numbers, at least 0).
+    pub available_rate: Option<NumDist>,
+    /// Seawind's `rate_change_interval`: how long each `available_rate` draw holds (a
+    /// distribution of durations).
+    pub rate_change_interval: Option<Dist>,
+    /// Seawind's `output_dropper`: each packet leaving the link is dropped with this
+    /// probability (a number or a distribution; cause `output`).
+    pub output_dropper: Option<NumDist>,
+    /// Seawind's background load: other users' packets sharing the channel (see
+    /// [`crate::background`]).
+    pub background: Option<BackgroundSpec>,
+    /// netem's jitter with correlation, reordering and duplication (see [`crate::netem`]).
+    pub netem: Option<NetemSpec>,
+    /// The propagation delay over time from a file, instead of `delay` (CellReplay's base
+    /// delay; see [`crate::trace::DelayTrace`]).
+    pub delay_trace: Option<DelayTraceSpec>,
     /// Which attempts fail: `model = "states"` (default: the states' `error`), `"uniform"`
     /// (`probability`) or `"pattern"` (`drop = [N, ...]`, `every = K`). Replaces `error`; the
     /// handling (`drop` / `delay` / `arq`) stays.
     pub loss: Option<LossSpec>,
+    /// The direction's capacity from a file instead of `rate`: a Mahimahi trace (`mahimahi`)
+    /// or timed rates (`rates`); see [`crate::trace`].
+    pub trace: Option<TraceSpec>,
 }
 
 /// `[down.loss]`, `[up.loss]` or `[both.loss]`: the direction's error model (see
@@ -115,7 +149,7 @@ pub struct DirSpec {
 #[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct LossSpec {
-    /// `"states"`, `"uniform"` or `"pattern"`.
+    /// `"states"`, `"uniform"`, `"pattern"`, `"gilbert_elliott"`, `"4state"` or `"trace"`.
     pub model: Option<String>,
     /// `uniform`: the probability that an attempt fails, 0..=1.
     pub probability: Option<f64>,
@@ -123,14 +157,33 @@ pub struct LossSpec {
     pub drop: Option<Vec<u64>>,
     /// `pattern`: the cycle length.
     pub every: Option<u64>,
+    /// `gilbert_elliott` (netem `gemodel p r 1-h 1-k`): good → bad.
+    pub p: Option<f64>,
+    /// `gilbert_elliott`: bad → good (default 1).
+    pub r: Option<f64>,
+    /// `gilbert_elliott`: the loss probability in the bad state, netem's 1 − h (default 1).
+    pub loss_bad: Option<f64>,
+    /// `gilbert_elliott`: the loss probability in the good state, netem's 1 − k (default 0).
+    pub loss_good: Option<f64>,
+    /// `4state` (netem `state p13 p31 p32 p23 p14`): the transition probabilities.
+    pub p13: Option<f64>,
+    pub p31: Option<f64>,
+    pub p32: Option<f64>,
+    pub p23: Option<f64>,
+    pub p14: Option<f64>,
+    /// `trace`: a file of lost attempt numbers.
+    pub lost: Option<String>,
+    /// `trace`: a file of loss episodes (`START END` lines).
+    pub episodes: Option<String>,
 }
 
 /// The error process of one direction, in the base link or in a state (the keys `error`,
 /// `handling`, `error_delay`, `retries` and `drop_threshold` of [`DirSpec`] and [`StateParams`]).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ErrSpec {
-    /// Per-packet error probability, 0..=1.
-    pub error: Option<f64>,
+    /// Per-packet error probability (or bit error rate), 0..=1.
+    pub error: Option<NumDist>,
+    pub error_unit: Option<ErrorUnit>,
     pub handling: Option<Handling>,
     /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
     pub error_delay: Option<Dist>,
@@ -162,6 +215,21 @@ pub enum Handling {
     /// Link-layer retransmission (Seawind DELAY_ITERATE): each failed attempt adds `error_delay`
     /// and the error test is repeated with the state current at the retry.
     Arq,
+    /// The packet goes on with damaged bytes (Seawind FORWARD): the receiving host's checksum
+    /// discards it (in simulation the receiving end discards it and counts it).
+    Forward,
+}
+
+/// What an error probability is a probability of (Seawind's `error_rate_type`).
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorUnit {
+    /// Of a packet (Seawind UNIT).
+    #[default]
+    Packet,
+    /// Of a bit (Seawind BIT): a packet of n bits (its wire length and the link overhead)
+    /// fails with 1 − (1 − p)^n.
+    Bit,
 }
 
 #[derive(Deserialize, Serialize, Debug, Clone, Default)]
@@ -172,6 +240,12 @@ pub struct QueueSpec {
     pub bytes: Option<Bytes>,
     /// Packets that waited longer than this are dropped when they reach the head.
     pub sojourn: Option<Dur>,
+    /// What an arrival at a full queue meets (Seawind's `queue_overflow_handling`): `"drop"`
+    /// (default), `"stop"` (the router stops reading: it waits unread, up to `input` packets)
+    /// or `"flow_control"` (the neighbour is blocked: nothing is lost here).
+    pub overflow: Option<Overflow>,
+    /// `overflow = "stop"`: the most packets waiting unread (default 1000).
+    pub input: Option<u64>,
     #[serde(default)]
     pub policy: Policy,
     pub red: Option<RedSpec>,
@@ -185,6 +259,22 @@ pub struct QueueSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fq_codel: Option<FqCodelSpec>,
 }
+
+/// Seawind's `queue_overflow_handling`: what an arrival at a full router queue meets.
+#[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[serde(rename_all = "snake_case")]
+pub enum Overflow {
+    /// It is dropped (DROP, tail drop).
+    #[default]
+    Drop,
+    /// The router stops reading: it waits unread (STOP).
+    Stop,
+    /// The neighbour is blocked: it waits there (FLOW CONTROL).
+    FlowControl,
+}
+
+/// STOP's unread input when `input` is not given: Linux's default `txqueuelen`.
+pub const DEFAULT_INPUT_PACKETS: u64 = 1000;
 
 #[derive(Deserialize, Serialize, Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[serde(rename_all = "snake_case")]
@@ -338,8 +428,10 @@ pub struct StateParams {
     pub rate: Option<Rate>,
     pub delay: Option<Dur>,
     pub extra_delay: Option<Dist>,
-    /// Per-packet error probability, 0..=1.
-    pub error: Option<f64>,
+    /// Per-packet error probability (or bit error rate), 0..=1: a number or a distribution.
+    pub error: Option<NumDist>,
+    /// `"packet"` or `"bit"`: what `error` is a probability of.
+    pub error_unit: Option<ErrorUnit>,
     pub handling: Option<Handling>,
     /// The delay of a `delay` error, or of each `arq` retry (700 ms in the seeds).
     pub error_delay: Option<Dist>,
@@ -355,6 +447,12 @@ pub struct StateParams {
 pub enum Choice {
     One(String),
     Weighted(IndexMap<String, f64>),
+}
+
+/// A distribution of the spec, of either kind (see [`LinkSpec::each_dist`]).
+enum AnyDist<'a> {
+    Duration(&'a mut Dist),
+    Number(&'a mut NumDist),
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -396,6 +494,9 @@ pub struct LinkConfig {
     /// At least one state; a link without `[states]` has one state, "steady", lasting forever.
     pub states: Vec<StateConfig>,
     pub initial: Vec<(usize, f64)>,
+    /// The data files the spec named (traces, `user` distributions, loss traces) with digests
+    /// of their contents, for fingerprints; empty for most links.
+    pub data_files: Vec<crate::files::DataFile>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -418,6 +519,20 @@ pub struct DirConfig {
     pub per_state: Vec<Params>,
     /// Which attempts fail (the handling of a failure is the state's).
     pub loss: LossModel,
+    /// The capacity from a trace file, instead of the rate (`[DIR.trace]`).
+    pub trace: Option<Trace>,
+    /// Seawind's allocation delay, and the idle time that makes a packet need it.
+    pub allocation: Option<(Dist, Dur)>,
+    /// Seawind's available rate: the multiplier and the interval of its changes.
+    pub available: Option<(NumDist, Dist)>,
+    /// Seawind's output dropper: the probability a leaving packet is dropped.
+    pub output_dropper: Option<NumDist>,
+    /// Seawind's background load.
+    pub background: Option<Background>,
+    /// netem's jitter, reordering and duplication (all off by default).
+    pub netem: NetemConfig,
+    /// The propagation delay from a file, instead of `delay`.
+    pub delay_trace: Option<DelayTrace>,
 }
 
 /// The parameters of one direction while one state holds.
@@ -428,11 +543,30 @@ pub struct Params {
     pub base_rate: Rate,
     pub delay: Dur,
     pub extra_delay: Option<Dist>,
+    /// The error probability when it is a fixed number (0 when `error_dist` gives it).
     pub error: f64,
+    /// The error probability drawn for each attempt, when the spec gave a distribution.
+    pub error_dist: Option<NumDist>,
+    pub error_unit: ErrorUnit,
     pub handling: Handling,
     pub error_delay: Option<Dist>,
     pub retries: Option<u32>,
     pub drop_threshold: Option<Dur>,
+}
+
+impl Params {
+    /// Whether attempts can fail in this state.
+    pub fn has_errors(&self) -> bool {
+        self.error > 0.0 || self.error_dist.is_some()
+    }
+
+    /// The error probability as written.
+    pub fn error_text(&self) -> String {
+        match &self.error_dist {
+            Some(d) => d.to_string(),
+            None => self.error.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -446,6 +580,10 @@ pub struct QueueConfig {
     /// The spec asked for ECN marking (`ecn = true` written in the policy's table; FQ-CoDel's
     /// default, on as in Linux, does not count).
     pub ecn_asked: bool,
+    /// What an arrival at a full queue meets.
+    pub overflow: Overflow,
+    /// The most packets waiting unread: STOP's limit; `None` under FLOW CONTROL (and DROP).
+    pub input: Option<u64>,
 }
 
 impl QueueConfig {
@@ -588,7 +726,8 @@ impl LinkSpec {
         from_toml(text)
     }
 
-    /// Reads and validates a link spec file.
+    /// Reads and validates a link spec file; the data files it names (traces) are relative to
+    /// its directory.
     pub fn load(path: impl AsRef<Path>) -> Result<LinkConfig, SpecError> {
         let path = path.as_ref();
         let with_file = |mut e: SpecError| {
@@ -598,16 +737,104 @@ impl LinkSpec {
         let text = lasthop_core::spec::read_spec_text(path)
             .map_err(|e| with_file(err("", e.to_string())))?;
         let spec = LinkSpec::parse(&text).map_err(with_file)?;
-        spec.validate().map_err(with_file)
+        spec.validate_in(path.parent().unwrap_or(Path::new("")))
+            .map_err(with_file)
     }
 
-    /// Parses and validates TOML text.
+    /// Parses and validates TOML text (data files it names relative to the working directory).
     pub fn config_from_str(text: &str) -> Result<LinkConfig, SpecError> {
         LinkSpec::parse(text)?.validate()
     }
 
-    /// Checks every value and resolves the directions and states into a [`LinkConfig`].
+    /// [`LinkSpec::validate_in`] with data files relative to the working directory.
     pub fn validate(&self) -> Result<LinkConfig, SpecError> {
+        self.validate_in(Path::new(""))
+    }
+
+    /// Checks every value and resolves the directions and states into a [`LinkConfig`]; the
+    /// data files the spec names (traces) are read relative to `base`.
+    pub fn validate_in(&self, base: &Path) -> Result<LinkConfig, SpecError> {
+        let (cfg, read) = crate::files::recording(|| {
+            let mut spec = self.clone();
+            spec.load_user_files(base)?;
+            spec.validate_loaded(base)
+        });
+        let mut cfg = cfg?;
+        cfg.data_files = read;
+        Ok(cfg)
+    }
+
+    /// Reads the values of every `user(FILE)` distribution, relative to `base`.
+    fn load_user_files(&mut self, base: &Path) -> Result<(), SpecError> {
+        self.each_dist(&mut |key, d| match d {
+            AnyDist::Duration(d) => d.load_files(key, base),
+            AnyDist::Number(d) => d.load_files(key, base),
+        })
+    }
+
+    /// Calls `f` with every distribution of the spec and its key path. A new key holding a
+    /// distribution is added here, so that a `user` file in it is read.
+    fn each_dist(
+        &mut self,
+        f: &mut dyn FnMut(&str, AnyDist<'_>) -> Result<(), SpecError>,
+    ) -> Result<(), SpecError> {
+        for (name, t) in [
+            ("both", &mut self.both),
+            ("down", &mut self.down),
+            ("up", &mut self.up),
+        ] {
+            let k = |f: &str| format!("{name}.{f}");
+            for (key, d) in [
+                ("extra_delay", &mut t.extra_delay),
+                ("error_delay", &mut t.error_delay),
+                ("allocation_delay", &mut t.allocation_delay),
+                ("rate_change_interval", &mut t.rate_change_interval),
+            ] {
+                if let Some(d) = d {
+                    f(&k(key), AnyDist::Duration(d))?;
+                }
+            }
+            for (key, d) in [
+                ("error", &mut t.error),
+                ("available_rate", &mut t.available_rate),
+                ("output_dropper", &mut t.output_dropper),
+            ] {
+                if let Some(d) = d {
+                    f(&k(key), AnyDist::Number(d))?;
+                }
+            }
+            for (i, sd) in t.delays.iter_mut().flatten().enumerate() {
+                f(
+                    &k(&format!("delays[{i}].delay")),
+                    AnyDist::Duration(&mut sd.delay),
+                )?;
+            }
+        }
+        for (name, st) in self.states.iter_mut() {
+            if let Some(d) = &mut st.duration {
+                f(&format!("states.{name}.duration"), AnyDist::Duration(d))?;
+            }
+            for (dir, p) in [
+                ("both", &mut st.both),
+                ("down", &mut st.down),
+                ("up", &mut st.up),
+            ] {
+                let k = |f: &str| format!("states.{name}.{dir}.{f}");
+                if let Some(d) = &mut p.extra_delay {
+                    f(&k("extra_delay"), AnyDist::Duration(d))?;
+                }
+                if let Some(d) = &mut p.error_delay {
+                    f(&k("error_delay"), AnyDist::Duration(d))?;
+                }
+                if let Some(d) = &mut p.error {
+                    f(&k("error"), AnyDist::Number(d))?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_loaded(&self, base: &Path) -> Result<LinkConfig, SpecError> {
         let mtu = self.mtu.map(|m| m.0);
         let mtu32 = mtu.map(|m| m as u32);
         if let Some(m) = mtu {
@@ -620,8 +847,8 @@ impl LinkSpec {
         }
         let (states, initial) = self.validate_states()?;
         let dirs = [
-            self.validate_dir(Dir::Down, &states)?,
-            self.validate_dir(Dir::Up, &states)?,
+            self.validate_dir(Dir::Down, &states, base)?,
+            self.validate_dir(Dir::Up, &states, base)?,
         ];
         for (d, dc) in Dir::BOTH.iter().zip(&dirs) {
             for (buf, size) in [("lsb", dc.lsb), ("lrb", dc.lrb)] {
@@ -642,6 +869,7 @@ impl LinkSpec {
             dirs,
             states,
             initial,
+            data_files: vec![],
         })
     }
 
@@ -765,7 +993,12 @@ impl LinkSpec {
         Ok((states, initial))
     }
 
-    fn validate_dir(&self, d: Dir, states: &[StateConfig]) -> Result<DirConfig, SpecError> {
+    fn validate_dir(
+        &self,
+        d: Dir,
+        states: &[StateConfig],
+        files_dir: &Path,
+    ) -> Result<DirConfig, SpecError> {
         let own = match d {
             Dir::Down => &self.down,
             Dir::Up => &self.up,
@@ -887,6 +1120,8 @@ impl LinkSpec {
             delay,
             extra_delay: own.extra_delay.clone().or(b.extra_delay.clone()),
             error: 0.0,
+            error_dist: None,
+            error_unit: ErrorUnit::Packet,
             handling: Handling::Drop,
             error_delay: None,
             retries: None,
@@ -924,9 +1159,10 @@ impl LinkSpec {
         let loss = validate_loss(
             &format!("{loss_src}.loss"),
             own.loss.as_ref().or(b.loss.as_ref()),
+            files_dir,
         )?;
         if loss != LossModel::States {
-            if let Some((i, p)) = per_state.iter().enumerate().find(|(_, p)| p.error > 0.0) {
+            if let Some((i, p)) = per_state.iter().enumerate().find(|(_, p)| p.has_errors()) {
                 let whose = match self.states.get_index(i) {
                     Some((name, _)) => format!(" in state {name:?}"),
                     None => String::new(),
@@ -935,10 +1171,75 @@ impl LinkSpec {
                     format!("{loss_src}.loss.model"),
                     format!(
                         "the loss model replaces the states' `error` in this direction, which is also set ({}{whose}): remove one of them",
-                        p.error
+                        p.error_text()
                     ),
                 ));
             }
+        }
+        let trace = validate_trace(d, own, b, &schedule, &per_state, &self.states, files_dir)?;
+        let pick = |o: &Option<Dist>, bo: &Option<Dist>| o.clone().or(bo.clone());
+        let idle_timeout = own.idle_timeout.or(b.idle_timeout);
+        let allocation = match (pick(&own.allocation_delay, &b.allocation_delay), idle_timeout) {
+            (Some(a), t) => Some((a, t.unwrap_or(Dur::ZERO))),
+            (None, Some(_)) => {
+                return Err(err(
+                    format!("{}.idle_timeout", src(own.idle_timeout.is_some())),
+                    "says how long the link must be idle before a packet needs the allocation delay, but there is no `allocation_delay`: give one or remove `idle_timeout`",
+                ))
+            }
+            (None, None) => None,
+        };
+        let avail = own.available_rate.clone().or(b.available_rate.clone());
+        let interval = pick(&own.rate_change_interval, &b.rate_change_interval);
+        let available = match (avail, interval) {
+            (Some(a), Some(i)) => {
+                let key = src(own.available_rate.is_some());
+                if let Some(t) = &trace {
+                    return Err(err(
+                        format!("{key}.available_rate"),
+                        format!("the {d} direction's rate comes from its trace ({:?}): an available rate cannot scale it; write the variation into the trace", t.file),
+                    ));
+                }
+                if let Some(x) = a.as_static().filter(|x| *x < 0.0) {
+                    return Err(err(
+                        format!("{key}.available_rate"),
+                        format!("{x} is below 0: the available rate multiplies the rate, allowed 0 or more (0 stops the link until the next change)"),
+                    ));
+                }
+                if a.as_static() == Some(0.0) {
+                    return Err(err(
+                        format!("{key}.available_rate"),
+                        "a multiplier of 0 for ever never sends: give a distribution, or a positive number",
+                    ));
+                }
+                if i.max() == Some(Dur::ZERO) {
+                    return Err(err(
+                        format!("{}.rate_change_interval", src(own.rate_change_interval.is_some())),
+                        "0s: the available rate must hold for some time; give a positive duration or distribution",
+                    ));
+                }
+                Some((a, i))
+            }
+            (Some(_), None) => {
+                return Err(err(
+                    format!("{}.rate_change_interval", src(own.available_rate.is_some())),
+                    "missing: `available_rate` is drawn again every `rate_change_interval` (a duration or a distribution, e.g. \"exponential(2s)\")",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(err(
+                    format!("{}.available_rate", src(own.rate_change_interval.is_some())),
+                    "missing: `rate_change_interval` says how often the available rate changes, but no `available_rate` is given (a multiplier of the rate, e.g. \"uniform(0.5, 1)\")",
+                ))
+            }
+            (None, None) => None,
+        };
+        let output_dropper = own.output_dropper.clone().or(b.output_dropper.clone());
+        if let Some(o) = &output_dropper {
+            o.check_probability(&format!(
+                "{}.output_dropper",
+                src(own.output_dropper.is_some())
+            ))?;
         }
         Ok(DirConfig {
             overhead: overhead as u32,
@@ -953,59 +1254,176 @@ impl LinkSpec {
             schedule,
             per_state,
             loss,
+            trace,
+            allocation,
+            available,
+            output_dropper,
+            delay_trace: validate_delay_trace(d, own, b, &self.states, files_dir)?,
+            netem: match own.netem.as_ref().or(b.netem.as_ref()) {
+                Some(n) => NetemConfig::validate(
+                    &format!("{}.netem", src(own.netem.is_some())),
+                    n,
+                    delay,
+                    own.in_order.or(b.in_order).unwrap_or(true),
+                )?,
+                None => NetemConfig::default(),
+            },
+            background: match own.background.as_ref().or(b.background.as_ref()) {
+                Some(bg) => Some(Background::validate(
+                    &format!("{}.background", src(own.background.is_some())),
+                    bg,
+                )?),
+                None => None,
+            },
         })
     }
 }
 
-fn validate_loss(key: &str, l: Option<&LossSpec>) -> Result<LossModel, SpecError> {
+/// The direction's trace, if it has one: the most specific of `rate` and `trace` gives the
+/// direction's capacity (its own table over `both`), and nothing else may change a traced
+/// direction's rate.
+fn validate_trace(
+    d: Dir,
+    own: &DirSpec,
+    b: &DirSpec,
+    schedule: &[(Time, Rate)],
+    per_state: &[Params],
+    states: &IndexMap<String, StateSpec>,
+    base: &Path,
+) -> Result<Option<Trace>, SpecError> {
+    for (name, t) in [(d.name(), own), ("both", b)] {
+        if t.trace.is_some() && t.rate.is_some() {
+            return Err(err(
+                format!("{name}.rate"),
+                format!("`{name}.trace` gives this rate already: remove one of them"),
+            ));
+        }
+    }
+    let (key, spec) = match (&own.trace, own.rate, &b.trace) {
+        (Some(t), _, _) => (format!("{d}.trace"), t),
+        (None, None, Some(t)) => ("both.trace".to_string(), t),
+        _ => return Ok(None),
+    };
+    if !schedule.is_empty() {
+        let src = if own.schedule.is_some() {
+            d.name()
+        } else {
+            "both"
+        };
+        return Err(err(
+            format!("{src}.schedule"),
+            format!("the {d} direction's rate comes from its trace (`{key}`): a schedule of rates cannot change it; write the changes into the trace"),
+        ));
+    }
+    if let Some(i) = per_state.iter().position(|p| p.rate_override.is_some()) {
+        let name = states.get_index(i).map_or("", |(n, _)| n.as_str());
+        return Err(err(
+            format!("states.{name}.rate"),
+            format!("the {d} direction's rate comes from its trace (`{key}`): a state cannot override it; give the rate in the other direction's table only (`states.{name}.{}`)", match d { Dir::Down => "up", Dir::Up => "down" }),
+        ));
+    }
+    Trace::load(&key, spec, base).map(Some)
+}
+
+/// The direction's delay trace, if it has one (its own table over `both`): it replaces the
+/// `delay` of the direction and of its states, which may not set one too.
+fn validate_delay_trace(
+    d: Dir,
+    own: &DirSpec,
+    b: &DirSpec,
+    states: &IndexMap<String, StateSpec>,
+    base: &Path,
+) -> Result<Option<DelayTrace>, SpecError> {
+    let (key, spec) = match (&own.delay_trace, &b.delay_trace) {
+        (Some(t), _) => (format!("{d}.delay_trace"), t),
+        (None, Some(t)) => ("both.delay_trace".to_string(), t),
+        _ => return Ok(None),
+    };
+    for (name, t) in [(d.name(), own), ("both", b)] {
+        if t.delay.is_some() {
+            return Err(err(
+                format!("{name}.delay"),
+                format!("the {d} direction's propagation delay comes from `{key}`: remove `delay`"),
+            ));
+        }
+    }
+    if let Some((name, _)) = states.iter().find(|(_, s)| {
+        let own_s = match d {
+            Dir::Down => &s.down,
+            Dir::Up => &s.up,
+        };
+        own_s.delay.or(s.both.delay).is_some()
+    }) {
+        return Err(err(
+            format!("states.{name}.delay"),
+            format!("the {d} direction's propagation delay comes from `{key}`: a state cannot override it"),
+        ));
+    }
+    DelayTrace::load(&key, spec, base).map(Some)
+}
+
+fn validate_loss(
+    key: &str,
+    l: Option<&LossSpec>,
+    files_dir: &Path,
+) -> Result<LossModel, SpecError> {
     let Some(l) = l else {
         return Ok(LossModel::States);
     };
     let k = |f: &str| format!("{key}.{f}");
     let model = l.model.as_deref().unwrap_or("states");
-    let models = || {
-        LossModel::NAMES
+    if !LossModel::NAMES.contains(&model) {
+        let models = LossModel::NAMES
             .iter()
             .map(|n| format!("{n:?}"))
             .collect::<Vec<_>>()
-            .join(", ")
-    };
+            .join(", ");
+        return Err(err(
+            k("model"),
+            format!("{model:?} is not a loss model: allowed {models}"),
+        ));
+    }
     // Keys that belong to another model are refused rather than ignored.
-    let foreign = |name: &str, set: bool, owner: &str| -> Result<(), SpecError> {
-        if set {
-            return Err(err(
+    let owners: [(&str, bool, &str); 14] = [
+        ("probability", l.probability.is_some(), "uniform"),
+        ("drop", l.drop.is_some(), "pattern"),
+        ("every", l.every.is_some(), "pattern"),
+        ("p", l.p.is_some(), "gilbert_elliott"),
+        ("r", l.r.is_some(), "gilbert_elliott"),
+        ("loss_bad", l.loss_bad.is_some(), "gilbert_elliott"),
+        ("loss_good", l.loss_good.is_some(), "gilbert_elliott"),
+        ("p13", l.p13.is_some(), "4state"),
+        ("p31", l.p31.is_some(), "4state"),
+        ("p32", l.p32.is_some(), "4state"),
+        ("p23", l.p23.is_some(), "4state"),
+        ("p14", l.p14.is_some(), "4state"),
+        ("lost", l.lost.is_some(), "trace"),
+        ("episodes", l.episodes.is_some(), "trace"),
+    ];
+    if let Some((name, _, owner)) = owners.iter().find(|(_, set, o)| *set && *o != model) {
+        return Err(err(
+            k(name),
+            format!("`{name}` belongs to model = {owner:?}, not {model:?}"),
+        ));
+    }
+    let prob = |name: &str, v: Option<f64>, default: Option<f64>, example: &str| {
+        let x = v.or(default).ok_or_else(|| {
+            err(
                 k(name),
-                format!("`{name}` belongs to model = {owner:?}, not {model:?}"),
-            ));
+                format!("missing: model = {model:?} needs `{name}`, e.g. {name} = {example}"),
+            )
+        })?;
+        if !(0.0..=1.0).contains(&x) {
+            return Err(err(k(name), format!("probability {x} is outside 0..1")));
         }
-        Ok(())
+        Ok(x)
     };
     match model {
-        "states" => {
-            foreign("probability", l.probability.is_some(), "uniform")?;
-            foreign("drop", l.drop.is_some(), "pattern")?;
-            foreign("every", l.every.is_some(), "pattern")?;
-            Ok(LossModel::States)
-        }
-        "uniform" => {
-            foreign("drop", l.drop.is_some(), "pattern")?;
-            foreign("every", l.every.is_some(), "pattern")?;
-            let p = l.probability.ok_or_else(|| {
-                err(
-                    k("probability"),
-                    "missing: model = \"uniform\" needs the probability that a packet is lost, e.g. probability = 0.01",
-                )
-            })?;
-            if !(0.0..=1.0).contains(&p) {
-                return Err(err(
-                    k("probability"),
-                    format!("probability {p} is outside 0..1"),
-                ));
-            }
-            Ok(LossModel::Uniform { probability: p })
-        }
+        "states" => Ok(LossModel::States),
+        "uniform" => Ok(LossModel::Uniform {
+            probability: prob("probability", l.probability, None, "0.01")?,
+        }),
         "pattern" => {
-            foreign("probability", l.probability.is_some(), "uniform")?;
             let every = l.every.ok_or_else(|| {
                 err(
                     k("every"),
@@ -1042,10 +1460,39 @@ fn validate_loss(key: &str, l: Option<&LossSpec>) -> Result<LossModel, SpecError
             }
             Ok(LossModel::Pattern { drop, every })
         }
-        other => Err(err(
-            k("model"),
-            format!("{other:?} is not a loss model: allowed {}", models()),
-        )),
+        "gilbert_elliott" => Ok(LossModel::GilbertElliott(GeParams {
+            p: prob("p", l.p, None, "0.01")?,
+            r: prob("r", l.r, Some(1.0 - l.p.unwrap_or(0.0)), "0.3")?,
+            loss_bad: prob("loss_bad", l.loss_bad, Some(1.0), "1")?,
+            loss_good: prob("loss_good", l.loss_good, Some(0.0), "0")?,
+        })),
+        "4state" => {
+            let p13 = prob("p13", l.p13, None, "0.05")?;
+            let q = FourStateParams {
+                p13,
+                p31: prob("p31", l.p31, Some(1.0 - p13), "0.5")?,
+                p32: prob("p32", l.p32, Some(0.0), "0.1")?,
+                p23: prob("p23", l.p23, Some(1.0), "0.5")?,
+                p14: prob("p14", l.p14, Some(0.0), "0.01")?,
+            };
+            for (a, b, x) in [("p13", "p14", q.p13 + q.p14), ("p31", "p32", q.p31 + q.p32)] {
+                if x > 1.0 + 1e-12 {
+                    return Err(err(
+                        k(a),
+                        format!("{a} + {b} = {x}: the probabilities of leaving a state add up to 1 at most"),
+                    ));
+                }
+            }
+            Ok(LossModel::FourState(q))
+        }
+        _ => match (&l.lost, &l.episodes) {
+            (Some(f), None) => Ok(LossModel::Trace(load_attempts(&k("lost"), f, files_dir)?)),
+            (None, Some(f)) => Ok(LossModel::Trace(load_episodes(&k("episodes"), f, files_dir)?)),
+            _ => Err(err(
+                key,
+                "model = \"trace\" needs one of `lost = \"FILE\"` (lost attempt numbers, one per line) or `episodes = \"FILE\"` (START END lines)",
+            )),
+        },
     }
 }
 
@@ -1054,7 +1501,8 @@ macro_rules! err_spec {
         impl $t {
             pub fn err_spec(&self) -> ErrSpec {
                 ErrSpec {
-                    error: self.error,
+                    error: self.error.clone(),
+                    error_unit: self.error_unit,
                     handling: self.handling,
                     error_delay: self.error_delay.clone(),
                     retries: self.retries,
@@ -1069,7 +1517,8 @@ err_spec!(StateParams);
 
 fn merge_err(over: &ErrSpec, under: &ErrSpec) -> ErrSpec {
     ErrSpec {
-        error: over.error.or(under.error),
+        error: over.error.clone().or(under.error.clone()),
+        error_unit: over.error_unit.or(under.error_unit),
         handling: over.handling.or(under.handling),
         error_delay: over.error_delay.clone().or(under.error_delay.clone()),
         retries: over.retries.or(under.retries),
@@ -1095,13 +1544,16 @@ fn merge_state(over: &StateParams, under: &StateParams) -> StateOverride {
 }
 
 fn apply_err(key: &str, e: &ErrSpec, p: &mut Params) -> Result<(), SpecError> {
-    let error = e.error.unwrap_or(0.0);
-    if !(0.0..=1.0).contains(&error) || error.is_nan() {
-        return Err(err(
-            format!("{key}.error"),
-            format!("probability {error} is outside 0..1"),
-        ));
-    }
+    let (error, error_dist) = match &e.error {
+        None => (0.0, None),
+        Some(d) => {
+            d.check_probability(&format!("{key}.error"))?;
+            match d.as_static() {
+                Some(x) => (x, None),
+                None => (0.0, Some(d.clone())),
+            }
+        }
+    };
     let handling = e.handling.unwrap_or(Handling::Drop);
     match handling {
         Handling::Drop => {}
@@ -1129,6 +1581,8 @@ fn apply_err(key: &str, e: &ErrSpec, p: &mut Params) -> Result<(), SpecError> {
         ));
     }
     p.error = error;
+    p.error_dist = error_dist;
+    p.error_unit = e.error_unit.unwrap_or_default();
     p.handling = handling;
     p.error_delay = e.error_delay.clone();
     p.retries = e.retries;
@@ -1152,6 +1606,8 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             red: None,
             aqm: None,
             ecn_asked: false,
+            overflow: Overflow::Drop,
+            input: None,
         });
     };
     // A table for another policy is refused rather than ignored.
@@ -1273,7 +1729,51 @@ fn validate_queue(key: &str, q: Option<&QueueSpec>) -> Result<QueueConfig, SpecE
             "0B is no queue at all (every packet that finds the link busy would be dropped): give a size that holds a packet, e.g. \"9600B\", or leave the key out for no byte limit",
         ));
     }
+    let overflow = q.overflow.unwrap_or_default();
+    if overflow != Overflow::Drop {
+        let name = if overflow == Overflow::Stop {
+            "stop"
+        } else {
+            "flow_control"
+        };
+        if !matches!(q.policy, Policy::Droptail | Policy::Red) {
+            return Err(err(
+                format!("{key}.overflow"),
+                format!("\"{name}\" goes with Seawind's drop policies, tail drop and RED, which judge a packet as it enters the queue; policy {:?} keeps its own queues: use overflow = \"drop\"", q.policy.name()),
+            ));
+        }
+        if q.packets.is_none() && q.bytes.is_none() {
+            return Err(err(
+                format!("{key}.overflow"),
+                format!("\"{name}\" acts when the queue is full, and this queue has no limit: give `packets` or `bytes`"),
+            ));
+        }
+    }
+    let input = match (overflow, q.input) {
+        (Overflow::Stop, Some(0)) => {
+            return Err(err(
+                format!("{key}.input"),
+                "0 packets: an input that holds nothing drops every arrival at a full queue, which overflow = \"drop\" says; give 1 or more",
+            ))
+        }
+        (Overflow::Stop, Some(n)) if n > MAX_QUEUE_PACKETS => {
+            return Err(err(
+                format!("{key}.input"),
+                format!("{n} packets: allowed 1..={MAX_QUEUE_PACKETS}"),
+            ))
+        }
+        (Overflow::Stop, n) => Some(n.unwrap_or(DEFAULT_INPUT_PACKETS)),
+        (_, Some(_)) => {
+            return Err(err(
+                format!("{key}.input"),
+                "the unread input's size belongs to overflow = \"stop\" (under \"flow_control\" the neighbour holds the packets, under \"drop\" there is no input): set overflow = \"stop\" or remove `input`",
+            ))
+        }
+        (_, None) => None,
+    };
     Ok(QueueConfig {
+        overflow,
+        input,
         // A discipline without `packets` takes Linux's limit (`tc-codel`, `tc-pie`: 1000
         // packets; `tc-fq_codel`: 10240), as its other parameters take Linux's defaults.
         // Drop-tail and RED have no default: `pfifo`'s is the device's txqueuelen, and
@@ -1393,13 +1893,17 @@ impl LinkConfig {
             if !q.acts() {
                 continue;
             }
-            // Every rate the direction can run at: the base rate, each state's, the schedule's.
-            let rates: Vec<Rate> = dc
-                .per_state
-                .iter()
-                .map(|p| p.rate_override.unwrap_or(p.base_rate))
-                .chain(dc.schedule.iter().map(|s| s.1))
-                .collect();
+            // Every rate the direction can run at: the base rate, each state's, the schedule's;
+            // a trace's mean stands for its rates.
+            let rates: Vec<Rate> = match &dc.trace {
+                Some(t) => vec![Rate((t.mean_bps().round() as u64).max(1))],
+                None => dc
+                    .per_state
+                    .iter()
+                    .map(|p| p.rate_override.unwrap_or(p.base_rate))
+                    .chain(dc.schedule.iter().map(|s| s.1))
+                    .collect(),
+            };
             if rates.iter().all(|r| r.is_unlimited()) {
                 w.push(warn(
                     format!("{d}.queue"),
@@ -1472,11 +1976,55 @@ impl LinkConfig {
                     );
                 }
             }
-            let _ = writeln!(s, "  rate {rate}, overhead {}B per packet", c.overhead);
+            match &c.trace {
+                Some(t) => {
+                    let what = match t.shape {
+                        crate::trace::Shape::Opportunities { .. } => "Mahimahi trace",
+                        crate::trace::Shape::Rates { .. } => "rate trace",
+                    };
+                    let _ = writeln!(
+                        s,
+                        "  rate from the {what} {:?}: {t}; overhead {}B per packet",
+                        t.file, c.overhead
+                    );
+                }
+                None => {
+                    let _ = writeln!(s, "  rate {rate}, overhead {}B per packet", c.overhead);
+                }
+            }
             for (t, r) in &c.schedule {
                 let _ = writeln!(s, "  rate becomes {r} at {}s", t.as_secs_f64());
             }
-            let _ = write!(s, "  propagation delay {}", p0.delay);
+            if let Some((m, i)) = &c.available {
+                let _ = writeln!(
+                    s,
+                    "  available rate: the rate times {m}, drawn again every {i}"
+                );
+            }
+            if let Some((a, idle)) = &c.allocation {
+                let _ = writeln!(
+                    s,
+                    "  allocation delay {a} before a packet that finds the link idle{}",
+                    if *idle > Dur::ZERO {
+                        format!(" for more than {idle}")
+                    } else {
+                        String::new()
+                    }
+                );
+            }
+            match &c.delay_trace {
+                Some(t) => {
+                    let _ = write!(
+                        s,
+                        "  propagation delay from the delay trace {:?}{}",
+                        t.file,
+                        if t.looping { " (looping)" } else { "" }
+                    );
+                }
+                None => {
+                    let _ = write!(s, "  propagation delay {}", p0.delay);
+                }
+            }
             if let Some(x) = &p0.extra_delay {
                 let _ = write!(s, " + extra {x}");
             }
@@ -1498,6 +2046,15 @@ impl LinkConfig {
             );
             if let Some(j) = q.sojourn {
                 let _ = write!(s, ", sojourn at most {j}");
+            }
+            match (q.overflow, q.input) {
+                (Overflow::Stop, Some(n)) => {
+                    let _ = write!(s, ", when full stops reading (up to {n} packets unread)");
+                }
+                (Overflow::FlowControl, _) => {
+                    let _ = write!(s, ", when full blocks the sender (flow control)");
+                }
+                _ => {}
             }
             let ecn = |on: bool| if on { ", ECN marking" } else { "" };
             match (&q.red, &q.aqm) {
@@ -1591,6 +2148,19 @@ impl LinkConfig {
                     _ => {}
                 }
             }
+            if let Some(b) = &c.background {
+                let _ = writeln!(
+                    s,
+                    "  background load: other users' {}B packets at {} ({:?} arrivals) share the channel, priority {:?}",
+                    b.packet, b.rate, b.arrivals, b.priority
+                );
+            }
+            if let Some(o) = &c.output_dropper {
+                let _ = writeln!(
+                    s,
+                    "  output dropper: each packet leaving dropped with probability {o}"
+                );
+            }
             match &c.loss {
                 LossModel::States if self.states.len() == 1 => {
                     let _ = writeln!(s, "  errors: {}", describe_errors(p0));
@@ -1608,12 +2178,22 @@ impl LinkConfig {
                                 .collect::<Vec<_>>()
                                 .join(", ")
                         ),
+                        LossModel::GilbertElliott(g) => format!(
+                            "Gilbert-Elliott: good to bad {}, bad to good {}, lost in bad {}, in good {}",
+                            g.p, g.r, g.loss_bad, g.loss_good
+                        ),
+                        LossModel::FourState(q) => format!(
+                            "4-state Markov: p13 {}, p31 {}, p32 {}, p23 {}, p14 {}",
+                            q.p13, q.p31, q.p32, q.p23, q.p14
+                        ),
+                        LossModel::Trace(t) => format!("replayed from a file: {t:?}"),
                         LossModel::States => unreachable!(),
                     };
                     let handling = match p0.handling {
                         Handling::Drop => "dropped".to_string(),
                         _ => describe_errors(&Params {
                             error: 1.0,
+                            error_dist: None,
                             ..p0.clone()
                         })
                         .replace("packet error probability 1: ", ""),
@@ -1662,11 +2242,14 @@ impl LinkConfig {
 }
 
 fn describe_errors(p: &Params) -> String {
-    if p.error == 0.0 {
+    if !p.has_errors() {
         return "no errors".into();
     }
     let what = match p.handling {
         Handling::Drop => "dropped".to_string(),
+        Handling::Forward => {
+            "forwarded with damaged bytes (the receiver's checksum discards it)".to_string()
+        }
         Handling::Delay => format!(
             "delayed by {}",
             p.error_delay
@@ -1689,5 +2272,12 @@ fn describe_errors(p: &Params) -> String {
             )
         }
     };
-    format!("packet error probability {}: {what}", p.error)
+    format!(
+        "{} error probability {}: {what}",
+        match p.error_unit {
+            ErrorUnit::Packet => "packet",
+            ErrorUnit::Bit => "bit",
+        },
+        p.error_text()
+    )
 }

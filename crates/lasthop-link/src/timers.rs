@@ -18,6 +18,10 @@ pub(crate) enum Timer {
     /// The link-level ACK of a released packet of this many bytes reaches the sender: its LSB
     /// space is freed (`link_ack_delay`).
     LsbFree(Dir, u64),
+    /// A background packet arrives at the serializer.
+    Background(Dir),
+    /// A background packet's transmission ends.
+    BackgroundEnd(Dir),
 }
 
 /// The timer queue, ordered by (time, insertion). Each direction's end of transmission (at most

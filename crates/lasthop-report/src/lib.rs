@@ -3,19 +3,23 @@
 //! backend, no JavaScript) of one chosen run (time-sequence graph, router queue length,
 //! throughput, cwnd and ssthresh) and across replications (CDFs and box plots).
 //!
-//! Everything is read from the files on disk (`experiment.json`, `runs/*/*/metrics.json`,
-//! the chosen run's `events.csv` and `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
+//! Everything comes from the files on disk (`experiment.json`, `runs/*/*/metrics.json`, read
+//! once by whoever computed the summaries, and the chosen run's `events.csv` and
+//! `tcp_trace.csv`), so `lasthop report DIR` rebuilds it.
 
+pub mod events;
 pub mod plots;
 pub mod series;
 
+use events::{read_events, Ev, EventRow};
+use lasthop_analysis::files::{tcp_trace, udp_packets};
 use lasthop_core::output::AtomicFile;
-use lasthop_experiment::files::{read_events, read_trace, read_udp_packets, Ev, EventRow};
-use lasthop_experiment::summary::{
-    class_order, CONN_METRICS, PAGE_CLASS_METRICS, PAGE_METRICS, RUN_METRICS, UDP_METRICS,
+use lasthop_experiment::catalogue::{
+    label_of, ConnMetric, Metric, PageClassMetric, PageMetric, RunMetric, ThinMetric, UdpMetric,
 };
+use lasthop_experiment::summary::class_order;
 use lasthop_experiment::{
-    load_metrics, summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summary,
+    summarise, ExperimentInfo, FiveNum, PointSummary, ResultsDir, RunMetrics, Summaries, Summary,
 };
 use plots::{box_chart, cdf_chart, color, xy_chart, Bars, Line, Marks, Shape};
 use series::{across, TimeSeq};
@@ -30,7 +34,7 @@ pub enum ReportError {
     Results(#[from] lasthop_experiment::ExperimentError),
     /// A run file the plots read (`events.csv`, `tcp_trace.csv`, `udp_packets.csv`).
     #[error(transparent)]
-    File(#[from] lasthop_experiment::files::FileError),
+    File(#[from] lasthop_analysis::files::FileError),
     #[error("{path}: {source}")]
     Io {
         path: String,
@@ -47,11 +51,18 @@ pub fn build(dir: &Path) -> Result<PathBuf, ReportError> {
 }
 
 /// Builds `DIR/report.html`; `run` (`POINT/REPLICATION`) chooses the run of the time plots.
+/// The summaries are computed from the files on disk (without writing them).
 pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, ReportError> {
-    let (info, summary) = summarise(dir)?;
-    let metrics = load_metrics(dir, &info)?;
-    let chosen = choose_run(dir, &info, run)?;
-    let html = render(dir, &info, &summary, &metrics, chosen.as_ref())?;
+    write(dir, &summarise(dir)?, run)
+}
+
+/// Writes `DIR/report.html` from summaries already computed (those `lasthop run`, `report`
+/// and `merge` have just written: every run's metrics are read once per command); `run`
+/// (`POINT/REPLICATION`) chooses the run of the time plots.
+pub fn write(dir: &Path, s: &Summaries, run: Option<&str>) -> Result<PathBuf, ReportError> {
+    let (info, summary, metrics) = (&s.info, &s.summary, &s.metrics);
+    let chosen = choose_run(dir, info, run)?;
+    let html = render(dir, info, summary, metrics, chosen.as_ref())?;
     let path = ResultsDir::new(dir).report_html();
     AtomicFile::write_all_to(&path, html.as_bytes()).map_err(|source| ReportError::Io {
         path: path.display().to_string(),
@@ -60,7 +71,10 @@ pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, ReportError>
     Ok(path)
 }
 
-fn choose_run(
+/// The run whose time plots the report shows: `run` (`POINT/REPLICATION`, refused unless it
+/// names a finished run), else the spec's `report_run` when finished, else the first finished
+/// run.
+pub fn choose_run(
     dir: &Path,
     info: &ExperimentInfo,
     run: Option<&str>,
@@ -238,12 +252,7 @@ fn render(
 /// The seeds' summary-table layout: one row per point; per class elapsed 25/50/75 and median
 /// drops q/r/a/e; otime; fairness; utilisation.
 fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
-    // Scheme `thin` classes hosts' streams, not connections: the first other scheme.
-    let Some(scheme) = info
-        .classes
-        .iter()
-        .find(|c| **c != lasthop_experiment::ClassScheme::Thin)
-    else {
+    let Some(scheme) = info.report_scheme() else {
         return;
     };
     let scheme = scheme.name();
@@ -274,17 +283,17 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         for c in &classes {
             match across::scheme_summaries(p, scheme).find(|x| x.class.to_string() == *c) {
                 Some(cs) => {
-                    let e = cs.metrics.get("elapsed_s");
+                    let e = cs.get(ConnMetric::ElapsedS);
                     let _ = write!(
                         h,
                         "<td>{}</td><td>{}</td><td>{}</td><td>{}/{}/{}/{}</td>",
                         e.map_or("–".into(), |f| num(f.p25)),
                         e.map_or("–".into(), |f| num(f.median)),
                         e.map_or("–".into(), |f| num(f.p75)),
-                        med(cs.metrics.get("drops_queue")),
-                        med(cs.metrics.get("drops_red")),
-                        med(cs.metrics.get("drops_aqm")),
-                        med(cs.metrics.get("drops_error"))
+                        med(cs.get(ConnMetric::DropsQueue)),
+                        med(cs.get(ConnMetric::DropsRed)),
+                        med(cs.get(ConnMetric::DropsAqm)),
+                        med(cs.get(ConnMetric::DropsError))
                     );
                 }
                 None => h.push_str("<td>–</td><td>–</td><td>–</td><td>–</td>"),
@@ -293,11 +302,11 @@ fn overview(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         let _ = writeln!(
             h,
             "<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            med(p.all_connections.metrics.get("elapsed_s")),
-            med(p.run_metrics.get("jain")),
-            med(p.run_metrics.get("throughput_cov")),
-            med(p.run_metrics.get("util_down")),
-            med(p.run_metrics.get("queue_mean_down")),
+            med(p.all_connections.get(ConnMetric::ElapsedS)),
+            med(p.run(RunMetric::Jain)),
+            med(p.run(RunMetric::ThroughputCov)),
+            med(p.run(RunMetric::UtilDown)),
+            med(p.run(RunMetric::QueueMeanDown)),
             num(sum_max_drops)
         );
     }
@@ -365,7 +374,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     let mut classes: Vec<String> = vec![];
     for r in &info.references {
         for (c, m, _) in &r.values {
-            if m == "elapsed_s" && !classes.contains(c) {
+            if m == ConnMetric::ElapsedS.key() && !classes.contains(c) {
                 classes.push(c.clone());
             }
         }
@@ -399,8 +408,8 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
                 let pubv = r
                     .values
                     .iter()
-                    .find(|(rc, m, _)| rc == c && m == "elapsed_s");
-                let ours = ours_of(p, c, "elapsed_s");
+                    .find(|(rc, m, _)| rc == c && m == ConnMetric::ElapsedS.key());
+                let ours = ours_of(p, c, ConnMetric::ElapsedS.key());
                 match (pubv, ours) {
                     (Some((_, _, v)), Some(f)) => {
                         let _ = write!(
@@ -439,18 +448,7 @@ fn references(h: &mut String, info: &ExperimentInfo, s: &Summary) {
         h.push_str("<th>min</th><th>25%</th><th>50%</th><th>75%</th><th>max</th>");
     }
     h.push_str("</tr>\n");
-    let label = |m: &str| {
-        CONN_METRICS
-            .iter()
-            .chain(&lasthop_experiment::summary::UDP_METRICS)
-            .chain(&lasthop_experiment::summary::PAGE_CLASS_METRICS)
-            .chain(&lasthop_experiment::summary::PAGE_METRICS)
-            .chain(&lasthop_experiment::thin::THIN_METRICS)
-            .chain(&lasthop_experiment::summary::RUN_METRICS)
-            .chain(&lasthop_experiment::parallel::PARALLEL_RUN_METRICS)
-            .find(|x| x.0 == m)
-            .map_or(m.to_string(), |x| x.1.to_string())
-    };
+    let label = |m: &str| label_of(m).to_string();
     let o = |v: Option<f64>| v.map_or(String::new(), num);
     for r in &info.references {
         let Some(p) = s.points.iter().find(|p| p.point == r.point) else {
@@ -548,7 +546,7 @@ fn first10k(h: &mut String, info: &ExperimentInfo, s: &Summary) {
 }
 
 /// One table of host rows (ours, and the published values below each when the spec has them).
-fn host_table(h: &mut String, rows: &[series::thin::HostRow], columns: &[(&str, &str)]) {
+fn host_table(h: &mut String, rows: &[series::thin::HostRow], columns: &[(ThinMetric, &str)]) {
     h.push_str("<table><tr><th class=\"l\">host</th><th class=\"l\"></th>");
     for (_, head) in columns {
         let _ = write!(h, "<th>{}</th>", esc(head));
@@ -607,7 +605,7 @@ fn thin_streams(h: &mut String, info: &ExperimentInfo, s: &Summary, metrics: &[V
                     lasthop_experiment::Class::Host(x) => x.clone(),
                     other => other.to_string(),
                 };
-                let hist = lasthop_experiment::thin::pooled_hist(runs, &host);
+                let hist = lasthop_experiment::summary::pooled_hist(runs, &host);
                 (host, hist_cdf(&hist))
             })
             .filter(|c| !c.1.is_empty())
@@ -680,7 +678,7 @@ fn across_first_dimension(
                     other => other.to_string(),
                 };
                 let runs = metrics.get(i).map(Vec::as_slice).unwrap_or(&[]);
-                let cdf = hist_cdf(&lasthop_experiment::thin::pooled_hist(runs, &host));
+                let cdf = hist_cdf(&lasthop_experiment::summary::pooled_hist(runs, &host));
                 (!cdf.is_empty())
                     .then(|| (info.points[i].coords[dim].clone(), zoom_cdf(&cdf, 0.65)))
             })
@@ -815,15 +813,18 @@ fn page_plots(
         "every page",
         &resp,
     );
-    if info.classes.first() == Some(&lasthop_experiment::ClassScheme::Page) {
+    if info.has(lasthop_experiment::Figure::Page) {
         // The class box plots above are the page classes' already.
         return;
     }
     let classes = across::page_classes(s);
     for (key, label) in [
-        ("elapsed_s", "elapsed time, server side (s)"),
-        ("throughput_Bps", "throughput, server side (bytes/s)"),
-        ("rexmt_pkts", "retransmitted packets"),
+        (PageClassMetric::ElapsedS, "elapsed time, server side (s)"),
+        (
+            PageClassMetric::ThroughputBps,
+            "throughput, server side (bytes/s)",
+        ),
+        (PageClassMetric::RexmtPkts, "retransmitted packets"),
     ] {
         let boxes = across::page_boxes(s, &classes, key);
         figure(
@@ -863,17 +864,12 @@ fn across(
             &all,
         );
     }
-    let scheme = info
-        .classes
-        .iter()
-        .find(|c| **c != lasthop_experiment::ClassScheme::Thin)
-        .map(|c| c.name())
-        .unwrap_or("flow");
+    let scheme = info.report_scheme().map_or("flow", |c| c.name());
     let classes = across::scheme_classes(s, scheme);
     for (key, label) in [
-        ("elapsed_s", "elapsed time (s)"),
-        ("throughput_Bps", "throughput (bytes/s)"),
-        ("rexmt_pkts", "retransmitted packets"),
+        (ConnMetric::ElapsedS, "elapsed time (s)"),
+        (ConnMetric::ThroughputBps, "throughput (bytes/s)"),
+        (ConnMetric::RexmtPkts, "retransmitted packets"),
     ] {
         let boxes = across::class_boxes(s, scheme, &classes, key);
         figure(
@@ -1073,7 +1069,7 @@ fn one_run(h: &mut String, run_dir: &Path, point: &str, rep: u64) -> Result<(), 
     // cwnd and ssthresh.
     let trace_path = run_dir.join("tcp_trace.csv");
     if trace_path.exists() {
-        let trace = read_trace(&trace_path)?;
+        let trace = tcp_trace::read(&trace_path)?;
         let mut lines = vec![];
         for (i, c) in series::cwnd_series(&trace, &flows).into_iter().enumerate() {
             lines.push(Line {
@@ -1111,7 +1107,7 @@ fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), ReportError> {
     if !path.exists() {
         return Ok(());
     }
-    let rows = read_udp_packets(&path)?;
+    let rows = udp_packets::read(&path)?;
     let flows = series::udp_series(&rows);
     if flows.is_empty() {
         return Ok(());
@@ -1198,14 +1194,17 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
             "<div class=\"block\"><h4>{}</h4><table>{FIVE_HEAD}",
             esc(&title)
         );
-        for (k, label) in CONN_METRICS {
-            five_row(h, label, c.metrics.get(k));
+        for &k in ConnMetric::ALL {
+            five_row(h, k.label(), c.get(k));
         }
         h.push_str("</table></div>\n");
     }
     let _ = write!(h, "<div class=\"block\"><h4>per run</h4><table>{FIVE_HEAD}");
-    for (k, label) in RUN_METRICS {
-        five_row(h, label, p.run_metrics.get(k));
+    for &k in RunMetric::ALL
+        .iter()
+        .filter(|m| !m.of_parallel_connections())
+    {
+        five_row(h, k.label(), p.run(k));
     }
     h.push_str("</table></div>\n");
     for c in &p.udp {
@@ -1214,8 +1213,8 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
             "<div class=\"block\"><h4>UDP {}</h4><table>{FIVE_HEAD}",
             esc(&c.class.to_string())
         );
-        for (k, label) in UDP_METRICS {
-            five_row(h, label, c.metrics.get(k));
+        for &k in UdpMetric::ALL {
+            five_row(h, k.label(), c.get(k));
         }
         h.push_str("</table></div>\n");
     }
@@ -1225,8 +1224,8 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
             "<div class=\"block\"><h4>{} (thin streams)</h4><table>{FIVE_HEAD}",
             esc(&c.class.to_string())
         );
-        for (k, label) in lasthop_experiment::thin::THIN_METRICS {
-            five_row(h, label, c.metrics.get(k));
+        for &k in ThinMetric::ALL {
+            five_row(h, k.label(), c.get(k));
         }
         h.push_str("</table></div>\n");
     }
@@ -1241,13 +1240,14 @@ fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
                 format!("page class {}", c.class)
             }
         );
-        let keys = if page {
-            &PAGE_METRICS[..]
+        if page {
+            for &k in PageMetric::ALL {
+                five_row(h, k.label(), c.get(k));
+            }
         } else {
-            &PAGE_CLASS_METRICS[..]
-        };
-        for (k, label) in keys {
-            five_row(h, label, c.metrics.get(*k));
+            for &k in PageClassMetric::ALL {
+                five_row(h, k.label(), c.get(k));
+            }
         }
         h.push_str("</table></div>\n");
     }

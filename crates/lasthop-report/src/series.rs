@@ -11,7 +11,9 @@ pub mod timeseq;
 
 pub use timeseq::{data_flows, time_sequence, TimeSeq};
 
-use lasthop_experiment::files::{Ev, EventRow, TraceRow, UdpPacketRow};
+use crate::events::{Ev, EventRow};
+use lasthop_analysis::files::tcp_trace::TraceRow;
+use lasthop_analysis::files::udp_packets::UdpPacketRow;
 use std::collections::BTreeMap;
 
 /// The empirical CDF of `values` (non-finite ones left out) as the corners of its steps: for
@@ -118,7 +120,7 @@ pub fn cwnd_series(trace: &[TraceRow], flows: &[String]) -> Vec<CwndSeries> {
             .position(|f| f.strip_prefix("tcp:") == Some(k))
             .map(|i| i + 1)
     };
-    let max_cwnd = trace.iter().map(|t| t.cwnd).max().unwrap_or(1).max(1) as f64;
+    let max_cwnd = trace.iter().map(|t| t.cwnd_segs).max().unwrap_or(1).max(1) as f64;
     conns
         .into_iter()
         .filter_map(|(host, key)| conn_no(&key).map(|n| (n, host, key)))
@@ -132,12 +134,12 @@ pub fn cwnd_series(trace: &[TraceRow], flows: &[String]) -> Vec<CwndSeries> {
                 conn,
                 cwnd: rows
                     .iter()
-                    .map(|t| (secs(t.time_ns), t.cwnd as f64))
+                    .map(|t| (secs(t.time_ns), t.cwnd_segs as f64))
                     .collect(),
                 ssthresh: rows
                     .iter()
-                    .filter(|t| (t.ssthresh as f64) <= 2.0 * max_cwnd)
-                    .map(|t| (secs(t.time_ns), t.ssthresh as f64))
+                    .filter(|t| (t.ssthresh_segs as f64) <= 2.0 * max_cwnd)
+                    .map(|t| (secs(t.time_ns), t.ssthresh_segs as f64))
                     .collect(),
                 host,
                 key,
@@ -263,8 +265,9 @@ mod tests {
             host: host.into(),
             local: local.into(),
             remote: remote.into(),
-            cwnd,
-            ssthresh,
+            cwnd_segs: cwnd,
+            ssthresh_segs: ssthresh,
+            ..Default::default()
         };
         // The server sends flows 2 and 1 (in that order in the trace); the mobile's end of
         // flow 1 only receives. The largest cwnd is 6, so an ssthresh above 12 is left out.

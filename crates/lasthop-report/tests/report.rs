@@ -45,6 +45,7 @@ bytes = 30000
     let opts = RunOptions {
         jobs: Some(2),
         progress: false,
+        ..Default::default()
     };
     run_experiment(&exp, &out, &SimBackend, &opts).unwrap();
     let path = lasthop_report::build(&out).unwrap();
@@ -111,12 +112,13 @@ impl lasthop_experiment::Backend for WithUdp {
         &self,
         scenario: &lasthop_scenario::Scenario,
         dir: &Path,
-    ) -> Result<(), lasthop_experiment::runner::RunError> {
-        let io = |e: std::io::Error| lasthop_experiment::runner::RunError::Io {
+        keep: &lasthop_experiment::outputs::Keep,
+    ) -> Result<Option<lasthop_experiment::measure::RunTables>, lasthop_experiment::RunError> {
+        let io = |e: std::io::Error| lasthop_experiment::RunError::Io {
             path: dir.display().to_string(),
             source: e,
         };
-        SimBackend.run(scenario, dir)?;
+        SimBackend.run(scenario, dir, keep)?;
         let k: f64 = dir.file_name().unwrap().to_str().unwrap().parse().unwrap();
         let flows = format!(
             "flow,src,dst,sent,received,lost,loss_rate,duplicates,bytes,first_s,last_s,throughput_Bps,drops_queue,drops_red,drops_error,drops_mtu,spacing_p50_ms,spacing_p75_ms,spacing_p90_ms,spacing_max_ms,delay_p50_ms,delay_p75_ms,delay_p90_ms,delay_p99_ms,delay_max_ms\n\
@@ -126,7 +128,9 @@ impl lasthop_experiment::Backend for WithUdp {
         );
         let packets = "flow,seq,sent_s,received_s,delay_ms\n1,0,0.000000,0.200000,200.000\n1,1,0.128000,0.328000,200.000\n1,2,0.256000,0.456000,200.000\n";
         std::fs::write(dir.join("udp_flows.csv"), flows).map_err(io)?;
-        std::fs::write(dir.join("udp_packets.csv"), packets).map_err(io)
+        std::fs::write(dir.join("udp_packets.csv"), packets).map_err(io)?;
+        // The tables are read from the files, the UDP ones written here included.
+        Ok(None)
     }
     fn max_jobs(&self) -> Option<usize> {
         Some(1)
@@ -156,6 +160,7 @@ fn udp_flows_in_metrics_summary_and_report() {
     let opts = RunOptions {
         jobs: Some(1),
         progress: false,
+        ..Default::default()
     };
     run_experiment(&exp, &out, &WithUdp, &opts).unwrap();
     // metrics.json of replication 1 holds the UDP flow (no scenario flow matches its addresses)
@@ -219,6 +224,7 @@ fn pages_in_metrics_summary_references_and_report() {
     let opts = RunOptions {
         jobs: Some(1),
         progress: false,
+        ..Default::default()
     };
     run_experiment(&exp, &out, &SimBackend, &opts).unwrap();
     let m = lasthop_experiment::RunMetrics::load(&out.join("runs/base/0/metrics.json")).unwrap();
@@ -279,6 +285,7 @@ fn report_of_thin_streams() {
     let opts = RunOptions {
         jobs: Some(1),
         progress: false,
+        ..Default::default()
     };
     run_experiment(&exp, &out, &SimBackend, &opts).unwrap();
     let run = out.join("runs/base/0");

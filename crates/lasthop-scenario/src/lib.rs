@@ -580,7 +580,7 @@ fn load_link(path: &Path, link_set: &toml::Table) -> Result<LinkConfig, SpecErro
     let mut table: toml::Table = load_file(path, lasthop_core::spec::from_toml).map_err(in_file)?;
     lasthop_core::spec::merge_tables(&mut table, link_set);
     lasthop_core::spec::from_table::<LinkSpec>(table, "")
-        .and_then(|s| s.validate())
+        .and_then(|s| s.validate_in(path.parent().unwrap_or(Path::new(""))))
         .map_err(in_file)
 }
 

@@ -74,7 +74,12 @@ pub const KEYS: &[KeyRow] = &[
         "seed, replication",
         BOTH, // the link's random streams in both; the TCP model's and applications' in sim
     ),
-    row("link (every key of the link spec), link_set", BOTH),
+    // The link model runs in both: its traces, Seawind's and netem's keys and the data files
+    // they name (read relative to the link spec) included.
+    row(
+        "link (every key of the link spec, with the trace and data files it names), link_set",
+        BOTH,
+    ),
     row("hosts.NAME: side, count, address, mtu", BOTH),
     row("hosts.NAME: access_rate, access_delay", BOTH),
     row(

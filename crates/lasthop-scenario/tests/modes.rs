@@ -17,10 +17,7 @@ fn scenario(link: &str, hosts: &str, rest: &str) -> Scenario {
     Scenario::from_str_in(&text, d.path()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-const OPTS: lasthop_sim::OutputOptions = lasthop_sim::OutputOptions {
-    dir: None,
-    capture: true,
-};
+const OPTS: lasthop_sim::OutputOptions = lasthop_sim::OutputOptions::ANALYSIS;
 
 const LINK: &str = "[both]\nrate = \"10Mbit\"\ndelay = \"10ms\"\n";
 const BULK: &str = "[[flows]]\nkind = \"bulk\"\nfrom = \"a\"\nto = \"b\"\nbytes = 100000\n";

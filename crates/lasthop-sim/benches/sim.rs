@@ -5,8 +5,10 @@
 //! (b) seed 000's e0 run: two 188640-byte transfers over 64 kbit/s, 300 ms;
 //! (d) seed 003's experiment 1 scenario: 20 thin streams (120 B every 30:3 ms) for 5 minutes
 //!     over the 5000 kbit/s testbed, Linux 3.16's TCP (issue 12: "about a second").
-//! Each is timed without outputs (the model alone) and writing every output (pcaps, events.csv
-//! at the scenario's log level, tcp_trace.csv, connections.csv). Reported: the median of 5 runs,
+//! Each is timed without outputs (the model alone), with a sweep's default outputs ("tables":
+//! the in-process analysis's tables and link.csv, no capture, no event log, no trace, one sync
+//! left to the caller) and writing every output (pcaps, events.csv at the scenario's log level,
+//! tcp_trace.csv, the tables; each file synced). Reported: the median of 5 runs,
 //! and bottleneck packets (released by the link, downstream) per wall-clock second.
 //! (c) the cost of simulated time in which nothing happens: (b), and the same over the r1 link
 //!     (whose state chain keeps changing), with both transfers started one simulated hour later.
@@ -32,20 +34,20 @@ fn main() {
     ] {
         let s = Scenario::load(root.join(name)).unwrap();
         for (label, opts) in [
+            ("none", OutputOptions::NONE),
             (
-                "none",
-                OutputOptions {
-                    dir: None,
-                    capture: false,
-                },
-            ),
-            (
-                "all",
+                // What a run of a sweep writes by default (not its report run): the analysis's
+                // tables and link.csv, computed in-process, files synced once by the caller.
+                "tables",
                 OutputOptions {
                     dir: Some(out.path().to_path_buf()),
-                    capture: true,
+                    analyse: true,
+                    link_samples: true,
+                    sync_each: false,
+                    ..OutputOptions::NONE
                 },
             ),
+            ("all", OutputOptions::all(out.path())),
         ] {
             let mut walls = vec![];
             let mut last = None;
@@ -74,10 +76,7 @@ fn main() {
         "{:<28} {:>14} {:>14} {:>12} {:>16}",
         "idle hour", "start 0 s (s)", "start 1 h (s)", "sim end (s)", "extra wall (ms)"
     );
-    let none = OutputOptions {
-        dir: None,
-        capture: false,
-    };
+    let none = OutputOptions::NONE;
     let median = |s: &Scenario| {
         let mut end = lasthop_core::Time::ZERO;
         let mut walls: Vec<f64> = (0..5)

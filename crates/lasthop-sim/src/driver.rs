@@ -286,6 +286,11 @@ impl<'a> Sim<'a> {
                     }
                     let h = h as usize;
                     self.out.capture(h, at, &p)?;
+                    // A packet the link damaged fails the host's checksum: captured, then
+                    // discarded (the link counts it), as real Linux does.
+                    if p.damaged {
+                        continue;
+                    }
                     if let Some((owner, ev)) = self.hosts[h].stack.receive(at, &p) {
                         self.dispatch(owner, ev);
                     }

@@ -2,9 +2,11 @@
 //!
 //! The driver ([`driver`]) wires every host's sockets ([`stack`]: the TCP model of `lasthop-tcp`
 //! and UDP), each host behind its access link, to the link model (`lasthop-link`) between the
-//! fixed and the mobile side, and runs the applications of `lasthop-apps` on them. [`run`] produces per-host captures, the link's event log, the TCP trace
-//! and `connections.csv` (computed from the captures and the event log by `lasthop-analysis`, the
-//! same code that analyses emulator runs). Same scenario and seed: identical files, byte for byte.
+//! fixed and the mobile side, and runs the applications of `lasthop-apps` on them. [`run`]
+//! produces what [`OutputOptions`] asks for: per-host captures, the link's event log, the TCP
+//! trace, and `connections.csv` and the other tables (by `lasthop-analysis`, fed every packet
+//! and event in-process: the same code that analyses emulator runs from their captures). Same
+//! scenario and seed: identical files, byte for byte.
 
 pub mod driver;
 pub mod outputs;
@@ -17,9 +19,9 @@ use lasthop_link::meter::{write_link_csv, LinkRow};
 use lasthop_link::{Dir, DirStats, MeterReading};
 use lasthop_scenario::Scenario;
 use lasthop_tcp::Metrics;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::Ipv4Addr;
 
-pub use outputs::OutputOptions;
+pub use outputs::{Captures, OutputOptions};
 
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
@@ -48,6 +50,10 @@ pub struct SimResult {
     pub udp: Vec<lasthop_analysis::udp::UdpFlowStats>,
     /// One entry per page (`http` flow), likewise.
     pub pages: Vec<lasthop_analysis::PageStats>,
+    /// The whole analysis (empty unless [`OutputOptions::analyse`]).
+    pub analysis: lasthop_analysis::RunAnalysis,
+    /// `link.csv`'s rows, down then up.
+    pub link_rows: Vec<LinkRow>,
     /// The link's counters, down then up.
     pub link: [DirStats; 2],
     /// The router queue and serializer figures over the run, down then up (`link.csv`).
@@ -78,11 +84,7 @@ pub fn run_from(
     cache: &[(String, Ipv4Addr, Metrics)],
 ) -> Result<SimResult, Error> {
     let names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
-    // Hosts that may pace add the pacing rate and the algorithm's state to tcp_trace.csv.
-    let no_pacing = lasthop_tcp::Pacing::None;
-    let paces = scenario.hosts.iter().any(|h| h.tcp.pacing != no_pacing)
-        || (scenario.flows.iter()).any(|f| f.tcp.as_ref().is_some_and(|c| c.pacing != no_pacing));
-    let out = outputs::Outputs::new(opts, &names, paces)?;
+    let out = outputs::Outputs::new(opts, scenario)?;
     let mut sim = driver::Sim::new(scenario, out)?;
     for (host, dst, m) in cache {
         let Some(i) = names.iter().position(|n| n == host) else {
@@ -105,15 +107,16 @@ pub fn run_from(
     let flows = sim.flow_reports();
     let link = [sim.link().stats(Dir::Down), sim.link().stats(Dir::Up)];
     let meters = [Dir::Down, Dir::Up].map(|d| sim.link().meter(d).reading(end));
+    let trace_summaries = sim.link().trace_summaries(end);
     let events = sim.events_processed;
-    let mem = sim.into_outputs().finish()?;
-    let run = if opts.capture {
-        analyse(scenario, opts, &mem)?
-    } else {
-        lasthop_analysis::RunAnalysis::default()
-    };
+    let run = sim.into_outputs().finish()?.unwrap_or_default();
+    if let (Some(dir), true) = (&opts.dir, opts.analyse) {
+        // connections.csv, the UDP flows' files when there are UDP flows, the pages' files when
+        // there are http flows, the streams' when there are thin flows
+        lasthop_analysis::write_run_files_with(dir, &run, opts.sync_each)?;
+    }
     if let Some(dir) = &opts.dir {
-        let path = dir.join("link.csv");
+        let path = lasthop_core::layout::RunFiles::new(dir).link_csv();
         let rows: Vec<LinkRow> = [Dir::Down, Dir::Up]
             .iter()
             .map(|&d| LinkRow::new(d, &link[d.index()], &meters[d.index()], end))
@@ -122,86 +125,30 @@ pub fn run_from(
             path: path.display().to_string(),
             source,
         })?;
+        lasthop_link::trace_summary::write_files(dir, &trace_summaries).map_err(|source| {
+            Error::Io {
+                path: dir.join("trace_summary.csv").display().to_string(),
+                source,
+            }
+        })?;
     }
+    let link_rows = [Dir::Down, Dir::Up]
+        .iter()
+        .map(|&d| LinkRow::new(d, &link[d.index()], &meters[d.index()], end))
+        .collect();
     Ok(SimResult {
         end,
         flows,
         meters,
-        connections: run.conns,
-        udp: run.udp,
-        pages: run.pages,
+        connections: run.conns.clone(),
+        udp: run.udp.clone(),
+        pages: run.pages.clone(),
+        analysis: run,
+        link_rows,
         link,
         events,
         tcp_metrics,
     })
-}
-
-/// Every host's capture and the event log analysed (see [`lasthop_analysis::analyze_run`]):
-/// one row per connection and per UDP flow, written to `connections.csv` (and `udp_flows.csv`)
-/// when there is an output directory.
-fn analyse(
-    scenario: &Scenario,
-    opts: &OutputOptions,
-    mem: &[Option<Vec<u8>>],
-) -> Result<lasthop_analysis::RunAnalysis, Error> {
-    use lasthop_analysis::Capture;
-    let files: Vec<Option<std::path::PathBuf>> = scenario
-        .hosts
-        .iter()
-        .map(|h| {
-            opts.dir
-                .as_ref()
-                .map(|d| d.join(format!("{}.pcap", h.name)))
-        })
-        .collect();
-    let captures: Vec<(IpAddr, Capture)> = scenario
-        .hosts
-        .iter()
-        .enumerate()
-        .filter_map(|(i, h)| {
-            let c = match (&mem[i], &files[i]) {
-                (Some(bytes), _) => Capture::Bytes(bytes),
-                (None, Some(path)) => Capture::File(path),
-                (None, None) => return None,
-            };
-            Some((IpAddr::V4(h.address), c))
-        })
-        .collect();
-    let events = opts.dir.as_ref().map(|d| d.join("events.csv"));
-    let pages = page_specs(scenario);
-    let run = lasthop_analysis::analyze_run_streams(
-        &captures,
-        events.as_deref(),
-        &pages,
-        has_thin_flows(scenario),
-    )?;
-    if let Some(dir) = &opts.dir {
-        // connections.csv, the UDP flows' files when there are UDP flows, the pages' files when
-        // there are http flows
-        lasthop_analysis::write_run_files(dir, &run)?;
-    }
-    Ok(run)
-}
-
-/// The pages of the scenario's `http` flows, for the analysis to find in the captures (both
-/// modes: the emulator's real programs use the same client ports).
-pub fn page_specs(scenario: &Scenario) -> Vec<lasthop_analysis::PageSpec> {
-    scenario
-        .flows
-        .iter()
-        .filter_map(|f| match &f.app {
-            lasthop_apps::AppParams::Http(p) => {
-                Some(lasthop_analysis::PageSpec::of(&f.ctx(scenario), p))
-            }
-            _ => None,
-        })
-        .collect()
-}
-
-/// Whether the scenario has `thin` flows: its runs get seed 003's stream analysis
-/// (`streams.csv`, `latency.csv`) of every TCP connection, cross traffic included.
-pub fn has_thin_flows(scenario: &Scenario) -> bool {
-    scenario.flows.iter().any(|f| f.kind() == "thin")
 }
 
 /// Writes `text` to `path` atomically (for the CLI's summary files).

@@ -1,54 +1,118 @@
-//! What a simulation run writes: a pcap per host, `events.csv`, `tcp_trace.csv`, and (after
-//! the run, from the captures and the event log) `connections.csv`. Every file is written
-//! atomically: it appears complete or not at all.
+//! What a simulation run writes and analyses, as chosen ([`OutputOptions`]): a pcap per host
+//! (or some, or none), `events.csv` (at a level), `tcp_trace.csv`, and the analysis's tables
+//! (`connections.csv` ...), computed as the run goes from every captured packet and every link
+//! event ([`lasthop_analysis::RunSink`]), so no capture needs to be on disk. Every file is
+//! written atomically: it appears complete or not at all.
 
 use crate::Error;
+use lasthop_analysis::files::tcp_trace::{TraceFields, TraceWriter};
+use lasthop_analysis::{AnalysisOptions, RunAnalysis, RunSink};
+use lasthop_core::layout::{self, RunFiles};
 use lasthop_core::output::{AtomicFile, PcapSink, DEFAULT_SNAPLEN};
 use lasthop_core::{Packet, Time};
-use lasthop_link::{Event, EventCsv};
+use lasthop_link::{Event, EventCsv, LogLevel};
+use lasthop_scenario::Scenario;
 use lasthop_tcp::Host as TcpHost;
-use std::io::{self, Write};
+use std::io;
+use std::net::IpAddr;
 use std::path::{Path, PathBuf};
-
-/// A capture kept in memory (no output directory) or going to a file.
-pub enum Sink {
-    Mem(Vec<u8>),
-    File(AtomicFile),
-}
-
-impl Write for Sink {
-    fn write(&mut self, b: &[u8]) -> io::Result<usize> {
-        match self {
-            Sink::Mem(v) => v.write(b),
-            Sink::File(f) => f.write(b),
-        }
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Sink::Mem(_) => Ok(()),
-            Sink::File(f) => f.flush(),
-        }
-    }
-}
 
 pub struct Outputs {
     pub dir: Option<PathBuf>,
-    /// One capture per host (in scenario order), when capturing.
-    pcaps: Vec<Option<PcapSink<Sink>>>,
-    events: Option<EventCsv<AtomicFile>>,
-    trace: Option<AtomicFile>,
-    /// `tcp_trace.csv` has the columns `pacing_rate_Bps` and `cc_mode` (some host may pace).
-    trace_pacing: bool,
+    /// One capture per host (in scenario order), when it is written.
+    pcaps: Vec<Option<PcapSink<AtomicFile>>>,
+    /// `events.csv` and the highest level of its rows.
+    events: Option<(EventCsv<AtomicFile>, LogLevel)>,
+    trace: Option<TraceWriter<AtomicFile>>,
+    /// The run's analysis, fed every captured packet and every link event as they happen.
+    sink: Option<RunSink>,
     host_names: Vec<String>,
+    sync_each: bool,
 }
 
-/// Which outputs to produce.
-#[derive(Clone, Debug, Default)]
+/// Which hosts' captures are written (`<host>.pcap`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Captures {
+    /// Every host's.
+    All,
+    /// None.
+    #[default]
+    None,
+    /// The named hosts' (a host group's name stands for its members).
+    Hosts(Vec<String>),
+}
+
+impl Captures {
+    /// Whether the capture of host `name` (of group `group`, if a member) is written.
+    pub fn includes(&self, name: &str, group: Option<&str>) -> bool {
+        match self {
+            Captures::All => true,
+            Captures::None => false,
+            Captures::Hosts(h) => h.iter().any(|x| x == name || Some(x.as_str()) == group),
+        }
+    }
+}
+
+/// Which outputs a run produces. The model itself is the same whatever is written: the link
+/// logs at the scenario's `log` level and the analysis sees every event.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputOptions {
-    /// Write files here; without it, captures stay in memory for the analysis only.
+    /// Write files here; without it nothing is written.
     pub dir: Option<PathBuf>,
-    /// Capture packets at the hosts (needed for `connections.csv`).
-    pub capture: bool,
+    /// Analyse the run as it goes (connections, UDP flows, pages, streams): the results'
+    /// tables, written to `dir` (`connections.csv`, ...) when there is one.
+    pub analyse: bool,
+    /// The captures written.
+    pub captures: Captures,
+    /// `events.csv` with the rows up to this level (`None`: no file). The rows are those the
+    /// scenario's `log` level records, at most.
+    pub events: Option<LogLevel>,
+    /// Write `tcp_trace.csv` (the TCP model's congestion state after every change).
+    pub tcp_trace: bool,
+    /// Keep the link samples for the run metrics ([`lasthop_analysis::LinkSample`]).
+    pub link_samples: bool,
+    /// Sync each file as it is completed; `false` leaves it to the caller, who syncs the
+    /// directory once ([`lasthop_core::output::sync_dir`]).
+    pub sync_each: bool,
+}
+
+impl OutputOptions {
+    /// Nothing written, nothing analysed: the model alone.
+    pub const NONE: OutputOptions = OutputOptions {
+        dir: None,
+        analyse: false,
+        captures: Captures::None,
+        events: None,
+        tcp_trace: false,
+        link_samples: false,
+        sync_each: true,
+    };
+
+    /// The analysis in memory, no file.
+    pub const ANALYSIS: OutputOptions = OutputOptions {
+        analyse: true,
+        ..OutputOptions::NONE
+    };
+
+    /// Every output into `dir` (what `lasthop sim` writes by default): a capture per host,
+    /// `events.csv`, `tcp_trace.csv`, `link.csv` and the analysis's tables.
+    pub fn all(dir: impl Into<PathBuf>) -> OutputOptions {
+        OutputOptions {
+            dir: Some(dir.into()),
+            analyse: true,
+            captures: Captures::All,
+            events: Some(LogLevel::All),
+            tcp_trace: true,
+            link_samples: false,
+            sync_each: true,
+        }
+    }
+}
+
+impl Default for OutputOptions {
+    fn default() -> OutputOptions {
+        OutputOptions::NONE
+    }
 }
 
 fn io_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
@@ -59,64 +123,74 @@ fn io_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
 }
 
 impl Outputs {
-    /// `pacing`: a host may pace, so `tcp_trace.csv` gets the pacing rate and the congestion
-    /// control's state as two more columns.
-    pub fn new(
-        opts: &OutputOptions,
-        host_names: &[String],
-        pacing: bool,
-    ) -> Result<Outputs, Error> {
+    /// Hosts (or flows) that may pace give `tcp_trace.csv` two more columns: the pacing rate and
+    /// the congestion control's state.
+    pub fn new(opts: &OutputOptions, scenario: &Scenario) -> Result<Outputs, Error> {
+        let host_names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
+        let no_pacing = lasthop_tcp::Pacing::None;
+        let pacing = scenario.hosts.iter().any(|h| h.tcp.pacing != no_pacing)
+            || (scenario.flows.iter())
+                .any(|f| f.tcp.as_ref().is_some_and(|c| c.pacing != no_pacing));
         let mut pcaps = Vec::new();
         let mut events = None;
         let mut trace = None;
         if let Some(dir) = &opts.dir {
             std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-            let path = dir.join("events.csv");
-            let f = AtomicFile::create(&path).map_err(io_err(&path))?;
-            events = Some(EventCsv::new(f).map_err(io_err(&path))?);
-            let path = dir.join("tcp_trace.csv");
-            let mut f = AtomicFile::create(&path).map_err(io_err(&path))?;
-            f.write_all(
-                b"time_ns,host,local,remote,cwnd_segs,ssthresh_segs,srtt_ns,rttvar_ns,rto_ns,ca_state,packets_out,sacked_out,lost_out,retrans_out,in_flight",
-            )
-            .and_then(|()| f.write_all(if pacing { b",pacing_rate_Bps,cc_mode\n" } else { b"\n" }))
-            .map_err(io_err(&path))?;
-            trace = Some(f);
+            let files = RunFiles::new(dir);
+            if let Some(level) = opts.events {
+                let path = files.events_csv();
+                let f = AtomicFile::create(&path).map_err(io_err(&path))?;
+                events = Some((EventCsv::new(f).map_err(io_err(&path))?, level));
+            }
+            if opts.tcp_trace {
+                let path = files.tcp_trace_csv();
+                let f = AtomicFile::create(&path).map_err(io_err(&path))?;
+                trace = Some(TraceWriter::new(f, pacing).map_err(io_err(&path))?);
+            }
         }
-        for name in host_names {
-            let sink = match (&opts.dir, opts.capture) {
-                (_, false) => None,
-                (None, true) => Some(Sink::Mem(Vec::new())),
-                (Some(dir), true) => {
-                    let path = dir.join(format!("{name}.pcap"));
-                    Some(Sink::File(
-                        AtomicFile::create(&path).map_err(io_err(&path))?,
-                    ))
+        for h in &scenario.hosts {
+            let group = h.group.as_ref().map(|g| g.0.as_str());
+            let file = match &opts.dir {
+                Some(dir) if opts.captures.includes(&h.name, group) => {
+                    let path = RunFiles::new(dir).pcap(&h.name);
+                    let f = AtomicFile::create(&path).map_err(io_err(&path))?;
+                    Some(PcapSink::new(f, DEFAULT_SNAPLEN).map_err(io_err(&path))?)
                 }
+                _ => None,
             };
-            pcaps.push(match sink {
-                Some(s) => Some(PcapSink::new(s, DEFAULT_SNAPLEN).map_err(|e| Error::Io {
-                    path: format!("{name}.pcap"),
-                    source: e,
-                })?),
-                None => None,
-            });
+            pcaps.push(file);
         }
+        let sink = opts.analyse.then(|| {
+            let addrs: Vec<IpAddr> = scenario
+                .hosts
+                .iter()
+                .map(|h| IpAddr::V4(h.address))
+                .collect();
+            let mut a = AnalysisOptions::for_scenario(scenario);
+            a.link_samples = opts.link_samples;
+            RunSink::new(&addrs, &a)
+        });
         Ok(Outputs {
             dir: opts.dir.clone(),
             pcaps,
             events,
             trace,
-            trace_pacing: pacing,
-            host_names: host_names.to_vec(),
+            sink,
+            host_names,
+            sync_each: opts.sync_each,
         })
     }
 
-    /// Records a packet sent or received by host `h` at `at`.
+    /// Records a packet sent or received by host `h` at `at`: in its capture, and for the
+    /// analysis.
+    #[inline]
     pub fn capture(&mut self, h: usize, at: Time, p: &Packet) -> Result<(), Error> {
+        if let Some(s) = &mut self.sink {
+            s.packet(h, at, p);
+        }
         if let Some(Some(sink)) = self.pcaps.get_mut(h) {
             sink.write(at, p).map_err(|e| Error::Io {
-                path: format!("{}.pcap", self.host_names[h]),
+                path: layout::pcap_name(&self.host_names[h]),
                 source: e,
             })?;
         }
@@ -124,10 +198,13 @@ impl Outputs {
     }
 
     pub fn events(&mut self, events: &[Event]) -> Result<(), Error> {
-        if let Some(csv) = &mut self.events {
-            for e in events {
+        if let Some(s) = &mut self.sink {
+            s.events(events);
+        }
+        if let Some((csv, level)) = &mut self.events {
+            for e in events.iter().filter(|e| e.kind.level() <= *level) {
                 csv.write(e, None).map_err(|e| Error::Io {
-                    path: "events.csv".into(),
+                    path: layout::EVENTS_CSV.into(),
                     source: e,
                 })?;
             }
@@ -148,37 +225,24 @@ impl Outputs {
         let name = &self.host_names[h];
         for (key, conn) in tcp.conns_mut() {
             for r in conn.drain_trace() {
-                write!(
-                    f,
-                    "{},{name},{},{},{},{},{},{},{},{:?},{},{},{},{},{}",
-                    r.time.as_nanos(),
-                    key.0,
-                    key.1,
-                    r.cwnd,
-                    r.ssthresh,
-                    r.srtt.map(|d| d.as_nanos().to_string()).unwrap_or_default(),
-                    r.rttvar.as_nanos(),
-                    r.rto.as_nanos(),
-                    r.ca_state,
-                    r.packets_out,
-                    r.sacked_out,
-                    r.lost_out,
-                    r.retrans_out,
-                    r.in_flight()
-                )
-                .and_then(|()| {
-                    if !self.trace_pacing {
-                        return writeln!(f);
-                    }
-                    match r.pacing_rate {
-                        Some(u64::MAX) => write!(f, ",unlimited"),
-                        Some(rate) => write!(f, ",{rate}"),
-                        None => write!(f, ","),
-                    }?;
-                    writeln!(f, ",{}", r.cc_mode.unwrap_or(""))
-                })
-                .map_err(|e| Error::Io {
-                    path: "tcp_trace.csv".into(),
+                let row = TraceFields {
+                    time_ns: r.time.as_nanos(),
+                    cwnd: r.cwnd,
+                    ssthresh: r.ssthresh,
+                    srtt_ns: r.srtt.map(|d| d.as_nanos()),
+                    rttvar_ns: r.rttvar.as_nanos(),
+                    rto_ns: r.rto.as_nanos(),
+                    ca_state: &r.ca_state,
+                    packets_out: r.packets_out,
+                    sacked_out: r.sacked_out,
+                    lost_out: r.lost_out,
+                    retrans_out: r.retrans_out,
+                    in_flight: r.in_flight(),
+                    pacing_rate: r.pacing_rate,
+                    cc_mode: r.cc_mode,
+                };
+                f.row(name, &key.0, &key.1, &row).map_err(|e| Error::Io {
+                    path: layout::TCP_TRACE_CSV.into(),
                     source: e,
                 })?;
             }
@@ -186,32 +250,27 @@ impl Outputs {
         Ok(())
     }
 
-    /// Commits every file and returns the captures that stayed in memory, per host.
-    pub fn finish(self) -> Result<Vec<Option<Vec<u8>>>, Error> {
-        let mut mem = Vec::new();
+    /// Commits every file and returns the run's analysis (when asked for).
+    pub fn finish(self) -> Result<Option<RunAnalysis>, Error> {
+        let commit = |f: AtomicFile, path: String| {
+            let r = if self.sync_each {
+                f.commit()
+            } else {
+                f.commit_unsynced()
+            };
+            r.map_err(|e| Error::Io { path, source: e })
+        };
         for (i, p) in self.pcaps.into_iter().enumerate() {
-            let path = format!("{}.pcap", self.host_names[i]);
-            match p.map(PcapSink::into_inner) {
-                Some(Sink::File(f)) => {
-                    f.commit().map_err(|e| Error::Io { path, source: e })?;
-                    mem.push(None);
-                }
-                Some(Sink::Mem(v)) => mem.push(Some(v)),
-                None => mem.push(None),
+            if let Some(p) = p {
+                commit(p.into_inner(), layout::pcap_name(&self.host_names[i]))?;
             }
         }
-        if let Some(csv) = self.events {
-            csv.into_inner().commit().map_err(|e| Error::Io {
-                path: "events.csv".into(),
-                source: e,
-            })?;
+        if let Some((csv, _)) = self.events {
+            commit(csv.into_inner(), layout::EVENTS_CSV.into())?;
         }
         if let Some(f) = self.trace {
-            f.commit().map_err(|e| Error::Io {
-                path: "tcp_trace.csv".into(),
-                source: e,
-            })?;
+            commit(f.into_inner(), layout::TCP_TRACE_CSV.into())?;
         }
-        Ok(mem)
+        Ok(self.sink.map(RunSink::finish))
     }
 }

@@ -44,10 +44,7 @@ fn a_cbr_stream_on_e0_arrives_one_serialization_and_one_delay_later() {
     // sending ends, at 11.28 s, and so does the run.
     let s = scenario(CBR);
     let d = tempfile::tempdir().unwrap();
-    let opts = OutputOptions {
-        dir: Some(d.path().to_path_buf()),
-        capture: true,
-    };
+    let opts = OutputOptions::all(d.path());
     let r = lasthop_sim::run(&s, &opts).unwrap();
     assert_eq!(r.end, Time::ZERO + Dur::from_millis(11_280));
     let f = &r.flows[0];
@@ -93,14 +90,7 @@ fn udp_and_tcp_share_the_link_and_the_transfer_still_completes() {
     // completes.
     let bulk = "[[flows]]\nkind = \"bulk\"\nfrom = \"fixed\"\nto = \"mobile\"\nbytes = 20000\n";
     let s = scenario(&format!("{bulk}{CBR}"));
-    let r = lasthop_sim::run(
-        &s,
-        &OutputOptions {
-            dir: None,
-            capture: true,
-        },
-    )
-    .unwrap();
+    let r = lasthop_sim::run(&s, &OutputOptions::ANALYSIS).unwrap();
     assert_eq!(r.flows[0].delivered, 20_000);
     assert_eq!(r.flows[1].delivered, 5120);
     let first = r.flows[1].first_byte.unwrap();
@@ -139,10 +129,7 @@ fn repeated_transfers_each_on_a_fresh_connection_after_the_pause() {
     let flows =
         "[[flows]]\nkind = \"repeat\"\nfrom = \"s\"\nto = \"r\"\nbytes = 1024\npause = \"250ms\"\n";
     let (d, s) = wired(flows, "1s");
-    let opts = OutputOptions {
-        dir: Some(d.path().join("out")),
-        capture: true,
-    };
+    let opts = OutputOptions::all(d.path().join("out"));
     let r = lasthop_sim::run(&s, &opts).unwrap();
     let c = &r.connections;
     assert_eq!(c.len(), 4, "{c:#?}");
@@ -210,10 +197,7 @@ fn a_greedy_flow_sends_until_the_run_ends() {
     let flows = "[[flows]]\nkind = \"bulk\"\nfrom = \"s\"\nto = \"r\"\nbytes = \"unlimited\"\n";
     let (d, s) = wired(flows, "1s");
     assert_eq!(s.flows[0].app.describe(), "greedy (unlimited bytes)");
-    let opts = OutputOptions {
-        dir: Some(d.path().join("out")),
-        capture: true,
-    };
+    let opts = OutputOptions::all(d.path().join("out"));
     let r = lasthop_sim::run(&s, &opts).unwrap();
     // (`end` is the last event's time, within the last packet's 1.064 ms.)
     assert!(
@@ -257,10 +241,7 @@ fn thin_streams_write_small_payloads_every_itt() {
     for h in &mut s.hosts {
         h.tcp.nagle = false;
     }
-    let opts = OutputOptions {
-        dir: Some(d.path().join("out")),
-        capture: true,
-    };
+    let opts = OutputOptions::all(d.path().join("out"));
     let r = lasthop_sim::run(&s, &opts).unwrap();
     let data = tcp_data(&d.path().join("out/s.pcap"));
     for port in 1024..1027u16 {

@@ -67,10 +67,7 @@ fn bbr_alone_startup_drain_probe_bw_and_one_probe_rtt() {
     let links = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/links");
     let s = Scenario::from_str_in(SCENARIO, &links).unwrap_or_else(|e| panic!("{e}"));
     let out = tempfile::tempdir().unwrap();
-    let opts = OutputOptions {
-        dir: Some(out.path().to_path_buf()),
-        capture: true,
-    };
+    let opts = OutputOptions::all(out.path());
     let r = lasthop_sim::run(&s, &opts).unwrap();
     let tr = sender_trace(out.path());
     // The modes in order, each with the time it began.

@@ -37,10 +37,7 @@ fn nagle_off_for_one_flow_only() {
     let s = s.unwrap();
     assert!(s.flows[0].tcp.as_ref().is_some_and(|c| !c.nagle));
     assert!(s.flows[1].tcp.is_none() && s.hosts[0].tcp.nagle);
-    let opts = OutputOptions {
-        dir: Some(d.path().join("out")),
-        capture: true,
-    };
+    let opts = OutputOptions::all(d.path().join("out"));
     let r = lasthop_sim::run(&s, &opts).unwrap();
     let data = tcp_data(&d.path().join("out/s.pcap"));
     let late = |port: u16| -> Vec<usize> {

@@ -17,10 +17,7 @@ fn scenario(name: &str) -> Scenario {
 }
 
 fn run_into(s: &Scenario, dir: &Path) -> SimResult {
-    let opts = OutputOptions {
-        dir: Some(dir.to_path_buf()),
-        capture: true,
-    };
+    let opts = OutputOptions::all(dir);
     lasthop_sim::run(s, &opts).unwrap_or_else(|e| panic!("{e}"))
 }
 

@@ -13,10 +13,7 @@ fn scenario(name: &str) -> Scenario {
 }
 
 fn run_into(s: &Scenario, dir: &Path) -> lasthop_sim::SimResult {
-    let opts = OutputOptions {
-        dir: Some(dir.to_path_buf()),
-        capture: true,
-    };
+    let opts = OutputOptions::all(dir);
     lasthop_sim::run(s, &opts).unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -138,8 +135,9 @@ fn scenario_text(tweak: impl Fn(String) -> String) -> Result<Scenario, String> {
     lasthop_sim::run(
         &s,
         &OutputOptions {
-            dir: Some(d.path().to_path_buf()),
-            capture: false,
+            analyse: false,
+            captures: lasthop_sim::Captures::None,
+            ..OutputOptions::all(d.path())
         },
     )
     .map_err(|e| e.to_string())?;
@@ -176,5 +174,62 @@ fn bad_input_is_refused_by_key() {
         for w in *wants {
             assert!(e.contains(w), "{to}: error {e:?} does not mention {w:?}");
         }
+    }
+}
+
+/// The analysis the simulator feeds as the run goes (every captured packet, every link event)
+/// gives what the analysis of the run's captures and `events.csv` gives afterwards, table for
+/// table (TCP, UDP, pages, link samples), and without any capture written the same tables.
+#[test]
+fn the_analysis_in_process_is_that_of_the_captures() {
+    use lasthop_analysis as la;
+    for name in [
+        "seed000-e0-2tcp1udp.toml",
+        "seed002-optimal-s2s.toml",
+        "seed001-2x50k.toml",
+        "seed004-wan.toml",
+    ] {
+        let s = scenario(name);
+        let d = tempfile::tempdir().unwrap();
+        let opts = OutputOptions {
+            link_samples: true,
+            ..OutputOptions::all(d.path())
+        };
+        let r = lasthop_sim::run(&s, &opts).unwrap();
+        let files = lasthop_core::layout::RunFiles::new(d.path());
+        let pcaps: Vec<PathBuf> = s.hosts.iter().map(|h| files.pcap(&h.name)).collect();
+        let hosts: Vec<_> = s
+            .hosts
+            .iter()
+            .zip(&pcaps)
+            .map(|(h, p)| (std::net::IpAddr::V4(h.address), la::Capture::File(p)))
+            .collect();
+        let mut a = la::AnalysisOptions::for_scenario(&s);
+        a.link_samples = true;
+        let after = la::analyse_run(&hosts, Some(&files.events_csv()), &a).unwrap();
+        let text = |run: &la::RunAnalysis| {
+            let t = tempfile::tempdir().unwrap();
+            la::write_run_files(t.path(), run).unwrap();
+            self::files(t.path())
+        };
+        assert_eq!(text(&r.analysis), text(&after), "{name}");
+        assert_eq!(r.analysis.link_samples, after.link_samples, "{name}");
+        assert!(!r.analysis.conns.is_empty(), "{name}");
+        // Nothing but the tables written: the same tables.
+        let bare = tempfile::tempdir().unwrap();
+        let only = OutputOptions {
+            dir: Some(bare.path().to_path_buf()),
+            analyse: true,
+            ..OutputOptions::NONE
+        };
+        let r2 = lasthop_sim::run(&s, &only).unwrap();
+        assert_eq!(text(&r2.analysis), text(&after), "{name}");
+        assert!(
+            !bare
+                .path()
+                .join(lasthop_core::layout::pcap_name(&s.hosts[0].name))
+                .exists(),
+            "{name}: no capture written"
+        );
     }
 }

@@ -167,7 +167,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
     if let Some(ev) = &args.events {
         la::EventLog::load(ev)?.join(&mut conns);
         if !udp.is_empty() {
-            la::udp::join_events(ev, &mut udp)?;
+            la::join_udp_events(ev, &mut udp)?;
         }
     }
     if args.long {
@@ -202,7 +202,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
             .with_context(|| format!("writing {}", out.display()))?;
         eprintln!("wrote {} ({} connections)", out.display(), conns.len());
         if !udp.is_empty() {
-            let path = out.with_file_name("udp_flows.csv");
+            let path = out.with_file_name(lasthop_core::layout::UDP_FLOWS_CSV);
             lasthop_core::output::AtomicFile::write_all_to(
                 &path,
                 la::udp::udp_csv(&udp).as_bytes(),
@@ -249,7 +249,7 @@ fn pages(
         return Ok(vec![]);
     };
     let sc = lasthop_scenario::Scenario::load(path)?;
-    let specs = lasthop_sim::page_specs(&sc);
+    let specs = la::AnalysisOptions::for_scenario(&sc).pages;
     let pages = la::page::pages(&specs, client, server, merged);
     print!("{}", la::format_page_table(&pages));
     Ok(pages)

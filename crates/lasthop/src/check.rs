@@ -24,6 +24,7 @@ const EXPERIMENT_KEYS: &[&str] = &[
     "mode",
     "replications",
     "classes",
+    "figures",
     "set",
     "report_run",
     "reference",
@@ -63,12 +64,21 @@ pub fn run(spec: &Path) -> Result<()> {
     match kind {
         Kind::Experiment => {
             let exp = Experiment::load(spec)?;
+            for w in &exp.warnings {
+                eprintln!("{w}");
+            }
             println!("{}: an experiment", spec.display());
             print!("{exp}");
             points_in_their_mode(&exp)?;
         }
         Kind::Scenario => {
-            let s = Scenario::load(spec)?;
+            let (s, outputs) = lasthop_experiment::outputs::load_scenario(spec)?;
+            if let Some(o) = outputs {
+                println!(
+                    "outputs (lasthop sim and emu; an experiment's over its defaults): {}",
+                    lasthop_experiment::outputs::Outputs::EVERYTHING.with(&o)
+                );
+            }
             println!("{}: a scenario", spec.display());
             print!("{}", s.describe());
             println!();

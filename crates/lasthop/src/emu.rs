@@ -34,6 +34,10 @@ pub struct EmuArgs {
     /// Print what is created, started and removed.
     #[arg(short, long)]
     pub verbose: bool,
+    /// What the run keeps beyond its tables (default: everything; captures and events.csv are
+    /// written and analysed, then removed when not kept; events_level does not apply).
+    #[command(flatten)]
+    pub outputs: crate::outputs::OutputArgs,
     /// No progress line (every 5 s on stderr: elapsed time, bytes delivered per flow, lateness).
     #[arg(short, long)]
     pub quiet: bool,
@@ -61,7 +65,11 @@ pub fn run(args: EmuArgs) -> Result<()> {
     // once the run is over, the signal thread below): never with its lock file and temporary
     // files left behind.
     crate::signals::block()?;
-    let sc = Scenario::load(&args.spec)?;
+    let (sc, spec_outputs) = lasthop_experiment::outputs::load_scenario(&args.spec)?;
+    let keep = lasthop_experiment::outputs::Outputs::EVERYTHING
+        .with(&spec_outputs.unwrap_or_default())
+        .with(&args.outputs.spec())
+        .keep(true);
     let spin = parse_dur(&args.spin).context("--spin")?;
     let exe = std::env::current_exe().context("locating the lasthop binary")?;
     let mut opts = EmuOptions::new(&args.out, exe);
@@ -106,6 +114,7 @@ pub fn run(args: EmuArgs) -> Result<()> {
         );
     }
     write_connections(&out, &sc)?;
+    lasthop_experiment::backend::remove_unkept(&out, &sc, &keep)?;
     println!("results in {}", out.out_dir.display());
     for f in &out.app_failures {
         eprintln!("warning: {f}");
@@ -133,10 +142,7 @@ fn write_connections(out: &RunOutputs, sc: &Scenario) -> Result<()> {
 }
 
 fn analyse(out: &RunOutputs, sc: &Scenario) -> Result<()> {
-    let pages = lasthop_sim::page_specs(sc);
-    let thin = lasthop_sim::has_thin_flows(sc);
-    let run = lasthop_experiment::runner::analyse_emu_run_streams(out, &pages, thin)
-        .context("analysing the captures")?;
+    let run = lasthop_emu::analyse(out, sc, false).context("analysing the captures")?;
     print!("{}", lasthop_analysis::format_table(&run.conns));
     print!("{}", lasthop_analysis::format_udp_table(&run.udp));
     print!("{}", lasthop_analysis::format_page_table(&run.pages));

@@ -14,6 +14,7 @@ mod check;
 mod cleanup;
 mod emu;
 mod merge;
+mod outputs;
 mod report;
 mod run;
 mod signals;

@@ -72,7 +72,7 @@ pub fn run(args: MergeArgs) -> Result<()> {
             return Err(anyhow!(e));
         }
     };
-    let report = lasthop_report::build(&args.out).map_err(|e| anyhow!(e))?;
+    let report = lasthop_report::write(&args.out, &r.summaries, None).map_err(|e| anyhow!(e))?;
     let from: Vec<String> = r
         .from
         .iter()

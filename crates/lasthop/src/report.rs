@@ -24,9 +24,25 @@ pub fn run(args: ReportArgs) -> Result<()> {
     } else {
         None
     };
-    lasthop_experiment::write_summary(&args.dir).map_err(|e| anyhow!(e))?;
-    let path =
-        lasthop_report::build_with(&args.dir, args.run.as_deref()).map_err(|e| anyhow!(e))?;
+    let summaries = lasthop_experiment::write_summary(&args.dir).map_err(|e| anyhow!(e))?;
+    // The plotted run's captures, events.csv and tcp_trace.csv, made again by running it again
+    // when it did not keep them (a sweep keeps them for its report run only).
+    let chosen = lasthop_report::choose_run(&args.dir, &summaries.info, args.run.as_deref())
+        .map_err(|e| anyhow!(e))?;
+    if let Some((p, k)) = &chosen {
+        let info = &summaries.info;
+        if lasthop_experiment::restore::lacks_files(&args.dir, info, p, *k) {
+            let ran = lasthop_experiment::restore::restore_run_files(&args.dir, info, p, *k)
+                .map_err(|e| anyhow!(e))?;
+            if ran {
+                println!("ran {p}/{k} again for its captures, events.csv and tcp_trace.csv (not kept: see outputs in docs/experiments.md)");
+            } else {
+                eprintln!("note: {p}/{k} kept no events.csv and is emulated (it cannot be run again): its time plots are left out");
+            }
+        }
+    }
+    let path = lasthop_report::write(&args.dir, &summaries, args.run.as_deref())
+        .map_err(|e| anyhow!(e))?;
     println!("wrote {}", path.display());
     Ok(())
 }

@@ -3,8 +3,8 @@
 //! `summary.csv`, `summary.json` and `report.html`. See `docs/experiments.md`.
 
 use anyhow::{anyhow, bail, Context, Result};
-use lasthop_experiment::runner::EmuBackend;
-use lasthop_experiment::runner::RunError;
+use lasthop_experiment::backend::EmuBackend;
+use lasthop_experiment::error::RunError;
 use lasthop_experiment::{
     run_experiment_shard, Backend, Experiment, Mode, RunOptions, Shard, SimBackend,
 };
@@ -35,6 +35,8 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(long, short)]
     quiet: bool,
+    #[command(flatten)]
+    outputs: crate::outputs::OutputArgs,
 }
 
 /// The quick start and the files it names, embedded so that `lasthop run` works anywhere.
@@ -95,7 +97,17 @@ pub fn run(args: RunArgs) -> Result<()> {
         }
     };
     let out = args.out.clone().unwrap_or_else(|| default_out(&exp.name));
+    for w in &exp.warnings {
+        eprintln!("{w}");
+    }
     print!("{exp}");
+    let report = exp.report_run_id();
+    println!(
+        "keeps {} (report run {}/{}; every run keeps its tables, link.csv and metrics.json)",
+        exp.points[report.point].outputs.with(&args.outputs.spec()),
+        exp.points[report.point].name,
+        report.replication
+    );
     // What the experiment's mode refuses fails here, before any run; what does nothing in it
     // is said (docs/modes.md).
     crate::check::points_in_their_mode(&exp)?;
@@ -152,27 +164,16 @@ pub fn run(args: RunArgs) -> Result<()> {
     let opts = RunOptions {
         jobs: args.jobs,
         progress: !args.quiet,
+        outputs: args.outputs.spec(),
     };
     let r = run_experiment_shard(&exp, &out, backend.as_ref(), &opts, args.shard)
         .map_err(|e| anyhow!(e))?;
-    if r.failed
-        .iter()
-        .any(|(_, e)| e.starts_with("interrupted by signal"))
-    {
+    if let Some(sig) = r.interrupted_by() {
         // Emulated runs stop on a signal through the emulator's own teardown.
         eprintln!(
             "{}",
             kept_message(&exp, &out, args.spec.as_deref(), args.shard)
         );
-        let sig = r
-            .failed
-            .iter()
-            .find_map(|(_, e)| {
-                e.strip_prefix("interrupted by signal ")?
-                    .parse::<i32>()
-                    .ok()
-            })
-            .unwrap_or(2);
         lasthop_core::output::exit_cleanly(128 + sig);
     }
     if exp.mode == Mode::Emu {
@@ -212,7 +213,8 @@ pub fn run(args: RunArgs) -> Result<()> {
     }
     match args.shard {
         None => {
-            lasthop_report::build(&out).map_err(|e| anyhow!(e))?;
+            let summaries = r.summaries.as_ref().expect("written when not a shard");
+            lasthop_report::write(&out, summaries, None).map_err(|e| anyhow!(e))?;
             println!(
                 "wrote {0}/summary.csv, {0}/summary.json, {0}/report.html",
                 out.display()
@@ -326,12 +328,17 @@ struct StopOnSignal {
 }
 
 impl Backend for StopOnSignal {
-    fn run(&self, scenario: &Scenario, dir: &Path) -> Result<(), RunError> {
+    fn run(
+        &self,
+        scenario: &Scenario,
+        dir: &Path,
+        keep: &lasthop_experiment::outputs::Keep,
+    ) -> Result<Option<lasthop_experiment::measure::RunTables>, RunError> {
         let s = self.signal.load(Ordering::SeqCst);
         if s != 0 {
             return Err(RunError::Signal(s));
         }
-        let r = self.inner.run(scenario, dir);
+        let r = self.inner.run(scenario, dir, keep);
         // The emulator unblocks the stop signals when it ends; until the next run takes them
         // (a signal that comes meanwhile stops that run's setup), they stay pending.
         let _ = stop_signals().thread_block();

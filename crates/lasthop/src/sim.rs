@@ -4,6 +4,7 @@
 //! 64 kbit/s link (`examples/scenarios/seed000-e0-2tcp.toml`).
 
 use anyhow::{Context, Result};
+use lasthop_experiment::outputs::Outputs;
 use lasthop_scenario::{Mode, Scenario};
 use lasthop_sim::OutputOptions;
 use std::path::{Path, PathBuf};
@@ -22,6 +23,9 @@ pub struct SimArgs {
     /// Override the scenario's replication number.
     #[arg(long)]
     replication: Option<u64>,
+    /// What the run keeps beyond its tables (default: everything; "report" means this run).
+    #[command(flatten)]
+    outputs: crate::outputs::OutputArgs,
 }
 
 const DEFAULT_SCENARIO: &str = include_str!("../../../examples/scenarios/seed000-e0-2tcp.toml");
@@ -56,10 +60,26 @@ fn with_hint(path: &Path, e: lasthop_link::SpecError) -> anyhow::Error {
 }
 
 pub fn run(args: SimArgs) -> Result<()> {
-    let mut scenario = match &args.spec {
-        Some(p) => Scenario::load(p).map_err(|e| with_hint(p, e))?,
-        None => embedded()?,
+    let (mut scenario, spec_outputs) = match &args.spec {
+        Some(p) => lasthop_experiment::outputs::load_scenario(p).map_err(|e| with_hint(p, e))?,
+        None => (embedded()?, None),
     };
+    let outputs = Outputs::EVERYTHING
+        .with(&spec_outputs.unwrap_or_default())
+        .with(&args.outputs.spec());
+    let unknown = outputs.unknown_hosts(&scenario);
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "--captures (or outputs.captures): {}: no such host (allowed: {})",
+            unknown.join(", "),
+            scenario
+                .hosts
+                .iter()
+                .map(|h| h.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
     if let Some(s) = args.seed {
         scenario.seed = s;
     }
@@ -92,12 +112,14 @@ pub fn run(args: SimArgs) -> Result<()> {
             p.display()
         );
     }
+    // One sync of the run's files at the end rather than one per file.
     let opts = OutputOptions {
-        dir: Some(out.clone()),
-        capture: true,
+        link_samples: false,
+        ..outputs.keep(true).sim_options(&out)
     };
     let started = std::time::Instant::now();
     let r = lasthop_sim::run(&scenario, &opts)?;
+    lasthop_core::output::sync_dir(&out).with_context(|| format!("syncing {}", out.display()))?;
     let wall = started.elapsed();
     println!(
         "{}: seed {}, replication {}, simulated {:.3} s in {:.3} s of wall time",
@@ -126,6 +148,22 @@ pub fn run(args: SimArgs) -> Result<()> {
             if secs > 0.0 { m.busy_ns as f64 / 1e7 / secs } else { 0.0 },
             m.queue_mean, m.queue_max
         );
+        // The issue-29 impairments, only when they acted.
+        let extras: Vec<String> = [
+            (s.drops_input, "dropped at the unread input"),
+            (s.drops_output, "dropped by the output dropper"),
+            (s.corrupted, "damaged and forwarded"),
+            (s.duplicated, "duplicated"),
+            (s.reordered, "reordered"),
+            (s.background, "background packets sent"),
+        ]
+        .iter()
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, what)| format!("{n} {what}"))
+        .collect();
+        if !extras.is_empty() {
+            println!("link {d}: {}", extras.join(", "));
+        }
     }
     for f in &r.flows {
         if let Some(why) = &f.aborted {

@@ -345,6 +345,9 @@ pub fn run(args: SlurmArgs) -> Result<()> {
         bail!("--cpus-per-task 0: allowed 1 or more");
     }
     let exp = Experiment::load(&args.spec)?;
+    for w in &exp.warnings {
+        eprintln!("{w}");
+    }
     let total = exp.points.len() as u64 * exp.replications;
     if args.shards == 0 || args.shards > total {
         bail!(

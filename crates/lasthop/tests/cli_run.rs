@@ -209,7 +209,8 @@ fn interrupted_run_resumes() {
     for f in [
         "summary.csv",
         "summary.json",
-        "runs/base/15/events.csv",
+        "runs/base/15/connections.csv",
+        "runs/base/0/events.csv",
         "runs/base/0/metrics.json",
         "report.html",
     ] {

@@ -519,10 +519,24 @@ fn run_stops_at_the_first_full_disk() {
     if !can_mount("run_stops_at_the_first_full_disk") {
         return;
     }
-    // The quick start's 6 runs write about 1.1 MB each: a 3 MB disk takes two or so.
+    // The quick start's 6 runs write about 1.1 MB each when they keep every output: a 3 MB
+    // disk takes two or so.
     let fs = Tmpfs::mount("3M");
     let out = fs.path().join("out");
-    let o = lasthop(&["run", "--out", s(&out), "--quiet", "-j", "1"]);
+    let o = lasthop(&[
+        "run",
+        "--out",
+        s(&out),
+        "--quiet",
+        "-j",
+        "1",
+        "--captures",
+        "all",
+        "--events",
+        "all",
+        "--tcp-trace",
+        "all",
+    ]);
     let err = String::from_utf8_lossy(&o.stderr).to_string();
     let stdout = String::from_utf8_lossy(&o.stdout).to_string();
     assert_eq!(o.status.code(), Some(1), "{stdout}\n{err}");

@@ -115,7 +115,9 @@ fn shards_are_the_unsharded_runs_and_merge_to_its_summaries() {
         for r in runs {
             let (a, b) = (full.join("runs").join(r), shard(k).join("runs").join(r));
             let fa = files(&a);
-            assert!(fa.len() >= 6, "{r}: {} files", fa.len());
+            // Every run keeps its tables, link.csv, metrics.json and scenario (captures and
+            // traces only the report run, r1/0): the comparison is never of empty directories.
+            assert!(fa.len() >= 5, "{r}: {} files", fa.len());
             assert!(
                 fa == files(&b),
                 "{r}: shard {k} differs from the unsharded run"

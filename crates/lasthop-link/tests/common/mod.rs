@@ -33,6 +33,22 @@ pub fn link(spec: &str) -> Link {
     Link::new(cfg, Seeds::new(1, 0), LogLevel::All)
 }
 
+/// Runs the model until nothing is left to do (a link without states or a background load):
+/// each output's id and release time, and the events.
+pub fn drain(l: &mut Link) -> (Vec<(u64, Time)>, Vec<Event>) {
+    let mut out = vec![];
+    loop {
+        while let Some(o) = l.poll_output() {
+            out.push((o.id, o.at));
+        }
+        let Some(t) = l.poll_timeout() else { break };
+        l.handle_timeout(t);
+    }
+    let mut ev = vec![];
+    l.drain_events(&mut ev);
+    (out, ev)
+}
+
 /// Runs the model until nothing is scheduled before `until`, collecting outputs and events.
 pub fn run(l: &mut Link, until: Time) -> (Vec<Output>, Vec<Event>) {
     let (mut out, mut ev) = (vec![], vec![]);

@@ -3,8 +3,9 @@
 //! and class (from the summaries); and the two numbers the summary tables derive (incomplete
 //! connections, seed 002's sum of maximum drops).
 
-use lasthop_experiment::runner::PointInfo;
-use lasthop_experiment::summary::class_order;
+use lasthop_experiment::catalogue::{ConnMetric, Metric, PageClassMetric, PageMetric, RunMetric};
+use lasthop_experiment::info::PointInfo;
+use lasthop_experiment::summary::{class_order, ClassSummary};
 use lasthop_experiment::{Class, ConnMetrics, FiveNum, PointSummary, RunMetrics, Summary};
 
 /// A per-connection value to plot.
@@ -106,13 +107,13 @@ pub type BoxStat = (usize, usize, FiveNum);
 
 /// The boxes of metric `key` of each class of `scheme` in each point; class indices are into
 /// `classes` (a class not in it, or without the metric, has no box).
-pub fn class_boxes(s: &Summary, scheme: &str, classes: &[String], key: &str) -> Vec<BoxStat> {
+pub fn class_boxes(s: &Summary, scheme: &str, classes: &[String], key: ConnMetric) -> Vec<BoxStat> {
     let mut boxes = vec![];
     for (g, p) in s.points.iter().enumerate() {
         for c in scheme_summaries(p, scheme) {
             if let (Some(ci), Some(f)) = (
                 classes.iter().position(|x| *x == c.class.to_string()),
-                c.metrics.get(key),
+                c.get(key),
             ) {
                 boxes.push((g, ci, *f));
             }
@@ -126,7 +127,7 @@ pub fn jain_boxes(s: &Summary) -> Vec<BoxStat> {
     s.points
         .iter()
         .enumerate()
-        .filter_map(|(g, p)| p.run_metrics.get("jain").map(|f| (g, 0, *f)))
+        .filter_map(|(g, p)| p.run(RunMetric::Jain).map(|f| (g, 0, *f)))
         .collect()
 }
 
@@ -182,13 +183,13 @@ pub fn page_classes(s: &Summary) -> Vec<String> {
 
 /// The boxes of page metric `key` of each page class in each point; class indices are into
 /// `classes` ([`page_classes`]).
-pub fn page_boxes(s: &Summary, classes: &[String], key: &str) -> Vec<BoxStat> {
+pub fn page_boxes(s: &Summary, classes: &[String], key: PageClassMetric) -> Vec<BoxStat> {
     let mut boxes = vec![];
     for (g, p) in s.points.iter().enumerate() {
         for c in &p.pages {
             if let (Some(ci), Some(f)) = (
                 classes.iter().position(|x| *x == c.class.to_string()),
-                c.metrics.get(key),
+                c.get(key),
             ) {
                 boxes.push((g, ci, *f));
             }
@@ -215,8 +216,8 @@ pub struct PageRow {
 
 pub fn page_row(p: &PointSummary) -> Option<PageRow> {
     let page = p.pages.iter().find(|c| c.class == Class::Page)?;
-    let med =
-        |c: &lasthop_experiment::summary::ClassSummary, k: &str| c.metrics.get(k).map(|f| f.median);
+    let med = |c: &ClassSummary, m: PageMetric| c.get(m).map(|f| f.median);
+    let tput = |c: &ClassSummary| c.get(PageClassMetric::ThroughputBps).map(|f| f.median);
     let class = |n: u64| p.pages.iter().find(|c| c.class == Class::C(n));
     let last = p
         .pages
@@ -228,14 +229,14 @@ pub fn page_row(p: &PointSummary) -> Option<PageRow> {
         .max_by_key(|(n, _)| *n)
         .map(|(_, c)| c);
     Some(PageRow {
-        response_s: med(page, "response_s"),
-        total_s: med(page, "total_s"),
-        main_bytes_per_s: class(1).and_then(|c| med(c, "throughput_Bps")),
-        fastest_bytes_per_s: class(2).and_then(|c| med(c, "throughput_Bps")),
-        slowest_bytes_per_s: last.and_then(|c| med(c, "throughput_Bps")),
-        drops_queue_med: med(page, "drops_queue_med"),
-        drops_error_med: med(page, "drops_error_med"),
-        sum_max_drops: med(page, "sum_max_drops"),
+        response_s: med(page, PageMetric::ResponseS),
+        total_s: med(page, PageMetric::TotalS),
+        main_bytes_per_s: class(1).and_then(tput),
+        fastest_bytes_per_s: class(2).and_then(tput),
+        slowest_bytes_per_s: last.and_then(tput),
+        drops_queue_med: med(page, PageMetric::DropsQueueMed),
+        drops_error_med: med(page, PageMetric::DropsErrorMed),
+        sum_max_drops: med(page, PageMetric::SumMaxDrops),
     })
 }
 
@@ -259,13 +260,13 @@ pub fn sum_of_max_drops(p: &PointSummary, scheme: &str) -> f64 {
     scheme_summaries(p, scheme)
         .map(|c| {
             [
-                "drops_queue",
-                "drops_red",
-                "drops_aqm",
-                "drops_error",
-                "ack_drops",
-                "ack_drops_queue",
-                "ack_drops_error",
+                ConnMetric::DropsQueue.key(),
+                ConnMetric::DropsRed.key(),
+                ConnMetric::DropsAqm.key(),
+                ConnMetric::DropsError.key(),
+                ConnMetric::AckDrops.key(),
+                PageClassMetric::AckDropsQueue.key(),
+                PageClassMetric::AckDropsError.key(),
             ]
             .iter()
             .filter_map(|k| c.metrics.get(*k).map(|f| f.max))
@@ -277,7 +278,6 @@ pub fn sum_of_max_drops(p: &PointSummary, scheme: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use lasthop_experiment::summary::ClassSummary;
 
     fn conn(elapsed_s: f64) -> ConnMetrics {
         ConnMetrics {
@@ -382,7 +382,7 @@ mod tests {
         };
         let classes = page_classes(&s);
         assert_eq!(classes, ["c1", "c2", "c10"]);
-        let boxes = page_boxes(&s, &classes, "elapsed_s");
+        let boxes = page_boxes(&s, &classes, PageClassMetric::ElapsedS);
         let medians: Vec<(usize, usize, f64)> =
             boxes.iter().map(|(g, c, f)| (*g, *c, f.median)).collect();
         assert_eq!(medians, [(0, 2, 7.0), (0, 0, 4.0), (1, 1, 3.0)]);
@@ -587,16 +587,16 @@ mod tests {
         assert_eq!(fs, ["faster", "slower"]);
         assert_eq!(scheme_classes(&s, "flow"), ["flow1", "flow2", "flow10"]);
         assert!(scheme_classes(&s, "start-order").is_empty());
-        let b = class_boxes(&s, "faster-slower", &fs, "elapsed_s");
+        let b = class_boxes(&s, "faster-slower", &fs, ConnMetric::ElapsedS);
         assert_eq!(
             b,
             [(0, 1, five(60.0)), (0, 0, five(50.0)), (1, 0, five(45.0))]
         );
-        let b = class_boxes(&s, "faster-slower", &fs, "throughput_Bps");
+        let b = class_boxes(&s, "faster-slower", &fs, ConnMetric::ThroughputBps);
         assert_eq!(b, [(0, 0, five(3000.0))]);
         // a class outside the list has no box
         assert_eq!(
-            class_boxes(&s, "flow", &["flow2".to_string()], "elapsed_s"),
+            class_boxes(&s, "flow", &["flow2".to_string()], ConnMetric::ElapsedS),
             [(2, 0, five(2.0))]
         );
         assert_eq!(jain_boxes(&s), [(0, 0, five(0.9)), (2, 0, five(0.8))]);

@@ -4,26 +4,72 @@
 //! throughput over its first 10 KB, Jain's index ×100 and the medians of RxMin and RxMax, ours
 //! and, when the spec has them, the published ones.
 
+use lasthop_experiment::catalogue::{ConnMetric, ConnMetric as C, Metric, RunMetric};
 use lasthop_experiment::{PointRef, PointSummary};
 
-/// The columns: (label, class, metric, which number: 0 = 25 %, 1 = median, 2 = 75 %).
-pub const COLUMNS: [(&str, &str, &str, u8); 11] = [
-    ("fastest 25%", "fast10k", "partial_elapsed_s", 0),
-    ("fastest 50%", "fast10k", "partial_elapsed_s", 1),
-    ("fastest 75%", "fast10k", "partial_elapsed_s", 2),
-    ("slowest 25%", "slow10k", "partial_elapsed_s", 0),
-    ("slowest 50%", "slow10k", "partial_elapsed_s", 1),
-    ("slowest 75%", "slow10k", "partial_elapsed_s", 2),
+/// Where a column's number comes from: a metric of a class of scheme `first10k`, or a run
+/// metric.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Class(&'static str, ConnMetric),
+    Run(RunMetric),
+}
+
+impl Source {
+    /// The class and metric key a reference names it by.
+    fn names(self) -> (&'static str, &'static str) {
+        match self {
+            Source::Class(c, m) => (c, m.key()),
+            Source::Run(m) => ("run", m.key()),
+        }
+    }
+}
+
+/// The columns: (label, source, which number: 0 = 25 %, 1 = median, 2 = 75 %).
+pub const COLUMNS: [(&str, Source, u8); 11] = [
     (
-        "slowest throughput (B/s)",
-        "slow10k",
-        "partial_throughput_Bps",
+        "fastest 25%",
+        Source::Class("fast10k", C::PartialElapsedS),
+        0,
+    ),
+    (
+        "fastest 50%",
+        Source::Class("fast10k", C::PartialElapsedS),
         1,
     ),
-    ("Jain ×100", "run", "jain10k_x100", 1),
-    ("RxMin", "run", "rx10k_min", 1),
-    ("RxMax", "run", "rx10k_max", 1),
-    ("unnecessary rexmt, slowest", "slow10k", "unneeded_rexmt", 1),
+    (
+        "fastest 75%",
+        Source::Class("fast10k", C::PartialElapsedS),
+        2,
+    ),
+    (
+        "slowest 25%",
+        Source::Class("slow10k", C::PartialElapsedS),
+        0,
+    ),
+    (
+        "slowest 50%",
+        Source::Class("slow10k", C::PartialElapsedS),
+        1,
+    ),
+    (
+        "slowest 75%",
+        Source::Class("slow10k", C::PartialElapsedS),
+        2,
+    ),
+    (
+        "slowest throughput (B/s)",
+        Source::Class("slow10k", C::PartialThroughputBps),
+        1,
+    ),
+    ("Jain ×100", Source::Run(RunMetric::Jain10kX100), 1),
+    ("RxMin", Source::Run(RunMetric::Rx10kMin), 1),
+    ("RxMax", Source::Run(RunMetric::Rx10kMax), 1),
+    (
+        "unnecessary rexmt, slowest",
+        Source::Class("slow10k", C::UnneededRexmt),
+        1,
+    ),
 ];
 
 /// One point's row: ours and the published values (`None` where there is none).
@@ -49,25 +95,26 @@ pub fn first10k_row(p: &PointSummary, r: Option<&PointRef>) -> Option<First10kRo
     if !p.classes.iter().any(|c| c.scheme == "first10k") {
         return None;
     }
-    let ours_of = |class: &str, metric: &str| {
-        let f = if class == "run" {
-            p.run_metrics.get(metric)
-        } else {
-            p.classes
+    let ours_of = |src: Source| {
+        let f = match src {
+            Source::Run(m) => p.run(m),
+            Source::Class(class, m) => p
+                .classes
                 .iter()
                 .filter(|c| c.scheme == "first10k" && c.class.to_string() == class)
-                .find_map(|c| c.metrics.get(metric))
+                .find_map(|c| c.get(m)),
         }?;
         Some((Some(f.p25), f.median, Some(f.p75)))
     };
     let ours = COLUMNS
         .iter()
-        .map(|(_, c, m, w)| pick(ours_of(c, m), *w))
+        .map(|(_, src, w)| pick(ours_of(*src), *w))
         .collect();
     let published = r.and_then(|r| {
         let v: Vec<Option<f64>> = COLUMNS
             .iter()
-            .map(|(_, c, m, w)| {
+            .map(|(_, src, w)| {
+                let (c, m) = src.names();
                 let x = r
                     .values
                     .iter()

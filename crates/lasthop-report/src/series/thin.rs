@@ -2,50 +2,51 @@
 //! from its pooled 1 ms histogram (full, and zoomed to the seed's y = 0.65–1), and the rows of
 //! the seed's tables, ours beside the published values of the spec's `[reference.POINT]`.
 
+use lasthop_experiment::catalogue::{Metric, ThinMetric as T};
 use lasthop_experiment::{PointRef, PointSummary};
 
 /// The latency table's columns, as the seed's tables (Appendix R): (metric, heading).
-pub const LATENCY_COLUMNS: [(&str, &str); 16] = [
-    ("lat_mean_ms", "Mean"),
-    ("lat_p40_ms", "40th"),
-    ("lat_p50_ms", "50th"),
-    ("lat_p60_ms", "60th"),
-    ("lat_p70_ms", "70th"),
-    ("lat_p80_ms", "80th"),
-    ("lat_p90_ms", "90th"),
-    ("lat_p93_ms", "93th"),
-    ("lat_p95_ms", "95th"),
-    ("lat_p96_ms", "96th"),
-    ("lat_p97_ms", "97th"),
-    ("lat_p98_ms", "98th"),
-    ("lat_p99_ms", "99th"),
-    ("lat_p99_9_ms", "99.9th"),
-    ("lat_p99_99_ms", "99.99th"),
-    ("lat_max_ms", "Max"),
+pub const LATENCY_COLUMNS: [(T, &str); 16] = [
+    (T::LatMeanMs, "Mean"),
+    (T::LatP40Ms, "40th"),
+    (T::LatP50Ms, "50th"),
+    (T::LatP60Ms, "60th"),
+    (T::LatP70Ms, "70th"),
+    (T::LatP80Ms, "80th"),
+    (T::LatP90Ms, "90th"),
+    (T::LatP93Ms, "93th"),
+    (T::LatP95Ms, "95th"),
+    (T::LatP96Ms, "96th"),
+    (T::LatP97Ms, "97th"),
+    (T::LatP98Ms, "98th"),
+    (T::LatP99Ms, "99th"),
+    (T::LatP999Ms, "99.9th"),
+    (T::LatP9999Ms, "99.99th"),
+    (T::LatMaxMs, "Max"),
 ];
 
 /// The stream table's columns (the seed's goodput/throughput tables, §4.4): (metric, heading).
-pub const STREAM_COLUMNS: [(&str, &str); 20] = [
-    ("streams", "Str"),
-    ("itt_min_ms", "ITT min"),
-    ("itt_avg_ms", "ITT avg"),
-    ("itt_max_ms", "ITT max"),
-    ("payload_min_B", "Payl. min"),
-    ("payload_avg_B", "Payl. avg"),
-    ("payload_max_B", "Payl. max"),
-    ("sent_pkts", "Sent p"),
-    ("lost_pkts", "Lost p"),
-    ("retr_pkts", "Retr p"),
-    ("rdb_pkts", "RDB p"),
-    ("payload_bytes", "Payl B"),
-    ("unique_bytes", "Unique B"),
-    ("redundant_bytes", "Rdn B"),
-    ("retr_bytes", "Retr B"),
-    ("loss_bytes_pct", "Loss % B"),
-    ("loss_pkts_pct", "Loss % p"),
-    ("dupacks", "DupACKs"),
-    ("rdb_hits", "RDB hits"),
-    ("goodput_Bps", "Goodput B/s"),
+pub const STREAM_COLUMNS: [(T, &str); 20] = [
+    (T::Streams, "Str"),
+    (T::IttMinMs, "ITT min"),
+    (T::IttAvgMs, "ITT avg"),
+    (T::IttMaxMs, "ITT max"),
+    (T::PayloadMinB, "Payl. min"),
+    (T::PayloadAvgB, "Payl. avg"),
+    (T::PayloadMaxB, "Payl. max"),
+    (T::SentPkts, "Sent p"),
+    (T::LostPkts, "Lost p"),
+    (T::RetrPkts, "Retr p"),
+    (T::RdbPkts, "RDB p"),
+    (T::PayloadBytes, "Payl B"),
+    (T::UniqueBytes, "Unique B"),
+    (T::RedundantBytes, "Rdn B"),
+    (T::RetrBytes, "Retr B"),
+    (T::LossBytesPct, "Loss % B"),
+    (T::LossPktsPct, "Loss % p"),
+    (T::Dupacks, "DupACKs"),
+    (T::RdbHits, "RDB hits"),
+    (T::GoodputBps, "Goodput B/s"),
 ];
 
 /// The ECDF of a 1 ms histogram (`(ms, count)` ascending) as the corners of its steps.
@@ -94,7 +95,7 @@ pub struct HostRow {
 
 /// The rows of a point's table of `columns`: one per host class of scheme `thin`, in summary
 /// order, then any host class only the reference names.
-pub fn host_rows(p: &PointSummary, r: Option<&PointRef>, columns: &[(&str, &str)]) -> Vec<HostRow> {
+pub fn host_rows(p: &PointSummary, r: Option<&PointRef>, columns: &[(T, &str)]) -> Vec<HostRow> {
     let published = |class: &str| -> Option<Vec<Option<f64>>> {
         let r = r?;
         let v: Vec<Option<f64>> = columns
@@ -102,7 +103,7 @@ pub fn host_rows(p: &PointSummary, r: Option<&PointRef>, columns: &[(&str, &str)
             .map(|(m, _)| {
                 r.values
                     .iter()
-                    .find(|(c, rm, _)| c == class && rm == m)
+                    .find(|(c, rm, _)| c == class && rm == m.key())
                     .map(|x| x.2.median)
             })
             .collect();
@@ -116,7 +117,7 @@ pub fn host_rows(p: &PointSummary, r: Option<&PointRef>, columns: &[(&str, &str)
             HostRow {
                 ours: columns
                     .iter()
-                    .map(|(m, _)| c.metrics.get(*m).map(|f| f.median))
+                    .map(|(m, _)| c.get(*m).map(|f| f.median))
                     .collect(),
                 published: published(&class),
                 class,

@@ -2,7 +2,7 @@
 //! as they reached the router (first transmissions and retransmissions), drops by cause, and
 //! the cumulative ACK as the link released it towards the sender.
 
-use lasthop_experiment::files::{Ev, EventRow};
+use crate::events::{Ev, EventRow};
 use std::collections::BTreeMap;
 
 /// One connection's time-sequence data. Times in s; sequence numbers in bytes relative to the
