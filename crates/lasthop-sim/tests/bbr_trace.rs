@@ -1,7 +1,7 @@
 //! BBR alone on the fidelity matrix's 10 Mbit/s, 40 ms drop-tail link
 //! (`examples/links/fidelity-10m-40ms-droptail.toml`), 20 s: `tcp_trace.csv` follows Linux
 //! 6.18's BBR state machine, its pacing rate and cwnd checked against numbers worked out from the
-//! link.
+//! link. Both hosts are on the profile "linux-6.18", as in experiments/fidelity-bbr-sim.toml.
 //!
 //! The link carries 10 Mbit/s / (1500 B · 8) = 833.33 packets per second, each with a
 //! 1448-byte segment (MSS 1460 less 12 of timestamps): a bandwidth of 1 206 667 B/s of payload,
@@ -21,11 +21,11 @@ log = "drops"
 
 [hosts.fixed]
 side = "fixed"
-tcp = { profile = "linux-3.16", pacing = "when_needed", hz = 250 }
+tcp = { profile = "linux-6.18" }
 
 [hosts.mobile]
 side = "mobile"
-tcp = { profile = "linux-3.16", pacing = "when_needed", hz = 250 }
+tcp = { profile = "linux-6.18" }
 
 [[flows]]
 kind = "bulk"
