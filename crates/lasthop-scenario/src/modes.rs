@@ -124,7 +124,7 @@ pub const KEYS: &[KeyRow] = &[
     row(
         "flows[i].congestion_control (bulk)",
         (
-            Honour::Some("\"reno\" and \"cubic\" (the TCP model's), on both ends' sockets; any other (\"bbr\") is refused: run it in emulation"),
+            Honour::Some("\"reno\", \"cubic\" and \"bbr\" (the TCP model's), on both ends' sockets; \"bbr\" needs a host that can pace (`tcp.profile = \"linux-6.18\"` or `tcp.pacing`); any other is refused: run it in emulation"),
             Honour::Yes,
         ),
     ),
@@ -239,6 +239,7 @@ pub const LINUX: &[Counterpart] = &[
                 match c.congestion_control {
                     CongestionControl::Reno => "reno",
                     CongestionControl::Cubic => "cubic",
+                    CongestionControl::Bbr => "bbr",
                 }
                 .into(),
             )
@@ -306,6 +307,22 @@ pub const LINUX: &[Counterpart] = &[
         linux_default: Some("3"),
     },
     Counterpart {
+        // Linux 4.13+: the pacing rate of an algorithm without its own (BBR has one), in
+        // percent of cwnd · mss / srtt; it acts when the socket paces (the model's `pacing`).
+        model: "pacing_ss_ratio",
+        linux: Place::Sysctl("tcp_pacing_ss_ratio"),
+        same: |c, v| v == c.pacing_ss_ratio.to_string(),
+        linux_value: |c| Some(c.pacing_ss_ratio.to_string()),
+        linux_default: Some("200"),
+    },
+    Counterpart {
+        model: "pacing_ca_ratio",
+        linux: Place::Sysctl("tcp_pacing_ca_ratio"),
+        same: |c, v| v == c.pacing_ca_ratio.to_string(),
+        linux_value: |c| Some(c.pacing_ca_ratio.to_string()),
+        linux_default: Some("120"),
+    },
+    Counterpart {
         model: "initial_window",
         linux: Place::Route("initcwnd"),
         same: |c, v| matches!(c.initial_window, InitialWindow::Segments(n) if v == n.to_string()),
@@ -369,8 +386,8 @@ impl Flow {
     /// Simulation: the TCP model's configurations of the flow's two ends, `[server, client]`
     /// (`None`: the host's own). The client's is its host's `tcp` table with the flow's `tcp`
     /// table over it; a bulk flow's socket options act on both ends, as in emulation:
-    /// `congestion_control` ("reno" or "cubic"), `nodelay` (the model's `nagle = false`),
-    /// `window_clamp`. What the model cannot do (`congestion_control = "bbr"`, `sndbuf`,
+    /// `congestion_control` ("reno", "cubic" or "bbr"), `nodelay` (the model's `nagle = false`),
+    /// `window_clamp`. What the model cannot do (another `congestion_control`, `sndbuf`,
     /// `rcvbuf`) is an error naming the key, the mode and what would work.
     pub fn sim_tcp(&self, sc: &Scenario) -> Result<[Option<TcpConfig>; 2], SpecError> {
         let key = self.spec_key();
@@ -382,7 +399,7 @@ impl Flow {
                     return Err(err(
                         format!("{key}.congestion_control"),
                         format!(
-                            "{cc:?} cannot run in simulation: the TCP model has \"reno\" and \"cubic\" (it refuses an algorithm it would otherwise run as Reno); run the scenario in emulation (lasthop emu, where the hosts' Linux runs {cc}) or choose \"reno\" or \"cubic\""
+                            "{cc:?} cannot run in simulation: the TCP model has \"reno\", \"cubic\" and \"bbr\" (it refuses an algorithm it would otherwise run as Reno); run the scenario in emulation (lasthop emu, where the hosts' Linux runs {cc}) or choose one of those"
                         ),
                     ));
                 }
@@ -411,8 +428,27 @@ impl Flow {
         }
         let mut client = self.tcp_table.clone();
         lasthop_core::spec::merge_tables(&mut client, &sock);
-        let server = crate::flow_tcp_config(&key, &sc.hosts[self.to], &sock)?;
-        let client = crate::flow_tcp_config(&key, &sc.hosts[self.from], &client)?;
+        // The socket's algorithm may not suit the host (BBR where the host cannot pace): the
+        // error names the flow's key and what would work.
+        let sock_cc = sock.contains_key("congestion_control");
+        let on = |h: usize, t: &toml::Table| {
+            crate::flow_tcp_config(&key, &sc.hosts[h], t).map_err(|e| {
+                if sock_cc && e.key == format!("{key}.tcp.congestion_control") {
+                    err(
+                        format!("{key}.congestion_control"),
+                        format!(
+                            "{}; for this flow give hosts.{}.tcp a profile that paces (profile = \"linux-6.18\"), or run the scenario in emulation (lasthop emu)",
+                            e.message,
+                            host_key(&sc.hosts[h]).trim_start_matches("hosts.")
+                        ),
+                    )
+                } else {
+                    e
+                }
+            })
+        };
+        let server = on(self.to, &sock)?;
+        let client = on(self.from, &client)?;
         Ok([Some(server), Some(client)])
     }
 
@@ -783,6 +819,7 @@ fn model_value(c: &TcpConfig, key: &str) -> String {
         "congestion_control" => match c.congestion_control {
             CongestionControl::Reno => "\"reno\"".into(),
             CongestionControl::Cubic => "\"cubic\"".into(),
+            CongestionControl::Bbr => "\"bbr\"".into(),
         },
         "thin_linear_timeouts" => c.thin_linear_timeouts.to_string(),
         "thin_dupack" => c.thin_dupack.to_string(),
@@ -798,6 +835,8 @@ fn model_value(c: &TcpConfig, key: &str) -> String {
         "cbi" => c.cbi.to_string(),
         "rack" => c.rack.to_string(),
         "tlp" => c.tlp.to_string(),
+        "pacing_ss_ratio" => c.pacing_ss_ratio.to_string(),
+        "pacing_ca_ratio" => c.pacing_ca_ratio.to_string(),
         _ => "?".into(),
     }
 }

@@ -28,17 +28,53 @@ fn keys(w: &[lasthop_core::spec::Warning]) -> Vec<&str> {
 
 #[test]
 fn bulk_congestion_control_acts_in_simulation_or_is_refused() {
-    // "bbr" was accepted and the run was Linux 2.4 Reno; now simulation refuses it, naming the
-    // key, the mode and what works. Emulation runs it (the socket's TCP_CONGESTION).
+    // "bbr" was accepted and the run was Linux 2.4 Reno; then simulation refused it. Now the
+    // model has BBR (Linux 6.18's), which paces: on hosts that cannot pace (the baseline) it is
+    // refused, naming the key, the mode and what works. Emulation runs it (the socket's
+    // TCP_CONGESTION).
     let sc = scenario(LINK, "", &format!("{BULK}congestion_control = \"bbr\"\n"));
     let e = sc.check_mode(Mode::Sim).unwrap_err();
     assert_eq!(e.key, "flows[0].congestion_control", "{e}");
-    for what in ["simulation", "emulation", "\"reno\" or \"cubic\""] {
+    for what in ["pacing", "linux-6.18", "emulation", "\"reno\" or \"cubic\""] {
         assert!(e.message.contains(what), "{e}");
     }
     assert!(sc.check_mode(Mode::Emu).is_ok());
     let e = lasthop_sim::run(&sc, &OPTS).unwrap_err();
     assert!(e.to_string().contains("flows[0].congestion_control"), "{e}");
+    // On hosts that pace it runs, on both ends' sockets.
+    let paced =
+        "[hosts.a.tcp]\npacing = \"when_needed\"\n[hosts.b.tcp]\npacing = \"when_needed\"\n";
+    let sc = scenario(
+        LINK,
+        paced,
+        &format!("{BULK}congestion_control = \"bbr\"\n"),
+    );
+    sc.check_mode(Mode::Sim).unwrap();
+    let [server, client] = sc.flows[0].sim_tcp(&sc).unwrap();
+    for c in [server.unwrap(), client.unwrap()] {
+        assert_eq!(c.congestion_control, CongestionControl::Bbr);
+    }
+    // Hosts on the profile "linux-6.18" can pace: BBR runs there, over the profile's 6.x
+    // functions (`kernel`), and so does the profile's CUBIC beside it.
+    let l618 = "[hosts.a.tcp]\nprofile = \"linux-6.18\"\n[hosts.b.tcp]\nprofile = \"linux-6.18\"\n";
+    let flows =
+        format!("{BULK}congestion_control = \"bbr\"\n{BULK}congestion_control = \"cubic\"\n");
+    let sc = scenario(LINK, l618, &flows);
+    sc.check_mode(Mode::Sim).unwrap();
+    for (f, cc) in [(0, CongestionControl::Bbr), (1, CongestionControl::Cubic)] {
+        let [server, client] = sc.flows[f].sim_tcp(&sc).unwrap();
+        for c in [server.unwrap(), client.unwrap()] {
+            assert_eq!(c.congestion_control, cc);
+            assert_eq!(c.kernel, Some(lasthop_tcp::Kernel::Linux618));
+        }
+    }
+    // An algorithm the model lacks is refused in simulation, as before.
+    let sc = scenario(LINK, "", &format!("{BULK}congestion_control = \"vegas\"\n"));
+    let e = sc.check_mode(Mode::Sim).unwrap_err();
+    assert_eq!(e.key, "flows[0].congestion_control", "{e}");
+    for what in ["simulation", "emulation", "\"bbr\""] {
+        assert!(e.message.contains(what), "{e}");
+    }
 
     // "cubic" takes effect on both ends' sockets, over each host's own configuration.
     let sc = scenario(

@@ -123,8 +123,14 @@ fn io_err(path: &Path) -> impl Fn(io::Error) -> Error + '_ {
 }
 
 impl Outputs {
+    /// Hosts (or flows) that may pace give `tcp_trace.csv` two more columns: the pacing rate and
+    /// the congestion control's state.
     pub fn new(opts: &OutputOptions, scenario: &Scenario) -> Result<Outputs, Error> {
         let host_names: Vec<String> = scenario.hosts.iter().map(|h| h.name.clone()).collect();
+        let no_pacing = lasthop_tcp::Pacing::None;
+        let pacing = scenario.hosts.iter().any(|h| h.tcp.pacing != no_pacing)
+            || (scenario.flows.iter())
+                .any(|f| f.tcp.as_ref().is_some_and(|c| c.pacing != no_pacing));
         let mut pcaps = Vec::new();
         let mut events = None;
         let mut trace = None;
@@ -139,7 +145,7 @@ impl Outputs {
             if opts.tcp_trace {
                 let path = files.tcp_trace_csv();
                 let f = AtomicFile::create(&path).map_err(io_err(&path))?;
-                trace = Some(TraceWriter::new(f).map_err(io_err(&path))?);
+                trace = Some(TraceWriter::new(f, pacing).map_err(io_err(&path))?);
             }
         }
         for h in &scenario.hosts {
@@ -232,6 +238,8 @@ impl Outputs {
                     lost_out: r.lost_out,
                     retrans_out: r.retrans_out,
                     in_flight: r.in_flight(),
+                    pacing_rate: r.pacing_rate,
+                    cc_mode: r.cc_mode,
                 };
                 f.row(name, &key.0, &key.1, &row).map_err(|e| Error::Io {
                     path: layout::TCP_TRACE_CSV.into(),

@@ -289,6 +289,13 @@ pub struct TcpConfig {
     pub undo: bool,
     /// Congestion control: Reno (today's Linux 2.4 growth) or CUBIC (Linux 3.16 `tcp_cubic.c`).
     pub congestion_control: CongestionControl,
+    /// Which kernel's version of the functions that changed between kernels the model
+    /// follows: none (the default) is Reno with Linux 2.4's growth (`tcp_cong_avoid`, also the
+    /// `linux-3.16` profile's) and CUBIC as Linux 3.16 has it, with everything else as the
+    /// switches say; `"linux-3.16"` gives Reno 3.16's slow start (`tcp_slow_start`: cwnd +=
+    /// segments ACKed, to at most ssthresh + 1); `"linux-6.18"` the 6.18 versions (see
+    /// [`Kernel::Linux618`]).
+    pub kernel: Option<Kernel>,
     /// HyStart (Linux 3.16 `tcp_cubic.c`: ACK-train and delay-increase detection, both on,
     /// from cwnd 16): ends slow start early. Part of CUBIC (needs `congestion_control = "cubic"`).
     pub hystart: bool,
@@ -306,6 +313,18 @@ pub struct TcpConfig {
     /// RACK time-based loss detection (RFC 8985, Linux 4.10+ `tcp_recovery.c`), in addition to
     /// the SACK loss-marking rules; needs SACK.
     pub rack: bool,
+    /// Linux's internal TCP pacing (4.13+): `"none"` (the kernel cannot pace: the seeds' 2.4,
+    /// 2.3.99 and 3.16), `"when_needed"` (the algorithm asks for it, as BBR does: Linux 6.18
+    /// without the `fq` qdisc) or `"always"` (every connection, as with `fq`).
+    pub pacing: Pacing,
+    /// Linux `tcp_pacing_ss_ratio`: the pacing rate in slow start (cwnd < ssthresh / 2), in
+    /// percent of cwnd · mss / srtt, for algorithms without a rate of their own.
+    pub pacing_ss_ratio: u32,
+    /// Linux `tcp_pacing_ca_ratio`: the same in congestion avoidance.
+    pub pacing_ca_ratio: u32,
+    /// The kernel's `HZ` (100, 250, 300 or 1000): the tick of `tcp_jiffies32`, which BBR's
+    /// min-RTT window and PROBE_RTT duration count in. (CUBIC of Linux 3.16 counts in ms.)
+    pub hz: u32,
     /// Linux 2.6+ `tcp_measure_rcv_mss` / `tcp_cleanup_rbuf`: a segment shorter than the
     /// receiver's estimate of the sender's MSS is ACKed as soon as the application reads it,
     /// unless the connection is interactive (it answered within ato: `pingpong`), then every
@@ -337,6 +356,37 @@ pub enum CongestionControl {
     /// Linux 3.16 `tcp_cubic.c`: beta 717/1024, C = 0.4 (`bic_scale` 41), fast convergence,
     /// TCP friendliness; slow start by `tcp_slow_start` (cwnd += segments ACKed).
     Cubic,
+    /// Linux 6.18 `tcp_bbr.c` (BBR v1): cwnd and the pacing rate from a model of the path's
+    /// bottleneck bandwidth and minimum RTT (`cc/bbr.rs`); needs pacing.
+    Bbr,
+}
+
+/// Whether and when the sender paces its segments (Linux's internal pacing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Pacing {
+    /// The kernel cannot pace (Linux before 4.13's internal pacing).
+    None,
+    /// When the congestion-control algorithm asks for it (`SK_PACING_NEEDED`: BBR).
+    WhenNeeded,
+    /// Always (Linux with the `fq` qdisc).
+    Always,
+}
+
+/// The kernel whose version of the functions that changed between kernels the model follows
+/// (`kernel`), where it has more than one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+pub enum Kernel {
+    /// Linux 3.16: Reno's `tcp_reno_cong_avoid` (`tcp_slow_start`); CUBIC as without a kernel.
+    #[serde(rename = "linux-3.16")]
+    Linux316,
+    /// Linux 6.18 (docs/tcp-model.md, the profile "linux-6.18"): Reno's and CUBIC's 6.x
+    /// growth (`tcp_slow_start` with the rest of the ACK into `tcp_cong_avoid_ai`, HyStart in
+    /// µs), the ACK's order (`tcp_cong_control` after `tcp_fastretrans_alert`, with PRR there),
+    /// RACK alone finding losses (`tcp_recovery = 1`), the RTT samples, the loss probe's and
+    /// the reordering timer's timeouts in jiffies, the growth gate and undo.
+    #[serde(rename = "linux-6.18")]
+    Linux618,
 }
 
 /// The growth gate: whether an ACK of new data may raise cwnd.
@@ -354,6 +404,10 @@ pub enum CwndLimited {
     /// above ssthresh, whether the last transmission of new data that set `max_packets_out`
     /// was stopped by cwnd (`tcp_cwnd_validate`).
     Linux316,
+    /// Linux 6.18 `tcp_is_cwnd_limited(sk)`: the last cwnd-limited transmission round, or in
+    /// slow start (cwnd < ssthresh) `cwnd < 2·max_packets_out`; `tcp_cwnd_validate` also
+    /// takes a round that sent nothing but found cwnd full, and any cwnd-limited round.
+    Linux618,
 }
 
 /// Early retransmit (Linux `tcp_early_retrans` 1 and 2).
@@ -378,6 +432,9 @@ pub enum Profile {
     /// [`TcpConfig::linux_2_3_99`]).
     #[serde(rename = "linux-2.3.99")]
     Linux2399,
+    /// Linux 6.18, the kernel the emulated hosts run (see [`TcpConfig::linux_6_18`]).
+    #[serde(rename = "linux-6.18")]
+    Linux618,
 }
 
 impl CongestionControl {
@@ -387,6 +444,7 @@ impl CongestionControl {
         match name {
             "reno" => Some(CongestionControl::Reno),
             "cubic" => Some(CongestionControl::Cubic),
+            "bbr" => Some(CongestionControl::Bbr),
             _ => None,
         }
     }
@@ -398,6 +456,7 @@ impl Profile {
         match self {
             Profile::Linux316 => TcpConfig::linux_3_16(),
             Profile::Linux2399 => TcpConfig::linux_2_3_99(),
+            Profile::Linux618 => TcpConfig::linux_6_18(),
         }
     }
 }
@@ -489,6 +548,31 @@ impl TcpConfig {
     }
 }
 
+impl TcpConfig {
+    /// Linux 6.18 (the kernel the emulated hosts run) with its defaults, the switches set as
+    /// its code does (docs/tcp-model.md, *Linux 6.18*, names the kernel function of each):
+    /// SACK, D-SACK, timestamps and window scaling on, IW 10, CUBIC with HyStart (6.x's, in
+    /// µs), RACK as the loss detector without the dupthresh rules (`tcp_recovery = 1`), the tail
+    /// loss probe, PRR (5.x's `tcp_cwnd_reduction`), F-RTO, no FACK (gone in 4.15), no early
+    /// retransmit (gone in 4.10), undo, the adaptive delayed ACK with 16 quick ACKs, RTO 1 s
+    /// initial, 200 ms min, 120 s max, and internal pacing when the algorithm asks for it (BBR).
+    /// Jiffies are 4 ms (`CONFIG_HZ = 250`, the emulating machine's), the receive buffer
+    /// `tcp_rmem[2]`'s default of 6 MiB. Where 3.16 and 6.18 share a function the model's 3.16
+    /// code runs; where they differ, `kernel = "linux-6.18"` selects the 6.x one.
+    pub fn linux_6_18() -> TcpConfig {
+        TcpConfig {
+            fack: false,
+            early_retransmit: EarlyRetransmit::Off,
+            rack: true,
+            kernel: Some(Kernel::Linux618),
+            cwnd_limited: CwndLimited::Linux618,
+            pacing: Pacing::WhenNeeded,
+            hz: 250,
+            ..TcpConfig::linux_3_16()
+        }
+    }
+}
+
 /// Declares the TOML form of [`TcpConfig`]: every field optional (so a profile can tell what
 /// was written), plus `profile`. A new field of [`TcpConfig`] must be listed here too.
 macro_rules! tcp_config_toml {
@@ -568,6 +652,7 @@ tcp_config_toml! {
     frto: bool,
     undo: bool,
     congestion_control: CongestionControl,
+    kernel: Option<Kernel>,
     hystart: bool,
     cwnd_limited: CwndLimited,
     prr: bool,
@@ -575,6 +660,10 @@ tcp_config_toml! {
     tlp: bool,
     rack: bool,
     ack_pushed: bool,
+    pacing: Pacing,
+    pacing_ss_ratio: u32,
+    pacing_ca_ratio: u32,
+    hz: u32,
     rdb: Rdb,
     rdb_max_bytes: Option<Bytes>,
     rdb_max_segments: Option<u32>,
@@ -637,6 +726,7 @@ impl Default for TcpConfig {
             rdb_tfrc: None,
             rdb_ssthresh: None,
             congestion_control: CongestionControl::Reno,
+            kernel: None,
             hystart: false,
             cwnd_limited: CwndLimited::Linux24,
             prr: false,
@@ -644,6 +734,10 @@ impl Default for TcpConfig {
             tlp: false,
             rack: false,
             ack_pushed: false,
+            pacing: Pacing::None,
+            pacing_ss_ratio: 200,
+            pacing_ca_ratio: 120,
+            hz: 1000,
         }
     }
 }
@@ -774,6 +868,40 @@ impl TcpConfig {
                 "rto_initial",
                 "must lie between `rto_min` and `rto_max`",
             ));
+        }
+        for (key, v) in [
+            ("pacing_ss_ratio", self.pacing_ss_ratio),
+            ("pacing_ca_ratio", self.pacing_ca_ratio),
+        ] {
+            if v > 3000 {
+                return Err(err(
+                    key,
+                    format!("{v} is out of range: allowed 0..=3000 (percent of cwnd · mss / srtt, as Linux's tcp_{key} sysctl)"),
+                ));
+            }
+        }
+        if ![100, 250, 300, 1000].contains(&self.hz) {
+            return Err(err(
+                "hz",
+                format!(
+                    "{} is out of range: allowed 100, 250, 300 or 1000 (Linux's CONFIG_HZ choices)",
+                    self.hz
+                ),
+            ));
+        }
+        if self.congestion_control == CongestionControl::Bbr {
+            if self.pacing == Pacing::None {
+                return Err(err(
+                    "congestion_control",
+                    "\"bbr\" paces its segments (Linux 4.13+'s internal pacing, or the fq qdisc): it needs `pacing = \"when_needed\"` or `\"always\"`, which `profile = \"linux-6.18\"` has; with `pacing = \"none\"` (the seeds' kernels and the linux-3.16 and linux-2.3.99 profiles cannot pace) choose \"reno\" or \"cubic\"",
+                ));
+            }
+            if self.kernel == Some(Kernel::Linux316) {
+                return Err(err(
+                    "kernel",
+                    "\"linux-3.16\" has no BBR (Linux 4.9+): leave `kernel` out with `congestion_control = \"bbr\"` (BBR is Linux 6.18's)",
+                ));
+            }
         }
         self.validate_rdb()?;
         Ok(())

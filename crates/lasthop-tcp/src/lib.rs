@@ -58,6 +58,7 @@
 //! assert_eq!(delivered, 10_000);
 //! ```
 
+mod cc;
 pub mod config;
 pub mod conn;
 pub mod host;
@@ -70,7 +71,7 @@ pub use config::{
     ConfigError, DelayedAck, HandshakeRtt, InitialWindow, RecoveryExit, RtoEstimator, RtoTimer,
     SackLossMarking, SsthreshFrom, TcpConfig,
 };
-pub use config::{CongestionControl, CwndLimited, EarlyRetransmit, Profile};
+pub use config::{CongestionControl, CwndLimited, EarlyRetransmit, Kernel, Pacing, Profile};
 pub use config::{Rdb, RdbSsthresh};
 pub use conn::{
     AbortReason, CaState, Connection, Event, State, Stats, TraceRecord, SSTHRESH_INFINITE,

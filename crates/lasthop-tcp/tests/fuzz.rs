@@ -170,7 +170,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(300))]
     /// The same for today's Linux switches (seed 003): CUBIC with or without HyStart, the growth
     /// gates, PRR, early retransmit, TLP, RACK, IW up to 10, RDB v1 / v2 / v2 with TFRC-SP, the
-    /// pushed-segment ACK, from the baseline or the linux-3.16 profile.
+    /// pushed-segment ACK, pacing, BBR, from the baseline or the linux-3.16 profile.
     #[test]
     fn transfers_complete_with_todays_linux(
         drops in proptest::collection::vec((any::<bool>(), 0usize..300), 0..40),
@@ -179,7 +179,7 @@ proptest! {
         gate in 0u8..3, prr in any::<bool>(), er in 0u8..3, tlp in any::<bool>(),
         thin in any::<bool>(), nagle in any::<bool>(), ecn in any::<bool>(), iw in 1u32..11,
         rack in any::<bool>(), rdb in 0u8..4, ack_pushed in any::<bool>(),
-        segs in 1u64..120, tail in 0u64..536,
+        segs in 1u64..120, tail in 0u64..536, pacing in 0u8..3, bbr in any::<bool>(),
     ) {
         // RDB (seed 003): off, v1, v2, v2 with TFRC-SP; v2 is a Reno module.
         let (rdb, rdb_tfrc) = match rdb {
@@ -189,14 +189,18 @@ proptest! {
             _ => (lasthop_tcp::Rdb::V2, Some(true)),
         };
         let cubic = cubic && rdb != lasthop_tcp::Rdb::V2;
+        // BBR (it paces) instead of the Reno or CUBIC above, unless RDBv2 (a Reno module).
+        let bbr = bbr && rdb != lasthop_tcp::Rdb::V2;
         let base = if profile { TcpConfig::linux_3_16() } else { TcpConfig::default() };
         let cfg = TcpConfig {
-            congestion_control: if cubic {
+            congestion_control: if bbr {
+                lasthop_tcp::CongestionControl::Bbr
+            } else if cubic {
                 lasthop_tcp::CongestionControl::Cubic
             } else {
                 lasthop_tcp::CongestionControl::Reno
             },
-            hystart: hystart && cubic,
+            hystart: hystart && cubic && !bbr,
             cwnd_limited: [lasthop_tcp::CwndLimited::Linux24, lasthop_tcp::CwndLimited::Linux315,
                 lasthop_tcp::CwndLimited::Linux316][gate as usize],
             prr,
@@ -213,6 +217,8 @@ proptest! {
             rdb,
             rdb_tfrc,
             ack_pushed,
+            pacing: [lasthop_tcp::Pacing::None, lasthop_tcp::Pacing::WhenNeeded,
+                lasthop_tcp::Pacing::Always][pacing.max(u8::from(bbr)) as usize],
             ..base
         };
         cfg.validate().unwrap();

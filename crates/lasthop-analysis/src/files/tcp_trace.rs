@@ -1,6 +1,7 @@
 //! `tcp_trace.csv` (simulation only): the TCP model's congestion state after every change, one
 //! row per data sender and change (`docs/simulator.md`). The simulator writes it row by row
-//! while it runs ([`TraceWriter`]); the report reads it back ([`read`]).
+//! while it runs ([`TraceWriter`]); the report reads it back ([`read`]). A run whose hosts may
+//! pace has two more columns, [`PACING_COLUMNS`] (the reader ignores them).
 
 use super::FileError;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,11 @@ pub const COLUMNS: [&str; 15] = [
     "retrans_out",
     "in_flight",
 ];
+
+/// The columns after [`COLUMNS`] when a host may pace: `sk_pacing_rate` (empty for a
+/// connection that does not pace, `unlimited` before its first rate) and the algorithm's own
+/// state (BBR's mode).
+pub const PACING_COLUMNS: [&str; 2] = ["pacing_rate_Bps", "cc_mode"];
 
 /// One row of `tcp_trace.csv` as read back. `cwnd_segs` and `ssthresh_segs` were `cwnd` and
 /// `ssthresh` before issue 24 put the unit in the name; the scoreboard's columns came later
@@ -77,19 +83,28 @@ pub struct TraceFields<'a> {
     pub lost_out: u32,
     pub retrans_out: u32,
     pub in_flight: u32,
+    /// B/s (`u64::MAX`: unlimited); None: the connection does not pace.
+    pub pacing_rate: Option<u64>,
+    pub cc_mode: Option<&'a str>,
 }
 
 /// Streams `tcp_trace.csv`: the header, then a row per [`TraceWriter::row`] (formatted
 /// directly: a run writes one after every ACK of every connection).
 pub struct TraceWriter<W: Write> {
     w: W,
+    /// With [`PACING_COLUMNS`].
+    pacing: bool,
 }
 
 impl<W: Write> TraceWriter<W> {
-    pub fn new(mut w: W) -> io::Result<TraceWriter<W>> {
+    pub fn new(mut w: W, pacing: bool) -> io::Result<TraceWriter<W>> {
         w.write_all(COLUMNS.join(",").as_bytes())?;
+        if pacing {
+            w.write_all(b",")?;
+            w.write_all(PACING_COLUMNS.join(",").as_bytes())?;
+        }
         w.write_all(b"\n")?;
-        Ok(TraceWriter { w })
+        Ok(TraceWriter { w, pacing })
     }
 
     pub fn row(
@@ -107,7 +122,7 @@ impl<W: Write> TraceWriter<W> {
         if let Some(s) = r.srtt_ns {
             write!(self.w, "{s}")?;
         }
-        writeln!(
+        write!(
             self.w,
             ",{},{},{:?},{},{},{},{},{}",
             r.rttvar_ns,
@@ -118,7 +133,16 @@ impl<W: Write> TraceWriter<W> {
             r.lost_out,
             r.retrans_out,
             r.in_flight
-        )
+        )?;
+        if self.pacing {
+            match r.pacing_rate {
+                Some(u64::MAX) => write!(self.w, ",unlimited")?,
+                Some(rate) => write!(self.w, ",{rate}")?,
+                None => write!(self.w, ",")?,
+            }
+            write!(self.w, ",{}", r.cc_mode.unwrap_or(""))?;
+        }
+        writeln!(self.w)
     }
 
     pub fn into_inner(self) -> W {

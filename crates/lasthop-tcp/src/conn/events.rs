@@ -107,6 +107,11 @@ pub struct TraceRecord {
     pub sacked_out: u32,
     pub lost_out: u32,
     pub retrans_out: u32,
+    /// The pacing rate in bytes per second (Linux `sk_pacing_rate`) when the sender paces;
+    /// `u64::MAX` while it is unlimited.
+    pub pacing_rate: Option<u64>,
+    /// The congestion-control algorithm's own state, if it has one (BBR's mode).
+    pub cc_mode: Option<&'static str>,
 }
 
 impl TraceRecord {

@@ -95,20 +95,25 @@ impl Connection {
         self.hs.syn_pending = false;
         self.timers.rto = None;
         let sample_ok = cfg.handshake_rtt == HandshakeRtt::Always || self.opts.ts;
-        if self.hs.syn_retries == 0 && sample_ok {
-            snd.rtt
-                .sample(now.saturating_since(self.hs.syn_sent_at), 1, 1);
+        let hs_rtt = (self.hs.syn_retries == 0).then(|| now.saturating_since(self.hs.syn_sent_at));
+        if let (Some(m), true) = (hs_rtt, sample_ok) {
+            snd.rtt.sample(m, 1, 1);
         } else {
             // RFC 2988 §5.7 / Linux: the backed-off SYN timeout does not carry over to data.
             snd.rtt.reset(cfg.rto_initial);
         }
-        snd.cwnd = cfg.iw_segments(self.opts.mss);
+        snd.win.cwnd = cfg.iw_segments(self.opts.mss);
         if cfg.cbi {
             self.init_metrics();
         }
         if self.hs.syn_retries > 0 && self.cfg.iw_after_syn_loss_1 {
-            self.snd.cwnd = 1;
+            self.snd.win.cwnd = 1;
         }
+        let cx = ctx!(self, now);
+        if self.snd.ctl {
+            self.snd.cc_established(&cx, hs_rtt);
+        }
+        self.snd.update_pacing_rate(&cx);
         self.state = if self.snd.fin_queued {
             State::FinWait1
         } else {
@@ -129,10 +134,10 @@ impl Connection {
             return;
         };
         if m.ssthresh > 0 {
-            snd.ssthresh = m.ssthresh;
+            snd.win.ssthresh = m.ssthresh;
         }
         if snd.rtt.seed_from_cache(m.srtt, m.mdev4, ts, init) {
-            snd.cwnd = linux_iw(self.opts.mss).min(snd.ssthresh);
+            snd.win.cwnd = linux_iw(self.opts.mss).min(snd.win.ssthresh);
         }
     }
 

@@ -1,5 +1,5 @@
-//! Today's Linux on top of the 2.4-like send state, each a switch of [`TcpConfig`]: CUBIC
-//! (`cubic.rs`), the growth gate `tcp_is_cwnd_limited` of 3.15 and 3.16, proportional rate
+//! Today's Linux on top of the 2.4-like send state, each a switch of [`TcpConfig`]: the
+//! growth gate `tcp_is_cwnd_limited` of 3.15 and 3.16, proportional rate
 //! reduction (3.2+ `tcp_cwnd_reduction`), early retransmit (3.5+, with 3.16's delay) and the
 //! tail loss probe (3.10–3.16). Each function names the kernel function it follows.
 //!
@@ -8,11 +8,11 @@
 //! field, [`Timers::alt`], and `Timers::rto` is `None` while it is armed, so one of them is
 //! pending at a time, as in Linux; `rearm_rto` puts the RTO back.
 
-use super::cubic::Cubic;
 use super::rack::Rack;
 use super::send::Outgoing;
 use super::timers::AltTimer;
 use super::*;
+use crate::cc::{Acked, CongestionOps};
 use crate::config::{CongestionControl, CwndLimited, EarlyRetransmit};
 
 /// The state these mechanisms add to [`SendState`].
@@ -21,7 +21,6 @@ pub(super) struct Linux3 {
     /// Any of these mechanisms is on: otherwise the hooks return at once (the seeds' baseline
     /// pays one test per hook).
     pub(super) active: bool,
-    pub(super) cubic: Option<Cubic>,
     /// Linux 3.16 `tcp_cwnd_validate`: the most segments out in the current window, the
     /// snd_nxt that ends that window, and whether cwnd stopped the transmission that set it.
     max_packets_out: u32,
@@ -34,7 +33,7 @@ pub(super) struct Linux3 {
     pub(super) round_open: bool,
     /// PRR (Linux `prior_cwnd`, `prr_delivered`, `prr_out`), `packets_out - sacked_out` before
     /// the ACK, and whether the ACK being processed started Recovery (`fast_rexmit`).
-    prior_cwnd: u32,
+    pub(super) prior_cwnd: u32,
     prr_delivered: u32,
     pub(super) prr_out: u32,
     prior_unsacked: u32,
@@ -72,8 +71,6 @@ impl Linux3 {
     pub(super) fn new(cfg: &TcpConfig) -> Linux3 {
         Linux3 {
             active: Self::wanted(cfg),
-            cubic: (cfg.congestion_control == CongestionControl::Cubic)
-                .then(|| Cubic::new(cfg.hystart)),
             max_packets_out: 0,
             max_packets_seq: 0,
             is_cwnd_limited: false,
@@ -100,6 +97,12 @@ impl Linux3 {
     }
 }
 
+/// `usecs_to_jiffies`: `d` rounded up to whole jiffies at `hz`.
+pub(super) fn jiffies_up(d: Dur, hz: u32) -> Dur {
+    let j = 1_000_000_000 / u64::from(hz);
+    Dur(d.0.div_ceil(j) * j)
+}
+
 /// Linux `TCP_DELACK_MAX`, the delayed-ACK allowance of the loss probe for one segment out.
 const TLP_DELACK_MAX: Dur = Dur::from_millis(200);
 
@@ -112,60 +115,67 @@ impl SendState {
     #[inline]
     pub(super) fn cwnd_gate(&self, cfg: &TcpConfig, prior_in_flight: u32) -> bool {
         match cfg.cwnd_limited {
-            CwndLimited::Linux24 => prior_in_flight >= self.cwnd,
+            CwndLimited::Linux24 => prior_in_flight >= self.win.cwnd,
             // 3.15: in_flight >= cwnd, or `left <= tcp_max_tso_deferred_mss` (3).
             CwndLimited::Linux315 => {
-                prior_in_flight >= self.cwnd || self.cwnd - prior_in_flight <= 3
+                prior_in_flight >= self.win.cwnd || self.win.cwnd - prior_in_flight <= 3
             }
             CwndLimited::Linux316 => {
-                if self.cwnd <= self.ssthresh {
-                    self.cwnd < 2 * self.l3.max_packets_out
+                if self.win.cwnd <= self.win.ssthresh {
+                    self.win.cwnd < 2 * self.l3.max_packets_out
                 } else {
                     self.l3.is_cwnd_limited
                 }
             }
-        }
-    }
-
-    /// `tcp_cong_avoid` of the configured algorithm: today's Reno growth, or CUBIC.
-    #[inline]
-    pub(super) fn cong_avoid_cc(&mut self, ack: u64, acked: u32, now: Time) {
-        match self.l3.cubic.as_mut() {
-            None => self.cong_avoid(),
-            Some(c) => c.cong_avoid(
-                &mut self.cwnd,
-                &mut self.cwnd_cnt,
-                self.ssthresh,
-                ack,
-                acked,
-                self.snd_nxt,
-                now,
-            ),
-        }
-    }
-
-    /// CUBIC's `pkts_acked` (before the ACK's growth, as `tcp_clean_rtx_queue` calls it):
-    /// `acked` segments were cumulatively ACKed, `rtt` since the last of them not retransmitted
-    /// was sent. HyStart may end slow start here (ssthresh = cwnd).
-    #[inline]
-    pub(super) fn cubic_acked(&mut self, acked: u32, rtt: Option<Dur>, now: Time) {
-        if self.l3.cubic.is_none() {
-            return;
-        }
-        let open = self.ca == CaState::Open;
-        let (cwnd, ssthresh) = (self.cwnd, self.ssthresh);
-        if let Some(c) = self.l3.cubic.as_mut() {
-            if let Some(s) = c.pkts_acked(acked, rtt.map(|d| d.0), open, cwnd, ssthresh, now) {
-                self.ssthresh = s;
+            // 6.x: the last cwnd-limited transmission, or in slow start (cwnd < ssthresh)
+            // cwnd below twice what was out.
+            CwndLimited::Linux618 => {
+                self.l3.is_cwnd_limited
+                    || (self.win.cwnd < self.win.ssthresh
+                        && self.win.cwnd < 2 * self.l3.max_packets_out)
             }
         }
     }
 
-    /// The RTT CUBIC is given (Linux `ca_seq_rtt_us`): from the last segment that `ack`
-    /// covers and that was never retransmitted. Call before the queue is cleaned.
+    /// `tcp_cong_avoid`: the algorithm's growth for an ACK of `acked` new segments.
     #[inline]
-    pub(super) fn cubic_rtt(&self, ack: u64, now: Time) -> Option<Dur> {
-        self.l3.cubic.as_ref()?;
+    pub(super) fn cong_avoid_cc(&mut self, ack: u64, acked: u32, now: Time) {
+        let a = Acked {
+            now,
+            ack,
+            snd_nxt: self.snd_nxt,
+            segs: acked,
+            pacing_rate: self.pace.rate,
+            paced: self.pace.on,
+        };
+        self.cc.cong_avoid(&mut self.win, &a);
+    }
+
+    /// The algorithm's `pkts_acked` (before the ACK's growth, as `tcp_clean_rtx_queue` calls
+    /// it): `acked` segments were cumulatively ACKed, `rtt` since the last of them not
+    /// retransmitted was sent. CUBIC's HyStart may end slow start here (ssthresh = cwnd).
+    #[inline]
+    pub(super) fn cc_pkts_acked(&mut self, ack: u64, acked: u32, rtt: Option<Dur>, now: Time) {
+        let a = Acked {
+            now,
+            ack,
+            snd_nxt: self.snd_nxt,
+            segs: acked,
+            pacing_rate: self.pace.rate,
+            paced: self.pace.on,
+        };
+        let open = self.ca == CaState::Open;
+        self.cc.pkts_acked(&mut self.win, &a, rtt, open);
+    }
+
+    /// The RTT the algorithm's `pkts_acked` is given (Linux `ca_seq_rtt_us`): from the last
+    /// segment that `ack` covers and that was never retransmitted. Call before the queue is
+    /// cleaned; `None` when the algorithm takes none.
+    #[inline]
+    pub(super) fn cc_rtt(&self, ack: u64, now: Time) -> Option<Dur> {
+        if !self.cc.wants_rtt() {
+            return None;
+        }
         self.rtx
             .iter()
             .take_while(|s| s.end <= ack)
@@ -174,72 +184,81 @@ impl SendState {
             .map(|s| now.saturating_since(s.sent_at))
     }
 
-    /// CUBIC's ssthresh on a loss, if CUBIC is on.
-    #[inline]
-    pub(super) fn cubic_ssthresh(&mut self) -> Option<u32> {
-        let cwnd = self.cwnd;
-        self.l3.cubic.as_mut().map(|c| c.ssthresh(cwnd))
-    }
-
     /// cwnd restored by an undo with a prior ssthresh (Linux `icsk_ca_ops->undo_cwnd`):
     /// Reno max(cwnd, 2·ssthresh), CUBIC max(cwnd, cwnd at the loss).
     #[inline]
-    pub(super) fn undo_cwnd_value(&self) -> u32 {
-        match &self.l3.cubic {
-            None => self.cwnd.max(self.ssthresh.saturating_mul(2)),
-            Some(c) => c.undo_cwnd(self.cwnd),
-        }
+    pub(super) fn undo_cwnd_value(&mut self) -> u32 {
+        let prior = self.l3.prior_cwnd;
+        self.cc.undo_cwnd(&self.win, prior)
     }
 
-    /// An RTO entered Loss: CUBIC's `bictcp_state(TCP_CA_Loss)`.
-    pub(super) fn cc_on_loss(&mut self, now: Time) {
-        let nxt = self.snd_nxt;
-        if let Some(c) = self.l3.cubic.as_mut() {
-            c.on_loss_state(now, nxt);
-        }
+    /// An RTO entered Loss: the algorithm's `set_state(TCP_CA_Loss)`.
+    pub(super) fn cc_on_loss(&mut self, cx: &Ctx) {
+        let sk = self.ca_sk(cx);
+        self.cc.on_loss_state(&sk);
     }
 
     /// The end of a transmission round (`tcp_write_xmit` returning): Linux 3.16
     /// `tcp_cwnd_validate` and `tcp_schedule_loss_probe`, if new data went.
     #[inline]
-    pub(super) fn end_round(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        timers: &mut Timers,
-        now: Time,
-    ) {
+    pub(super) fn end_round(&mut self, cx: &mut Ctx) {
+        self.pace.end_round();
         if self.l3.round_open {
-            self.end_round_open(cfg, o, timers, now);
+            self.end_round_open(cx);
         }
     }
 
     #[inline(never)]
-    fn end_round_open(&mut self, cfg: &TcpConfig, o: &Negotiated, timers: &mut Timers, now: Time) {
+    fn end_round_open(&mut self, cx: &mut Ctx) {
         let probe_round = std::mem::take(&mut self.l3.probe_round);
         self.l3.probe_new = false;
         self.l3.round_open = false;
         let sent = std::mem::take(&mut self.l3.round_sent);
-        let limited = std::mem::take(&mut self.l3.round_cwnd_limited);
-        if sent == 0 {
-            return;
-        }
-        let l = &mut self.l3;
-        if self.snd_una >= l.max_packets_seq || self.rtx.len() as u32 > l.max_packets_out {
-            l.max_packets_out = self.rtx.len() as u32;
-            l.max_packets_seq = self.snd_nxt;
-            l.is_cwnd_limited = limited;
+        let mut limited = std::mem::take(&mut self.l3.round_cwnd_limited);
+        if cx.cfg.cwnd_limited == CwndLimited::Linux618 {
+            // 6.x `tcp_write_xmit`: also cwnd-limited when in flight fills cwnd at the end,
+            // and `tcp_cwnd_validate` runs then even if nothing went; it takes any
+            // cwnd-limited round, or (while the last was not) a larger flight.
+            limited |= self.in_flight(cx.o) >= self.win.cwnd;
+            if sent == 0 && !limited {
+                return;
+            }
+            let l = &mut self.l3;
+            let out = self.rtx.len() as u32;
+            if self.snd_una >= l.max_packets_seq
+                || limited
+                || (!l.is_cwnd_limited && out > l.max_packets_out)
+            {
+                l.is_cwnd_limited = limited;
+                l.max_packets_out = out;
+                l.max_packets_seq = self.snd_nxt;
+            }
+            if sent == 0 {
+                return;
+            }
+        } else {
+            if sent == 0 {
+                return;
+            }
+            let l = &mut self.l3;
+            if self.snd_una >= l.max_packets_seq || self.rtx.len() as u32 > l.max_packets_out {
+                l.max_packets_out = self.rtx.len() as u32;
+                l.max_packets_seq = self.snd_nxt;
+                l.is_cwnd_limited = limited;
+            }
         }
         if !probe_round {
-            self.schedule_loss_probe(cfg, o, timers, now);
+            self.schedule_loss_probe(cx);
         }
     }
 
     /// A new segment went out (Linux `tcp_event_new_data_sent` and `tcp_write_xmit`'s
     /// accounting): counted for the round and for PRR; a pending early-retransmit or
-    /// loss-probe timer gives way to the RTO.
+    /// loss-probe timer gives way to the RTO (RACK's reordering timer stays: 4.10+
+    /// `tcp_event_new_data_sent` rearms only from `ICSK_TIME_EARLY_RETRANS` and
+    /// `ICSK_TIME_LOSS_PROBE`).
     #[inline]
-    pub(super) fn on_new_data_sent(&mut self, timers: &mut Timers, now: Time) {
+    pub(super) fn on_new_data_sent(&mut self, cx: &mut Ctx) {
         if !self.l3.active {
             return;
         }
@@ -249,8 +268,11 @@ impl SendState {
         if matches!(self.ca, CaState::Recovery | CaState::Cwr) {
             self.l3.prr_out += 1;
         }
-        if timers.alt.is_some() {
-            self.rearm_rto(timers, now);
+        if matches!(
+            cx.timers.alt,
+            Some((_, AltTimer::EarlyRetrans | AltTimer::LossProbe))
+        ) {
+            self.rearm_rto(cx);
         }
     }
 
@@ -266,10 +288,11 @@ impl SendState {
 
     /// Linux `tcp_rearm_rto`: the RTO replaces an early-retransmit or loss-probe timer, due one
     /// RTO after the first outstanding segment was sent (or one RTO from now if that is past).
-    pub(super) fn rearm_rto(&mut self, timers: &mut Timers, now: Time) {
-        timers.alt = None;
+    pub(super) fn rearm_rto(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
+        cx.timers.alt = None;
         let rto = self.rtt.rto();
-        timers.rto = self.rtx.front().map(|h| {
+        cx.timers.rto = self.rtx.front().map(|h| {
             let at = h.sent_at + rto;
             if at > now {
                 at
@@ -286,36 +309,32 @@ impl SendState {
     /// early-retransmit or loss-probe timer gives way to the RTO; what PRR and TLP compare
     /// with after the ACK.
     #[inline]
-    pub(super) fn l3_ack_start(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &Stats,
-        timers: &mut Timers,
-        now: Time,
-    ) {
+    pub(super) fn l3_ack_start(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        let now = cx.now;
         if !self.l3.active {
             return;
         }
-        if timers.alt.is_some() {
-            self.rearm_rto(timers, now);
+        if cx.timers.alt.is_some() {
+            self.rearm_rto(cx);
         }
         if cfg.prr || self.l3.tlp_high_seq.is_some() {
             let sacked = self.sacked_out(o);
             self.l3.prior_unsacked = self.packets_out() - sacked.min(self.packets_out());
             self.l3.prior_sacked = sacked;
-            self.l3.prior_dsacks = stats.dsacks_rcvd;
+            self.l3.prior_dsacks = cx.stats.dsacks_rcvd;
         }
         self.l3.ack_now = now;
     }
 
     /// Just before the congestion state machine: what `tcp_pause_early_retransmit` looks at.
     #[inline]
-    pub(super) fn l3_before_alert(&mut self, timers: &Timers, ece: bool) {
+    pub(super) fn l3_before_alert(&mut self, cx: &Ctx, ece: bool) {
         if !self.l3.active {
             return;
         }
-        self.l3.ack_rto_at = timers.rto;
+        self.l3.ack_rto_at = cx.timers.rto;
         self.l3.ack_ece = ece;
     }
 
@@ -326,11 +345,7 @@ impl SendState {
     #[inline]
     pub(super) fn l3_ack_end(
         &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
+        cx: &mut Ctx,
         ack: u64,
         una_advanced: bool,
         not_dup: bool,
@@ -338,7 +353,7 @@ impl SendState {
     ) {
         if self.l3.active {
             let flags = (una_advanced, not_dup, main_path);
-            self.l3_ack_end_active(cfg, o, stats, timers, now, ack, flags);
+            self.l3_ack_end_active(cx, ack, flags);
         }
     }
 
@@ -346,25 +361,23 @@ impl SendState {
     #[inline(never)]
     fn l3_ack_end_active(
         &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
+        cx: &mut Ctx,
         ack: u64,
         (una_advanced, not_dup, main_path): (bool, bool, bool),
     ) {
+        let cfg = cx.cfg;
+        let o = cx.o;
         if let Some(at) = self.l3.er_pause.take() {
-            timers.rto = None;
-            timers.alt = Some((at, AltTimer::EarlyRetrans));
+            cx.timers.rto = None;
+            cx.timers.alt = Some((at, AltTimer::EarlyRetrans));
         }
         if let Some(at) = self.l3.rack.timer.take() {
-            timers.rto = None;
-            timers.alt = Some((at, AltTimer::Rack));
+            cx.timers.rto = None;
+            cx.timers.alt = Some((at, AltTimer::Rack));
         }
         if let Some(high) = self.l3.tlp_high_seq {
             let sacked_new = self.sacked_out(o) > self.l3.prior_sacked;
-            let dsack = stats.dsacks_rcvd > self.l3.prior_dsacks;
+            let dsack = cx.stats.dsacks_rcvd > self.l3.prior_dsacks;
             if ack == high && !(una_advanced || not_dup || sacked_new) {
                 // The probe's duplicate ACK: the probe itself was redundant, no loss.
                 self.l3.tlp_high_seq = None;
@@ -372,9 +385,11 @@ impl SendState {
                 self.l3.tlp_high_seq = None;
                 if !dsack {
                     // The probe repaired a loss: reduce cwnd as in CWR, at once.
-                    stats.tlp_recoveries += 1;
+                    cx.stats.tlp_recoveries += 1;
                     self.init_cwnd_reduction(cfg, true);
-                    self.cwnd = self.ssthresh;
+                    if !self.ctl {
+                        self.win.cwnd = self.win.ssthresh;
+                    }
                     self.cwr_pending = o.ecn;
                     // tcp_try_keep_open.
                     let left = self.sacked_out(o) + self.lost_out() + self.retrans_out();
@@ -387,8 +402,8 @@ impl SendState {
                 }
             }
         }
-        if main_path && timers.rto.is_some() {
-            self.schedule_loss_probe(cfg, o, timers, now);
+        if main_path && cx.timers.rto.is_some() {
+            self.schedule_loss_probe(cx);
         }
     }
 
@@ -400,12 +415,12 @@ impl SendState {
     pub(super) fn init_cwnd_reduction(&mut self, cfg: &TcpConfig, set_ssthresh: bool) {
         self.high_seq = self.snd_nxt;
         self.l3.tlp_high_seq = None;
-        self.cwnd_cnt = 0;
-        self.l3.prior_cwnd = self.cwnd;
+        self.win.cnt = 0;
+        self.l3.prior_cwnd = self.win.cwnd;
         self.l3.prr_delivered = 0;
         self.l3.prr_out = 0;
         if set_ssthresh {
-            self.ssthresh = self.recalc_ssthresh(cfg);
+            self.win.ssthresh = self.recalc_ssthresh(cfg);
         }
     }
 
@@ -415,7 +430,7 @@ impl SendState {
         self.l3.tlp_high_seq = None;
         self.l3.fast_rexmit = true;
         if !from_cwr {
-            self.l3.prior_cwnd = self.cwnd;
+            self.l3.prior_cwnd = self.win.cwnd;
             self.l3.prr_delivered = 0;
             self.l3.prr_out = 0;
         }
@@ -424,7 +439,7 @@ impl SendState {
     /// CWR starts (`tcp_enter_cwr` -> `tcp_init_cwnd_reduction`).
     pub(super) fn prr_enter_cwr(&mut self) {
         self.l3.tlp_high_seq = None;
-        self.l3.prior_cwnd = self.cwnd;
+        self.l3.prior_cwnd = self.win.cwnd;
         self.l3.prr_delivered = 0;
         self.l3.prr_out = 0;
     }
@@ -441,7 +456,7 @@ impl SendState {
         let in_flight = i64::from(self.in_flight(o));
         let l = &mut self.l3;
         l.prr_delivered += newly as u32;
-        let ssthresh = i64::from(self.ssthresh);
+        let ssthresh = i64::from(self.win.ssthresh);
         let (delivered, out) = (i64::from(l.prr_delivered), i64::from(l.prr_out));
         let mut sndcnt = if in_flight > ssthresh {
             let prior = i64::from(l.prior_cwnd.max(1));
@@ -450,7 +465,67 @@ impl SendState {
             (ssthresh - in_flight).min((delivered - out).max(newly) + 1)
         };
         sndcnt = sndcnt.max(i64::from(std::mem::take(&mut l.fast_rexmit)));
-        self.cwnd = (in_flight + sndcnt).max(0) as u32;
+        self.win.cwnd = (in_flight + sndcnt).max(0) as u32;
+    }
+
+    /// Linux 6.x `tcp_cong_control` for an algorithm without its own: in CWR or Recovery PRR
+    /// (`tcp_cwnd_reduction` with the ACK's `acked_sacked` and newly lost), otherwise, if the
+    /// ACK acknowledged data (`tcp_may_raise_cwnd`) and the growth gate lets it, the
+    /// algorithm's `cong_avoid` with the segments delivered; the pacing rate follows at the end
+    /// of the ACK (`SendState::on_ack`).
+    pub(super) fn cong_control_6(
+        &mut self,
+        cx: &Ctx,
+        ack: u64,
+        data_acked: bool,
+        una_advanced: bool,
+        prior_in_flight: u32,
+    ) {
+        let Some(rs) = self.rate.as_deref().map(|r| r.rs) else {
+            return;
+        };
+        if matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            if cx.cfg.prr {
+                self.prr_reduction_6(cx.o, rs.acked_sacked, rs.losses, una_advanced);
+            }
+        } else if data_acked && self.cwnd_gate(cx.cfg, prior_in_flight) {
+            self.cong_avoid_cc(ack, rs.acked_sacked, cx.now);
+        }
+    }
+
+    /// Linux 5.x+ `tcp_cwnd_reduction(sk, newly_acked_sacked, newly_lost, flag)`: while more
+    /// than ssthresh is in flight, ⌈ssthresh · delivered / prior_cwnd⌉ − out; below it, as
+    /// much as was delivered (or, if delivery outran sending, that), one more when snd_una
+    /// advanced without a new loss, never beyond ssthresh; at least one while nothing has been
+    /// sent in the reduction (the fast retransmit).
+    pub(super) fn prr_reduction_6(
+        &mut self,
+        o: &Negotiated,
+        newly_acked_sacked: u32,
+        newly_lost: u32,
+        una_advanced: bool,
+    ) {
+        if newly_acked_sacked == 0 || self.l3.prior_cwnd == 0 {
+            return;
+        }
+        let in_flight = i64::from(self.in_flight(o));
+        let ssthresh = i64::from(self.win.ssthresh);
+        let delta = ssthresh - in_flight;
+        let l = &mut self.l3;
+        l.prr_delivered += newly_acked_sacked;
+        let (delivered, out) = (i64::from(l.prr_delivered), i64::from(l.prr_out));
+        let mut sndcnt = if delta < 0 {
+            let prior = i64::from(l.prior_cwnd);
+            (ssthresh * delivered + prior - 1) / prior - out
+        } else {
+            let mut s = (delivered - out).max(i64::from(newly_acked_sacked));
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            delta.min(s)
+        };
+        sndcnt = sndcnt.max(i64::from(l.prr_out == 0));
+        self.win.cwnd = (in_flight + sndcnt).max(0) as u32;
     }
 
     /// Sets the `packets_out - sacked_out` PRR compares the next reduction with.
@@ -461,8 +536,8 @@ impl SendState {
     /// Linux `tcp_end_cwnd_reduction` when Recovery ends: cwnd = ssthresh unless the
     /// reduction was undone.
     pub(super) fn prr_end_recovery(&mut self, cwnd_before: u32) {
-        self.cwnd = if self.undo_marker.is_some() && self.ssthresh < SSTHRESH_INFINITE {
-            self.ssthresh
+        self.win.cwnd = if self.undo_marker.is_some() && self.win.ssthresh < SSTHRESH_INFINITE {
+            self.win.ssthresh
         } else {
             cwnd_before
         };
@@ -494,12 +569,9 @@ impl SendState {
     /// with "delayed" it arms the timer instead (`tcp_pause_early_retransmit`: max(srtt/4,
     /// 2 ms), unless the RTO comes first, the ACK has ECE or there is no RTT sample yet).
     #[inline]
-    pub(super) fn early_retransmit_due(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-    ) -> bool {
+    pub(super) fn early_retransmit_due(&mut self, cx: &mut Ctx) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
         if cfg.early_retransmit == EarlyRetransmit::Off {
             return false;
         }
@@ -513,8 +585,7 @@ impl SendState {
         } else {
             self.dupacks.min(packets_out.saturating_sub(1))
         };
-        if sacked == 0 || packets_out < sacked + 1 || packets_out >= 4 || self.may_send_now(cfg, o)
-        {
+        if sacked == 0 || packets_out < sacked + 1 || packets_out >= 4 || self.may_send_now(cx) {
             return false;
         }
         let pause = match self.rtt.srtt() {
@@ -528,13 +599,15 @@ impl SendState {
             self.l3.er_pause = pause;
             return false;
         }
-        stats.early_retransmits += 1;
+        cx.stats.early_retransmits += 1;
         true
     }
 
     /// Linux `tcp_may_send_now`: a new segment is written and cwnd, the peer's window and
     /// Nagle let it go now.
-    fn may_send_now(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+    fn may_send_now(&self, cx: &Ctx) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
         let unsent = self.unsent();
         if unsent == 0 {
             return self.fin_queued && !self.fin_sent;
@@ -547,25 +620,19 @@ impl SendState {
         if len < u64::from(o.mss) && cfg.nagle && !self.rtx.is_empty() {
             return false;
         }
-        self.cwnd_allows_new(cfg, o)
+        self.cwnd_allows_new(cx)
     }
 
     /// The delayed early-retransmit timer expired (Linux `tcp_resume_early_retransmit`):
     /// the RTO is rearmed, Recovery starts and the head is retransmitted.
-    pub(super) fn on_early_retrans_timer(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-    ) {
-        self.rearm_rto(timers, now);
+    pub(super) fn on_early_retrans_timer(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
+        self.rearm_rto(cx);
         if !Self::do_early_retrans(cfg) || self.rtx.is_empty() {
             return;
         }
-        stats.early_retransmits += 1;
-        self.enter_recovery(cfg, o, stats, true);
+        cx.stats.early_retransmits += 1;
+        self.enter_recovery(cx, true);
         // Linux does not call tcp_cwnd_reduction here: the first ACK in Recovery does, as a
         // plain one.
         self.l3.fast_rexmit = false;
@@ -578,24 +645,25 @@ impl SendState {
     /// state, and unless cwnd would let unsent data go, the RTO is replaced by a probe timer:
     /// PTO = 2·srtt; with one segment out at least 1.5·srtt + 200 ms (a delayed ACK); at least
     /// 10 ms; never after the RTO would have fired.
-    pub(super) fn schedule_loss_probe(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        timers: &mut Timers,
-        now: Time,
-    ) {
+    pub(super) fn schedule_loss_probe(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        let now = cx.now;
+        if self.k6 {
+            self.schedule_loss_probe_6(cx);
+            return;
+        }
         if !cfg.tlp || !o.sack || self.rtx.is_empty() || self.ca != CaState::Open {
             return;
         }
-        let Some(rto_at) = timers.rto else {
+        let Some(rto_at) = cx.timers.rto else {
             return; // an early-retransmit or probe timer is pending, or none at all
         };
         let Some(srtt) = self.rtt.srtt() else {
             return;
         };
         let send_head = self.unsent() > 0 || (self.fin_queued && !self.fin_sent);
-        if self.cwnd > self.in_flight(o) && send_head {
+        if self.win.cwnd > self.in_flight(o) && send_head {
             return;
         }
         let mut timeout = Dur(srtt.0 * 2);
@@ -607,38 +675,70 @@ impl SendState {
         if at > rto_at && rto_at > now {
             at = rto_at;
         }
-        timers.rto = None;
-        timers.alt = Some((at, AltTimer::LossProbe));
+        cx.timers.rto = None;
+        cx.timers.alt = Some((at, AltTimer::LossProbe));
+    }
+
+    /// Linux 6.x `tcp_schedule_loss_probe`: in Open or CWR, with SACK and data out, PTO =
+    /// 2·srtt + 2 ms (one segment out: + `rto_min`, for a delayed ACK), 1 s without a sample,
+    /// in whole jiffies rounded up (6.6+: the 2 ms `TCP_TIMEOUT_MIN_US` added before the
+    /// rounding), never after the RTO.
+    fn schedule_loss_probe_6(&mut self, cx: &mut Ctx) {
+        let (cfg, o, now) = (cx.cfg, cx.o, cx.now);
+        if !cfg.tlp
+            || !o.sack
+            || self.rtx.is_empty()
+            || !matches!(self.ca, CaState::Open | CaState::Cwr)
+        {
+            return;
+        }
+        let Some(rto_at) = cx.timers.rto else {
+            return;
+        };
+        let timeout = match self.rtt.srtt() {
+            Some(srtt) => {
+                let extra = if self.rtx.len() == 1 {
+                    cfg.rto_min
+                } else {
+                    Dur::from_millis(2)
+                };
+                jiffies_up(Dur(srtt.0 * 2) + extra, cfg.hz)
+            }
+            None => Dur::from_secs(1),
+        };
+        let mut at = now + timeout;
+        if rto_at > now {
+            at = at.min(now + jiffies_up(rto_at.saturating_since(now), cfg.hz));
+        }
+        cx.timers.rto = None;
+        cx.timers.alt = Some((at, AltTimer::LossProbe));
     }
 
     /// The probe timer expired (Linux `tcp_send_loss_probe`): new data goes if any is written
     /// (past cwnd and Nagle, within the peer's window); otherwise, unless a probe is already
     /// out, the last segment is sent again and `tlp_high_seq` remembers snd_nxt. The RTO is
     /// rearmed from now.
-    pub(super) fn on_loss_probe_timer(
-        &mut self,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-    ) {
+    pub(super) fn on_loss_probe_timer(&mut self, cx: &mut Ctx) {
+        let now = cx.now;
         if self.unsent() > 0 || (self.fin_queued && !self.fin_sent) {
             self.l3.probe_new = true;
             self.l3.probe_round = true;
             self.l3.round_open = true;
-            stats.loss_probes += 1;
+            cx.stats.loss_probes += 1;
         } else if self.l3.tlp_high_seq.is_none() && !self.rtx.is_empty() {
             self.l3.probe_rtx = true;
             self.l3.tlp_high_seq = Some(self.snd_nxt);
-            stats.loss_probes += 1;
+            cx.stats.loss_probes += 1;
         }
-        timers.rto = (!self.rtx.is_empty()).then(|| now + self.rtt.rto());
+        cx.timers.rto = (!self.rtx.is_empty()).then(|| now + self.rtt.rto());
     }
 
     /// The probe retransmission the timer asked for: the last segment, sent again without the
     /// marks of a retransmission (Linux uses `__tcp_retransmit_skb`, which leaves
     /// `retrans_out` and the RETRANS tag alone).
     #[inline]
-    pub(super) fn loss_probe_segment(&mut self, stats: &mut Stats, now: Time) -> Option<Outgoing> {
+    pub(super) fn loss_probe_segment(&mut self, cx: &mut Ctx) -> Option<Outgoing> {
+        let now = cx.now;
         if !self.l3.probe_rtx {
             return None;
         }
@@ -646,7 +746,14 @@ impl SendState {
         let s = self.rtx.back_mut()?;
         s.sent_at = now;
         let (start, payload, fin) = (s.start, s.payload(), s.fin);
-        stats.retransmits += 1;
+        cx.stats.retransmits += 1;
+        if self.pace.on {
+            self.pace_sent(cx, payload, 1);
+        }
+        if self.rate.is_some() {
+            let last = self.rtx.len() - 1;
+            self.rate_sent(cx, Some(last), 1);
+        }
         let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
         Some(Outgoing {
             flags,

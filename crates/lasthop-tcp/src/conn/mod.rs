@@ -27,9 +27,9 @@
 //! counters, the congestion-state trace). The parts' methods take the configuration, the
 //! options and the counters as arguments, so a part never reaches into another.
 
+use crate::cc::{CaSk, Cc, CongestionOps, Window};
 use crate::config::{
-    DelayedAck, HandshakeRtt, RecoveryExit, RtoEstimator, RtoTimer, SackLossMarking, SsthreshFrom,
-    TcpConfig,
+    DelayedAck, HandshakeRtt, RecoveryExit, RtoEstimator, RtoTimer, SackLossMarking, TcpConfig,
 };
 use crate::metrics::{linux_iw, ClosingState, Metrics};
 use crate::rtt::RttEstimator;
@@ -38,25 +38,29 @@ use lasthop_core::{Dur, Packet, Time};
 use std::collections::VecDeque;
 use std::net::SocketAddrV4;
 
-mod cubic;
 mod events;
 mod handshake;
 mod linux3;
 mod options;
 mod output;
+mod pacing;
 mod rack;
+mod rate;
 mod rdb;
 mod recv;
 mod send;
 mod timers;
 
 pub use events::{AbortReason, Event, Stats, TraceRecord};
+pub(crate) use rate::RateSample;
 pub use send::{CaState, SSTHRESH_INFINITE};
 
 use events::Trace;
 use handshake::Handshake;
-use linux3::Linux3;
+use linux3::{jiffies_up, Linux3};
 use options::{our_wscale, Negotiated};
+use pacing::{pacing_on, Pacer};
+use rate::Rate;
 use recv::RecvState;
 use send::{AckOutcome, SendState};
 use timers::{AltTimer, Timers};
@@ -103,6 +107,31 @@ pub struct Connection {
     stats: Stats,
     trace: Trace,
 }
+
+/// What the parts' methods need besides their own state, as Linux's functions take `sk`: the
+/// configuration, the negotiated options, the counters, the timers and the time of the call.
+/// The connection builds one from its fields for each entry point.
+struct Ctx<'a> {
+    cfg: &'a TcpConfig,
+    o: &'a Negotiated,
+    stats: &'a mut Stats,
+    timers: &'a mut Timers,
+    now: Time,
+}
+
+/// The [`Ctx`] of a connection's call at `now`, borrowing its fields.
+macro_rules! ctx {
+    ($c:ident, $now:expr) => {
+        Ctx {
+            cfg: &$c.cfg,
+            o: &$c.opts,
+            stats: &mut $c.stats,
+            timers: &mut $c.timers,
+            now: $now,
+        }
+    };
+}
+use ctx;
 
 /// `wire` as an offset near `base_rel` (whose wire value is `base_wire`); `None` below zero.
 fn unwrap(base_wire: u32, base_rel: u64, wire: u32) -> Option<u64> {
@@ -178,6 +207,7 @@ impl Connection {
     /// The application writes `bytes` more (virtual) bytes.
     pub fn send(&mut self, bytes: u64) {
         if !self.snd.fin_queued {
+            self.snd.check_app_limited(&self.opts);
             self.snd.app_bytes += bytes;
         }
     }
@@ -256,14 +286,7 @@ impl Connection {
     }
 
     fn on_ack(&mut self, now: Time, seg: &Segment) {
-        let outcome = self.snd.on_ack(
-            &self.cfg,
-            &self.opts,
-            &mut self.stats,
-            &mut self.timers,
-            now,
-            seg,
-        );
+        let outcome = self.snd.on_ack(&mut ctx!(self, now), seg);
         match outcome {
             AckOutcome::Ignored => {}
             AckOutcome::BeyondSent => self.rcv.ack_now = true,
@@ -281,15 +304,7 @@ impl Connection {
     }
 
     fn on_data(&mut self, now: Time, seg: &Segment) {
-        let a = self.rcv.on_data(
-            &self.cfg,
-            &self.opts,
-            &self.snd.rtt,
-            &mut self.stats,
-            &mut self.timers,
-            now,
-            seg,
-        );
+        let a = self.rcv.on_data(&mut ctx!(self, now), &self.snd.rtt, seg);
         if a.after_fin && self.state == State::TimeWait {
             self.timers.time_wait = Some(now + self.cfg.time_wait);
         }
@@ -323,18 +338,18 @@ impl Connection {
             self.rcv.on_delack_timeout(&self.cfg, &self.snd.rtt);
         }
         if let Some(kind) = self.timers.take_alt(now) {
-            let (cfg, o) = (&self.cfg, &self.opts);
-            let (stats, timers) = (&mut self.stats, &mut self.timers);
+            let cx = &mut ctx!(self, now);
             match kind {
-                AltTimer::EarlyRetrans => {
-                    self.snd.on_early_retrans_timer(cfg, o, stats, timers, now)
-                }
-                AltTimer::LossProbe => self.snd.on_loss_probe_timer(stats, timers, now),
-                AltTimer::Rack => self.snd.on_rack_timer(cfg, o, stats, timers, now),
+                AltTimer::EarlyRetrans => self.snd.on_early_retrans_timer(cx),
+                AltTimer::LossProbe => self.snd.on_loss_probe_timer(cx),
+                AltTimer::Rack => self.snd.on_rack_timer(cx),
             }
         }
         if self.timers.take_rto(now) {
             self.on_rto(now);
+        }
+        if self.snd.pace.on {
+            self.timers.take_pace(now);
         }
         self.record_trace(now);
     }
@@ -346,9 +361,7 @@ impl Connection {
             _ if self.snd.rtx.is_empty() => {}
             _ => {
                 let established = self.state == State::Established;
-                let (cfg, o) = (&self.cfg, &self.opts);
-                let (stats, timers) = (&mut self.stats, &mut self.timers);
-                if !self.snd.on_rto(cfg, o, stats, timers, now, established) {
+                if !self.snd.on_rto(&mut ctx!(self, now), established) {
                     self.abort(AbortReason::Timeout);
                 }
             }
@@ -414,10 +427,10 @@ impl Connection {
         self.opts.mss
     }
     pub fn cwnd(&self) -> u32 {
-        self.snd.cwnd
+        self.snd.win.cwnd
     }
     pub fn ssthresh(&self) -> u32 {
-        self.snd.ssthresh
+        self.snd.win.ssthresh
     }
     pub fn rto(&self) -> Dur {
         self.snd.rtt.rto()
@@ -458,8 +471,8 @@ impl Connection {
         ClosingState {
             srtt: rtt.srtt().filter(|_| !rtt.backed_off()),
             mdev4: rtt.mdev4(),
-            cwnd: self.snd.cwnd,
-            ssthresh: self.snd.ssthresh,
+            cwnd: self.snd.win.cwnd,
+            ssthresh: self.snd.win.ssthresh,
             open: self.snd.ca == CaState::Open,
         }
     }
@@ -476,8 +489,8 @@ impl Connection {
         self.cfg.congestion_control = cc;
         self.cfg.hystart &= cc == crate::config::CongestionControl::Cubic;
         self.snd.l3.active = Linux3::wanted(&self.cfg);
-        self.snd.l3.cubic = (cc == crate::config::CongestionControl::Cubic)
-            .then(|| cubic::Cubic::new(self.cfg.hystart));
+        self.snd.set_cc(Cc::new(&self.cfg, self.snd.iss));
+        self.snd.pace.on = pacing_on(&self.cfg, &self.snd.cc);
     }
 
     /// Turns the congestion-state trace on or off (on by default); off forgets what it held.
@@ -492,8 +505,8 @@ impl Connection {
         let (snd, o) = (&self.snd, &self.opts);
         self.trace.push(TraceRecord {
             time: now,
-            cwnd: snd.cwnd,
-            ssthresh: snd.ssthresh,
+            cwnd: snd.win.cwnd,
+            ssthresh: snd.win.ssthresh,
             srtt: snd.rtt.srtt(),
             rttvar: snd.rtt.rttvar(),
             rto: snd.rtt.rto(),
@@ -502,6 +515,8 @@ impl Connection {
             sacked_out: snd.sacked_out(o),
             lost_out: snd.lost_out(),
             retrans_out: snd.retrans_out(),
+            pacing_rate: snd.pace.on.then_some(snd.pace.rate),
+            cc_mode: snd.cc.mode(),
         });
     }
 }

@@ -28,25 +28,24 @@ impl Connection {
             self.hs.ack_owed = false;
             return Some(self.pure_ack(now));
         }
+        if !self.rcv.ack_now && self.snd.nothing_to_send() {
+            // What follows would find nothing (the host asks every connection after every
+            // packet, so this is the common case).
+            self.snd.pace.end_round();
+            return None;
+        }
         let new_data = matches!(
             self.state,
             State::Established | State::CloseWait | State::FinWait1 | State::LastAck
         );
-        if let Some(o) = self.snd.loss_probe_segment(&mut self.stats, now) {
+        let cx = &mut ctx!(self, now);
+        if let Some(o) = self.snd.loss_probe_segment(cx) {
             return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
         }
-        if let Some(o) = self.snd.next_segment(
-            &self.cfg,
-            &self.opts,
-            &mut self.stats,
-            &mut self.timers,
-            now,
-            new_data,
-        ) {
+        if let Some(o) = self.snd.next_segment(cx, new_data) {
             return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
         }
-        self.snd
-            .end_round(&self.cfg, &self.opts, &mut self.timers, now);
+        self.snd.end_round(cx);
         self.rcv.ack_now.then(|| self.pure_ack(now))
     }
 
@@ -101,14 +100,15 @@ impl Connection {
             }
         } else {
             seg.ack = self.rcv.irs.wrapping_add(self.rcv.rcv_nxt as u32);
-            seg.window = self.rcv.adv_window(cfg, o);
+            let cx = &mut ctx!(self, now);
+            seg.window = self.rcv.adv_window(cx);
             if o.ts {
                 seg.ts = Some((ms_stamp(now), self.rcv.ts_recent));
             }
             if o.sack {
-                seg.sacks = self.rcv.sack_blocks(cfg, o, &mut self.stats, payload);
+                seg.sacks = self.rcv.sack_blocks(cx, payload);
             }
-            self.rcv.ack_sent(&mut self.timers);
+            self.rcv.ack_sent(cx.timers);
         }
         self.stats.pkts_sent += 1;
         if payload > 0 {

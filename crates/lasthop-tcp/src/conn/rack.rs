@@ -44,7 +44,9 @@ impl SendState {
     /// does not know which SACKed segments are new). `delivered`: the ACK advanced snd_una or
     /// carried SACK blocks, so detection runs (`rack.advanced`).
     #[inline]
-    pub(super) fn rack_update(&mut self, cfg: &TcpConfig, ack: u64, delivered: bool, now: Time) {
+    pub(super) fn rack_update(&mut self, cx: &Ctx, ack: u64, delivered: bool) {
+        let cfg = cx.cfg;
+        let now = cx.now;
         if cfg.rack {
             self.rack_update_on(ack, delivered, now);
         }
@@ -78,7 +80,9 @@ impl SendState {
     }
 
     /// The reordering window (RFC 8985 §6.2 without reordering seen).
-    fn rack_reo_wnd(&self, cfg: &TcpConfig, o: &Negotiated) -> Dur {
+    fn rack_reo_wnd(&self, cx: &Ctx) -> Dur {
+        let cfg = cx.cfg;
+        let o = cx.o;
         if matches!(self.ca, CaState::Recovery | CaState::Loss)
             || self.sacked_out(o) >= cfg.dupthresh
         {
@@ -95,11 +99,12 @@ impl SendState {
     /// lost every segment sent before RACK.xmit_ts and not delivered for RACK.rtt +
     /// reo_wnd, a retransmission included (it is then lost again); returns the time until the
     /// next one would be (0: none waits).
-    fn rack_detect_loss(&mut self, cfg: &TcpConfig, o: &Negotiated, now: Time) -> Dur {
+    fn rack_detect_loss(&mut self, cx: &Ctx) -> Dur {
+        let now = cx.now;
         let Some((xt, xe)) = self.l3.rack.xmit else {
             return Dur::ZERO;
         };
-        let reo_wnd = self.rack_reo_wnd(cfg, o);
+        let reo_wnd = self.rack_reo_wnd(cx);
         let rtt = self.l3.rack.rtt;
         let mut wait = Dur::ZERO;
         for s in self.rtx.iter_mut() {
@@ -110,6 +115,7 @@ impl SendState {
             if due <= now {
                 s.lost = true;
                 s.retrans = false;
+                self.lost_total += 1;
             } else {
                 wait = wait.max(due.saturating_since(now));
             }
@@ -121,13 +127,21 @@ impl SendState {
     /// reordering timer is asked for (armed at the end of the ACK). Returns whether any
     /// segment is marked lost (Linux's "Trick#1" then starts Recovery).
     #[inline]
-    pub(super) fn rack_mark_lost(&mut self, cfg: &TcpConfig, o: &Negotiated, now: Time) -> bool {
+    pub(super) fn rack_mark_lost(&mut self, cx: &Ctx) -> bool {
+        let cfg = cx.cfg;
+        let now = cx.now;
         if !cfg.rack || !std::mem::take(&mut self.l3.rack.advanced) {
             return false;
         }
-        let wait = self.rack_detect_loss(cfg, o, now);
+        let wait = self.rack_detect_loss(cx);
         if wait > Dur::ZERO {
-            self.l3.rack.timer = Some(now + wait);
+            self.l3.rack.timer = Some(if self.k6 {
+                // 6.6+ ("tcp: fix excessive TLP and RACK timeouts from HZ rounding"):
+                // `usecs_to_jiffies(timeout + TCP_TIMEOUT_MIN_US)`, 2 ms then whole jiffies.
+                now + jiffies_up(wait + Dur::from_millis(2), cfg.hz)
+            } else {
+                now + wait
+            });
         }
         self.rtx.iter().any(|s| s.lost && !s.retrans)
     }
@@ -135,19 +149,31 @@ impl SendState {
     /// The reordering timer expired (Linux `tcp_rack_reo_timeout`): detection again; if it
     /// found a loss outside Recovery, Recovery starts (its ACK-less cwnd reduction included);
     /// then the RTO or a new reordering timer.
-    pub(super) fn on_rack_timer(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-    ) {
+    pub(super) fn on_rack_timer(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        let now = cx.now;
         let prior = self.in_flight(o);
-        let wait = self.rack_detect_loss(cfg, o, now);
+        let lost = self.lost_total;
+        let wait = self.rack_detect_loss(cx);
+        if self.k6 {
+            // 6.x `tcp_rack_reo_timeout`: Recovery with `tcp_cwnd_reduction(sk, 1, newly
+            // lost, 0)` unless the algorithm has its own control, then the RTO (the wait
+            // found is not used).
+            if self.in_flight(o) != prior && self.ca != CaState::Recovery {
+                cx.stats.rack_recoveries += 1;
+                self.enter_recovery(cx, false);
+                if cfg.prr && !self.ctl {
+                    let newly_lost = (self.lost_total - lost) as u32;
+                    self.prr_reduction_6(o, 1, newly_lost, false);
+                }
+            }
+            self.rearm_rto(cx);
+            return;
+        }
         if self.in_flight(o) != prior && self.ca != CaState::Recovery {
-            stats.rack_recoveries += 1;
-            self.enter_recovery(cfg, o, stats, false);
+            cx.stats.rack_recoveries += 1;
+            self.enter_recovery(cx, false);
             if cfg.prr {
                 // `tcp_cwnd_reduction(sk, 1, 0)`: one segment counted as delivered.
                 let unsacked = self.packets_out() - self.sacked_out(o).min(self.packets_out());
@@ -156,10 +182,10 @@ impl SendState {
             }
         }
         if wait > Dur::ZERO {
-            timers.rto = None;
-            timers.alt = Some((now + wait, AltTimer::Rack));
+            cx.timers.rto = None;
+            cx.timers.alt = Some((now + wait, AltTimer::Rack));
         } else {
-            self.rearm_rto(timers, now);
+            self.rearm_rto(cx);
         }
     }
 }

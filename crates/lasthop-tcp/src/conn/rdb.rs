@@ -71,7 +71,9 @@ impl SentSeg {
 
 impl SendState {
     /// The bundling limit in bytes: `rdb_max_bytes` if set (and not 0), else the MSS.
-    fn rdb_limit(cfg: &TcpConfig, o: &Negotiated) -> u64 {
+    fn rdb_limit(cx: &Ctx) -> u64 {
+        let cfg = cx.cfg;
+        let o = cx.o;
         match cfg.rdb_max_bytes {
             Some(b) if b.0 > 0 => b.0,
             _ => u64::from(o.mss),
@@ -81,14 +83,9 @@ impl SendState {
     /// Hook in `next_segment`: a new segment `out` (the last of `rtx`) is going out; with RDB
     /// its packet may start earlier.
     #[inline]
-    pub(super) fn rdb_new_segment(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        now: Time,
-        out: Outgoing,
-    ) -> Outgoing {
+    pub(super) fn rdb_new_segment(&mut self, cx: &mut Ctx, out: Outgoing) -> Outgoing {
+        let cfg = cx.cfg;
+        let now = cx.now;
         if cfg.rdb == Rdb::Off {
             return out;
         }
@@ -99,8 +96,8 @@ impl SendState {
             t.on_send(now, out.payload); // `rdb_tx_update_s`: the new data's size
         }
         let from = match cfg.rdb {
-            Rdb::V1 => self.rdb_v1_merge_prev(cfg, o),
-            _ => self.rdb_v2_bundle(cfg, o),
+            Rdb::V1 => self.rdb_v1_merge_prev(cx),
+            _ => self.rdb_v2_bundle(cx),
         };
         let Some(from) = from.filter(|&f| f < out.seq) else {
             return out;
@@ -109,8 +106,8 @@ impl SendState {
             s.rdb_start = from;
         }
         let redundant = out.seq - from;
-        stats.rdb_pkts_sent += 1;
-        stats.rdb_bytes_sent += redundant;
+        cx.stats.rdb_pkts_sent += 1;
+        cx.stats.rdb_bytes_sent += redundant;
         Outgoing {
             seq: from,
             payload: out.payload + redundant as u32,
@@ -121,7 +118,8 @@ impl SendState {
     /// RDBv1 `tcp_trans_merge_prev`: the previous segment's unacknowledged bytes (its packet's
     /// bytes, trimmed of what is acknowledged) go in front of a new segment smaller than the
     /// MSS, if all of them fit. Returns where the packet starts.
-    fn rdb_v1_merge_prev(&self, cfg: &TcpConfig, o: &Negotiated) -> Option<u64> {
+    fn rdb_v1_merge_prev(&self, cx: &Ctx) -> Option<u64> {
+        let o = cx.o;
         let n = self.rtx.len();
         let (new, prev) = (
             self.rtx.get(n.checked_sub(1)?)?,
@@ -136,7 +134,7 @@ impl SendState {
         }
         // ua_data = min(prev->len, prev.end_seq - snd_una).
         let ua = (prev.end - prev.wire_start()).min(prev.end.saturating_sub(self.snd_una));
-        if ua == 0 || len + ua > Self::rdb_limit(cfg, o) {
+        if ua == 0 || len + ua > Self::rdb_limit(cx) {
             return None;
         }
         Some(prev.end - ua)
@@ -146,7 +144,9 @@ impl SendState {
     /// segments that fit whole (total ≤ MSS and `rdb_max_bytes`, at most `rdb_max_segments`),
     /// stopping at the first that does not, at a SACKed one, and skipping an acknowledged
     /// prefix. Returns where the packet starts.
-    fn rdb_v2_bundle(&self, cfg: &TcpConfig, o: &Negotiated) -> Option<u64> {
+    fn rdb_v2_bundle(&self, cx: &Ctx) -> Option<u64> {
+        let cfg = cx.cfg;
+        let o = cx.o;
         let n = self.rtx.len();
         // packets_out before this segment (the hook runs before tcp_event_new_data_sent).
         if n < 2 || !self.rdb_thin(cfg, n as u64 - 1) {
@@ -199,13 +199,8 @@ impl SendState {
     /// (its packet as v1 left it, trimmed of acknowledged bytes) carries the data of the
     /// following sent segments as far as it fits. v2 never bundles on retransmission.
     #[inline]
-    pub(super) fn rdb_retransmit(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        out: Outgoing,
-    ) -> Outgoing {
+    pub(super) fn rdb_retransmit(&mut self, cx: &mut Ctx, out: Outgoing) -> Outgoing {
+        let cfg = cx.cfg;
         if cfg.rdb != Rdb::V1 || out.payload == 0 {
             return out;
         }
@@ -218,7 +213,7 @@ impl SendState {
         }
         let from = s.wire_start().max(self.snd_una);
         let mut end = s.end;
-        let limit = Self::rdb_limit(cfg, o);
+        let limit = Self::rdb_limit(cx);
         let wnd_end = self.snd_una + u64::from(self.snd_wnd);
         for next in self.rtx.iter().skip(i + 1) {
             let new_data = next.end.saturating_sub(end);
@@ -237,8 +232,8 @@ impl SendState {
         if redundant == 0 {
             return out;
         }
-        stats.rdb_pkts_sent += 1;
-        stats.rdb_bytes_sent += redundant;
+        cx.stats.rdb_pkts_sent += 1;
+        cx.stats.rdb_bytes_sent += redundant;
         Outgoing {
             seq: from,
             payload: (end - from) as u32,
@@ -251,7 +246,8 @@ impl SendState {
     /// redundant data, with older segments still queued before it, means those older
     /// segments' own packets were lost (their data came in the bundle): each counts as lost.
     #[inline]
-    pub(super) fn rdb_hidden_loss(&mut self, cfg: &TcpConfig, stats: &mut Stats, ack: u64) -> u32 {
+    pub(super) fn rdb_hidden_loss(&mut self, cx: &mut Ctx, ack: u64) -> u32 {
+        let cfg = cx.cfg;
         if cfg.rdb != Rdb::V2 || ack <= self.snd_una {
             return 0;
         }
@@ -268,7 +264,7 @@ impl SendState {
             }
         }
         if lost > 0 {
-            stats.rdb_hidden_losses += u64::from(lost);
+            cx.stats.rdb_hidden_losses += u64::from(lost);
             self.rdb.loss_pending += lost;
         }
         lost
@@ -281,13 +277,14 @@ impl SendState {
     #[inline]
     pub(super) fn rdb_on_ack(
         &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        now: Time,
+        cx: &Ctx,
         lost: u32,
         acked_pkts: u32,
         may_cong_avoid: bool,
     ) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        let now = cx.now;
         if cfg.rdb != Rdb::V2 {
             return false;
         }
@@ -305,19 +302,19 @@ impl SendState {
         let ssthresh = self.rdb_ssthresh(cfg).unwrap_or(2);
         if let (Some(t), Some(s)) = (self.rdb.tfrc.as_ref(), srtt) {
             // tcp_rdbcong_avoid_tfrc: no state change, cwnd straight from the rate.
-            self.ssthresh = ssthresh;
-            self.cwnd = t.cwnd(s);
-            self.cwnd_cnt = 0;
+            self.win.ssthresh = ssthresh;
+            self.win.cwnd = t.cwnd(s);
+            self.win.cnt = 0;
         } else if matches!(self.ca, CaState::Open | CaState::Disorder) {
             // tcp_enter_cwr(sk, 1) → tcp_init_cwnd_reduction; with rate halving off the
             // model drops cwnd to ssthresh at once, as its ECN CWR does.
             self.prior_ssthresh = 0;
             self.undo_marker = None;
-            self.ssthresh = ssthresh;
+            self.win.ssthresh = ssthresh;
             if !cfg.rate_halving {
-                self.cwnd = self.cwnd.min(self.ssthresh);
+                self.win.cwnd = self.win.cwnd.min(self.win.ssthresh);
             }
-            self.cwnd_cnt = 0;
+            self.win.cnt = 0;
             self.high_seq = self.snd_nxt;
             self.cwr_pending = o.ecn;
             self.ca = CaState::Cwr;
@@ -336,7 +333,7 @@ impl SendState {
             RdbSsthresh::Quarter => 2,
             RdbSsthresh::Half => 1,
         };
-        Some((self.cwnd >> shift).max(2))
+        Some((self.win.cwnd >> shift).max(2))
     }
 }
 

@@ -108,9 +108,11 @@ pub(super) struct SendState {
     pub(super) snd_wnd: u32,
     /// The retransmission queue and its scoreboard.
     pub(super) rtx: VecDeque<SentSeg>,
-    pub(super) cwnd: u32,
-    pub(super) ssthresh: u32,
-    pub(super) cwnd_cnt: u32,
+    /// cwnd, ssthresh and the growth counter, which the congestion-control algorithm
+    /// ([`Cc`]) and the loss recovery here both change, as in Linux.
+    pub(super) win: Window,
+    /// The congestion-control algorithm (Linux `icsk_ca_ops` and its private state).
+    pub(super) cc: Cc,
     pub(super) ca: CaState,
     /// snd_nxt when Recovery or Loss was entered (Linux `high_seq`, RFC 2582 `recover`).
     pub(super) high_seq: u64,
@@ -147,11 +149,32 @@ pub(super) struct SendState {
     pub(super) rdb: super::rdb::RdbState,
     /// Today's Linux mechanisms (CUBIC, the 3.15/3.16 growth gate, PRR, ER, TLP, RACK).
     pub(super) l3: Linux3,
+    /// Linux's internal pacing (`pacing.rs`).
+    pub(super) pace: Pacer,
+    /// The algorithm has a `cong_control` (BBR): cwnd is its alone.
+    pub(super) ctl: bool,
+    /// Delivery-rate sampling (`rate.rs`), for an algorithm that takes the samples.
+    pub(super) rate: Option<Box<Rate>>,
+    /// Linux `tp->lost`: segments marked lost (a lost retransmission again), ever.
+    pub(super) lost_total: u64,
+    /// Linux `tp->lsndtime`: when data was last sent (kept with rate sampling).
+    pub(super) last_send: Time,
+    /// `kernel = "linux-6.18"`: the 6.x versions of the functions that changed.
+    pub(super) k6: bool,
 }
 
 impl SendState {
     pub(super) fn new(cfg: &TcpConfig, iss: u32) -> SendState {
+        let cc = Cc::new(cfg, iss);
+        let ctl = cc.has_cong_control();
+        let k6 = cfg.kernel == Some(crate::config::Kernel::Linux618);
         SendState {
+            ctl,
+            rate: (ctl || k6).then(|| Box::new(Rate::new())),
+            lost_total: 0,
+            last_send: Time::ZERO,
+            k6,
+            pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
             app_bytes: 0,
             fin_queued: false,
@@ -162,9 +185,12 @@ impl SendState {
             snd_nxt: 1,
             snd_wnd: 0,
             rtx: VecDeque::new(),
-            cwnd: 1,
-            ssthresh: SSTHRESH_INFINITE,
-            cwnd_cnt: 0,
+            win: Window {
+                cwnd: 1,
+                ssthresh: SSTHRESH_INFINITE,
+                cnt: 0,
+            },
+            cc,
             ca: CaState::Open,
             high_seq: 0,
             send_high: None,
@@ -193,15 +219,10 @@ impl SendState {
     /// An incoming ACK (Linux `tcp_ack`): the window, SACK tags, what it acknowledges, the RTT
     /// sample and the retransmission timer, then congestion control and recovery.
     #[inline]
-    pub(super) fn on_ack(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-        seg: &Segment,
-    ) -> AckOutcome {
+    pub(super) fn on_ack(&mut self, cx: &mut Ctx, seg: &Segment) -> AckOutcome {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        let now = cx.now;
         let base = self.iss.wrapping_add(self.snd_una as u32);
         let Some(ack) = unwrap(base, self.snd_una, seg.ack) else {
             return AckOutcome::Ignored;
@@ -211,38 +232,48 @@ impl SendState {
         }
         if ack < self.snd_una {
             if o.sack {
-                self.tag_sacks(cfg, o, stats, seg, ack);
+                self.tag_sacks(cx, seg, ack);
             }
             return AckOutcome::Ignored;
         }
-        self.l3_ack_start(cfg, o, stats, timers, now);
+        self.l3_ack_start(cx);
         self.ack_ecr = seg.ts.filter(|_| o.ts).map(|(_, ecr)| ecr);
         let prior_una = self.snd_una;
         let mut prior_in_flight = self.in_flight(o);
+        let prior_sacked = if self.rate.is_some() {
+            self.rate_ack_start(o, prior_in_flight)
+        } else {
+            0
+        };
         let prior_packets = self.packets_out();
         let wnd = u32::from(seg.window) << o.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
         self.snd_wnd = wnd;
         let mut data_lost = false;
         if o.sack {
-            data_lost = self.tag_sacks(cfg, o, stats, seg, ack);
-            if self.linux24(cfg, o) {
+            data_lost = self.tag_sacks(cx, seg, ack);
+            if self.linux24(cx) {
                 // Linux `tcp_ack` takes prior_in_flight after `tcp_sacktag_write_queue`.
                 prior_in_flight = self.in_flight(o);
             }
         }
 
-        let rdb_lost = self.rdb_hidden_loss(cfg, stats, ack);
-        self.rack_update(cfg, ack, ack > self.snd_una || !seg.sacks.is_empty(), now);
+        let rdb_lost = self.rdb_hidden_loss(cx, ack);
+        self.rack_update(cx, ack, ack > self.snd_una || !seg.sacks.is_empty());
         let mut acked_pkts = 0u32;
+        let mut rate_done = false;
         if ack > self.snd_una {
-            let ca_rtt = self.cubic_rtt(ack, now);
+            let ca_rtt = self.cc_rtt(ack, now);
             let mut first_sent: Option<Time> = None;
             let mut retrans_acked = false;
             let mut newest: Option<(Time, bool)> = None;
             let mut last_rtx: Option<Time> = None;
             while self.rtx.front().is_some_and(|s| s.end <= ack) {
                 let s = self.rtx.pop_front().expect("front checked");
+                if let Some(r) = self.rate.as_deref_mut() {
+                    r.on_delivered(0, s.end, false, s.sacked);
+                    r.tx.pop_front();
+                }
                 acked_pkts += 1;
                 newest = Some((s.sent_at, s.ever_retrans));
                 if s.ever_retrans {
@@ -272,7 +303,24 @@ impl SendState {
                 }
                 _ => None,
             };
-            let m = if o.ts {
+            let r6 = if self.rate.is_some() {
+                rate_done = true;
+                self.rate_rtt(
+                    cx,
+                    ts_sample,
+                    acked_pkts,
+                    ack - prior_una,
+                    prior_sacked,
+                    seg,
+                )
+            } else {
+                None
+            };
+            let m = if self.k6 {
+                // Linux 4.x+ `tcp_ack_update_rtt`: the oldest newly ACKed segment never
+                // retransmitted, else the oldest newly SACKed one, else the timestamp echo.
+                r6
+            } else if o.ts {
                 ts_sample
             } else if cfg.rto_estimator == RtoEstimator::Linux22 {
                 // 2.2/2.3 time the newest segment covered. With a retransmission among them
@@ -296,16 +344,45 @@ impl SendState {
             }
             // Linux restarts the timer whenever something is acknowledged: from now (2.4), or
             // (2.2/2.3, outside RTO recovery) from when the oldest outstanding segment was sent.
-            timers.rto = self.rtx.front().map(|head| {
+            cx.timers.rto = self.rtx.front().map(|head| {
                 if cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
                     (head.sent_at + self.rtt.rto()).max(now)
                 } else {
                     now + self.rtt.rto()
                 }
             });
-            if acked_pkts > 0 {
-                self.cubic_acked(acked_pkts, ca_rtt, now);
+            if acked_pkts > 0 && !self.k6 {
+                self.cc_pkts_acked(ack, acked_pkts, ca_rtt, now);
             }
+        }
+        if self.k6 {
+            // Linux 4.x+: an ACK that only SACKs still samples the RTT (of the SACKed
+            // segments), and the algorithm's `pkts_acked` sees every ACK's `rs->rtt_us`.
+            if !rate_done {
+                if let Some(m) = self.rate_rtt(cx, None, 0, 0, prior_sacked, seg) {
+                    self.rtt.sample(m, self.snd_una, self.snd_nxt);
+                    // 4.13+ `tcp_clean_rtx_queue`: an ACK that only SACKs restarts the RTO
+                    // (FLAG_SET_XMIT_TIMER) when what it SACKed was sent before the head was
+                    // last (re)transmitted, so that the timer does not creep on in recovery.
+                    let sack_rtt = self.rate.as_deref().and_then(|r| r.sack_rtt_us(now));
+                    let head = self
+                        .rtx
+                        .front()
+                        .map(|h| rate::us(now) - rate::us(h.sent_at));
+                    if let (Some(s), Some(h), Some(_)) = (sack_rtt, head, cx.timers.rto) {
+                        if s > h {
+                            cx.timers.rto = Some(now + self.rtt.rto());
+                        }
+                    }
+                }
+            }
+            let rtt = self
+                .rate
+                .as_deref()
+                .map(|r| r.rs.rtt_us)
+                .filter(|&r| r >= 0);
+            let rtt = rtt.map(|us| Dur(us as u64 * 1_000));
+            self.cc_pkts_acked(ack, acked_pkts, rtt, now);
         }
 
         let is_dupack = ack == prior_una
@@ -314,7 +391,7 @@ impl SendState {
             && !window_changed
             && prior_packets > 0;
         if is_dupack {
-            stats.dupacks_rcvd += 1;
+            cx.stats.dupacks_rcvd += 1;
         }
         let data_acked = acked_pkts > 0;
         let ece = o.ecn && seg.has(ECE);
@@ -335,45 +412,55 @@ impl SendState {
             now,
         };
         if ece {
-            stats.ece_rcvd += 1;
+            cx.stats.ece_rcvd += 1;
         }
         // Linux tcp_may_raise_cwnd: not in Recovery or CWR, and with ECE only in slow start.
         // The 2.2/2.3 FACK sender raises it in Recovery too (`should_advance_cwnd`).
-        let may_raise = (!ece || self.cwnd < self.ssthresh)
+        let may_raise = (!ece || self.win.cwnd < self.win.ssthresh)
             && (!matches!(self.ca, CaState::Recovery | CaState::Cwr)
-                || (self.ca == CaState::Recovery && self.linux23(cfg, o)));
+                || (self.ca == CaState::Recovery && self.linux23(cx)));
         let rdb_may = may_raise && data_acked && prior_packets > 0 && self.frto == 0;
-        let rdb_reacted = self.rdb_on_ack(cfg, o, now, rdb_lost, acked_pkts, rdb_may);
+        let rdb_reacted = self.rdb_on_ack(cx, rdb_lost, acked_pkts, rdb_may);
         let may_raise = may_raise && !rdb_reacted;
         let frto_active = self.frto > 0;
-        self.l3_before_alert(timers, ece);
+        self.l3_before_alert(cx, ece);
         if prior_packets == 0 {
             // Nothing was outstanding: Linux (`no_queue`) leaves the congestion state alone.
-            self.settle_rtt22(cfg, timers, now);
+            self.settle_rtt22(cx);
         } else if frto_active {
-            self.settle_rtt22(cfg, timers, now);
-            self.frto_ack(o, stats, data_acked, is_dupack);
-            self.fastretrans_alert(cfg, o, stats, flags);
+            self.settle_rtt22(cx);
+            self.frto_ack(cx, data_acked, is_dupack);
+            self.fastretrans_alert(cx, flags);
         } else {
-            if data_acked && may_raise && self.cwnd_gate(cfg, prior_in_flight) {
+            if data_acked
+                && may_raise
+                && !self.ctl
+                && !self.k6
+                && self.cwnd_gate(cfg, prior_in_flight)
+            {
                 self.cong_avoid_cc(ack, acked_pkts, now);
             }
-            self.settle_rtt22(cfg, timers, now);
-            self.fastretrans_alert(cfg, o, stats, flags);
+            self.settle_rtt22(cx);
+            self.fastretrans_alert(cx, flags);
+        }
+        if prior_packets > 0 && self.rate.is_some() {
+            // Linux 4.9+ `tcp_ack`: `tcp_rate_gen`, then `tcp_cong_control`.
+            self.rate_gen_and_control(cx);
+            if self.k6 && !self.ctl {
+                let una_advanced = ack > prior_una;
+                self.cong_control_6(
+                    cx,
+                    ack,
+                    data_acked && !frto_active,
+                    una_advanced,
+                    prior_in_flight,
+                );
+            }
         }
         let not_dup = seg.payload > 0 || window_changed || data_acked;
         let advanced = ack > prior_una;
-        self.l3_ack_end(
-            cfg,
-            o,
-            stats,
-            timers,
-            now,
-            ack,
-            advanced,
-            not_dup,
-            prior_packets > 0,
-        );
+        self.l3_ack_end(cx, ack, advanced, not_dup, prior_packets > 0);
+        self.update_pacing_rate(cx);
 
         AckOutcome::Processed
     }
@@ -381,12 +468,14 @@ impl SendState {
     /// `rto_estimator = "linux22"`: applies this ACK's RTT sample with cwnd as it is now and
     /// rearms the timer by the new RTO (2.2/2.3 `tcp_ack`: `tcp_cong_avoid`, then
     /// `tcp_rtt_estimator` and `tcp_set_rto`, then `tcp_ack_packets_out`).
-    fn settle_rtt22(&mut self, cfg: &TcpConfig, timers: &mut Timers, now: Time) {
+    fn settle_rtt22(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
+        let now = cx.now;
         let Some(m) = self.rtt22_pending.take() else {
             return;
         };
-        self.rtt.sample22(m, self.cwnd);
-        timers.rto = self.rtx.front().map(|head| {
+        self.rtt.sample22(m, self.win.cwnd);
+        cx.timers.rto = self.rtx.front().map(|head| {
             if cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
                 (head.sent_at + self.rtt.rto()).max(now)
             } else {
@@ -398,17 +487,12 @@ impl SendState {
     /// Marks SACKed segments. The first block is a D-SACK when it lies below the cumulative
     /// ACK or inside the second block (RFC 2883); it marks nothing. Returns whether a block
     /// reaches above `high_seq` (Linux `FLAG_DATA_LOST`, "Event B").
-    fn tag_sacks(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        seg: &Segment,
-        ack: u64,
-    ) -> bool {
+    fn tag_sacks(&mut self, cx: &mut Ctx, seg: &Segment, ack: u64) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
         let base = self.iss.wrapping_add(self.snd_una as u32);
-        let linux24 = self.linux24(cfg, o);
-        let linux23 = self.linux23(cfg, o);
+        let linux24 = self.linux24(cx);
+        let linux23 = self.linux23(cx);
         let mut data_lost = false;
         // Linux `lost_retrans`: the highest SACK end beyond the snd_nxt of a retransmission.
         let mut lost_retrans = 0u64;
@@ -428,12 +512,12 @@ impl SendState {
                     matches!((l2, r2), (Some(l2), Some(r2)) if l2 <= l && r <= r2)
                 });
                 if r <= ack || inside_next {
-                    stats.dsacks_rcvd += 1;
+                    cx.stats.dsacks_rcvd += 1;
                     self.count_dsack(l, r);
                     continue;
                 }
             }
-            for s in self.rtx.iter_mut() {
+            for (k, s) in self.rtx.iter_mut().enumerate() {
                 if s.start >= r {
                     break;
                 }
@@ -441,6 +525,9 @@ impl SendState {
                     lost_retrans = lost_retrans.max(r);
                 }
                 if !s.sacked && s.start >= l && s.end <= r {
+                    if let Some(rate) = self.rate.as_deref_mut() {
+                        rate.on_delivered(k, s.end, true, false);
+                    }
                     s.sacked = true;
                     // Linux: a SACKed retransmission stays in flight ("S|R") unless the
                     // original was marked lost.
@@ -471,6 +558,7 @@ impl SendState {
                     s.retrans = false;
                     if !s.sacked {
                         s.lost = true;
+                        self.lost_total += 1;
                     }
                 }
             }
@@ -480,12 +568,24 @@ impl SendState {
 
     /// Linux 2.4's whole SACK scoreboard (`sack_loss_marking = "linux24"`) is in use.
     #[inline]
-    fn linux24(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+    fn linux24(&self, cx: &Ctx) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
         cfg.sack_loss_marking == SackLossMarking::Linux24 && o.sack
     }
 
+    /// Linux 4.18+ (`kernel = "linux-6.18"`) with RACK and SACK: RACK alone finds losses, the
+    /// RFC 6675 dupthresh rules are off (`tcp_recovery = 1`, "tcp: disable RFC6675 loss
+    /// detection").
+    #[inline]
+    pub(super) fn rack_only(&self, cx: &Ctx) -> bool {
+        self.k6 && cx.cfg.rack && cx.o.sack
+    }
+
     /// The 2.2/2.3 FACK sender (`sack_loss_marking = "linux23"`) with SACK in use.
-    fn linux23(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+    fn linux23(&self, cx: &Ctx) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
         cfg.sack_loss_marking == SackLossMarking::Linux23 && o.sack
     }
 
@@ -495,6 +595,7 @@ impl SendState {
         let fackets = self.fackets_out() as usize;
         for s in self.rtx.iter_mut().take(fackets) {
             if !s.sacked && !s.retrans {
+                self.lost_total += u64::from(!s.lost);
                 s.lost = true;
             }
         }
@@ -518,6 +619,7 @@ impl SendState {
             }
             if !s.sacked && !s.lost && !s.retrans {
                 s.lost = true;
+                self.lost_total += 1;
             }
         }
     }
@@ -561,36 +663,38 @@ impl SendState {
     }
 
     /// Linux `tcp_undo_cwnd`.
-    fn undo_cwnd(&mut self, stats: &mut Stats, restore_ssthresh: bool) {
-        stats.undos += 1;
+    fn undo_cwnd(&mut self, cx: &mut Ctx, restore_ssthresh: bool) {
+        cx.stats.undos += 1;
         if self.prior_ssthresh > 0 {
-            self.cwnd = self.undo_cwnd_value();
+            self.win.cwnd = self.undo_cwnd_value();
             // (Linux: the doubled reduced ssthresh approximates the cwnd before the loss.)
-            if restore_ssthresh && self.prior_ssthresh > self.ssthresh {
-                self.ssthresh = self.prior_ssthresh;
+            if restore_ssthresh && self.prior_ssthresh > self.win.ssthresh {
+                self.win.ssthresh = self.prior_ssthresh;
             }
-        } else {
-            self.cwnd = self.cwnd.max(self.ssthresh);
+        } else if !self.ctl && !self.k6 {
+            self.win.cwnd = self.win.cwnd.max(self.win.ssthresh);
         }
         self.undo_marker = None;
     }
 
     /// On a full ACK in Recovery or Loss (Linux `tcp_try_undo_recovery`).
-    fn try_undo_recovery(&mut self, cfg: &TcpConfig, stats: &mut Stats) {
+    fn try_undo_recovery(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
         if self.may_undo(cfg) {
-            self.undo_cwnd(stats, true);
+            self.undo_cwnd(cx, true);
         }
     }
 
     /// On each ACK in Loss (Linux `tcp_try_undo_loss`): a spurious RTO stops go-back-N.
-    fn try_undo_loss(&mut self, cfg: &TcpConfig, stats: &mut Stats) -> bool {
+    fn try_undo_loss(&mut self, cx: &mut Ctx) -> bool {
+        let cfg = cx.cfg;
         if !self.may_undo(cfg) {
             return false;
         }
         for s in self.rtx.iter_mut() {
             s.lost = false;
         }
-        self.undo_cwnd(stats, true);
+        self.undo_cwnd(cx, true);
         self.retransmits = 0;
         self.ca = CaState::Open;
         true
@@ -598,22 +702,37 @@ impl SendState {
 
     /// On a partial ACK in Recovery (Linux `tcp_try_undo_partial`): the hole was filled by a
     /// delayed original. ssthresh is kept.
-    fn try_undo_partial(&mut self, cfg: &TcpConfig, stats: &mut Stats) -> bool {
+    fn try_undo_partial(&mut self, cx: &mut Ctx) -> bool {
+        let cfg = cx.cfg;
         if !self.may_undo(cfg) {
             return false;
         }
         if self.retrans_out() == 0 {
             self.retrans_stamp = None;
         }
-        self.undo_cwnd(stats, false);
+        self.undo_cwnd(cx, false);
         true
     }
 
     /// In Disorder (Linux `tcp_try_undo_dsack`).
-    fn try_undo_dsack(&mut self, cfg: &TcpConfig, stats: &mut Stats) {
+    fn try_undo_dsack(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
         if cfg.undo && self.undo_marker.is_some() && self.undo_retrans <= 0 {
-            self.undo_cwnd(stats, true);
+            self.undo_cwnd(cx, true);
         }
+    }
+
+    /// Whether `next_segment`, the loss probe and the end of the transmission round have
+    /// nothing to do: no probe asked for, no round open, nothing unsent (the FIN included), not
+    /// in Recovery (no forward retransmission) and no segment waiting for its retransmission.
+    #[inline]
+    pub(super) fn nothing_to_send(&self) -> bool {
+        self.app_bytes < self.snd_nxt
+            && !self.l3.probe_rtx
+            && !self.l3.round_open
+            && (!self.fin_queued || self.fin_sent)
+            && self.ca != CaState::Recovery
+            && !self.rtx.iter().any(|s| s.lost && !s.retrans && !s.sacked)
     }
 
     /// Bytes written and not yet sent.
@@ -628,7 +747,8 @@ impl SendState {
     /// 002 describe it): after the RTO retransmission, two ACKs that advance the window mean
     /// the RTO was spurious: continue with new data and cwnd = ssthresh. A duplicate ACK means
     /// it was genuine: go back to conventional recovery.
-    fn frto_ack(&mut self, o: &Negotiated, stats: &mut Stats, data_acked: bool, is_dupack: bool) {
+    fn frto_ack(&mut self, cx: &mut Ctx, data_acked: bool, is_dupack: bool) {
+        let o = cx.o;
         let unsent = self.unsent();
         match self.frto {
             1 if data_acked => {
@@ -639,18 +759,22 @@ impl SendState {
                 } else {
                     // Step 2b: let two new segments out.
                     self.frto = 2;
-                    self.cwnd = self.in_flight(o) + 2;
+                    if !self.ctl {
+                        self.win.cwnd = self.in_flight(o) + 2;
+                    }
                 }
             }
             1 if is_dupack => self.frto_conventional(None),
             2 if data_acked => {
                 // Step 3b: spurious. No undo: the halved ssthresh stays (seed 000 A.2.5).
                 self.frto = 0;
-                stats.spurious_rtos += 1;
+                cx.stats.spurious_rtos += 1;
                 for s in self.rtx.iter_mut() {
                     s.lost = false;
                 }
-                self.cwnd = self.ssthresh;
+                if !self.ctl {
+                    self.win.cwnd = self.win.ssthresh;
+                }
                 self.retransmits = 0;
                 self.ca = CaState::Open;
             }
@@ -665,11 +789,12 @@ impl SendState {
         let high = self.high_seq;
         for s in self.rtx.iter_mut() {
             if !s.sacked && !s.retrans && s.end <= high {
+                self.lost_total += u64::from(!s.lost);
                 s.lost = true;
             }
         }
-        if let Some(c) = cwnd {
-            self.cwnd = c;
+        if let (Some(c), false) = (cwnd, self.ctl) {
+            self.win.cwnd = c;
         }
     }
 
@@ -677,13 +802,9 @@ impl SendState {
     // The congestion state machine.
 
     /// Linux `tcp_fastretrans_alert` with rate halving off.
-    fn fastretrans_alert(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        f: AckFlags,
-    ) {
+    fn fastretrans_alert(&mut self, cx: &mut Ctx, f: AckFlags) {
+        let cfg = cx.cfg;
+        let o = cx.o;
         let (data_acked, acked_pkts, is_dupack, ece) =
             (f.data_acked(), f.acked_pkts, f.is_dupack, f.ece);
         if self.ca == CaState::Open {
@@ -693,7 +814,7 @@ impl SendState {
             self.prior_ssthresh = 0; // a reduction the network asked for is never undone
         }
         let th = cfg.dupthresh;
-        if self.linux24(cfg, o)
+        if self.linux24(cx)
             && f.data_lost
             && self.snd_una < self.high_seq
             && self.ca != CaState::Open
@@ -707,34 +828,38 @@ impl SendState {
             CaState::Loss => {
                 if self.snd_una >= self.high_seq {
                     self.retransmits = 0;
-                    self.try_undo_recovery(cfg, stats);
+                    self.try_undo_recovery(cx);
                     self.ca = CaState::Open;
-                } else if !self.try_undo_loss(cfg, stats) {
-                    self.moderate_cwnd(cfg, o);
+                } else if !self.try_undo_loss(cx) {
+                    self.moderate_cwnd(cx);
                     return; // keep retransmitting in slow start
                 }
             }
             CaState::Recovery => {
                 if self.snd_una >= self.high_seq {
-                    self.try_undo_recovery(cfg, stats);
-                    let cwnd_undone = self.cwnd;
-                    // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1.
-                    self.cwnd = match cfg.recovery_exit {
-                        // The 2.2/2.3 FACK sender's `clear_fast_retransmit`: cwnd = ssthresh
-                        // (after more than 3 duplicate ACKs, as always here).
-                        _ if self.linux23(cfg, o) => self.ssthresh,
-                        RecoveryExit::Ssthresh => self.cwnd.min(self.ssthresh),
-                        RecoveryExit::FlightPlusOne => self.packets_out() + 1,
-                    };
-                    if cfg.prr {
-                        self.prr_end_recovery(cwnd_undone);
+                    self.try_undo_recovery(cx);
+                    let cwnd_undone = self.win.cwnd;
+                    // Full ACK: Linux tcp_complete_cwr, or seed 001's FlightSize + 1 (an
+                    // algorithm with its own `cong_control` keeps its cwnd: Linux 4.9+
+                    // `tcp_end_cwnd_reduction`).
+                    if !self.ctl {
+                        self.win.cwnd = match cfg.recovery_exit {
+                            // The 2.2/2.3 FACK sender's `clear_fast_retransmit`: cwnd =
+                            // ssthresh (after more than 3 duplicate ACKs, as always here).
+                            _ if self.linux23(cx) => self.win.ssthresh,
+                            RecoveryExit::Ssthresh => self.win.cwnd.min(self.win.ssthresh),
+                            RecoveryExit::FlightPlusOne => self.packets_out() + 1,
+                        };
+                        if cfg.prr {
+                            self.prr_end_recovery(cwnd_undone);
+                        }
                     }
                     self.ca = CaState::Open;
                     self.reno_sacked = 0;
                 } else {
                     let mut undone_partial = false;
                     if data_acked {
-                        let undone = self.try_undo_partial(cfg, stats);
+                        let undone = self.try_undo_partial(cx);
                         undone_partial = undone;
                         // Partial ACK (RFC 2582): without SACK the next hole is the head.
                         if !o.sack {
@@ -749,13 +874,13 @@ impl SendState {
                         self.reno_sacked =
                             (self.reno_sacked + 1).min(self.packets_out().saturating_sub(1));
                     }
-                    if self.linux23(cfg, o) {
+                    if self.linux23(cx) {
                         // 2.2/2.3 `tcp_fast_retrans`: `tcp_fack_retransmit` on every further
                         // duplicate ACK and partial ACK; cwnd is not deflated.
                         self.mark_fack_holes_lost();
                         return;
                     }
-                    if self.linux24(cfg, o) {
+                    if self.linux24(cx) {
                         // `tcp_update_scoreboard` runs on a duplicate ACK, or on a partial ACK
                         // that `tcp_try_undo_partial` calls "failed" (fackets_out > dupthresh).
                         let dup = if data_acked {
@@ -766,14 +891,14 @@ impl SendState {
                         if dup || f.head_timedout {
                             self.mark_head_untagged_lost(1);
                         }
-                    } else if o.sack {
+                    } else if o.sack && !self.rack_only(cx) {
                         self.mark_lost_by_sack(cfg);
                     }
-                    self.rack_mark_lost(cfg, o, f.now);
+                    self.rack_mark_lost(cx);
                     if f.head_timedout {
                         self.mark_timed_out_lost(f.now);
                     }
-                    self.cwnd_down(cfg, o);
+                    self.cwnd_down(cx);
                     return;
                 }
             }
@@ -781,35 +906,37 @@ impl SendState {
                 // Linux holds CWR until something above high_seq is acknowledged, so that the
                 // CWR flag has reached the receiver.
                 if self.snd_una > self.high_seq {
-                    self.cwnd = self.cwnd.min(self.ssthresh);
-                    if cfg.prr {
-                        self.cwnd = self.ssthresh; // 3.16 tcp_end_cwnd_reduction
+                    if !self.ctl {
+                        self.win.cwnd = self.win.cwnd.min(self.win.ssthresh);
+                        if cfg.prr {
+                            self.win.cwnd = self.win.ssthresh; // 3.16 tcp_end_cwnd_reduction
+                        }
                     }
                     self.ca = CaState::Open;
                 }
             }
-            CaState::Disorder => self.try_undo_dsack(cfg, stats),
+            CaState::Disorder => self.try_undo_dsack(cx),
             CaState::Open => {}
         }
         // Open, Disorder or CWR.
         if is_dupack {
             self.dupacks += 1;
         }
-        if self.rack_mark_lost(cfg, o, f.now)
-            || self.time_to_recover(cfg, o)
+        if self.rack_mark_lost(cx)
+            || self.time_to_recover(cx)
             || (f.head_timedout && f.dubious)
-            || self.early_retransmit_due(cfg, o, stats)
+            || self.early_retransmit_due(cx)
         {
-            self.enter_recovery(cfg, o, stats, is_dupack || f.head_timedout);
+            self.enter_recovery(cx, is_dupack || f.head_timedout);
             if f.head_timedout {
                 self.mark_timed_out_lost(f.now);
             }
-            self.cwnd_down(cfg, o);
+            self.cwnd_down(cx);
         } else if ece && self.ca != CaState::Cwr {
-            self.enter_cwr(cfg, stats);
-            self.cwnd_down(cfg, o);
+            self.enter_cwr(cx);
+            self.cwnd_down(cx);
         } else if self.ca == CaState::Cwr {
-            self.cwnd_down(cfg, o);
+            self.cwnd_down(cx);
         } else {
             // Linux tcp_try_to_open.
             self.ca = if self.dupacks > 0 || self.sacked_out(o) > 0 {
@@ -818,21 +945,30 @@ impl SendState {
                 CaState::Open
             };
             if f.dubious {
-                self.moderate_cwnd(cfg, o);
+                self.moderate_cwnd(cx);
             }
         }
     }
 
     /// Linux `tcp_moderate_cwnd`: at most `max_burst` segments leave on one ACK.
-    fn moderate_cwnd(&mut self, cfg: &TcpConfig, o: &Negotiated) {
-        if cfg.max_burst > 0 {
-            self.cwnd = self.cwnd.min(self.in_flight(o) + cfg.max_burst);
+    fn moderate_cwnd(&mut self, cx: &Ctx) {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        if cfg.max_burst > 0 && !self.ctl {
+            self.win.cwnd = self.win.cwnd.min(self.in_flight(o) + cfg.max_burst);
         }
     }
 
     /// Linux 2.4 `tcp_cwnd_down` (rate halving), on every ACK in Recovery and CWR: one segment
     /// less per two ACKs, down to ssthresh/2, and never more than in_flight + 1.
-    fn cwnd_down(&mut self, cfg: &TcpConfig, o: &Negotiated) {
+    fn cwnd_down(&mut self, cx: &Ctx) {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        if self.ctl || self.k6 {
+            // Linux 4.9+ `tcp_cong_control`: the algorithm's own, or (6.x) PRR after the
+            // alert (`cong_control_6`).
+            return;
+        }
         if cfg.prr {
             self.prr_reduction(o);
             return;
@@ -841,30 +977,31 @@ impl SendState {
             // The IIP patch's "no rate halving" (seed 000): cwnd fell to ssthresh at entry, and
             // with `flight_cap` the last line of `tcp_cwnd_down` still applies.
             if cfg.flight_cap {
-                self.cwnd = self.cwnd.min(self.in_flight(o) + 1).max(1);
+                self.win.cwnd = self.win.cwnd.min(self.in_flight(o) + 1).max(1);
             }
             return;
         }
-        let decr = self.cwnd_cnt + 1;
-        self.cwnd_cnt = decr & 1;
+        let decr = self.win.cnt + 1;
+        self.win.cnt = decr & 1;
         let decr = decr >> 1;
-        if decr > 0 && self.cwnd > self.ssthresh / 2 {
-            self.cwnd -= decr;
+        if decr > 0 && self.win.cwnd > self.win.ssthresh / 2 {
+            self.win.cwnd -= decr;
         }
-        self.cwnd = self.cwnd.min(self.in_flight(o) + 1).max(1);
+        self.win.cwnd = self.win.cwnd.min(self.in_flight(o) + 1).max(1);
     }
 
     /// ECN echo (Linux `tcp_enter_cwr`, RFC 3168 §6.1.2): halve once per window. With rate
     /// halving off, cwnd drops to ssthresh at once.
-    fn enter_cwr(&mut self, cfg: &TcpConfig, stats: &mut Stats) {
-        stats.ecn_reductions += 1;
+    fn enter_cwr(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
+        cx.stats.ecn_reductions += 1;
         self.prior_ssthresh = 0;
         self.prr_enter_cwr();
-        self.ssthresh = self.recalc_ssthresh(cfg);
-        if !cfg.rate_halving && !cfg.prr {
-            self.cwnd = self.cwnd.min(self.ssthresh);
+        self.win.ssthresh = self.recalc_ssthresh(cfg);
+        if !cfg.rate_halving && !cfg.prr && !self.ctl {
+            self.win.cwnd = self.win.cwnd.min(self.win.ssthresh);
         }
-        self.cwnd_cnt = 0;
+        self.win.cnt = 0;
         self.high_seq = self.snd_nxt;
         self.cwr_pending = true;
         self.ca = CaState::Cwr;
@@ -876,23 +1013,17 @@ impl SendState {
     /// The retransmission timer expired with data outstanding (Linux `tcp_retransmit_timer`).
     /// Returns `false` when `retries2` timeouts without progress mean giving up.
     /// `established`: the thin-stream linear timeouts apply only in ESTABLISHED.
-    pub(super) fn on_rto(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-        established: bool,
-    ) -> bool {
+    pub(super) fn on_rto(&mut self, cx: &mut Ctx, established: bool) -> bool {
+        let cfg = cx.cfg;
+        let now = cx.now;
         if self.retransmits >= cfg.retries2 {
             return false;
         }
         // F-RTO only for a first timeout, not when already recovering from one
         // (RFC 4138 §2.1 step 1).
         let frto = cfg.frto && self.ca != CaState::Loss;
-        self.enter_loss(cfg, o, stats);
-        self.cc_on_loss(now);
+        self.enter_loss(cx);
+        self.cc_on_loss(cx);
         if frto {
             // Only the first segment is retransmitted until two ACKs have been seen.
             for s in self.rtx.iter_mut().skip(1) {
@@ -911,24 +1042,29 @@ impl SendState {
         } else {
             self.rtt.backoff();
         }
-        timers.rto = Some(now + self.rtt.rto());
+        cx.timers.rto = Some(now + self.rtt.rto());
         true
     }
 
     /// RTO: go-back-N in slow start (Linux `tcp_enter_loss`). Every segment not SACKed is
     /// marked lost, so retransmissions precede new data; ssthresh is reduced only once for a
     /// run of back-to-back expiries.
-    fn enter_loss(&mut self, cfg: &TcpConfig, o: &Negotiated, stats: &mut Stats) {
-        stats.rtos += 1;
+    fn enter_loss(&mut self, cx: &mut Ctx) {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        cx.stats.rtos += 1;
         if matches!(self.ca, CaState::Open | CaState::Disorder)
             || self.snd_una == self.high_seq
             || (self.ca == CaState::Loss && self.retransmits == 0)
         {
             self.prior_ssthresh = self.current_ssthresh();
-            self.ssthresh = self.recalc_ssthresh(cfg);
+            if self.k6 {
+                self.l3.prior_cwnd = self.win.cwnd; // 6.x `tcp_enter_loss`, for the undo
+            }
+            self.win.ssthresh = self.recalc_ssthresh(cfg);
         }
-        self.cwnd = 1;
-        self.cwnd_cnt = 0;
+        self.win.cwnd = 1;
+        self.win.cnt = 0;
         // Undo is possible only if nothing outstanding was retransmitted before.
         self.undo_marker = (!self.rtx.iter().any(|s| s.ever_retrans)).then_some(self.snd_una);
         self.undo_retrans = 0;
@@ -936,14 +1072,16 @@ impl SendState {
         self.cwr_pending = o.ecn;
         // 2.3 `tcp_retransmit_timer` clears the SACK tags ("the sender may have dropped out of
         // order frames", RFC 2018); 2.4 keeps them.
-        let clear = self.linux23(cfg, o);
+        let clear = self.linux23(cx);
         for s in self.rtx.iter_mut() {
+            let was = !s.lost || s.retrans;
             s.retrans = false;
             if clear {
                 s.sacked = false;
             }
             if !s.sacked {
                 s.lost = true;
+                self.lost_total += u64::from(was);
             }
         }
         self.high_seq = self.snd_nxt;
@@ -958,21 +1096,17 @@ impl SendState {
 
     /// Linux `tcp_current_ssthresh`: what to restore on undo.
     fn current_ssthresh(&self) -> u32 {
-        self.ssthresh.max((self.cwnd >> 1) + (self.cwnd >> 2))
+        self.win
+            .ssthresh
+            .max((self.win.cwnd >> 1) + (self.win.cwnd >> 2))
     }
 
     pub(super) fn recalc_ssthresh(&mut self, cfg: &TcpConfig) -> u32 {
         if let Some(s) = self.rdb_ssthresh(cfg) {
             return s; // RDBv2's module ssthresh (rdb.rs)
         }
-        if let Some(s) = self.cubic_ssthresh() {
-            return s;
-        }
-        let base = match cfg.ssthresh_from {
-            SsthreshFrom::Cwnd => self.cwnd,
-            SsthreshFrom::Flight => (self.rtx.len() as u32).saturating_sub(self.lt_sent),
-        };
-        (base / 2).max(2)
+        let flight = (self.rtx.len() as u32).saturating_sub(self.lt_sent);
+        self.cc.ssthresh(&self.win, flight)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -1051,6 +1185,7 @@ impl SendState {
                 };
                 if lost {
                     s.lost = true;
+                    self.lost_total += 1;
                 }
             }
         }
@@ -1063,6 +1198,7 @@ impl SendState {
         for s in self.rtx.iter_mut() {
             if !s.sacked && !s.lost && !s.retrans && now.saturating_since(s.sent_at) > rto {
                 s.lost = true;
+                self.lost_total += 1;
             }
         }
     }
@@ -1072,6 +1208,7 @@ impl SendState {
             if !h.sacked && !h.lost {
                 h.lost = true;
                 h.retrans = false;
+                self.lost_total += 1;
             }
         }
     }
@@ -1079,13 +1216,15 @@ impl SendState {
     /// Linux `tcp_stream_is_thin`: fewer than 4 segments out, and not in the first slow start.
     #[inline]
     fn is_thin(&self) -> bool {
-        self.packets_out() < 4 && self.ssthresh < SSTHRESH_INFINITE
+        self.packets_out() < 4 && self.win.ssthresh < SSTHRESH_INFINITE
     }
 
     /// Linux `tcp_time_to_recover`, with RFC 3517's trigger instead of the FACK count unless
     /// FACK is on.
     #[inline]
-    fn time_to_recover(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+    fn time_to_recover(&self, cx: &Ctx) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
         if cfg.newreno_careful && self.send_high.is_some_and(|h| self.snd_una <= h) {
             // RFC 2582 §6 Careful: dupacks that do not cover more than send_high are from
             // segments retransmitted by the RTO; no fast retransmit.
@@ -1105,27 +1244,27 @@ impl SendState {
                 return true;
             }
         }
-        if self.linux23(cfg, o) {
+        if self.linux23(cx) {
             // 2.2/2.3: `(tp->fackets_out > 3) || (tp->dup_acks == 3)`.
             return self.dupacks >= cfg.dupthresh || self.fackets_out() > cfg.dupthresh;
         }
-        if self.linux24(cfg, o) {
+        if self.linux24(cx) {
             // Trick#1 and the classic rule on fackets_out (Trick#3 is `head_timedout`).
             return self.rtx.iter().any(|s| s.lost) || self.fackets_out() > cfg.dupthresh;
+        }
+        if self.rack_only(cx) {
+            // Linux 4.18+ with RACK (`tcp_recovery = 1`): only what RACK marked lost.
+            return self.rtx.iter().any(|s| s.lost);
         }
         self.dupacks >= cfg.dupthresh || (o.sack && self.is_lost(cfg, 0))
     }
 
     /// `dupack`: the ACK that starts it is a duplicate (or the head timed out); Linux marks the
     /// head lost only then (`tcp_update_scoreboard`), which matters with `linux24` marking.
-    pub(super) fn enter_recovery(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        dupack: bool,
-    ) {
-        stats.fast_retransmits += 1;
+    pub(super) fn enter_recovery(&mut self, cx: &mut Ctx, dupack: bool) {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        cx.stats.fast_retransmits += 1;
         self.prr_enter_recovery(self.ca == CaState::Cwr);
         self.high_seq = self.snd_nxt;
         self.undo_marker = Some(self.snd_una);
@@ -1133,33 +1272,37 @@ impl SendState {
         // From CWR the window was already halved for this episode (Linux).
         if self.ca != CaState::Cwr {
             self.prior_ssthresh = self.current_ssthresh();
-            self.ssthresh = self.recalc_ssthresh(cfg);
+            self.win.ssthresh = self.recalc_ssthresh(cfg);
         }
         self.cwr_pending = o.ecn;
         // Rate halving off (the seeds' IIP patch): cwnd is reduced at once; on, it shrinks
         // one segment per two ACKs from here (`cwnd_down`).
-        if !cfg.rate_halving && !cfg.prr {
-            self.cwnd = self.ssthresh;
+        if !cfg.rate_halving && !cfg.prr && !self.ctl {
+            self.win.cwnd = self.win.ssthresh;
         }
-        self.cwnd_cnt = 0;
+        self.win.cnt = 0;
         self.ca = CaState::Recovery;
         if !o.sack {
             self.reno_sacked = self.dupacks.min(self.packets_out().saturating_sub(1));
         }
-        if self.linux23(cfg, o) {
+        if self.linux23(cx) {
             // 2.2/2.3: cwnd = ssthresh + 3 and `tcp_fack_retransmit` (the head first).
-            self.cwnd = self.ssthresh + 3;
+            self.win.cwnd = self.win.ssthresh + 3;
             self.mark_head_lost();
             self.force_head_rtx = true;
             self.mark_fack_holes_lost();
             return;
         }
-        if self.linux24(cfg, o) {
+        if self.linux24(cx) {
             // Linux 2.4 marks the head on a duplicate ACK, and retransmits it only once
             // in_flight < cwnd (`tcp_xmit_retransmit_queue`); nothing forces it.
             if dupack {
                 self.mark_head_untagged_lost(1);
             }
+            return;
+        }
+        if self.rack_only(cx) {
+            // Linux 4.18+: RACK marked what is lost; PRR lets the first one go.
             return;
         }
         // RFC 3517 (4.3) and Linux: the first unacknowledged segment is retransmitted.
@@ -1170,19 +1313,6 @@ impl SendState {
         }
     }
 
-    /// Linux `tcp_cong_avoid` (2.4): slow start adds one segment per ACK of new data;
-    /// congestion avoidance adds one after cwnd+1 such ACKs (`snd_cwnd_cnt` counts from 0 and
-    /// the increase happens once it has reached cwnd).
-    pub(super) fn cong_avoid(&mut self) {
-        if self.cwnd <= self.ssthresh {
-            self.cwnd += 1;
-        } else if self.cwnd_cnt >= self.cwnd {
-            self.cwnd += 1;
-            self.cwnd_cnt = 0;
-        } else {
-            self.cwnd_cnt += 1;
-        }
-    }
     // -----------------------------------------------------------------------------------------
     // What goes out next.
 
@@ -1190,53 +1320,47 @@ impl SendState {
     /// Retransmissions of segments marked lost come first (Linux `tcp_xmit_retransmit_queue`);
     /// new data only when none is waiting.
     #[inline]
-    pub(super) fn next_segment(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-        new_data: bool,
-    ) -> Option<Outgoing> {
+    pub(super) fn next_segment(&mut self, cx: &mut Ctx, new_data: bool) -> Option<Outgoing> {
+        let o = cx.o;
         if let Some(i) = self
             .rtx
             .iter()
             .position(|s| s.lost && !s.retrans && !s.sacked)
         {
-            let forced = i == 0 && std::mem::take(&mut self.force_head_rtx);
-            if !forced && self.in_flight(o) >= self.cwnd {
+            let forced = i == 0 && self.force_head_rtx;
+            if !forced
+                && (self.in_flight(o) >= self.win.cwnd || (self.pace.on && self.pace_wait(cx)))
+            {
                 return None;
             }
-            let out = self.retransmit(stats, timers, now, i);
-            return Some(self.rdb_retransmit(cfg, o, stats, out));
+            self.force_head_rtx &= !forced;
+            let out = self.retransmit(cx, i);
+            return Some(self.rdb_retransmit(cx, out));
         }
         if new_data {
-            if let Some(p) = self.send_new(cfg, o, timers, now) {
-                return Some(self.rdb_new_segment(cfg, o, stats, now, p));
+            if let Some(p) = self.send_new(cx) {
+                return Some(self.rdb_new_segment(cx, p));
             }
         }
-        self.forward_retransmit(cfg, o, stats, timers, now)
-            .map(|out| self.rdb_retransmit(cfg, o, stats, out))
+        self.forward_retransmit(cx)
+            .map(|out| self.rdb_retransmit(cx, out))
     }
 
     /// Linux 2.4 `tcp_xmit_retransmit_queue`'s second pass (`linux24` marking): in Recovery,
     /// when no new segment may go, the first hole below the highest SACK that has no tag is
     /// retransmitted, while in_flight < cwnd.
     #[inline]
-    fn forward_retransmit(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-    ) -> Option<Outgoing> {
+    fn forward_retransmit(&mut self, cx: &mut Ctx) -> Option<Outgoing> {
+        let cfg = cx.cfg;
+        let o = cx.o;
         if self.ca != CaState::Recovery
             || !o.sack
             || cfg.sack_loss_marking != SackLossMarking::Linux24
-            || self.in_flight(o) >= self.cwnd
+            || self.in_flight(o) >= self.win.cwnd
         {
+            return None;
+        }
+        if self.pace.on && self.pace_wait(cx) {
             return None;
         }
         let fackets = self.fackets_out() as usize;
@@ -1245,19 +1369,19 @@ impl SendState {
             .iter()
             .take(fackets)
             .position(|s| !s.sacked && !s.lost && !s.retrans)?;
-        Some(self.retransmit(stats, timers, now, i))
+        Some(self.retransmit(cx, i))
     }
 
     /// Sends segment `i` of the retransmission queue again.
     #[inline]
-    fn retransmit(
-        &mut self,
-        stats: &mut Stats,
-        timers: &mut Timers,
-        now: Time,
-        i: usize,
-    ) -> Outgoing {
+    fn retransmit(&mut self, cx: &mut Ctx, i: usize) -> Outgoing {
+        let now = cx.now;
         let snd_nxt = self.snd_nxt;
+        let in_flight_before = if self.ctl || self.k6 {
+            self.in_flight(cx.o)
+        } else {
+            1
+        };
         let (start, payload, fin) = {
             let s = &mut self.rtx[i];
             s.retrans = true;
@@ -1266,14 +1390,20 @@ impl SendState {
             s.rtx_nxt = snd_nxt;
             (s.start, s.payload(), s.fin)
         };
-        stats.retransmits += 1;
+        cx.stats.retransmits += 1;
+        if self.pace.on {
+            self.pace_sent(cx, payload, 1);
+        }
+        if self.rate.is_some() {
+            self.rate_sent(cx, Some(i), in_flight_before);
+        }
         self.prr_on_retransmit();
         if self.retrans_stamp.is_none() {
             self.retrans_stamp = Some(ms_stamp(now));
         }
         self.undo_retrans += 1;
         if i == 0 {
-            timers.rto = Some(now + self.rtt.rto());
+            cx.timers.rto = Some(now + self.rtt.rto());
         }
         let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
         // Retransmissions are never ECT (RFC 3168 §6.1.5).
@@ -1287,17 +1417,18 @@ impl SendState {
 
     /// A new segment, cut now: full MSS unless less is written, whole into the peer's window.
     #[inline]
-    fn send_new(
-        &mut self,
-        cfg: &TcpConfig,
-        o: &Negotiated,
-        timers: &mut Timers,
-        now: Time,
-    ) -> Option<Outgoing> {
+    fn send_new(&mut self, cx: &mut Ctx) -> Option<Outgoing> {
+        let cfg = cx.cfg;
+        let o = cx.o;
+        let now = cx.now;
         let data_end = self.app_bytes + 1; // offset just past the last written byte
         let unsent = data_end.saturating_sub(self.snd_nxt);
         let fin_due = self.fin_queued && !self.fin_sent;
         if unsent == 0 && !fin_due {
+            return None;
+        }
+        // Linux `tcp_write_xmit`: the pacing check comes first, before cwnd's.
+        if self.pace.on && self.pace_wait(cx) {
             return None;
         }
         let mut len = unsent.min(u64::from(o.mss));
@@ -1313,7 +1444,7 @@ impl SendState {
         }
         let fin = fin_due && self.snd_nxt + len == data_end;
         // Linux 2.4 `tcp_snd_test` lets a segment carrying the FIN past the cwnd test.
-        if !fin && !self.cwnd_allows_new(cfg, o) {
+        if !fin && !self.cwnd_allows_new(cx) {
             self.on_cwnd_blocked();
             if !self.l3.probe_new {
                 return None;
@@ -1324,12 +1455,17 @@ impl SendState {
             return None; // Nagle: a small segment waits while data is unacknowledged
         }
         if matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr)
-            && self.packets_out() >= self.cwnd
+            && self.packets_out() >= self.win.cwnd
         {
             self.lt_sent += 1;
         }
         let start = self.snd_nxt;
         let end = start + len + u64::from(fin);
+        let in_flight_before = if self.ctl || self.k6 {
+            self.in_flight(o)
+        } else {
+            1
+        };
         self.rtx.push_back(SentSeg {
             start,
             end,
@@ -1346,9 +1482,17 @@ impl SendState {
         if fin {
             self.fin_sent = true;
         }
-        self.on_new_data_sent(timers, now);
-        if timers.rto.is_none() {
-            timers.rto = Some(now + self.rtt.rto());
+        if self.rate.is_some() {
+            self.rate_sent(cx, None, in_flight_before);
+        }
+        if self.pace.on {
+            // cwnd's room before this segment, itself included (in flight now counts it).
+            let quota = self.win.cwnd.saturating_sub(self.in_flight(o)) + 1;
+            self.pace_sent(cx, len as u32, quota);
+        }
+        self.on_new_data_sent(cx);
+        if cx.timers.rto.is_none() {
+            cx.timers.rto = Some(now + self.rtt.rto());
         }
         let mut flags = ACK | if fin { FIN } else { 0 } | if len > 0 { PSH } else { 0 };
         let ect = o.ecn && len > 0;
@@ -1369,7 +1513,9 @@ impl SendState {
     /// duplicate ACK until the third starts recovery (more if `dupthresh` is raised, as Linux
     /// does with its reordering estimate). With `limited_transmit` off they stay in it.
     #[inline]
-    pub(super) fn cwnd_allows_new(&self, cfg: &TcpConfig, o: &Negotiated) -> bool {
+    pub(super) fn cwnd_allows_new(&self, cx: &Ctx) -> bool {
+        let cfg = cx.cfg;
+        let o = cx.o;
         match self.ca {
             CaState::Open | CaState::Disorder | CaState::Cwr => {
                 let left = if !cfg.limited_transmit {
@@ -1379,9 +1525,9 @@ impl SendState {
                 } else {
                     self.dupacks.min(self.packets_out().saturating_sub(1))
                 };
-                self.packets_out().saturating_sub(left) < self.cwnd
+                self.packets_out().saturating_sub(left) < self.win.cwnd
             }
-            CaState::Recovery | CaState::Loss => self.in_flight(o) < self.cwnd,
+            CaState::Recovery | CaState::Loss => self.in_flight(o) < self.win.cwnd,
         }
     }
 }

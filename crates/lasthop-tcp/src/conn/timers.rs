@@ -8,14 +8,29 @@ pub(super) struct Timers {
     /// Retransmission timer: the SYN or SYN-ACK during the handshake, then the oldest
     /// outstanding segment (armed by the send state).
     pub(super) rto: Option<Time>,
-    /// Delayed ACK (armed by the receive state).
-    pub(super) delack: Option<Time>,
+    /// Delayed ACK (armed by the receive state, [`Timers::set_delack`]).
+    delack: Option<Time>,
     /// End of TIME-WAIT.
     pub(super) time_wait: Option<Time>,
     /// The timer that takes the retransmission timer's place in Linux's single slot
     /// (`icsk_pending`): the delayed early retransmit, the tail loss probe or RACK's reordering
     /// timer, and which. `rto` is `None` while it is armed.
     pub(super) alt: Option<(Time, AltTimer)>,
+    /// Linux's pacing timer (`pacing_timer`, `tcp_pace_kick`): the sender waits for the
+    /// earliest departure time of its next segment ([`Timers::set_pace`]).
+    pace: Option<Time>,
+    /// The earlier of `delack` and `pace`, kept as they change, so that [`Timers::next`] (asked
+    /// after every packet) compares no more deadlines than without pacing.
+    soft: Option<Time>,
+}
+
+#[inline]
+fn min_opt(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, None) => a,
+        (None, b) => b,
+    }
 }
 
 /// What the alternative retransmission timer is.
@@ -39,7 +54,7 @@ impl Timers {
             (a, None) => a,
             (None, b) => b,
         };
-        let m = min(min(self.rto, self.delack), self.time_wait);
+        let m = min(min(self.rto, self.soft), self.time_wait);
         match self.alt {
             None => m,
             Some((t, _)) => min(m, Some(t)),
@@ -57,12 +72,35 @@ impl Timers {
         self.time_wait.is_some_and(|t| t <= now)
     }
 
+    /// The delayed-ACK deadline.
+    #[inline]
+    pub(super) fn delack(&self) -> Option<Time> {
+        self.delack
+    }
+
+    /// Arms (or with `None` stops) the delayed-ACK timer.
+    #[inline]
+    pub(super) fn set_delack(&mut self, t: Option<Time>) {
+        self.delack = t;
+        self.soft = match self.pace {
+            None => t,
+            p => min_opt(t, p),
+        };
+    }
+
+    /// Arms the pacing timer.
+    #[inline]
+    pub(super) fn set_pace(&mut self, t: Time) {
+        self.pace = Some(t);
+        self.soft = min_opt(self.delack, self.pace);
+    }
+
     /// Whether the delayed-ACK timer is due; it is then stopped.
     #[inline]
     pub(super) fn take_delack(&mut self, now: Time) -> bool {
         let due = self.delack.is_some_and(|t| t <= now);
         if due {
-            self.delack = None;
+            self.set_delack(None);
         }
         due
     }
@@ -77,6 +115,17 @@ impl Timers {
             }
             _ => None,
         }
+    }
+
+    /// Whether the pacing timer is due; it is then stopped (the sender may send again).
+    #[inline]
+    pub(super) fn take_pace(&mut self, now: Time) -> bool {
+        let due = self.pace.is_some_and(|t| t <= now);
+        if due {
+            self.pace = None;
+            self.soft = self.delack;
+        }
+        due
     }
 
     /// Whether the retransmission timer is due; it is then stopped.

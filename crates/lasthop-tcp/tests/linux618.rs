@@ -1,0 +1,323 @@
+//! Linux 6.18 in the model, worked by hand: internal pacing (`tcp_update_pacing_rate`, the
+//! earliest-departure schedule of `tcp_update_skb_after_send`), BBR in a connection, and the
+//! keys' errors. (BBR's state changes one by one: `src/cc/bbr.rs`; delivery-rate samples:
+//! `src/conn/rate.rs`.)
+//!
+//! One endpoint (the client) sends; the peer is written by hand. The SYN-ACK arrives at 600 ms,
+//! so srtt is 600 ms. MSS 536.
+
+mod common;
+
+use common::addrs;
+use lasthop_core::{Dur, Packet, Time};
+use lasthop_tcp::wire::{Segment, ACK, SYN};
+use lasthop_tcp::{
+    CaState, CongestionControl, Connection, Event, InitialWindow, Pacing, SsthreshFrom, TcpConfig,
+};
+
+const PEER_ISS: u32 = 7000;
+const ISS: u32 = 1000;
+const MSS: u32 = 536;
+
+fn t(ms: u64) -> Time {
+    Time(ms * 1_000_000)
+}
+
+/// An ACK from the peer: `acked` of our segments cumulatively, SACK blocks as 1-based segment
+/// ranges.
+fn ack(acked: u32, sacks: &[(u32, u32)]) -> Packet {
+    let (c, s) = addrs();
+    Segment {
+        src: Some(s),
+        dst: Some(c),
+        seq: PEER_ISS + 1,
+        ack: ISS + 1 + acked * MSS,
+        flags: ACK,
+        window: 65535,
+        sacks: sacks
+            .iter()
+            .map(|&(a, b)| (ISS + 1 + (a - 1) * MSS, ISS + 1 + b * MSS))
+            .collect(),
+        ..Segment::default()
+    }
+    .encode()
+}
+
+/// A client connected by a SYN-ACK at 600 ms that has written `segments` full segments.
+fn client(cfg: TcpConfig, segments: u32) -> Connection {
+    let (c, s) = addrs();
+    let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
+    let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn.flags, SYN);
+    let sa = Segment {
+        src: Some(s),
+        dst: Some(c),
+        seq: PEER_ISS,
+        ack: ISS + 1,
+        flags: SYN | ACK,
+        window: 65535,
+        mss: Some(MSS as u16),
+        sack_permitted: true,
+        ..Segment::default()
+    };
+    conn.handle_packet(t(600), &sa.encode());
+    assert_eq!(conn.poll_event(), Some(Event::Connected));
+    conn.send(u64::from(segments * MSS));
+    conn
+}
+
+/// Data segments (1-based numbers) sent now.
+fn drain(c: &mut Connection, now: Time) -> Vec<u32> {
+    let mut v = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        let s = Segment::decode(&p).unwrap();
+        if s.payload > 0 {
+            v.push(s.seq.wrapping_sub(ISS + 1) / MSS + 1);
+        }
+    }
+    v
+}
+
+fn paced_reno() -> TcpConfig {
+    TcpConfig {
+        initial_window: InitialWindow::Segments(10),
+        ssthresh_from: SsthreshFrom::Cwnd,
+        pacing: Pacing::Always,
+        ..TcpConfig::default()
+    }
+}
+
+fn pacing_rate(c: &mut Connection) -> Option<u64> {
+    c.drain_trace().last().unwrap().pacing_rate
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pacing.
+
+/// Slow start paces at 200 % of cwnd · mss / srtt and the schedule moves by each skb: the
+/// first 10 segments go at once, then two-segment skbs (the rate's millisecond is under one
+/// segment) at 536 B / 19 653 B/s = 27.27319 ms per segment, half of it forgiven to an skb that
+/// starts late.
+#[test]
+fn slow_start_pacing_by_hand() {
+    let mut c = client(paced_reno(), 20);
+    // At the handshake: cwnd 10, srtt 600 ms: 536 · 80 000 · 200 · 10 / (600 000 · 8) = 17 866.
+    assert_eq!(pacing_rate(&mut c), Some(17_866));
+    assert_eq!(drain(&mut c, t(600)), (1..=10).collect::<Vec<_>>());
+    // The 10th segment was the first paced one: the next could leave 30.001 ms later, but cwnd
+    // is full. An ACK of two segments at 1200 ms: cwnd 11 (2.4's Reno adds one per ACK),
+    // 8 out, srtt still 600 ms: rate 536 · 80 000 · 200 · 11 / 4 800 000 = 19 653.
+    c.handle_packet(t(1200), &ack(2, &[]));
+    assert_eq!(pacing_rate(&mut c), Some(19_653));
+    // Three may go; an skb holds two (19 653 >> 10 = 19 B is under a segment: the minimum, 2).
+    // The skb starts 570 ms behind the schedule (credit 570 ms, of which half the skb's
+    // 1072e9 / 19 653 = 54 546 379 ns is forgiven, 27 273 189): the next skb waits until
+    // 1200 ms + 27 273 190 ns.
+    assert_eq!(drain(&mut c, t(1200)), vec![11, 12]);
+    let skb2 = Time(1_200_000_000 + 27_273_190);
+    assert_eq!(c.poll_timeout(), Some(skb2));
+    c.handle_timeout(skb2);
+    assert_eq!(drain(&mut c, skb2), vec![13]);
+    // It left on time: no credit, the schedule moves by its whole 536e9 / 19 653 =
+    // 27 273 189 ns (the pacing timer is armed for it although cwnd, 11 out of 11, holds the
+    // next segment anyway, as `tcp_write_xmit` checks the pacing first).
+    assert_eq!(c.poll_timeout(), Some(skb2 + Dur(27_273_189)));
+}
+
+/// After a loss (ssthresh halved, cwnd at or above ssthresh / 2) the rate is 120 % of
+/// max(cwnd, packets_out) · mss / srtt.
+#[test]
+fn congestion_avoidance_pacing_is_120_percent() {
+    let mut c = client(paced_reno(), 10);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    // Segments 2..4 SACKed at 1200 ms: segment 1 is lost (three SACKed above it), Recovery:
+    // ssthresh = cwnd / 2 = 5, cwnd 5 (no PRR), 10 still out. 5 is not below 5 / 2:
+    // 536 · 80 000 · 120 · 10 / 4 800 000 = 10 720 = 1.2 · 10 · 536 / 0.6.
+    c.handle_packet(t(1200), &ack(0, &[(2, 4)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!((c.cwnd(), c.ssthresh()), (5, 5));
+    assert_eq!(pacing_rate(&mut c), Some(10_720));
+}
+
+/// Without pacing the same connection sends its window at once and the trace has no rate.
+#[test]
+fn unpaced_sends_the_window_at_once() {
+    let cfg = TcpConfig {
+        pacing: Pacing::None,
+        ..paced_reno()
+    };
+    let mut c = client(cfg, 20);
+    assert_eq!(pacing_rate(&mut c), None);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(2, &[]));
+    assert_eq!(drain(&mut c, t(1200)), vec![11, 12, 13]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// BBR.
+
+fn bbr() -> TcpConfig {
+    TcpConfig {
+        initial_window: InitialWindow::Segments(10),
+        congestion_control: CongestionControl::Bbr,
+        pacing: Pacing::WhenNeeded,
+        hz: 250,
+        ..TcpConfig::default()
+    }
+}
+
+/// BBR starts pacing at 2/ln 2 times IW over the handshake's RTT, and its samples, ACK by
+/// ACK, take it out of startup only when the bandwidth stops growing.
+#[test]
+fn bbr_paces_from_the_handshake_at_high_gain() {
+    let mut c = client(bbr(), 40);
+    let tr = c.drain_trace();
+    let last = tr.last().unwrap();
+    assert_eq!(last.cc_mode, Some("startup"));
+    // bbr_init_pacing_rate_from_rtt: bw = 10 · 2^24 / 600 000 µs = 279; 279 · 536 · 739 >> 8 =
+    // 431 691; · 990 000 >> 24 = 25 473 B/s (2.887 · 10 · 536 B / 0.6 s, 1 % below).
+    assert_eq!(last.pacing_rate, Some(25_473));
+    // The first 10 segments go at once (unpaced), in startup cwnd grows by what is ACKed.
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(2, &[]));
+    assert_eq!(c.cwnd(), 12);
+    // 2 delivered over max(0 send phase, 600 ms ACK phase): bw 2 · 2^24 / 600 000 = 55, below
+    // the pacing rate: startup never lowers it.
+    assert_eq!(pacing_rate(&mut c), Some(25_473));
+}
+
+/// BBR where the host cannot pace, and the other keys' errors, name the key and what works.
+#[test]
+fn bbr_needs_a_host_that_paces() {
+    let e = TcpConfig::from_toml("congestion_control = \"bbr\"").unwrap_err();
+    assert_eq!(e.key, "congestion_control");
+    assert!(e.message.contains("pacing"), "{e}");
+    assert!(e.message.contains("linux-6.18"), "{e}");
+    let e =
+        TcpConfig::from_toml("profile = \"linux-3.16\"\ncongestion_control = \"bbr\"").unwrap_err();
+    assert_eq!(e.key, "congestion_control");
+    TcpConfig::from_toml("congestion_control = \"bbr\"\npacing = \"when_needed\"").unwrap();
+    let e = TcpConfig::from_toml("congestion_control = \"vegas\"").unwrap_err();
+    assert_eq!(e.key, "congestion_control");
+    assert!(
+        e.message.contains("bbr") && e.message.contains("cubic"),
+        "{e}"
+    );
+    let e = TcpConfig::from_toml(
+        "congestion_control = \"bbr\"\npacing = \"always\"\nkernel = \"linux-3.16\"",
+    )
+    .unwrap_err();
+    assert_eq!(e.key, "kernel");
+    let e = TcpConfig::from_toml("hz = 200").unwrap_err();
+    assert_eq!(e.key, "hz");
+    assert!(e.message.contains("250"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Keys.
+
+#[test]
+fn pacing_keys_and_their_errors() {
+    let c = TcpConfig::from_toml("pacing = \"always\"\npacing_ca_ratio = 150").unwrap();
+    assert_eq!(
+        (c.pacing, c.pacing_ss_ratio, c.pacing_ca_ratio),
+        (Pacing::Always, 200, 150)
+    );
+    let e = TcpConfig::from_toml("pacing_ss_ratio = 3001").unwrap_err();
+    assert_eq!(e.key, "pacing_ss_ratio");
+    assert!(e.message.contains("0..=3000"), "{e}");
+    let e = TcpConfig::from_toml("pacing = \"sometimes\"").unwrap_err();
+    assert_eq!(e.key, "pacing");
+    assert!(e.message.contains("when_needed"), "{e}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// The linux-6.18 profile.
+
+/// The profile's values, each the default of the kernel the emulated hosts run (the kernel
+/// function behind each: docs/tcp-model.md, *Linux 6.18*).
+#[test]
+fn linux_6_18_profile_is_the_kernels_defaults() {
+    use lasthop_tcp::{CwndLimited, DelayedAck, EarlyRetransmit, Kernel};
+    let c = TcpConfig::from_toml("profile = \"linux-6.18\"").unwrap();
+    assert_eq!(c, TcpConfig::linux_6_18());
+    // tcp_sack, tcp_dsack, tcp_timestamps, tcp_window_scaling = 1; TCP_INIT_CWND 10.
+    assert!(c.sack && c.dsack && c.timestamps && c.window_scaling);
+    assert_eq!(c.initial_window, InitialWindow::Segments(10));
+    // tcp_congestion_control "cubic" with hystart = 1 (the fidelity hosts choose it).
+    assert_eq!(c.congestion_control, CongestionControl::Cubic);
+    assert!(c.hystart);
+    // tcp_recovery = 1 (RACK), tcp_early_retrans = 3 (TLP, no early retransmit), no FACK.
+    assert!(c.rack && c.tlp && !c.fack);
+    assert_eq!(c.early_retransmit, EarlyRetransmit::Off);
+    // PRR (tcp_cwnd_reduction), tcp_frto = 2, undo; 6.x's tcp_is_cwnd_limited.
+    assert!(c.prr && c.frto && c.undo);
+    assert_eq!(c.cwnd_limited, CwndLimited::Linux618);
+    // TCP_TIMEOUT_INIT 1 s, TCP_RTO_MIN 200 ms, TCP_RTO_MAX 120 s; CONFIG_HZ = 250.
+    assert_eq!(
+        (c.rto_initial, c.rto_min, c.rto_max),
+        (
+            Dur::from_secs(1),
+            Dur::from_millis(200),
+            Dur::from_secs(120)
+        )
+    );
+    assert_eq!(c.hz, 250);
+    // The adaptive delayed ACK with TCP_MAX_QUICKACKS 16; ECN off (tcp_ecn = 2 only answers).
+    assert_eq!((c.delayed_ack, c.quickacks), (DelayedAck::Adaptive, 16));
+    assert!(!c.ecn);
+    // Pacing only when the algorithm asks for it (BBR): CUBIC leaves it to fq, and the
+    // hosts' qdisc is pfifo_fast.
+    assert_eq!(c.pacing, Pacing::WhenNeeded);
+    assert_eq!(c.kernel, Some(Kernel::Linux618));
+    // BBR is accepted with it (it can pace).
+    TcpConfig::from_toml("profile = \"linux-6.18\"\ncongestion_control = \"bbr\"").unwrap();
+}
+
+/// `tcp_schedule_loss_probe` of 6.6+: PTO = usecs_to_jiffies(2·srtt + 2 ms), at HZ 250 in 4 ms
+/// jiffies: 2 · 600 + 2 = 1202 ms, rounded up to 1204 ms; the RTO (3 · 600 ms = 1.8 s after the
+/// send) is later. The probe sends new data, segment 11.
+#[test]
+fn linux618_loss_probe_after_two_rtts_and_2ms_in_jiffies() {
+    let mut c = client(TcpConfig::linux_6_18(), 20);
+    assert_eq!(drain(&mut c, t(600)), (1..=10).collect::<Vec<_>>());
+    assert_eq!(c.poll_timeout(), Some(t(1804)));
+    c.handle_timeout(t(1804));
+    assert_eq!(drain(&mut c, t(1804)), vec![11]);
+}
+
+/// RACK alone finds losses (`tcp_recovery = 1`): three SACKed segments make the reordering
+/// window 0 (`tcp_rack_reo_wnd`: sacked_out ≥ reordering 3), so segment 1, sent with them 600
+/// ms ago (RACK.rtt 600 ms), is lost at once: Recovery, ssthresh = 10 · 717 / 1024 = 7, and PRR
+/// (5.x `tcp_cwnd_reduction`): in flight 10 − 3 − 1 = 6 is under ssthresh by 1, delivered 3:
+/// sndcnt = min(1, max(3 − 0, 3)) = 1, cwnd 7; segment 1 goes again.
+#[test]
+fn linux618_rack_three_sacks_start_recovery_with_prr() {
+    let mut c = client(TcpConfig::linux_6_18(), 20);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(0, &[(2, 4)]));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!((c.cwnd(), c.ssthresh()), (7, 7));
+    assert_eq!(drain(&mut c, t(1200)), vec![1]);
+}
+
+/// Two SACKed segments are not enough: the reordering window is min_rtt / 4 = 150 ms, so
+/// segment 1 is due at 600 + 600 + 150 = 1350 ms and the reordering timer is armed for
+/// usecs_to_jiffies(150 ms + 2 ms) = 152 ms (6.6+), at 1352 ms. Meanwhile (Disorder) the SACKed
+/// two leave the flight: 8 of cwnd 10, so segments 11 and 12 go. At 1352 ms
+/// `tcp_rack_reo_timeout` marks segment 1 lost and starts Recovery with
+/// `tcp_cwnd_reduction(sk, 1, 1, 0)`: in flight 12 − 2 − 1 = 9 is above ssthresh 7, so
+/// sndcnt = ⌈7 · 1 / 10⌉ − 0 = 1, cwnd 10.
+#[test]
+fn linux618_rack_reordering_timer_in_jiffies() {
+    let mut c = client(TcpConfig::linux_6_18(), 20);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    c.handle_packet(t(1200), &ack(0, &[(2, 3)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    assert_eq!(drain(&mut c, t(1200)), vec![11, 12]);
+    assert_eq!(c.poll_timeout(), Some(t(1352)));
+    c.handle_timeout(t(1352));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!((c.cwnd(), c.ssthresh()), (10, 7));
+    assert_eq!(drain(&mut c, t(1352)), vec![1]);
+}
