@@ -134,3 +134,13 @@ def test_analyze(tmp_path):
     a = lasthop.analyze(pcaps[0])
     assert len(a) == 2
     assert a["bytes"].dtype == np.int64
+
+
+def test_flow_columns(quickstart):
+    c = quickstart.connections
+    # Every run names its two transfers by the scenario's flows, and their hosts.
+    assert c["flow_index"].tolist() == [0, 1] * 6
+    assert list(c["flow_name"].astype(str)) == ["flows[0]", "flows[1]"] * 6
+    assert isinstance(c["flow_name"].dtype, pd.CategoricalDtype)
+    assert set(c["client_host"].astype(str)) == {"fixed"}
+    assert set(c["server_host"].astype(str)) == {"mobile"}
