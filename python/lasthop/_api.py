@@ -156,6 +156,15 @@ class Results:
                     idx[codes] if len(codes) else codes, categories=cats
                 )
             front_df = pd.DataFrame(front, index=df.index)
+            # A file column named as a dimension (pages.csv's `workload`): dropped when it
+            # says the same, else kept as `<name>_file`.
+            for d in self.dimensions:
+                if d in df.columns:
+                    same = df[d].astype(str).to_numpy() == front_df[d].astype(str).to_numpy()
+                    if same.all():
+                        df = df.drop(columns=[d])
+                    else:
+                        df = df.rename(columns={d: f"{d}_file"})
             df = pd.concat([front_df, df], axis=1)
             self._cache[name] = df
         return self._cache[name]

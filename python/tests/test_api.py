@@ -144,3 +144,17 @@ def test_flow_columns(quickstart):
     assert isinstance(c["flow_name"].dtype, pd.CategoricalDtype)
     assert set(c["client_host"].astype(str)) == {"fixed"}
     assert set(c["server_host"].astype(str)) == {"mobile"}
+
+
+def test_file_column_named_as_a_dimension(tmp_path):
+    # link.csv's `dir` column beside a dimension named `dir`: kept as `dir_file`.
+    exp = tmp_path / "exp.toml"
+    exp.write_text(
+        f'name = "dims"\nscenario = "{SCENARIO}"\nmode = "sim"\nreplications = 1\n'
+        f'[matrix.dir]\ne0 = {{ link = "{REPO / "examples/links/seed000-e0.toml"}" }}\n'
+    )
+    r = lasthop.load(lasthop.run(exp, out=tmp_path / "out"))
+    link = r.link
+    assert link.columns.is_unique
+    assert list(link["dir"].astype(str)) == ["e0", "e0"]
+    assert list(link["dir_file"].astype(str)) == ["down", "up"]
