@@ -106,10 +106,22 @@ def _frame(cols: List[Tuple[str, str, Any, Any]]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def analyze(pcap: PathLike) -> pd.DataFrame:
-    """``lasthop analyze PCAP``: the capture's TCP connections, the columns of
-    ``connections.csv``."""
-    return _frame(_lasthop.analyze(os.fspath(pcap)))
+def analyze(
+    pcap: PathLike,
+    pcap2: Optional[PathLike] = None,
+    events: Optional[PathLike] = None,
+) -> pd.DataFrame:
+    """``lasthop analyze PCAP [PCAP2] [--events EVENTS]``: the capture's TCP connections, the
+    columns of ``connections.csv``. With ``pcap2`` the two captures of one run are merged
+    (``pcap`` must be the TCP client's); with ``events`` (a run's ``events.csv``) the link's
+    drops by cause are joined."""
+    return _frame(
+        _lasthop.analyze(
+            os.fspath(pcap),
+            None if pcap2 is None else os.fspath(pcap2),
+            None if events is None else os.fspath(events),
+        )
+    )
 
 
 class Results:

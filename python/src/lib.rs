@@ -580,17 +580,33 @@ fn concat(pieces: Vec<(usize, Column)>, total: usize) -> Column {
     }
 }
 
-/// `lasthop analyze PCAP`'s connections: the rows `connections.csv` would have.
+/// `lasthop analyze PCAP [PCAP2] [--events EVENTS]`'s connections: the rows
+/// `connections.csv` would have. With `pcap2` the two captures of one run are merged, `pcap`
+/// taken as the TCP client's (the binary also tells them apart itself); with `events` the
+/// link's event log is joined for drops by cause.
 #[pyfunction]
-fn analyze(py: Python<'_>, pcap: PathBuf) -> PyResult<Py<PyList>> {
+#[pyo3(signature = (pcap, pcap2=None, events=None))]
+fn analyze(
+    py: Python<'_>,
+    pcap: PathBuf,
+    pcap2: Option<PathBuf>,
+    events: Option<PathBuf>,
+) -> PyResult<Py<PyList>> {
     let cols = py
         .allow_threads(|| -> Res<Vec<(String, Column)>> {
-            let a = lasthop_analysis::analyze_pcap_with(&pcap, Default::default())?;
-            let rows: Vec<files::connections::ConnRow> = a
-                .conns
-                .iter()
-                .map(files::connections::ConnRow::of)
-                .collect();
+            let first = lasthop_analysis::analyze_pcap_with(&pcap, Default::default())?;
+            let mut conns = match &pcap2 {
+                Some(p) => {
+                    let second = lasthop_analysis::analyze_pcap_with(p, Default::default())?;
+                    lasthop_analysis::merge_sides(&first.conns, &second.conns)
+                }
+                None => first.conns,
+            };
+            if let Some(ev) = &events {
+                lasthop_analysis::EventLog::load(ev)?.join(&mut conns);
+            }
+            let rows: Vec<files::connections::ConnRow> =
+                conns.iter().map(files::connections::ConnRow::of).collect();
             let rows = files::as_written(&files::connections::COLUMNS, rows);
             let mut c = Columns::default();
             for r in &rows {

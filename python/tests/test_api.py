@@ -134,6 +134,13 @@ def test_analyze(tmp_path):
     a = lasthop.analyze(pcaps[0])
     assert len(a) == 2
     assert a["bytes"].dtype == np.int64
+    # Both captures and the event log: the run's own connections.csv (without the scenario's
+    # names, which the captures alone cannot give).
+    d = tmp_path / "a"
+    both = lasthop.analyze(d / "fixed.pcap", d / "mobile.pcap", events=d / "events.csv")
+    c = r.connections
+    for col in ["elapsed_s", "bytes", "rexmt_pkts", "drops_queue", "drops_error", "rtos"]:
+        assert both[col].tolist() == c[col].tolist(), col
 
 
 def test_flow_columns(quickstart):
