@@ -35,7 +35,9 @@ pub use report::{
     csv_row, format_long, format_table, format_udp_table, merge_sides, write_connections_csv,
     write_csv_to, CSV_COLUMNS, CSV_LEADING,
 };
-pub use run::{analyse_run, join_udp_events, AnalysisOptions, LinkSample, RunSink, SampleKind};
+pub use run::{
+    analyse_run, join_udp_events, AnalysisOptions, FlowId, LinkSample, RunSink, SampleKind,
+};
 #[doc(hidden)]
 pub use split::analyze_bytes_in_chunks;
 pub use udp::{UdpFlowStats, UDP_CSV_COLUMNS};
@@ -282,6 +284,8 @@ pub struct RunAnalysis {
     /// What the event log says of the router queue and the serializer (empty unless asked
     /// for, [`AnalysisOptions::link_samples`]).
     pub link_samples: Vec<LinkSample>,
+    /// The scenario's flows ([`AnalysisOptions::flows`]), which name the tables' rows.
+    pub flows: Vec<run::FlowId>,
 }
 
 /// Writes the tables of an analysed run into `dir`: `connections.csv`, and `udp_flows.csv` and
@@ -301,11 +305,14 @@ pub fn write_run_files_with(dir: &Path, run: &RunAnalysis, sync: bool) -> Result
         f.connections_csv(),
         files::to_text(
             &connections::COLUMNS,
-            run.conns.iter().map(connections::ConnRow::of),
+            run.conns.iter().map(|c| {
+                connections::ConnRow::of(c)
+                    .in_flow(run::FlowId::find(&run.flows, c.client, c.server))
+            }),
         ),
     )];
     if !run.udp.is_empty() {
-        out.push((f.udp_flows_csv(), udp_flows::text(&run.udp)));
+        out.push((f.udp_flows_csv(), udp_flows::text(&run.udp, &run.flows)));
         out.push((f.udp_packets_csv(), udp_packets::text(&run.udp)));
     }
     if !run.streams.is_empty() {

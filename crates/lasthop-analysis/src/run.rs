@@ -31,6 +31,63 @@ pub struct AnalysisOptions {
     /// Keep what the event log says of the router queue and the serializer
     /// ([`RunAnalysis::link_samples`], the run metrics' utilisation and queue statistics).
     pub link_samples: bool,
+    /// The scenario's flows, which name the rows of `connections.csv` and `udp_flows.csv`.
+    pub flows: Vec<FlowId>,
+}
+
+/// A scenario flow as the run's tables name it (`flow_index`, `flow_name` and the hosts'
+/// names): found by its client's address, its server's address and the server's port, which
+/// both modes share (client ports differ: the simulator's are 1024 + i, the emulator's
+/// ephemeral).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FlowId {
+    /// Position among the run's flows, from 0 (`lasthop_scenario::Flow::index`).
+    pub index: usize,
+    /// Where the flow was written: `flows[2]`, or `flows[2]#7` for member 7 of a group's flow.
+    pub name: String,
+    pub client: IpAddr,
+    pub server: IpAddr,
+    pub port: u16,
+    pub client_host: String,
+    pub server_host: String,
+}
+
+impl FlowId {
+    /// The scenario's flows.
+    pub fn of_scenario(scenario: &lasthop_scenario::Scenario) -> Vec<FlowId> {
+        scenario
+            .flows
+            .iter()
+            .map(|f| FlowId {
+                index: f.index,
+                name: match f.member {
+                    None => format!("flows[{}]", f.spec),
+                    Some(m) => format!("flows[{}]#{m}", f.spec),
+                },
+                client: IpAddr::V4(scenario.hosts[f.from].address),
+                server: IpAddr::V4(scenario.hosts[f.to].address),
+                port: f.port,
+                client_host: scenario.hosts[f.from].name.clone(),
+                server_host: scenario.hosts[f.to].name.clone(),
+            })
+            .collect()
+    }
+
+    /// The flow of a connection or datagram flow from `client` to `server` (either way round
+    /// for a datagram flow whose server sends), if one is.
+    pub fn find(
+        flows: &[FlowId],
+        client: std::net::SocketAddr,
+        server: std::net::SocketAddr,
+    ) -> Option<&FlowId> {
+        let is = |f: &&FlowId, c: std::net::SocketAddr, s: std::net::SocketAddr| {
+            f.client == c.ip() && f.server == s.ip() && f.port == s.port()
+        };
+        flows
+            .iter()
+            .find(|f| is(f, client, server))
+            .or_else(|| flows.iter().find(|f| is(f, server, client)))
+    }
 }
 
 impl AnalysisOptions {
@@ -48,6 +105,7 @@ impl AnalysisOptions {
                 .collect(),
             streams: scenario.flows.iter().any(|f| f.kind() == "thin"),
             link_samples: false,
+            flows: FlowId::of_scenario(scenario),
         }
     }
 }
@@ -217,6 +275,7 @@ pub struct RunSink {
     udp_drops: FxHashMap<FlowKey, UdpDrops>,
     samples: Option<Vec<LinkSample>>,
     pages: Vec<PageSpec>,
+    flows: Vec<FlowId>,
 }
 
 impl RunSink {
@@ -229,6 +288,7 @@ impl RunSink {
             udp_drops: FxHashMap::default(),
             samples: opts.link_samples.then(Vec::new),
             pages: opts.pages.clone(),
+            flows: opts.flows.clone(),
         }
     }
 
@@ -280,6 +340,7 @@ impl RunSink {
         };
         let mut run = combine(parts, Some(ev), &self.pages);
         run.link_samples = self.samples.unwrap_or_default();
+        run.flows = self.flows;
         run
     }
 }
@@ -336,6 +397,7 @@ pub fn analyse_run(
         None => None,
     };
     let mut run = combine(parts, ev, &opts.pages);
+    run.flows = opts.flows.clone();
     if let (true, Some(path)) = (opts.link_samples, events) {
         run.link_samples = LinkSample::read(path)?;
     }
@@ -416,5 +478,6 @@ fn combine(
         pages,
         streams,
         link_samples: vec![],
+        flows: vec![],
     }
 }

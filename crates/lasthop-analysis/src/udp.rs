@@ -274,7 +274,7 @@ pub fn udp_csv_row(n: usize, f: &UdpFlowStats) -> String {
 
 /// The text of `udp_flows.csv`.
 pub fn udp_csv(flows: &[UdpFlowStats]) -> String {
-    crate::files::udp_flows::text(flows)
+    crate::files::udp_flows::text(flows, &[])
 }
 
 /// The text of `udp_packets.csv` (the series behind the spacing CDF and the delay plot).

@@ -55,6 +55,27 @@ impl ResultsDir {
         self.root.join(names::REPORT_HTML)
     }
 
+    /// Locks the directory for a run of its experiment (a second `lasthop run`, or a Python
+    /// `lasthop.run`, into it fails, naming this one's process) and removes the temporary files
+    /// of runs killed before they finished, where runs write them: the lock and the removed
+    /// files. A directory that is neither new, empty (but for lasthop's own files and the
+    /// entries named in `also`) nor a results directory is refused before anything is created
+    /// in it.
+    pub fn lock(
+        &self,
+        also: &[&str],
+    ) -> anyhow::Result<(lasthop_core::output::RunDirLock, Vec<PathBuf>)> {
+        use anyhow::{anyhow, Context};
+        self.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
+        let lock = lasthop_core::output::RunDirLock::acquire(&self.root)?;
+        // Again under the lock: another run may have written meanwhile.
+        self.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
+        let removed = self
+            .remove_stale_partials()
+            .with_context(|| format!("removing stale files in {}", self.root.display()))?;
+        Ok((lock, removed))
+    }
+
     /// Removes the temporary files that killed runs left where runs write: the directory
     /// itself, each run directory `runs/<point>/<k>/`, and `spec/` (the quick start's specs),
     /// never through a symbolic link and nowhere else. Call it only while holding the

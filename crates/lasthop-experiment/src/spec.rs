@@ -1020,3 +1020,81 @@ s = \"0s\"
         assert!(e.message.contains("past the end"), "{e}");
     }
 }
+
+/// The kinds of spec, each told by top-level keys only it has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpecKind {
+    Link,
+    Scenario,
+    Experiment,
+}
+
+const EXPERIMENT_KEYS: &[&str] = &[
+    "scenario",
+    "matrix",
+    "mode",
+    "replications",
+    "classes",
+    "figures",
+    "set",
+    "report_run",
+    "reference",
+];
+const SCENARIO_KEYS: &[&str] = &["hosts", "flows", "link", "duration", "replication", "log"];
+
+/// The kind of spec a parsed document is: the first kind (experiment, scenario) one of whose
+/// own keys it has, else a link spec (every key of a link is optional). An experiment names a
+/// scenario, a scenario names a link, so a document with keys of two kinds is the larger one
+/// (and its loader names the stray keys). An empty document is an error.
+pub fn detect(t: &toml::Table) -> Result<SpecKind, SpecError> {
+    if t.is_empty() {
+        return Err(err(
+            "",
+            "the spec is empty: nothing to check. A link spec has [down], [up] or [both] (rate, delay, queue ...); a scenario has link = \"...\", duration, [hosts.NAME] and [[flows]]; an experiment has scenario = \"...\" and [matrix.*] (see examples/ and experiments/)",
+        ));
+    }
+    let has = |keys: &[&str]| keys.iter().any(|k| t.contains_key(*k));
+    Ok(if has(EXPERIMENT_KEYS) {
+        SpecKind::Experiment
+    } else if has(SCENARIO_KEYS) {
+        SpecKind::Scenario
+    } else {
+        // A link spec with only a name is the unlimited link (`passthrough-link.toml`);
+        // unknown keys are named by the link loader with the keys it allows.
+        SpecKind::Link
+    })
+}
+
+/// The kind of the spec `text`: [`detect`] of its document; text that is not TOML is a link
+/// spec (whose loader reports the syntax error with its line).
+pub fn spec_kind(text: &str) -> Result<SpecKind, SpecError> {
+    match toml::from_str::<toml::Table>(text) {
+        Ok(t) => detect(&t),
+        Err(_) => Ok(SpecKind::Link),
+    }
+}
+
+/// Every point of an experiment in the experiment's mode (docs/modes.md): the first refusal is
+/// the error; the warnings come once each, with the first point they hold for. `lasthop check`
+/// and `lasthop run` call it, and Python's `lasthop.check` and `lasthop.run`.
+pub fn points_in_their_mode(exp: &Experiment) -> anyhow::Result<Vec<String>> {
+    use lasthop_scenario::Mode as M;
+    let mode = match exp.mode {
+        Mode::Sim => M::Sim,
+        Mode::Emu => M::Emu,
+    };
+    let mut said = std::collections::HashSet::new();
+    let mut out = vec![];
+    for p in &exp.points {
+        let w = p
+            .scenario
+            .check_here(mode)
+            .map_err(|e| anyhow::anyhow!("point {}: {e} (in {})", p.name, mode.name()))?;
+        for w in w {
+            if said.insert(w.clone()) {
+                out.push(format!("{w} (point {}, in {})", p.name, mode.name()));
+            }
+        }
+    }
+    Ok(out)
+}

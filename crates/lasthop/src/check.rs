@@ -10,46 +10,11 @@ use lasthop_link::LinkSpec;
 use lasthop_scenario::{Mode, Scenario};
 use std::path::Path;
 
-/// The kinds of spec, each with the top-level keys that only it has.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Link,
-    Scenario,
-    Experiment,
-}
+pub use lasthop_experiment::spec::SpecKind as Kind;
 
-const EXPERIMENT_KEYS: &[&str] = &[
-    "scenario",
-    "matrix",
-    "mode",
-    "replications",
-    "classes",
-    "figures",
-    "set",
-    "report_run",
-    "reference",
-];
-const SCENARIO_KEYS: &[&str] = &["hosts", "flows", "link", "duration", "replication", "log"];
-
-/// The kind of spec a parsed document is: the first kind (experiment, scenario) one of whose own
-/// keys it has, else a link spec (every key of a link is optional). An experiment names a scenario, a scenario names a link, so a
-/// document with keys of two kinds is the larger one (and its loader names the stray keys).
+/// The kind of spec a parsed document is (`lasthop_experiment::spec::detect`).
 pub fn detect(t: &toml::Table) -> Result<Kind> {
-    if t.is_empty() {
-        bail!(
-            "the spec is empty: nothing to check. A link spec has [down], [up] or [both] (rate, delay, queue ...); a scenario has link = \"...\", duration, [hosts.NAME] and [[flows]]; an experiment has scenario = \"...\" and [matrix.*] (see examples/ and experiments/)"
-        );
-    }
-    let has = |keys: &[&str]| keys.iter().any(|k| t.contains_key(*k));
-    if has(EXPERIMENT_KEYS) {
-        Ok(Kind::Experiment)
-    } else if has(SCENARIO_KEYS) {
-        Ok(Kind::Scenario)
-    } else {
-        // A link spec with only a name is the unlimited link (`passthrough-link.toml`); unknown
-        // keys are named by the link loader with the keys it allows.
-        Ok(Kind::Link)
-    }
+    Ok(lasthop_experiment::spec::detect(t)?)
 }
 
 pub fn run(spec: &Path) -> Result<()> {
@@ -101,21 +66,8 @@ pub fn run(spec: &Path) -> Result<()> {
 /// the error; each warning is said once on stderr, with the first point it holds for. `check`
 /// and `run` call it.
 pub fn points_in_their_mode(exp: &Experiment) -> Result<()> {
-    let mode = match exp.mode {
-        lasthop_experiment::Mode::Sim => Mode::Sim,
-        lasthop_experiment::Mode::Emu => Mode::Emu,
-    };
-    let mut said = std::collections::HashSet::new();
-    for p in &exp.points {
-        let w = p
-            .scenario
-            .check_here(mode)
-            .map_err(|e| anyhow::anyhow!("point {}: {e} (in {})", p.name, mode.name()))?;
-        for w in w {
-            if said.insert(w.clone()) {
-                eprintln!("{w} (point {}, in {})", p.name, mode.name());
-            }
-        }
+    for w in lasthop_experiment::spec::points_in_their_mode(exp)? {
+        eprintln!("{w}");
     }
     Ok(())
 }

@@ -39,39 +39,9 @@ pub struct RunArgs {
     outputs: crate::outputs::OutputArgs,
 }
 
-/// The quick start and the files it names, embedded so that `lasthop run` works anywhere.
-const QUICKSTART: [(&str, &str); 4] = [
-    (
-        "experiments/quickstart.toml",
-        include_str!("../../../experiments/quickstart.toml"),
-    ),
-    (
-        "examples/scenarios/seed000-e0-2tcp.toml",
-        include_str!("../../../examples/scenarios/seed000-e0-2tcp.toml"),
-    ),
-    (
-        "examples/links/seed000-e0.toml",
-        include_str!("../../../examples/links/seed000-e0.toml"),
-    ),
-    (
-        "examples/links/seed000-r1.toml",
-        include_str!("../../../examples/links/seed000-r1.toml"),
-    ),
-];
-
-/// Writes the embedded quick start under `<out>/spec/` (its specs name each other by relative
-/// paths; a stable place keeps a rerun's fingerprints equal, so finished runs are kept) and
-/// loads it.
+/// The embedded quick start, written under `<out>/spec/` and loaded.
 fn embedded_quickstart(out: &Path) -> Result<Experiment> {
-    let dir = out.join("spec");
-    for (path, text) in QUICKSTART {
-        let p = dir.join(path);
-        std::fs::create_dir_all(p.parent().expect("a relative path with a folder"))
-            .with_context(|| format!("creating {}", dir.display()))?;
-        lasthop_core::output::AtomicFile::write_all_to(&p, text.as_bytes())
-            .with_context(|| format!("writing {}", p.display()))?;
-    }
-    Ok(Experiment::load(dir.join(QUICKSTART[0].0))?)
+    lasthop_experiment::quickstart::load(out)
 }
 
 pub fn run(args: RunArgs) -> Result<()> {
@@ -242,14 +212,7 @@ pub fn run(args: RunArgs) -> Result<()> {
 /// the entries named in `also`) nor a results directory is refused before anything is
 /// created in it.
 fn lock_results(out: &Path, also: &[&str]) -> Result<lasthop_core::output::RunDirLock> {
-    let layout = lasthop_experiment::ResultsDir::new(out);
-    layout.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
-    let lock = lasthop_core::output::RunDirLock::acquire(out)?;
-    // Again under the lock: another run may have written meanwhile.
-    layout.inspect(also).map_err(|e| anyhow!("--out {e}"))?;
-    let removed = layout
-        .remove_stale_partials()
-        .with_context(|| format!("removing stale files in {}", out.display()))?;
+    let (lock, removed) = lasthop_experiment::ResultsDir::new(out).lock(also)?;
     if !removed.is_empty() {
         eprintln!(
             "removed {} temporary files that killed runs left unfinished in {}",

@@ -228,6 +228,12 @@ fn emu_seed000_e0_spaces_full_segments_72ms_apart() {
     let conns = read_csv(&out.join("connections.csv"));
     assert_eq!(conns.len(), 1, "{conns:?}");
     assert_eq!(conns[0][6], "188640", "{conns:?}");
+    // It names the scenario's flow as the simulator does (its client port is ephemeral here).
+    assert_eq!(conns[0][53..55], ["0", "flows[0]"], "{conns:?}");
+    assert!(
+        !conns[0][55].is_empty() && !conns[0][56].is_empty(),
+        "{conns:?}"
+    );
     // The event log carries scheduled and actual release times.
     let ev = read_csv(&out.join("events.csv"));
     let rel: Vec<_> = ev.iter().filter(|r| r[1] == "release").collect();

@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// Every column of `connections.csv`, in order (the fields of [`ConnRow`]).
-pub const COLUMNS: [&str; 53] = [
+pub const COLUMNS: [&str; 57] = [
     "conn",
     "client",
     "server",
@@ -69,6 +69,12 @@ pub const COLUMNS: [&str; 53] = [
     "partial_rexmt_pkts",
     // seed 000's spurious timeouts: RTO retransmissions of segments the link had delivered
     "spurious_rtos",
+    // the scenario's flow (index from 0 and its name) and the hosts' names: the same in both
+    // modes; empty for a capture analysed without its scenario (`lasthop analyze`)
+    "flow_index",
+    "flow_name",
+    "client_host",
+    "server_host",
 ];
 
 /// One row of `connections.csv`. Columns added after the first files were written
@@ -189,6 +195,17 @@ pub struct ConnRow {
     /// RTO retransmissions of segments the link had delivered (needs the full event log).
     #[serde(default)]
     pub spurious_rtos: Option<u64>,
+    /// The scenario's flow (`lasthop_scenario::Flow::index`), by client address, server
+    /// address and port ([`crate::run::FlowId`]).
+    #[serde(default)]
+    pub flow_index: Option<usize>,
+    /// Where the flow was written: `flows[2]`, `flows[2]#7` for a group's member.
+    #[serde(default)]
+    pub flow_name: String,
+    #[serde(default)]
+    pub client_host: String,
+    #[serde(default)]
+    pub server_host: String,
 }
 
 fn secs(ns: u64) -> f64 {
@@ -196,6 +213,17 @@ fn secs(ns: u64) -> f64 {
 }
 
 impl ConnRow {
+    /// The row named by the scenario's flow it belongs to (unchanged without one).
+    pub fn in_flow(mut self, flow: Option<&crate::run::FlowId>) -> ConnRow {
+        if let Some(f) = flow {
+            self.flow_index = Some(f.index);
+            self.flow_name = f.name.clone();
+            self.client_host = f.client_host.clone();
+            self.server_host = f.server_host.clone();
+        }
+        self
+    }
+
     /// The row of an analysed connection.
     pub fn of(c: &ConnStats) -> ConnRow {
         let d = c.data();
@@ -259,6 +287,10 @@ impl ConnRow {
             rexmt_minus_drops: dropv(d.rexmt_pkts.saturating_sub(d.drops.total())),
             partial_rexmt_pkts: Some(d.partial_rexmt_pkts),
             spurious_rtos: d.spurious_rtos,
+            flow_index: None,
+            flow_name: String::new(),
+            client_host: String::new(),
+            server_host: String::new(),
         }
     }
 

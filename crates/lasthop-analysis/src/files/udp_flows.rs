@@ -9,7 +9,7 @@ use std::io;
 use std::path::Path;
 
 /// Every column of `udp_flows.csv`, in order (the fields of [`UdpFlowRow`]).
-pub const COLUMNS: [&str; 26] = [
+pub const COLUMNS: [&str; 30] = [
     "flow",
     "src",
     "dst",
@@ -36,6 +36,12 @@ pub const COLUMNS: [&str; 26] = [
     "delay_p90_ms",
     "delay_p99_ms",
     "delay_max_ms",
+    // the scenario's flow (index from 0 and its name; `flow` is the run's own numbering) and
+    // the hosts' names: the same in both modes, empty without the scenario
+    "flow_index",
+    "flow_name",
+    "src_host",
+    "dst_host",
 ];
 
 /// One row of `udp_flows.csv`. `drops_aqm` (added later) reads as empty from a file without it.
@@ -88,6 +94,16 @@ pub struct UdpFlowRow {
     pub delay_p99_ms: Option<f64>,
     #[serde(serialize_with = "fmt::opt_f3")]
     pub delay_max_ms: Option<f64>,
+    /// The scenario's flow (`lasthop_scenario::Flow::index`), by addresses and server port.
+    #[serde(default)]
+    pub flow_index: Option<usize>,
+    /// Where the flow was written: `flows[2]`, `flows[2]#7` for a group's member.
+    #[serde(default)]
+    pub flow_name: String,
+    #[serde(default)]
+    pub src_host: String,
+    #[serde(default)]
+    pub dst_host: String,
 }
 
 fn secs(t: Option<lasthop_core::Time>) -> Option<f64> {
@@ -128,7 +144,26 @@ impl UdpFlowRow {
             delay_p90_ms: de.p90,
             delay_p99_ms: de.p99,
             delay_max_ms: de.max,
+            flow_index: None,
+            flow_name: String::new(),
+            src_host: String::new(),
+            dst_host: String::new(),
         }
+    }
+
+    /// The row named by the scenario's flow it belongs to (unchanged without one).
+    pub fn in_flow(mut self, flows: &[crate::run::FlowId]) -> UdpFlowRow {
+        let (Ok(src), Ok(dst)) = (self.src.parse(), self.dst.parse()) else {
+            return self;
+        };
+        if let Some(f) = crate::run::FlowId::find(flows, src, dst) {
+            self.flow_index = Some(f.index);
+            self.flow_name = f.name.clone();
+            let from_client = f.client == src.ip();
+            let (a, b) = (f.client_host.clone(), f.server_host.clone());
+            (self.src_host, self.dst_host) = if from_client { (a, b) } else { (b, a) };
+        }
+        self
     }
 
     /// Spacing 50/75/90 % and max, ms.
@@ -161,12 +196,12 @@ pub fn rows(flows: &[UdpFlowStats]) -> impl Iterator<Item = UdpFlowRow> + '_ {
         .map(|(i, f)| UdpFlowRow::of(i + 1, f))
 }
 
-/// The text of `udp_flows.csv`.
-pub fn text(flows: &[UdpFlowStats]) -> String {
-    super::to_text(&COLUMNS, rows(flows))
+/// The text of `udp_flows.csv`, its rows named by the scenario's `named` flows.
+pub fn text(flows: &[UdpFlowStats], named: &[crate::run::FlowId]) -> String {
+    super::to_text(&COLUMNS, rows(flows).map(|r| r.in_flow(named)))
 }
 
-/// Writes `udp_flows.csv` at `path`, atomically.
+/// Writes `udp_flows.csv` at `path`, atomically (without the scenario's flows).
 pub fn write(path: &Path, flows: &[UdpFlowStats]) -> io::Result<()> {
     super::write_file(path, &COLUMNS, rows(flows))
 }

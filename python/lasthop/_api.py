@@ -1,0 +1,247 @@
+"""The Python API: thin wrappers over ``lasthop._lasthop`` (the Rust crates) that turn their
+typed columns into pandas DataFrames."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+
+import numpy as np
+import pandas as pd
+
+from . import _lasthop
+
+PathLike = Union[str, "os.PathLike[str]"]
+
+# String columns that stay strings (one value per connection or packet); every other string
+# column is a category.
+_FREE_TEXT = {"client", "server", "flow_key", "conn_key"}
+
+
+@dataclass(frozen=True)
+class Check:
+    """What ``lasthop check`` says of a spec."""
+
+    kind: str
+    """``link``, ``scenario`` or ``experiment``."""
+    description: str
+    """What the spec describes, as ``lasthop check`` prints it."""
+    warnings: List[str] = field(default_factory=list)
+    """Settings that do nothing (``docs/modes.md``)."""
+
+    def __str__(self) -> str:
+        return self.description
+
+
+def check(path: PathLike) -> Check:
+    """Loads a link spec, a scenario or an experiment (told by its keys) and says what it
+    describes. Raises :class:`lasthop.SpecError` (with ``key``, ``file`` and ``message``: the
+    value and what is allowed) when a key is wrong."""
+    kind, description, warnings = _lasthop.check(os.fspath(path))
+    return Check(kind, description, list(warnings))
+
+
+def sim(
+    scenario: PathLike,
+    out: PathLike,
+    seed: Optional[int] = None,
+    replication: Optional[int] = None,
+    overrides: Optional[Mapping[str, Any]] = None,
+) -> "Results":
+    """One simulated replication of ``scenario`` into ``out`` (``lasthop sim``), returned
+    loaded. ``overrides`` sets keys of the scenario by path, as an experiment's matrix does:
+    ``{"link": "../links/seed000-r1.toml", "flows[0].bytes": 10000}`` (``link`` relative to the
+    scenario's folder)."""
+    d = _lasthop.sim(
+        os.fspath(scenario),
+        os.fspath(out),
+        seed,
+        replication,
+        dict(overrides) if overrides else None,
+    )
+    return load(d)
+
+
+def run(
+    experiment: Optional[PathLike] = None,
+    out: Optional[PathLike] = None,
+    jobs: Optional[int] = None,
+    shard: Optional[str] = None,
+    progress: bool = False,
+) -> Path:
+    """Runs a simulated experiment (``lasthop run``): every replication of every point of its
+    matrix, in parallel on ``jobs`` threads (default: all cores), resumable (finished runs in
+    ``out`` are kept); writes ``summary.csv``, ``summary.json`` and ``report.html``. Without
+    ``experiment``, the embedded quick start. ``shard="K/N"`` runs only shard K of N (no
+    summary). Returns the results directory (default ``results/<name>``)."""
+    d, _total, _kept, _ran, _failed = _lasthop.run(
+        None if experiment is None else os.fspath(experiment),
+        None if out is None else os.fspath(out),
+        jobs,
+        shard,
+        progress,
+    )
+    return Path(d)
+
+
+def _frame(cols: List[Tuple[str, str, Any, Any]]) -> pd.DataFrame:
+    data: Dict[str, Any] = {}
+    for name, kind, values, mask in cols:
+        if kind == "f8":
+            data[name] = np.frombuffer(values, dtype="<f8")
+        elif kind == "i8":
+            v = np.frombuffer(values, dtype="<i8")
+            if mask is None:
+                data[name] = v
+            else:
+                m = np.frombuffer(mask, dtype=np.uint8) == 0
+                data[name] = pd.arrays.IntegerArray(v.copy(), m)
+        elif kind == "b1":
+            data[name] = np.frombuffer(values, dtype=np.uint8).astype(bool)
+        else:
+            s = pd.Series(values, dtype="string" if name in _FREE_TEXT else "category")
+            data[name] = s.array
+    return pd.DataFrame(data)
+
+
+def analyze(
+    pcap: PathLike,
+    pcap2: Optional[PathLike] = None,
+    events: Optional[PathLike] = None,
+) -> pd.DataFrame:
+    """``lasthop analyze PCAP [PCAP2] [--events EVENTS]``: the capture's TCP connections, the
+    columns of ``connections.csv``. With ``pcap2`` the two captures of one run are merged
+    (``pcap`` must be the TCP client's); with ``events`` (a run's ``events.csv``) the link's
+    drops by cause are joined."""
+    return _frame(
+        _lasthop.analyze(
+            os.fspath(pcap),
+            None if pcap2 is None else os.fspath(pcap2),
+            None if events is None else os.fspath(events),
+        )
+    )
+
+
+class Results:
+    """A results directory of ``lasthop run`` (or one run's directory of ``lasthop sim``).
+    Each table attribute reads its file of every finished run when first asked (in parallel,
+    by the Rust typed readers) and keeps the DataFrame; ``events`` and ``tcp_trace`` are big
+    and read only when asked."""
+
+    def __init__(self, path: PathLike):
+        self.path = Path(path)
+        info = _lasthop.info(os.fspath(self.path))
+        self._cache: Dict[str, pd.DataFrame] = {}
+        if info is None:
+            self.name = self.path.name
+            self.mode = "sim"
+            self.replications = 1
+            self.dimensions: List[str] = []
+            self.points: List[Tuple[str, List[str]]] = [(self.path.name, [])]
+        else:
+            self.name, self.mode, self.replications, dims, points = info
+            self.dimensions = list(dims)
+            self.points = [(p, list(c)) for p, c in points]
+
+    def __repr__(self) -> str:
+        return (
+            f"<lasthop.Results {self.name!r}: {len(self.points)} points x "
+            f"{self.replications} replications, dimensions {self.dimensions}>"
+        )
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Any run table by name (``lasthop.TABLES``): ``point``, the dimensions, ``replication``
+        and the file's columns, one row per row of every finished run's file."""
+        if name not in self._cache:
+            cols = _lasthop.load_table(os.fspath(self.path), name)
+            df = _frame(cols)
+            codes = df.pop("_point").to_numpy()
+            names = [p for p, _ in self.points]
+            front = {"point": pd.Categorical.from_codes(codes, categories=names)}
+            for i, d in enumerate(self.dimensions):
+                values = [c[i] for _, c in self.points]
+                cats = list(dict.fromkeys(values))
+                idx = np.array([cats.index(v) for v in values], dtype=np.int64)
+                front[d] = pd.Categorical.from_codes(
+                    idx[codes] if len(codes) else codes, categories=cats
+                )
+            front_df = pd.DataFrame(front, index=df.index)
+            # A file column named as a dimension (pages.csv's `workload`): dropped when it
+            # says the same, else kept as `<name>_file`.
+            for d in self.dimensions:
+                if d in df.columns:
+                    same = df[d].astype(str).to_numpy() == front_df[d].astype(str).to_numpy()
+                    if same.all():
+                        df = df.drop(columns=[d])
+                    else:
+                        df = df.rename(columns={d: f"{d}_file"})
+            df = pd.concat([front_df, df], axis=1)
+            self._cache[name] = df
+        return self._cache[name]
+
+    @property
+    def connections(self) -> pd.DataFrame:
+        """``connections.csv``: one row per TCP connection (``docs/analysis.md``)."""
+        return self.table("connections")
+
+    @property
+    def udp_flows(self) -> pd.DataFrame:
+        """``udp_flows.csv``: one row per UDP flow."""
+        return self.table("udp_flows")
+
+    @property
+    def pages(self) -> pd.DataFrame:
+        """``pages.csv``: one row per web page (seed 002)."""
+        return self.table("pages")
+
+    @property
+    def page_objects(self) -> pd.DataFrame:
+        """``page_objects.csv``: one row per object of a page."""
+        return self.table("page_objects")
+
+    @property
+    def streams(self) -> pd.DataFrame:
+        """``streams.csv``: seed 003's per-stream figures."""
+        return self.table("streams")
+
+    @property
+    def latency(self) -> pd.DataFrame:
+        """``latency.csv``: seed 003's ACK latencies."""
+        return self.table("latency")
+
+    @property
+    def link(self) -> pd.DataFrame:
+        """``link.csv``: the link's counters and meter, one row per direction."""
+        return self.table("link")
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """``events.csv`` of the runs that kept it (``docs/events.md``): big, read on demand."""
+        return self.table("events")
+
+    @property
+    def tcp_trace(self) -> pd.DataFrame:
+        """``tcp_trace.csv`` of the runs that kept it (cwnd, ssthresh, RTO over time)."""
+        return self.table("tcp_trace")
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """``summary.csv``: the summaries across replications (empty for one run)."""
+        if "summary" not in self._cache:
+            p = self.path / "summary.csv"
+            df = pd.read_csv(p) if p.exists() else pd.DataFrame()
+            for c in df.columns:
+                if df[c].dtype == object:
+                    df[c] = df[c].astype("category")
+            self._cache["summary"] = df
+        return self._cache["summary"]
+
+
+def load(results_dir: PathLike) -> Results:
+    """A results directory (``lasthop run``) or a run's directory (``lasthop sim``): an object
+    whose table attributes (``connections``, ``udp_flows``, ``pages``, ``streams``,
+    ``latency``, ``link``, ``events``, ``summary``, ...) are pandas DataFrames, read on first
+    use."""
+    return Results(results_dir)

@@ -1,0 +1,167 @@
+"""The Python API against the Rust crates and the `lasthop` binary (LASTHOP_BIN, which
+crates/lasthop/tests/python.rs sets; the comparisons with the binary are skipped without it)."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pandas.api.types as pt
+import pytest
+
+import lasthop
+
+REPO = Path(__file__).resolve().parents[2]
+SCENARIO = REPO / "examples/scenarios/seed000-e0-2tcp.toml"
+BIN = os.environ.get("LASTHOP_BIN")
+
+
+@pytest.fixture(scope="module")
+def quickstart(tmp_path_factory):
+    out = tmp_path_factory.mktemp("qs") / "quickstart"
+    d = lasthop.run(out=out, jobs=2)
+    assert d == out
+    return lasthop.load(d)
+
+
+def test_sim_round_trip(tmp_path):
+    r = lasthop.sim(SCENARIO, out=tmp_path / "py", seed=3)
+    c = r.connections
+    assert len(c) == 2
+    assert list(c.columns[:3]) == ["point", "replication", "conn"]
+    # The file the run wrote, read by pandas, is the DataFrame's own columns.
+    raw = pd.read_csv(tmp_path / "py" / "connections.csv")
+    for col in raw.columns:
+        a, b = c[col], raw[col]
+        if pt.is_numeric_dtype(b) and not pt.is_bool_dtype(c[col]):
+            np.testing.assert_allclose(a.astype(float), b.astype(float), equal_nan=True)
+        elif pt.is_bool_dtype(c[col]):
+            assert (a.astype(int) == b).all(), col
+        else:
+            assert list(a.astype(str)) == list(b.astype(str)), col
+    if BIN:
+        subprocess.run(
+            [BIN, "sim", str(SCENARIO), "--out", str(tmp_path / "cli"), "--seed", "3"],
+            check=True,
+            capture_output=True,
+        )
+        for f in ["connections.csv", "link.csv", "events.csv"]:
+            assert (tmp_path / "py" / f).read_bytes() == (tmp_path / "cli" / f).read_bytes(), f
+
+
+def test_sim_overrides(tmp_path):
+    base = lasthop.sim(SCENARIO, out=tmp_path / "e0")
+    r1 = lasthop.sim(
+        SCENARIO, out=tmp_path / "r1", overrides={"link": "../links/seed000-r1.toml"}
+    )
+    assert base.connections["elapsed_s"].tolist() != r1.connections["elapsed_s"].tolist()
+
+
+def test_dtypes(quickstart):
+    c = quickstart.connections
+    assert quickstart.dimensions == ["link"]
+    assert len(c) == 2 * 2 * 3
+    assert isinstance(c["point"].dtype, pd.CategoricalDtype)
+    assert list(c["point"].cat.categories) == ["e0", "r1"]
+    assert isinstance(c["link"].dtype, pd.CategoricalDtype)
+    assert c["replication"].dtype == np.int64
+    assert sorted(c["replication"].unique()) == [0, 1, 2]
+    for col in ["start_s", "end_s", "elapsed_s", "throughput_Bps"]:
+        assert c[col].dtype == np.float64, col
+    for col in ["bytes", "rexmt_pkts", "rtos", "data_pkts"]:
+        assert pt.is_integer_dtype(c[col]), col
+    assert c["complete"].dtype == bool
+    assert isinstance(c["data_dir"].dtype, pd.CategoricalDtype)
+    assert (c["bytes"] == 188640).all()
+    link = quickstart.link
+    assert len(link) == 2 * 2 * 3
+    assert set(link["dir"]) == {"down", "up"}
+    s = quickstart.summary
+    assert len(s) > 0
+
+
+def test_summary_matches_connections(quickstart):
+    # The medians of elapsed time per point, from the DataFrame, against summary.csv's.
+    c = quickstart.connections
+    per_run = c.groupby(["point", "replication"], observed=True)["elapsed_s"].max()
+    assert per_run.groupby(level=0, observed=True).size().tolist() == [3, 3]
+
+
+def test_events_read_when_asked(quickstart):
+    # Only the report run keeps events.csv in the quick start.
+    e = quickstart.events
+    assert set(e["point"].astype(str)) <= {"r1"}
+    assert e["time_ns"].dtype == np.int64
+    assert isinstance(e["event"].dtype, pd.CategoricalDtype)
+
+
+def test_check_kinds():
+    assert lasthop.check(SCENARIO).kind == "scenario"
+    assert lasthop.check(REPO / "examples/links/seed000-e0.toml").kind == "link"
+    c = lasthop.check(REPO / "experiments/quickstart.toml")
+    assert c.kind == "experiment"
+    assert "e0" in c.description
+
+
+def test_spec_errors(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[down]\nrate = "fast"\n')
+    with pytest.raises(lasthop.SpecError) as e:
+        lasthop.check(bad)
+    assert e.value.key == "down.rate"
+    assert "fast" in e.value.message
+    assert isinstance(e.value, ValueError)
+    with pytest.raises(lasthop.SpecError) as e:
+        lasthop.sim(SCENARIO, out=tmp_path / "x", overrides={"duration": "soon"})
+    assert "duration" in e.value.key
+    with pytest.raises(lasthop.SpecError) as e:
+        lasthop.sim(SCENARIO, out=tmp_path / "x", overrides={"duration": object()})
+    (tmp_path / "empty.toml").write_text("")
+    with pytest.raises(lasthop.SpecError) as e:
+        lasthop.check(tmp_path / "empty.toml")
+    assert "empty" in e.value.message
+    with pytest.raises(lasthop.LasthopError):
+        lasthop.load(tmp_path / "missing")
+    with pytest.raises(lasthop.SpecError):
+        lasthop.run(REPO / "experiments/quickstart.toml", out=tmp_path / "s", shard="3/2")
+
+
+def test_analyze(tmp_path):
+    r = lasthop.sim(SCENARIO, out=tmp_path / "a")
+    pcaps = sorted((tmp_path / "a").glob("*.pcap"))
+    assert pcaps
+    a = lasthop.analyze(pcaps[0])
+    assert len(a) == 2
+    assert a["bytes"].dtype == np.int64
+    # Both captures and the event log: the run's own connections.csv (without the scenario's
+    # names, which the captures alone cannot give).
+    d = tmp_path / "a"
+    both = lasthop.analyze(d / "fixed.pcap", d / "mobile.pcap", events=d / "events.csv")
+    c = r.connections
+    for col in ["elapsed_s", "bytes", "rexmt_pkts", "drops_queue", "drops_error", "rtos"]:
+        assert both[col].tolist() == c[col].tolist(), col
+
+
+def test_flow_columns(quickstart):
+    c = quickstart.connections
+    # Every run names its two transfers by the scenario's flows, and their hosts.
+    assert c["flow_index"].tolist() == [0, 1] * 6
+    assert list(c["flow_name"].astype(str)) == ["flows[0]", "flows[1]"] * 6
+    assert isinstance(c["flow_name"].dtype, pd.CategoricalDtype)
+    assert set(c["client_host"].astype(str)) == {"fixed"}
+    assert set(c["server_host"].astype(str)) == {"mobile"}
+
+
+def test_file_column_named_as_a_dimension(tmp_path):
+    # link.csv's `dir` column beside a dimension named `dir`: kept as `dir_file`.
+    exp = tmp_path / "exp.toml"
+    exp.write_text(
+        f'name = "dims"\nscenario = "{SCENARIO}"\nmode = "sim"\nreplications = 1\n'
+        f'[matrix.dir]\ne0 = {{ link = "{REPO / "examples/links/seed000-e0.toml"}" }}\n'
+    )
+    r = lasthop.load(lasthop.run(exp, out=tmp_path / "out"))
+    link = r.link
+    assert link.columns.is_unique
+    assert list(link["dir"].astype(str)) == ["e0", "e0"]
+    assert list(link["dir_file"].astype(str)) == ["down", "up"]
