@@ -127,6 +127,16 @@ impl LinkRow {
 
 /// Writes `link.csv` (one row per direction, down then up) atomically.
 pub fn write_link_csv(path: &std::path::Path, rows: &[LinkRow]) -> std::io::Result<()> {
+    write_link_csv_with(path, rows, true)
+}
+
+/// [`write_link_csv`], whose file is synced only if `sync`: a caller that writes a run's many
+/// files syncs their directory once instead (`lasthop_core::output::sync_dir`).
+pub fn write_link_csv_with(
+    path: &std::path::Path,
+    rows: &[LinkRow],
+    sync: bool,
+) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(vec![]);
     for r in rows {
         w.serialize(r).map_err(std::io::Error::other)?;
@@ -134,7 +144,7 @@ pub fn write_link_csv(path: &std::path::Path, rows: &[LinkRow]) -> std::io::Resu
     let bytes = w
         .into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    lasthop_core::output::AtomicFile::write_all_to(path, &bytes)
+    lasthop_core::output::AtomicFile::write_all_to_with(path, &bytes, sync)
 }
 
 /// Reads `link.csv`.
