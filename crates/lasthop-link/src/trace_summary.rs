@@ -12,7 +12,7 @@
 //! computed. Only directions with a trace record; the model tells the recorder of each arrival
 //! and, when a transmission starts, of its arrival and its end (both known then).
 
-use crate::spec::Dir;
+use crate::dir::Dir;
 use crate::trace::Trace;
 use lasthop_core::{Dur, Time};
 
