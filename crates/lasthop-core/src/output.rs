@@ -218,9 +218,15 @@ impl AtomicFile {
 
     /// Writes `bytes` to `path` by the rule of [`OutputTarget`].
     pub fn write_all_to(path: impl AsRef<Path>, bytes: &[u8]) -> io::Result<()> {
+        AtomicFile::write_all_to_with(path, bytes, true)
+    }
+
+    /// [`AtomicFile::write_all_to`], committed with [`AtomicFile::commit_unsynced`] unless
+    /// `sync`: for one of a run's files, whose directory the caller syncs once.
+    pub fn write_all_to_with(path: impl AsRef<Path>, bytes: &[u8], sync: bool) -> io::Result<()> {
         let mut f = AtomicFile::create(path)?;
         f.write_all(bytes)?;
-        f.commit()
+        f.commit_with(sync)
     }
 }
 

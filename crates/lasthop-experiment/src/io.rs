@@ -47,7 +47,5 @@ pub(crate) fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), ExperimentEr
 /// [`write_atomic`] without syncing the file: for a run's files, whose directory the runner
 /// syncs once before the run's marker ([`lasthop_core::output::sync_dir`]).
 pub(crate) fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<(), ExperimentError> {
-    let mut f = AtomicFile::create(path).map_err(io_err(path))?;
-    std::io::Write::write_all(&mut f, bytes).map_err(io_err(path))?;
-    f.commit_unsynced().map_err(io_err(path))
+    AtomicFile::write_all_to_with(path, bytes, false).map_err(io_err(path))
 }

@@ -139,7 +139,7 @@ impl Load {
     /// The arrival due now: it joins the waiting line (up to the queue ceiling); returns when
     /// the next one comes.
     pub fn arrive(&mut self, b: &Background) -> Time {
-        if (self.waiting.len() as u64) < crate::spec::MAX_QUEUE_PACKETS {
+        if (self.waiting.len() as u64) < crate::spec::limits::MAX_QUEUE_PACKETS {
             self.waiting.push_back(self.next);
         } else {
             self.lost += 1;

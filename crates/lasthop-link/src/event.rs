@@ -10,7 +10,7 @@
 //! `time_ns,event,dir,packet,flow,ip_id,tcp_seq,tcp_ack,tcp_len,bytes,queue_pkts,queue_bytes,
 //! lsb_bytes,lrb_bytes,cause,attempt,state,delay_ns,actual_ns`
 
-use crate::spec::Dir;
+use crate::dir::Dir;
 use lasthop_core::{FlowKey, Packet, Time};
 use std::io::{self, Write};
 use std::sync::Arc;

@@ -15,8 +15,8 @@
 //! the host's TUN device, and the hosts' own stacks are not blocked (their TCP sees the delay,
 //! not a full device).
 
-use crate::queue::Queued;
-use crate::spec::MAX_QUEUE_PACKETS;
+use crate::queue::discipline::Queued;
+use crate::spec::limits::MAX_QUEUE_PACKETS;
 use std::collections::VecDeque;
 
 pub(crate) struct Input {

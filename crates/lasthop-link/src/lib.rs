@@ -22,12 +22,11 @@
 
 pub mod access;
 pub mod background;
-pub mod codel;
+pub mod dir;
 pub mod dist;
 pub mod error_model;
 pub mod event;
 pub mod files;
-pub mod fq_codel;
 mod input;
 pub mod lrb;
 pub mod lsb;
@@ -36,24 +35,24 @@ pub mod middlebox;
 pub mod model;
 pub mod netem;
 pub mod netem_loss;
-pub mod pie;
 pub mod queue;
-pub mod rate_control;
-pub mod rdb;
-pub mod red;
 pub mod serializer;
-pub mod shared_window;
 pub mod spec;
 mod timers;
 pub mod trace;
 pub mod trace_summary;
 
+// The disciplines and middleboxes by their old paths (`lasthop_link::red`, ...), for users.
+pub use middlebox::{rate_control, rdb, shared_window};
+pub use queue::{codel, fq_codel, pie, red};
+
 pub use access::AccessLink;
 pub use dist::Dist;
 pub use error_model::{Attempt, ErrorModel, LossModel};
 pub use event::{Cause, Event, EventCsv, EventKind, LogLevel};
+pub use meter::DirStats;
 pub use meter::{Meter, MeterReading};
 pub use middlebox::Middlebox;
-pub use model::{DirStats, Link, Output};
+pub use model::{Link, Output};
 pub use queue::QueueDiscipline;
 pub use spec::{Dir, LinkConfig, LinkSpec, SpecError};

@@ -5,8 +5,10 @@
 //! sent (or about to be), and frees it when its last bit is sent: the router queue then holds
 //! every other packet, as a qdisc holds them above a device that takes one at a time.
 
-use crate::queue::Queued;
-use crate::spec::{DirConfig, LsbAdmit, MAX_QUEUE_PACKETS};
+use crate::queue::discipline::Queued;
+use crate::spec::config::DirConfig;
+use crate::spec::limits::MAX_QUEUE_PACKETS;
+use crate::spec::schema::LsbAdmit;
 use std::collections::VecDeque;
 
 pub(crate) struct SendBuffer {

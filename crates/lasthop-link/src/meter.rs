@@ -3,8 +3,55 @@
 //! serializer was busy (utilisation). Fed from the one place every event passes, whatever the
 //! log level, so `log = "none"` runs measure the same as `log = "all"` ones.
 
+use crate::dir::Dir;
 use crate::event::EventKind;
 use lasthop_core::Time;
+
+/// Counters a driver can report without reading the event log.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct DirStats {
+    /// Packets that reached the router queue stage (after any middleboxes; injected ones too).
+    pub arrived: u64,
+    pub released: u64,
+    pub drops_queue: u64,
+    pub drops_red: u64,
+    pub drops_error: u64,
+    pub drops_mtu: u64,
+    pub marks: u64,
+    /// Failed transmission attempts (each ARQ retry that failed counts).
+    pub errors: u64,
+    /// Packets a middlebox dropped (they never reached the router queue, so `arrived` and the
+    /// other counters do not include them).
+    pub drops_middlebox: u64,
+    /// Packets middleboxes injected into this direction.
+    pub injected: u64,
+    /// Packets CoDel (also within FQ-CoDel) or PIE dropped (causes `codel`, `pie`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_aqm: u64,
+    /// Packets the error process damaged and sent on (`handling = "forward"`); the receiving
+    /// hosts discard them.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub corrupted: u64,
+    /// Packets the output dropper dropped as they left (cause `output`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_output: u64,
+    /// Packets dropped at the router's unread input, past STOP's limit (cause `input`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub drops_input: u64,
+    /// Background packets sent on the channel (`background`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub background: u64,
+    /// Copies netem's `duplicate` made (each also counts in `arrived`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub duplicated: u64,
+    /// Packets netem's `reorder` sent without their propagation delay.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reordered: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
 
 /// Router-queue length and serializer busy time of one direction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -98,7 +145,7 @@ pub struct LinkRow {
 }
 
 impl LinkRow {
-    pub fn new(dir: crate::Dir, s: &crate::DirStats, m: &MeterReading, end: Time) -> LinkRow {
+    pub fn new(dir: Dir, s: &DirStats, m: &MeterReading, end: Time) -> LinkRow {
         let end_ns = end.as_nanos();
         LinkRow {
             dir: dir.name().to_string(),
@@ -127,6 +174,16 @@ impl LinkRow {
 
 /// Writes `link.csv` (one row per direction, down then up) atomically.
 pub fn write_link_csv(path: &std::path::Path, rows: &[LinkRow]) -> std::io::Result<()> {
+    write_link_csv_with(path, rows, true)
+}
+
+/// [`write_link_csv`], whose file is synced only if `sync`: a caller that writes a run's many
+/// files syncs their directory once instead (`lasthop_core::output::sync_dir`).
+pub fn write_link_csv_with(
+    path: &std::path::Path,
+    rows: &[LinkRow],
+    sync: bool,
+) -> std::io::Result<()> {
     let mut w = csv::Writer::from_writer(vec![]);
     for r in rows {
         w.serialize(r).map_err(std::io::Error::other)?;
@@ -134,7 +191,7 @@ pub fn write_link_csv(path: &std::path::Path, rows: &[LinkRow]) -> std::io::Resu
     let bytes = w
         .into_inner()
         .map_err(|e| std::io::Error::other(e.to_string()))?;
-    lasthop_core::output::AtomicFile::write_all_to(path, &bytes)
+    lasthop_core::output::AtomicFile::write_all_to_with(path, &bytes, sync)
 }
 
 /// Reads `link.csv`.

@@ -21,17 +21,21 @@
 //! - a packet starts transmission only when the LRB could hold it, so the LRB never overflows.
 
 use crate::background::Load;
+use crate::dir::Dir;
 use crate::error_model::{self, Attempt, ErrorModel, ErrorStage};
 use crate::event::{Cause, Event, EventKind, LogLevel, PacketFields};
 use crate::input::Input;
 use crate::lrb::ReceiveBuffer;
 use crate::lsb::SendBuffer;
+pub use crate::meter::DirStats;
 use crate::meter::Meter;
-use crate::middlebox::{self, Action, Inject, Middlebox};
+use crate::middlebox::hook::{self as middlebox, Action, Inject, Middlebox};
 use crate::netem::{Netem, NetemConfig};
 use crate::queue::{self, Arrival, QueueDiscipline, Queued, RouterQueue, Verdict};
 use crate::serializer::Serializer;
-use crate::spec::{Dir, Handling, LinkConfig, Overflow};
+use crate::spec::config::LinkConfig;
+use crate::spec::queue::Overflow;
+use crate::spec::schema::Handling;
 use crate::timers::{Timer, Timers};
 use crate::trace_summary::{Recorder, TraceSummary};
 use lasthop_core::rng::{unit, Stream};
@@ -50,48 +54,6 @@ pub struct Output {
     pub at: Time,
 }
 
-/// Counters a driver can report without reading the event log.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
-pub struct DirStats {
-    /// Packets that reached the router queue stage (after any middleboxes; injected ones too).
-    pub arrived: u64,
-    pub released: u64,
-    pub drops_queue: u64,
-    pub drops_red: u64,
-    pub drops_error: u64,
-    pub drops_mtu: u64,
-    pub marks: u64,
-    /// Failed transmission attempts (each ARQ retry that failed counts).
-    pub errors: u64,
-    /// Packets a middlebox dropped (they never reached the router queue, so `arrived` and the
-    /// other counters do not include them).
-    pub drops_middlebox: u64,
-    /// Packets middleboxes injected into this direction.
-    pub injected: u64,
-    /// Packets CoDel (also within FQ-CoDel) or PIE dropped (causes `codel`, `pie`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub drops_aqm: u64,
-    /// Packets the error process damaged and sent on (`handling = "forward"`); the receiving
-    /// hosts discard them.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub corrupted: u64,
-    /// Packets the output dropper dropped as they left (cause `output`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub drops_output: u64,
-    /// Packets dropped at the router's unread input, past STOP's limit (cause `input`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub drops_input: u64,
-    /// Background packets sent on the channel (`background`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub background: u64,
-    /// Copies netem's `duplicate` made (each also counts in `arrived`).
-    #[serde(skip_serializing_if = "is_zero")]
-    pub duplicated: u64,
-    /// Packets netem's `reorder` sent without their propagation delay.
-    #[serde(skip_serializing_if = "is_zero")]
-    pub reordered: u64,
-}
-
 impl Pipe {
     /// The LSB's head starts its transmission: its slot in the link order.
     #[inline(always)]
@@ -102,10 +64,6 @@ impl Pipe {
         self.ser.transmitting = Some(seq);
         seq
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 pub struct Link {

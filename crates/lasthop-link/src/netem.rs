@@ -201,7 +201,7 @@ pub(crate) struct Propagation {
 }
 
 impl Netem {
-    pub fn new(c: &NetemConfig, seeds: &Seeds, dir: crate::Dir) -> Netem {
+    pub fn new(c: &NetemConfig, seeds: &Seeds, dir: crate::dir::Dir) -> Netem {
         let stream = |name: &str| seeds.stream(&format!("link.{name}.{dir}"));
         Netem {
             jitter: c

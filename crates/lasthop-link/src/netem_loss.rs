@@ -22,51 +22,10 @@
 //! other draw; their `error` events carry the model as their cause (`gemodel`, `4state`,
 //! `loss_trace`).
 
-use crate::error_model::{Attempt, ErrorModel};
+use crate::error_model::attempt::{Attempt, ErrorModel};
 use crate::event::Cause;
-use crate::files;
+pub use crate::spec::loss::{load_attempts, load_episodes, FourStateParams, GeParams, LossTrace};
 use lasthop_core::rng::{unit, Stream};
-use lasthop_core::spec::{err, SpecError};
-use lasthop_core::units::parse_dur;
-use std::path::Path;
-use std::sync::Arc;
-
-/// Gilbert–Elliott's parameters.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct GeParams {
-    pub p: f64,
-    pub r: f64,
-    pub loss_bad: f64,
-    pub loss_good: f64,
-}
-
-/// The 4-state model's transition probabilities.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct FourStateParams {
-    pub p13: f64,
-    pub p31: f64,
-    pub p32: f64,
-    pub p23: f64,
-    pub p14: f64,
-}
-
-/// Losses read from a file.
-#[derive(Clone, PartialEq)]
-pub enum LossTrace {
-    /// Attempt numbers (1-based, increasing).
-    Attempts(Arc<[u64]>),
-    /// Time intervals [start, end), ns, increasing and apart.
-    Episodes(Arc<[(u64, u64)]>),
-}
-
-impl std::fmt::Debug for LossTrace {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            LossTrace::Attempts(v) => write!(f, "{} lost attempts", v.len()),
-            LossTrace::Episodes(v) => write!(f, "{} loss episodes", v.len()),
-        }
-    }
-}
 
 pub struct GilbertElliott {
     params: GeParams,
@@ -184,89 +143,4 @@ impl ErrorModel for TraceLoss {
     fn cause(&self) -> Option<Cause> {
         Some(Cause::LossTrace)
     }
-}
-
-/// Reads a trace of lost attempt numbers (`lost`): one whole number per line, increasing.
-pub fn load_attempts(key: &str, file: &str, base: &Path) -> Result<LossTrace, SpecError> {
-    const WHAT: &str = "a loss trace has one attempt number per line, counted from 1, increasing";
-    let text = files::read(base, key, file, "a loss trace")?;
-    let mut v: Vec<u64> = vec![];
-    for (line, l) in files::value_lines(&text) {
-        let n: u64 = l.parse().ok().filter(|n| *n > 0).ok_or_else(|| {
-            files::line_err(
-                key,
-                file,
-                line,
-                format!("{l:?} is not an attempt number; {WHAT}"),
-            )
-        })?;
-        if v.last().is_some_and(|&p| n <= p) {
-            return Err(files::line_err(
-                key,
-                file,
-                line,
-                format!("{n} does not come after {}; {WHAT}", v[v.len() - 1]),
-            ));
-        }
-        v.push(n);
-        files::check_count(key, file, v.len())?;
-    }
-    if v.is_empty() {
-        return Err(err(key, format!("{file:?} has no attempt numbers; {WHAT}")));
-    }
-    Ok(LossTrace::Attempts(v.into()))
-}
-
-/// Reads a trace of loss episodes (`episodes`): `START END` per line (durations with units, or
-/// bare seconds), each episode after the last.
-pub fn load_episodes(key: &str, file: &str, base: &Path) -> Result<LossTrace, SpecError> {
-    const WHAT: &str = "a loss-episode trace has `START END` per line, e.g. `12.5s 13s` (bare numbers are seconds), START before END, each after the one before";
-    let text = files::read(base, key, file, "a loss-episode trace")?;
-    let mut v: Vec<(u64, u64)> = vec![];
-    for (line, l) in files::value_lines(&text) {
-        let fields: Vec<&str> = l
-            .split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|f| !f.is_empty())
-            .collect();
-        let [a, b] = fields[..] else {
-            return Err(files::line_err(
-                key,
-                file,
-                line,
-                format!("{l:?} is not two times; {WHAT}"),
-            ));
-        };
-        let time = |s: &str| {
-            if s.ends_with(|c: char| c.is_ascii_digit()) {
-                parse_dur(&format!("{s}s"))
-            } else {
-                parse_dur(s)
-            }
-            .map(|d| d.0)
-            .map_err(|e| files::line_err(key, file, line, e))
-        };
-        let (a, b) = (time(a)?, time(b)?);
-        if a >= b {
-            return Err(files::line_err(
-                key,
-                file,
-                line,
-                format!("the episode ends before it starts; {WHAT}"),
-            ));
-        }
-        if v.last().is_some_and(|p| a < p.1) {
-            return Err(files::line_err(
-                key,
-                file,
-                line,
-                format!("the episode starts before the last one ended; {WHAT}"),
-            ));
-        }
-        v.push((a, b));
-        files::check_count(key, file, v.len())?;
-    }
-    if v.is_empty() {
-        return Err(err(key, format!("{file:?} has no episodes; {WHAT}")));
-    }
-    Ok(LossTrace::Episodes(v.into()))
 }

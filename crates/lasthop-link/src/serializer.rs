@@ -8,7 +8,8 @@
 //! multiplier of the rate in force drawn again every `rate_change_interval` from
 //! `link.avail.{dir}` (a timeline of time alone, like the state chain's).
 
-use crate::spec::{Dir, DirConfig, Params};
+use crate::dir::Dir;
+use crate::spec::config::{DirConfig, Params};
 use crate::trace::TraceServer;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Rate, Seeds, Time};

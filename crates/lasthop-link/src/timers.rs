@@ -1,6 +1,6 @@
 //! The link's timer queue, ordered by (time, insertion).
 
-use crate::spec::Dir;
+use crate::dir::Dir;
 use dary_heap::QuaternaryHeap;
 use lasthop_core::Time;
 use std::cmp::Reverse;

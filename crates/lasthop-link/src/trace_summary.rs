@@ -12,7 +12,7 @@
 //! computed. Only directions with a trace record; the model tells the recorder of each arrival
 //! and, when a transmission starts, of its arrival and its end (both known then).
 
-use crate::spec::Dir;
+use crate::dir::Dir;
 use crate::trace::Trace;
 use lasthop_core::{Dur, Time};
 
@@ -151,6 +151,16 @@ pub struct TraceBin {
 /// Writes `trace_summary.csv` and `trace_series.csv` into `dir` (atomically), when a direction
 /// of the run had a trace; writes nothing otherwise.
 pub fn write_files(dir: &std::path::Path, summaries: &[TraceSummary]) -> std::io::Result<()> {
+    write_files_with(dir, summaries, true)
+}
+
+/// [`write_files`], whose files are synced only if `sync`: a caller that writes a run's many
+/// files syncs their directory once instead (`lasthop_core::output::sync_dir`).
+pub fn write_files_with(
+    dir: &std::path::Path,
+    summaries: &[TraceSummary],
+    sync: bool,
+) -> std::io::Result<()> {
     if summaries.is_empty() {
         return Ok(());
     }
@@ -161,12 +171,16 @@ pub fn write_files(dir: &std::path::Path, summaries: &[TraceSummary]) -> std::io
             .map_err(|e| std::io::Error::other(e.to_string()))
     };
     let summary = csv(&mut |w| summaries.iter().try_for_each(|s| w.serialize(&s.row)))?;
-    lasthop_core::output::AtomicFile::write_all_to(dir.join("trace_summary.csv"), &summary)?;
+    lasthop_core::output::AtomicFile::write_all_to_with(
+        dir.join("trace_summary.csv"),
+        &summary,
+        sync,
+    )?;
     let series = csv(&mut |w| {
         summaries
             .iter()
             .flat_map(|s| &s.series)
             .try_for_each(|b| w.serialize(b))
     })?;
-    lasthop_core::output::AtomicFile::write_all_to(dir.join("trace_series.csv"), &series)
+    lasthop_core::output::AtomicFile::write_all_to_with(dir.join("trace_series.csv"), &series, sync)
 }

@@ -15,7 +15,7 @@ pub mod stack;
 use lasthop_analysis::ConnStats;
 use lasthop_core::output::AtomicFile;
 use lasthop_core::Time;
-use lasthop_link::meter::{write_link_csv, LinkRow};
+use lasthop_link::meter::{write_link_csv_with, LinkRow};
 use lasthop_link::{Dir, DirStats, MeterReading};
 use lasthop_scenario::Scenario;
 use lasthop_tcp::Metrics;
@@ -115,27 +115,23 @@ pub fn run_from(
         // there are http flows, the streams' when there are thin flows
         lasthop_analysis::write_run_files_with(dir, &run, opts.sync_each)?;
     }
-    if let Some(dir) = &opts.dir {
-        let path = lasthop_core::layout::RunFiles::new(dir).link_csv();
-        let rows: Vec<LinkRow> = [Dir::Down, Dir::Up]
-            .iter()
-            .map(|&d| LinkRow::new(d, &link[d.index()], &meters[d.index()], end))
-            .collect();
-        write_link_csv(&path, &rows).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        lasthop_link::trace_summary::write_files(dir, &trace_summaries).map_err(|source| {
-            Error::Io {
-                path: dir.join("trace_summary.csv").display().to_string(),
-                source,
-            }
-        })?;
-    }
-    let link_rows = [Dir::Down, Dir::Up]
+    let link_rows: Vec<LinkRow> = [Dir::Down, Dir::Up]
         .iter()
         .map(|&d| LinkRow::new(d, &link[d.index()], &meters[d.index()], end))
         .collect();
+    if let Some(dir) = &opts.dir {
+        // Without `sync_each` the caller syncs the run's directory once (before its marker).
+        let path = lasthop_core::layout::RunFiles::new(dir).link_csv();
+        write_link_csv_with(&path, &link_rows, opts.sync_each).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        lasthop_link::trace_summary::write_files_with(dir, &trace_summaries, opts.sync_each)
+            .map_err(|source| Error::Io {
+                path: dir.join("trace_summary.csv").display().to_string(),
+                source,
+            })?;
+    }
     Ok(SimResult {
         end,
         flows,

@@ -35,8 +35,8 @@
 //! the adaptation: each arrival first runs the ones due (at 500 ms, 1 s, ...) since the last.
 
 use crate::event::Cause;
-use crate::queue::{self, Arrival, QueueDiscipline};
-use crate::spec::{RedMode, RedSpec};
+use crate::queue::discipline::{self as queue, Arrival, QueueDiscipline};
+use crate::spec::queue::red::{RedMode, RedSpec};
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Time};
 

@@ -31,9 +31,9 @@
 //!
 //! Both directions run a half of it (the peer's SYN gives its MSS and window scale).
 
-use crate::middlebox::{set_tcp_window, Action, Inject, Middlebox};
-use crate::spec::Dir;
-use crate::Link;
+use crate::dir::Dir;
+use crate::middlebox::hook::{set_tcp_window, Action, Inject, Middlebox};
+use crate::model::Link;
 use lasthop_core::wire::{self, seq_lt, ACK, FIN, RST, SYN};
 use lasthop_core::{FlowKey, Packet, Time};
 use std::collections::HashMap;

@@ -2,104 +2,30 @@
 //! [`QueueDiscipline`] decides on each arrival (and, if it asks to, on each departure) whether
 //! the packet passes, is ECN-marked or is dropped.
 //!
-//! Disciplines shipped: [`DropTail`] (passes everything; the limits do the dropping), RED with
-//! ECN and its adaptive variant ([`crate::red::RedQueue`]), PIE ([`crate::pie::Pie`], at
-//! enqueue) and CoDel ([`crate::codel::Codel`], at dequeue). FQ-CoDel changes the order packets
-//! leave in, so it replaces the FIFO itself ([`crate::fq_codel::FqCodel`]); the queue's limits
-//! then drop from the fattest flow instead of the arriving packet.
+//! Disciplines shipped, one file each: [`DropTail`] (passes everything; the limits do the
+//! dropping), RED with ECN and its adaptive variant ([`red::RedQueue`]), PIE ([`pie::Pie`], at
+//! enqueue) and CoDel ([`codel::Codel`], at dequeue). FQ-CoDel changes the order packets leave
+//! in, so it replaces the FIFO itself ([`fq_codel::FqCodel`]); the queue's limits then drop
+//! from the fattest flow instead of the arriving packet. The trait they implement is in
+//! [`discipline`], which they import (never this file, which builds them).
 
-use crate::codel::Codel;
-use crate::event::Cause;
-use crate::fq_codel::FqCodel;
-use crate::pie::Pie;
-use crate::red::{AdaptiveRedQueue, Red, RedQueue};
-use crate::spec::{Aqm, Dir, QueueConfig};
-use lasthop_core::{Dur, Packet, Rate, Seeds, Time};
+pub mod codel;
+pub mod discipline;
+pub mod fq_codel;
+pub mod pie;
+pub mod red;
+
+pub(crate) use discipline::Queued;
+pub use discipline::{Arrival, Departure, DropTail, QueueDiscipline, Verdict};
+
+use crate::dir::Dir;
+use crate::spec::queue::{Aqm, QueueConfig};
+use codel::Codel;
+use fq_codel::FqCodel;
+use lasthop_core::{Dur, Seeds, Time};
+use pie::Pie;
+use red::{AdaptiveRedQueue, Red, RedQueue};
 use std::collections::VecDeque;
-
-/// A packet waiting in the router queue or the link send buffer.
-pub(crate) struct Queued {
-    pub id: u64,
-    pub pkt: Packet,
-    pub since: Time,
-}
-
-impl Queued {
-    #[inline]
-    pub fn packet(&self) -> Option<(u64, &Packet)> {
-        Some((self.id, &self.pkt))
-    }
-}
-
-/// What the discipline says about an arriving packet.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Verdict {
-    /// Enqueue it (the queue's limits still apply).
-    Pass,
-    /// Set CE and enqueue it.
-    Mark,
-    /// Drop it, with this cause in the event log.
-    Drop(Cause),
-}
-
-/// An arrival as the discipline sees it: the queue *before* the packet joins.
-pub struct Arrival<'a> {
-    pub now: Time,
-    pub packet: &'a Packet,
-    pub queue_pkts: u64,
-    pub queue_bytes: u64,
-    /// The link rate in force and the per-packet framing overhead, for disciplines that need a
-    /// packet's transmission time (RED's idle-time correction).
-    pub rate: Rate,
-    pub overhead: u32,
-}
-
-impl Arrival<'_> {
-    /// The transmission time of a `bytes`-byte packet at the rate in force.
-    #[inline]
-    pub fn tx_time(&self, bytes: u64) -> Dur {
-        self.rate.tx_time(bytes + u64::from(self.overhead))
-    }
-}
-
-/// A departure as the discipline sees it: the packet leaving the router queue for the link
-/// send buffer, and the queue *after* it left.
-pub struct Departure<'a> {
-    pub now: Time,
-    pub packet: &'a Packet,
-    /// How long it waited in the router queue.
-    pub sojourn: Dur,
-    pub queue_pkts: u64,
-    pub queue_bytes: u64,
-}
-
-/// A router queue's active queue management. Sans-IO: randomness only from named streams the
-/// discipline owns.
-pub trait QueueDiscipline: Send {
-    fn on_arrival(&mut self, a: &Arrival<'_>) -> Verdict;
-    /// The queue became empty at `now`.
-    fn on_empty(&mut self, _now: Time) {}
-    /// Whether [`QueueDiscipline::on_dequeue`] must be called (read once, when installed).
-    fn at_dequeue(&self) -> bool {
-        false
-    }
-    /// The packet at the head leaves the queue: `Pass` sends it on, `Mark` sets CE first, `Drop`
-    /// drops it (and the next head is dequeued at once, at the same `now`).
-    fn on_dequeue(&mut self, _d: &Departure<'_>) -> Verdict {
-        Verdict::Pass
-    }
-}
-
-/// Drop-tail: every packet passes; the queue's limits drop what does not fit.
-pub struct DropTail;
-
-impl QueueDiscipline for DropTail {
-    #[inline]
-    fn on_arrival(&mut self, _: &Arrival<'_>) -> Verdict {
-        Verdict::Pass
-    }
-}
-
 /// The discipline a queue config asks for. `mean_packet` is the default typical packet size
 /// (the MTU).
 pub fn discipline(
@@ -194,7 +120,7 @@ impl RouterQueue {
         // FQ-CoDel enqueues every packet and then drops from the fattest flow, so the tail-drop
         // test (`full`) sees no limits.
         // No queue holds more than MAX_QUEUE_PACKETS, limit or none.
-        let cap = crate::spec::MAX_QUEUE_PACKETS;
+        let cap = crate::spec::limits::MAX_QUEUE_PACKETS;
         let (mut limit_pkts, mut limit_bytes) =
             (Some(cfg.packets.map_or(cap, |n| n.min(cap))), cfg.bytes);
         if let Some(fq) = &mut fq {

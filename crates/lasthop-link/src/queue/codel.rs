@@ -22,8 +22,8 @@
 //! 1/sqrt(count) by a Newton step in fixed point), as the RFC's pseudo-code writes it.
 
 use crate::event::Cause;
-use crate::queue::{Arrival, Departure, QueueDiscipline, Verdict};
-use crate::spec::CodelConfig;
+use crate::queue::discipline::{Arrival, Departure, QueueDiscipline, Verdict};
+use crate::spec::queue::codel::CodelConfig;
 use lasthop_core::{Dur, Time};
 
 /// CoDel's per-queue state (RFC 8289 §5.1's variables).

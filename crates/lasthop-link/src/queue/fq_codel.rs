@@ -20,10 +20,10 @@
 //! dropped; CoDel's "backlog <= MTU" test uses the whole queue's backlog; ECN is on by default.
 //! The limit is the router queue's `packets` / `bytes` (Linux: 10240 packets, 32 MB).
 
-use crate::codel::CodelVars;
 use crate::event::Cause;
-use crate::queue::{Queued, Verdict};
-use crate::spec::FqCodelConfig;
+use crate::queue::codel::CodelVars;
+use crate::queue::discipline::{Queued, Verdict};
+use crate::spec::queue::fq_codel::FqCodelConfig;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, FlowKey, Time};
 use std::collections::VecDeque;

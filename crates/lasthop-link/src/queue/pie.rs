@@ -32,8 +32,8 @@
 //! Between events the queue is unchanged, so the result is the timer's exactly.
 
 use crate::event::Cause;
-use crate::queue::{Arrival, Departure, QueueDiscipline, Verdict};
-use crate::spec::PieConfig;
+use crate::queue::discipline::{Arrival, Departure, QueueDiscipline, Verdict};
+use crate::spec::queue::pie::PieConfig;
 use lasthop_core::rng::{unit, Stream};
 use lasthop_core::{Dur, Time};
 

@@ -24,9 +24,9 @@
 //!
 //! Not modelled, as in the paper: its "enhancements for low speed bottlenecks".
 
-use crate::middlebox::{set_tcp_window, Action, Inject, Middlebox};
-use crate::spec::Dir;
-use crate::Link;
+use crate::dir::Dir;
+use crate::middlebox::hook::{set_tcp_window, Action, Inject, Middlebox};
+use crate::model::Link;
 use lasthop_core::spec::{err, from_table, SpecError};
 use lasthop_core::wire::{self, seq_le, seq_lt, ACK, FIN, RST, SYN};
 use lasthop_core::{Dur, FlowKey, Packet, Rate, Time};

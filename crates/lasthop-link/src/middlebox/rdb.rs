@@ -42,9 +42,9 @@
 //! `rdb_ack` and `cong_avoid`, the quick ACK RDB asks of the receiver, and the exact
 //! `packets_out` and `minrtt` (seen here only from the wire, at the router).
 
-use crate::middlebox::{Action, Inject, Middlebox};
-use crate::spec::Dir;
-use crate::Link;
+use crate::dir::Dir;
+use crate::middlebox::hook::{Action, Inject, Middlebox};
+use crate::model::Link;
 use lasthop_core::spec::{err, from_table, SpecError};
 use lasthop_core::wire::{self, seq_le, seq_lt, ACK, FIN, RST, SYN, URG};
 use lasthop_core::{Dur, FlowKey, Packet, Time};
