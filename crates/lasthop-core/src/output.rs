@@ -208,7 +208,17 @@ impl AtomicFile {
                 if sync {
                     tmp.as_file().sync_all().map_err(named)?;
                 }
-                tmp.persist(&target).map_err(|e| {
+                // Renamed into place under the registry: a stop signal's `exit_cleanly_saying`
+                // holds it while it counts what is committed and ends the process, so no file
+                // appears between its count and the end.
+                let mut live = registry();
+                let path = tmp.path().to_path_buf();
+                let persisted = tmp.persist(&target);
+                if let Some(i) = live.partials.iter().rposition(|p| *p == path) {
+                    live.partials.swap_remove(i);
+                }
+                drop(live);
+                persisted.map_err(|e| {
                     io::Error::new(e.error.kind(), format!("{}: {}", target.display(), e.error))
                 })?;
                 Ok(())
@@ -330,7 +340,15 @@ impl Drop for Registered {
 /// threads may be writing; the registry stays locked until the end, so none creates another
 /// temporary file meanwhile. Committed files stay.
 pub fn exit_cleanly(code: i32) -> ! {
+    exit_cleanly_saying(code, || {})
+}
+
+/// [`exit_cleanly`], calling `say` first with the registry held: no [`AtomicFile`] is
+/// committed after `say` starts, so what it counts of the committed files (a sweep's finished
+/// runs) is what the process leaves.
+pub fn exit_cleanly_saying(code: i32, say: impl FnOnce()) -> ! {
     let r = registry();
+    say();
     for p in r.partials.iter().chain(&r.locks) {
         let _ = std::fs::remove_file(p);
     }

@@ -31,8 +31,8 @@ pub fn exit_on_stop_signal(say: impl FnOnce(i32) + Send + 'static) -> Result<()>
         .name("lasthop-signals".into())
         .spawn(move || {
             if let Ok(sig) = stop_signals().wait() {
-                say(sig as i32);
-                lasthop_core::output::exit_cleanly(128 + sig as i32);
+                // Said with no run committing meanwhile: the count it gives is what stays.
+                lasthop_core::output::exit_cleanly_saying(128 + sig as i32, || say(sig as i32));
             }
         })
         .context("starting the signal thread")?;
