@@ -16,6 +16,7 @@ pub mod events;
 pub mod files;
 pub mod latency;
 pub mod page;
+pub mod ping;
 pub mod report;
 pub mod run;
 pub mod seqspace;
@@ -32,8 +33,8 @@ pub use events::EventLog;
 pub use latency::{CaptureLog, StreamStats};
 pub use page::{format_page_table, PageSpec, PageStats};
 pub use report::{
-    csv_row, format_long, format_table, format_udp_table, merge_sides, write_connections_csv,
-    write_csv_to, CSV_COLUMNS, CSV_LEADING,
+    csv_row, format_long, format_ping_table, format_table, format_udp_table, merge_sides,
+    write_connections_csv, write_csv_to, CSV_COLUMNS, CSV_LEADING,
 };
 pub use run::{
     analyse_run, join_udp_events, AnalysisOptions, FlowId, LinkSample, RunSink, SampleKind,
@@ -286,12 +287,14 @@ pub struct RunAnalysis {
     pub link_samples: Vec<LinkSample>,
     /// The scenario's flows ([`AnalysisOptions::flows`]), which name the tables' rows.
     pub flows: Vec<run::FlowId>,
+    /// The latency probes (`ping` flows), from the client hosts' captures.
+    pub pings: Vec<ping::PingStats>,
 }
 
 /// Writes the tables of an analysed run into `dir`: `connections.csv`, and `udp_flows.csv` and
-/// `udp_packets.csv` when the run has UDP flows, `pages.csv` and `page_objects.csv` when it has
-/// pages, `streams.csv` and `latency.csv` when it has streams (nothing of a kind it has none
-/// of). Every file is written atomically.
+/// `udp_packets.csv` when the run has UDP flows, `ping_flows.csv` and `pings.csv` when it has
+/// latency probes, `pages.csv` and `page_objects.csv` when it has pages, `streams.csv` and
+/// `latency.csv` when it has streams (nothing of a kind it has none of). Every file is written atomically.
 pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
     write_run_files_with(dir, run, true)
 }
@@ -299,7 +302,9 @@ pub fn write_run_files(dir: &Path, run: &RunAnalysis) -> Result<(), Error> {
 /// [`write_run_files`]; with `sync` false the files are not synced one by one (the caller
 /// syncs the directory once: [`lasthop_core::output::sync_dir`]).
 pub fn write_run_files_with(dir: &Path, run: &RunAnalysis, sync: bool) -> Result<(), Error> {
-    use files::{connections, latency, page_objects, pages, streams, udp_flows, udp_packets};
+    use files::{
+        connections, latency, page_objects, pages, pings, streams, udp_flows, udp_packets,
+    };
     let f = lasthop_core::layout::RunFiles::new(dir);
     let mut out: Vec<(std::path::PathBuf, String)> = vec![(
         f.connections_csv(),
@@ -318,6 +323,13 @@ pub fn write_run_files_with(dir: &Path, run: &RunAnalysis, sync: bool) -> Result
     if !run.streams.is_empty() {
         out.push((f.streams_csv(), streams::text(&run.streams)));
         out.push((f.latency_csv(), latency::text(&run.streams)));
+    }
+    if !run.pings.is_empty() {
+        out.push((
+            f.ping_flows_csv(),
+            pings::flows_text(&run.pings, &run.flows),
+        ));
+        out.push((f.pings_csv(), pings::text(&run.pings, &run.flows)));
     }
     if !run.pages.is_empty() {
         out.push((f.pages_csv(), pages::text(&run.pages)));

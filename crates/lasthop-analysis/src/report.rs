@@ -317,3 +317,57 @@ pub fn format_udp_table(flows: &[crate::udp::UdpFlowStats]) -> String {
     }
     s
 }
+
+/// The latency probes as `ping` ends its output: per flow, probes sent and answered, loss, and
+/// the round-trip times (min, mean, p50, p99, max in ms; `-` without a reply).
+pub fn format_ping_table(pings: &[crate::ping::PingStats]) -> String {
+    let mut s = String::new();
+    if pings.is_empty() {
+        return s;
+    }
+    let _ = writeln!(
+        s,
+        "{:>4} {:<16} {:<16} {:>6} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "ping",
+        "from",
+        "to",
+        "sent",
+        "recv",
+        "loss%",
+        "min_ms",
+        "mean_ms",
+        "p50_ms",
+        "p99_ms",
+        "max_ms"
+    );
+    for (i, p) in pings.iter().enumerate() {
+        let r = p.rtt_summary_ms();
+        let o = |f: fn(&crate::ping::RttSummary) -> f64| {
+            r.as_ref().map_or("-".into(), |r| format!("{:.1}", f(r)))
+        };
+        let loss = if p.sent() > 0 {
+            format!(
+                "{:.1}",
+                100.0 * (p.sent() - p.replied()) as f64 / p.sent() as f64
+            )
+        } else {
+            "-".into()
+        };
+        let _ = writeln!(
+            s,
+            "{:>4} {:<16} {:<16} {:>6} {:>6} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            i + 1,
+            p.flow.src.to_string(),
+            p.flow.dst.to_string(),
+            p.sent(),
+            p.replied(),
+            loss,
+            o(|r| r.min),
+            o(|r| r.mean),
+            o(|r| r.p50),
+            o(|r| r.p99),
+            o(|r| r.max),
+        );
+    }
+    s
+}

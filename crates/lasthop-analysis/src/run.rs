@@ -464,6 +464,7 @@ fn combine(
     }
     let mut conns = merge_sides(&client_side, &server_side);
     let mut udp = udp::udp_flows(&datagrams);
+    let pings = crate::ping::pings(&datagrams);
     if let Some(ev) = ev {
         ev.log.join(&mut conns);
         for f in &mut udp {
@@ -479,5 +480,6 @@ fn combine(
         streams,
         link_samples: vec![],
         flows: vec![],
+        pings,
     }
 }

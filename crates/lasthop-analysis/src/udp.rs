@@ -21,7 +21,7 @@ pub use lasthop_apps::cbr::Record;
 pub struct Datagram {
     pub time: Time,
     pub flow: FlowKey,
-    /// The UDP length field: payload + the 8-byte header.
+    /// The UDP length field: payload + the 8-byte header (an echo's: its ICMP length).
     pub udp_len: u32,
     pub record: Record,
     /// A receiving stack would discard it by its checksums ([`wire::receiver_discards`]: a link
@@ -33,10 +33,43 @@ pub struct Datagram {
 /// Parses an IP datagram (IPv4 or IPv6, possibly only its head) holding a UDP datagram that
 /// starts with our record; `None` for anything else (other protocols, later fragments, UDP
 /// without the record, headers cut short). `wire_len` is used when a length field is 0.
+///
+/// An ICMP echo whose payload starts with a latency probe's record (`lasthop_apps::ping`) is a
+/// datagram too, of protocol 1 with the echo's identifier as the requester's port (source
+/// port of a request, destination port of a reply; the other 0) and the probe's number and
+/// send time as its record: [`crate::ping`] reads the probes from these.
 pub fn parse_datagram(time: Time, ip: &[u8], wire_len: Option<u32>) -> Option<Datagram> {
     let v = wire::parse_ip(ip)?;
     // A first fragment holds the UDP header and the record; later ones are skipped.
-    if v.proto != wire::PROTO_UDP || v.frag & 0x1fff != 0 {
+    if v.frag & 0x1fff != 0 {
+        return None;
+    }
+    if v.proto == wire::PROTO_ICMP {
+        let e = wire::parse_icmp_echo(v.transport(ip)?)?;
+        let r = lasthop_apps::ping::Record::decode(e.payload)?;
+        return Some(Datagram {
+            time,
+            flow: FlowKey {
+                proto: wire::PROTO_ICMP,
+                src: v.src,
+                dst: v.dst,
+                // The identifier on the requester's side, as a port pair: a request
+                // (ident, 0), its reply (0, ident), so the reply's key is the request's
+                // reversed.
+                sport: if e.reply { 0 } else { e.ident },
+                dport: if e.reply { e.ident } else { 0 },
+            },
+            udp_len: v
+                .datagram_len(wire_len, ip.len())
+                .saturating_sub(v.header_len as u32),
+            record: Record {
+                seq: r.seq,
+                sent_ns: r.sent_ns,
+            },
+            discarded: wire::receiver_discards(ip),
+        });
+    }
+    if v.proto != wire::PROTO_UDP {
         return None;
     }
     let u = wire::parse_udp(v.transport(ip)?)?;
@@ -205,7 +238,8 @@ pub fn udp_flows(hosts: &[(IpAddr, Vec<Datagram>)]) -> Vec<UdpFlowStats> {
     }
     let mut flows: BTreeMap<FlowKey, Acc> = BTreeMap::new();
     for (addr, dgs) in hosts {
-        for d in dgs {
+        // Latency probes' echoes are `crate::ping`'s.
+        for d in dgs.iter().filter(|d| d.flow.proto == wire::PROTO_UDP) {
             let a = flows.entry(d.flow).or_default();
             a.first = Some(a.first.map_or(d.time, |f: Time| f.min(d.time)));
             if d.flow.src == *addr {

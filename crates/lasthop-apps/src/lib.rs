@@ -13,6 +13,7 @@
 pub mod bulk;
 pub mod cbr;
 pub mod http;
+pub mod ping;
 pub mod repeat;
 pub mod sink;
 pub mod socket;
@@ -25,7 +26,7 @@ use std::net::Ipv4Addr;
 pub use socket::{Net, SockEvent, SockId, SocketOptions};
 
 /// The application kinds a scenario may name.
-pub const KINDS: [&str; 5] = ["bulk", "cbr", "http", "repeat", "thin"];
+pub const KINDS: [&str; 6] = ["bulk", "cbr", "http", "ping", "repeat", "thin"];
 
 /// First local port of the client ends (Linux 2.4's `ip_local_port_range` starts at 1024; seed
 /// 000 lists it). Each flow has its own block of client ports, in flow order, as many as its
@@ -124,6 +125,7 @@ pub enum AppParams {
     Bulk(bulk::Params),
     Cbr(cbr::Params),
     Http(http::Params),
+    Ping(ping::Params),
     Repeat(repeat::Params),
     Thin(thin::Params),
 }
@@ -136,6 +138,7 @@ impl AppParams {
             "bulk" => bulk::Params::parse(params, ctx).map(AppParams::Bulk),
             "cbr" => cbr::Params::parse(params, ctx).map(AppParams::Cbr),
             "http" => http::Params::parse(params, ctx).map(AppParams::Http),
+            "ping" => ping::Params::parse(params, ctx).map(AppParams::Ping),
             "repeat" => repeat::Params::parse(params, ctx).map(AppParams::Repeat),
             "thin" => thin::Params::parse(params, ctx).map(AppParams::Thin),
             other => Err(err(
@@ -153,6 +156,7 @@ impl AppParams {
             AppParams::Bulk(_) => "bulk",
             AppParams::Cbr(_) => "cbr",
             AppParams::Http(_) => "http",
+            AppParams::Ping(_) => "ping",
             AppParams::Repeat(_) => "repeat",
             AppParams::Thin(_) => "thin",
         }
@@ -164,7 +168,7 @@ impl AppParams {
             AppParams::Http(p) => p.client_ports(),
             AppParams::Repeat(p) => p.client_ports(),
             AppParams::Thin(p) => p.client_ports(),
-            AppParams::Bulk(_) | AppParams::Cbr(_) => 1,
+            AppParams::Bulk(_) | AppParams::Cbr(_) | AppParams::Ping(_) => 1,
         }
     }
 
@@ -183,6 +187,7 @@ impl AppParams {
                 Box::new(http::Server::new(p, f)),
                 Box::new(http::Client::new(p, f)),
             ],
+            AppParams::Ping(p) => [Box::new(ping::Answerer), Box::new(ping::Prober::new(p, f))],
             AppParams::Repeat(p) => [
                 Box::new(sink::Sink::new(f)),
                 Box::new(repeat::Client::new(p, f)),
@@ -204,6 +209,7 @@ impl AppParams {
                 p.payload, p.interval, p.duration
             ),
             AppParams::Http(p) => p.describe(),
+            AppParams::Ping(p) => p.describe(),
             AppParams::Repeat(p) => p.describe(),
             AppParams::Thin(p) => p.describe(),
         }
@@ -221,6 +227,7 @@ impl AppParams {
             AppParams::Bulk(p) => p.programs(f, epoch, logs),
             AppParams::Cbr(p) => p.programs(f, epoch, logs),
             AppParams::Http(p) => p.programs(f, epoch, logs),
+            AppParams::Ping(p) => p.programs(f, epoch, logs),
             AppParams::Repeat(p) => p.programs(f, epoch, logs),
             AppParams::Thin(p) => p.programs(f, epoch, logs),
         }

@@ -26,7 +26,9 @@ pub enum SockEvent {
     /// The connection was reset or gave up (the reason, for the report).
     Aborted(SockId, String),
     /// A UDP datagram arrived: its length (UDP payload) and the head of its payload (the bytes
-    /// the sender wrote for real; the rest is virtual in simulation).
+    /// the sender wrote for real; the rest is virtual in simulation). Also an ICMP echo reply
+    /// to a [`Net::ping_open`] socket: `from` holds the replying host and the echo's
+    /// identifier, `len` and `head` its payload.
     Datagram {
         sock: SockId,
         from: SocketAddrV4,
@@ -54,6 +56,12 @@ pub trait Net {
     fn udp_bind(&mut self, port: u16) -> SockId;
     /// Sends a datagram of `len` payload bytes whose first bytes are `head` (the rest virtual).
     fn udp_send(&mut self, now: Time, sock: SockId, to: SocketAddrV4, head: &[u8], len: u32);
+    /// An ICMP echo socket with identifier `ident` (a raw ICMP socket in emulation): the echo
+    /// replies with this identifier come to it as [`SockEvent::Datagram`].
+    fn ping_open(&mut self, ident: u16) -> SockId;
+    /// Sends an ICMP echo request with sequence number `seq` and `len` payload bytes whose
+    /// first bytes are `head` (the rest virtual).
+    fn ping_send(&mut self, now: Time, sock: SockId, to: Ipv4Addr, seq: u16, head: &[u8], len: u32);
 }
 
 /// Options of a real TCP socket (emulation: set by the workload programs with setsockopt; the

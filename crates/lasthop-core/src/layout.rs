@@ -5,7 +5,7 @@
 //! ```text
 //! <run>/   <host>.pcap, events.csv, link.csv, tcp_trace.csv, connections.csv,
 //!          udp_flows.csv, udp_packets.csv, pages.csv, page_objects.csv, streams.csv,
-//!          latency.csv, hosts.csv, summary.toml (emulation); in an experiment also
+//!          latency.csv, ping_flows.csv, pings.csv, hosts.csv, summary.toml (emulation); in an experiment also
 //!          scenario.toml, metrics.json, tcp_metrics.json (chained replications), done.json
 //! <results>/ experiment.toml, experiment.json, summary.csv, summary.json, report.html,
 //!          shard.json (a shard), runs/<point>/<replication>/ (one run each)
@@ -33,6 +33,10 @@ pub const PAGE_OBJECTS_CSV: &str = "page_objects.csv";
 pub const STREAMS_CSV: &str = "streams.csv";
 /// Seed 003's ACK-latency histograms per stream (runs with `thin` flows).
 pub const LATENCY_CSV: &str = "latency.csv";
+/// One row per latency-probe flow (runs with `ping` flows).
+pub const PING_FLOWS_CSV: &str = "ping_flows.csv";
+/// One row per probe of a latency-probe flow (runs with `ping` flows).
+pub const PINGS_CSV: &str = "pings.csv";
 /// The emulated hosts (emulation only).
 pub const HOSTS_CSV: &str = "hosts.csv";
 /// The emulated run's figures (emulation only).
@@ -108,6 +112,12 @@ impl RunFiles {
     }
     pub fn latency_csv(&self) -> PathBuf {
         self.dir.join(LATENCY_CSV)
+    }
+    pub fn ping_flows_csv(&self) -> PathBuf {
+        self.dir.join(PING_FLOWS_CSV)
+    }
+    pub fn pings_csv(&self) -> PathBuf {
+        self.dir.join(PINGS_CSV)
     }
     pub fn hosts_csv(&self) -> PathBuf {
         self.dir.join(HOSTS_CSV)

@@ -21,8 +21,12 @@ pub const ECE: u8 = 0x40;
 pub const CWR: u8 = 0x80;
 
 /// IP protocol numbers.
+pub const PROTO_ICMP: u8 = 1;
 pub const PROTO_TCP: u8 = 6;
 pub const PROTO_UDP: u8 = 17;
+
+/// Length of an ICMP echo header (type, code, checksum, identifier, sequence number).
+pub const ICMP_ECHO_HEADER_LEN: usize = 8;
 
 /// Length of a UDP header.
 pub const UDP_HEADER_LEN: usize = 8;
@@ -377,6 +381,61 @@ pub fn build_ipv4_udp(
         sport: src.port(),
         dport: dst.port(),
     };
+    Packet::with_flow(b, wire_len, flow)
+}
+
+/// An ICMP echo request or reply (RFC 792, types 8 and 0, code 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EchoView<'a> {
+    pub reply: bool,
+    pub ident: u16,
+    pub seq: u16,
+    /// The payload bytes present (possibly only its head).
+    pub payload: &'a [u8],
+}
+
+/// Parses an ICMP echo request or reply (the 8-byte header present); `None` for any other
+/// ICMP message.
+pub fn parse_icmp_echo(icmp: &[u8]) -> Option<EchoView<'_>> {
+    let reply = match (*icmp.first()?, *icmp.get(1)?) {
+        (8, 0) => false,
+        (0, 0) => true,
+        _ => return None,
+    };
+    Some(EchoView {
+        reply,
+        ident: be16(icmp, 4)?,
+        seq: be16(icmp, 6)?,
+        payload: icmp.get(ICMP_ECHO_HEADER_LEN..)?,
+    })
+}
+
+/// An IPv4 ICMP echo request (or reply) of `wire_len` bytes on the wire whose bytes hold the
+/// headers and `payload_head`, the rest of the payload virtual (zeros: the checksum, over the
+/// bytes present, is then the whole message's, since zero words add nothing). Not ECN-capable,
+/// DF set, as Linux sends it. `wire_len` below 28 + `payload_head.len()` is raised to it.
+#[allow(clippy::too_many_arguments)]
+pub fn build_ipv4_icmp_echo(
+    src: Ipv4Addr,
+    dst: Ipv4Addr,
+    reply: bool,
+    ident: u16,
+    seq: u16,
+    ip_id: u16,
+    payload_head: &[u8],
+    wire_len: u32,
+) -> Packet {
+    let min = (20 + ICMP_ECHO_HEADER_LEN + payload_head.len()) as u32;
+    let wire_len = wire_len.max(min).min(65535);
+    let mut b = vec![0u8; min as usize];
+    write_ipv4_header(&mut b, src, dst, PROTO_ICMP, wire_len, ip_id, 0);
+    b[20] = if reply { 0 } else { 8 };
+    b[24..26].copy_from_slice(&ident.to_be_bytes());
+    b[26..28].copy_from_slice(&seq.to_be_bytes());
+    b[28..].copy_from_slice(payload_head);
+    let sum = checksum(&b[20..]);
+    b[22..24].copy_from_slice(&sum.to_be_bytes());
+    let flow = flow_key(&b);
     Packet::with_flow(b, wire_len, flow)
 }
 
@@ -785,5 +844,37 @@ mod tests {
         assert_eq!(&p.data[28..], &head);
         // too short a wire length is raised to the bytes present
         assert_eq!(build_ipv4_udp(src, dst, 0, 0, &head, 10).wire_len, 44);
+    }
+
+    #[test]
+    fn icmp_echo_by_hand() {
+        let (a, b) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 1, 1));
+        // Request, ident 1, seq 1, no payload: words 0800 0000 0001 0001 sum to 0802, whose
+        // complement is f7fd.
+        let p = build_ipv4_icmp_echo(a, b, false, 1, 1, 7, &[], 28);
+        assert_eq!(&p.data[20..], &[8, 0, 0xf7, 0xfd, 0, 1, 0, 1]);
+        assert_eq!(
+            (p.wire_len, p.flow.proto, p.ecn()),
+            (28, PROTO_ICMP, Ecn::NotEct)
+        );
+        assert_eq!(p.data[9], 1);
+        // A reply of 84 bytes (ping's default 56-byte payload) with a 16-byte head: the
+        // checksum over the bytes present is the whole message's (the rest is zeros).
+        let head: Vec<u8> = (1..=16).collect();
+        let r = build_ipv4_icmp_echo(b, a, true, 0x1389, 300, 0, &head, 84);
+        assert_eq!((r.wire_len, r.data.len()), (84, 44));
+        assert_eq!(checksum(&r.data[20..]), 0);
+        let mut whole = r.data[20..].to_vec();
+        whole.resize(64, 0);
+        assert_eq!(checksum(&whole), 0);
+        let v = parse_icmp_echo(&r.data[20..]).unwrap();
+        assert_eq!(
+            (v.reply, v.ident, v.seq, v.payload),
+            (true, 0x1389, 300, &head[..])
+        );
+        // Other ICMP messages (port unreachable, 3/3) and a cut header are not echoes.
+        assert_eq!(parse_icmp_echo(&[3, 3, 0, 0, 0, 0, 0, 0]), None);
+        assert_eq!(parse_icmp_echo(&[8, 0, 0, 0, 0, 1]), None);
+        assert_eq!(parse_icmp_echo(&[8, 1, 0, 0, 0, 1, 0, 1]), None);
     }
 }

@@ -456,7 +456,7 @@ impl Flow {
     /// repeat or thin flow; both ends of an http page (requests and objects).
     fn tcp_data_senders(&self) -> Vec<usize> {
         match self.app {
-            AppParams::Cbr(_) => vec![],
+            AppParams::Cbr(_) | AppParams::Ping(_) => vec![],
             AppParams::Http(_) => vec![self.to, self.from],
             AppParams::Bulk(_) | AppParams::Repeat(_) | AppParams::Thin(_) => vec![self.from],
         }

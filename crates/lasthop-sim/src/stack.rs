@@ -1,5 +1,6 @@
-//! The sockets of one simulated host: its TCP model (`lasthop_tcp::Host`) and UDP, behind the
-//! socket-like API its applications use ([`lasthop_apps::Net`]). A socket belongs to one
+//! The sockets of one simulated host: its TCP model (`lasthop_tcp::Host`), UDP and ICMP echo,
+//! behind the socket-like API its applications use ([`lasthop_apps::Net`]). Like Linux, the
+//! host answers every ICMP echo request addressed to it at once, with no application. A socket belongs to one
 //! application end (its owner), which is given the socket's events.
 //!
 //! Per-flow TCP options (a flow's `tcp` table): an application end may have its own TCP
@@ -11,7 +12,7 @@
 
 use lasthop_apps::{Net, SockEvent, SockId};
 use lasthop_core::rng::Rng;
-use lasthop_core::wire::build_ipv4_udp;
+use lasthop_core::wire::{self, build_ipv4_icmp_echo, build_ipv4_udp};
 use lasthop_core::{Packet, Stream, Time};
 use lasthop_tcp::{ConnKey, Event as TcpEvent, Host as TcpHost, TcpConfig};
 use rustc_hash::FxHashMap;
@@ -26,6 +27,8 @@ enum Kind {
         port: u16,
         ip_id: u16,
     },
+    /// An ICMP echo socket (`ping`): its identifier.
+    Ping(u16),
 }
 
 struct Sock {
@@ -47,7 +50,12 @@ pub struct Stack {
     by_conn: FxHashMap<ConnKey, SockId>,
     listeners: FxHashMap<u16, SockId>,
     udp_ports: FxHashMap<u16, SockId>,
-    /// Datagrams sent and not yet handed to the access link.
+    /// ICMP echo sockets by identifier.
+    pings: FxHashMap<u16, SockId>,
+    /// The IP identification of the host's ICMP messages (Linux: one counter per socket or
+    /// per destination; the simulator's datagrams carry no meaning in it).
+    icmp_ip_id: u16,
+    /// Datagrams (UDP and ICMP) sent and not yet handed to the access link.
     udp_out: VecDeque<Packet>,
 }
 
@@ -63,6 +71,8 @@ impl Stack {
             by_conn: FxHashMap::default(),
             listeners: FxHashMap::default(),
             udp_ports: FxHashMap::default(),
+            pings: FxHashMap::default(),
+            icmp_ip_id: 0,
             udp_out: VecDeque::new(),
         }
     }
@@ -180,6 +190,9 @@ impl Stack {
     /// A packet that arrived at this host: a datagram for a bound UDP port becomes an event of
     /// its owner; anything else goes to the TCP model.
     pub fn receive(&mut self, now: Time, p: &Packet) -> Option<(usize, SockEvent)> {
+        if p.flow.proto == wire::PROTO_ICMP {
+            return self.receive_icmp(p);
+        }
         if p.flow.proto != 17 {
             let k = self.tcp_host_of(p);
             self.host_mut(k).handle_packet(now, p);
@@ -199,6 +212,45 @@ impl Stack {
                 from: SocketAddrV4::new(src, p.flow.sport),
                 len,
                 head,
+            },
+        ))
+    }
+
+    /// An ICMP message to this host: an echo request is answered at once (as Linux does, with
+    /// the request's identifier, sequence number and payload), an echo reply goes to the echo
+    /// socket with its identifier; anything else is dropped.
+    fn receive_icmp(&mut self, p: &Packet) -> Option<(usize, SockEvent)> {
+        let v = wire::parse_ip(&p.data)?;
+        let (IpAddr::V4(src), IpAddr::V4(dst)) = (v.src, v.dst) else {
+            return None;
+        };
+        let echo = wire::parse_icmp_echo(v.transport(&p.data)?)?;
+        let len = v
+            .datagram_len(Some(p.wire_len), p.data.len())
+            .saturating_sub((v.header_len + wire::ICMP_ECHO_HEADER_LEN) as u32);
+        if !echo.reply {
+            let reply = build_ipv4_icmp_echo(
+                dst,
+                src,
+                true,
+                echo.ident,
+                echo.seq,
+                self.icmp_ip_id,
+                echo.payload,
+                p.wire_len,
+            );
+            self.icmp_ip_id = self.icmp_ip_id.wrapping_add(1);
+            self.udp_out.push_back(reply);
+            return None;
+        }
+        let &sock = self.pings.get(&echo.ident)?;
+        Some((
+            self.socks[sock.0 as usize].owner,
+            SockEvent::Datagram {
+                sock,
+                from: SocketAddrV4::new(src, echo.ident),
+                len,
+                head: echo.payload.to_vec(),
             },
         ))
     }
@@ -315,6 +367,45 @@ impl Net for HostNet<'_> {
             28 + len,
         );
         *ip_id = ip_id.wrapping_add(1);
+        self.stack.udp_out.push_back(p);
+    }
+
+    fn ping_open(&mut self, ident: u16) -> SockId {
+        let s = self.stack.add(Kind::Ping(ident), self.owner);
+        self.stack.pings.insert(ident, s);
+        s
+    }
+
+    fn ping_send(
+        &mut self,
+        _now: Time,
+        sock: SockId,
+        to: Ipv4Addr,
+        seq: u16,
+        head: &[u8],
+        len: u32,
+    ) {
+        let Some(Sock {
+            kind: Kind::Ping(ident),
+            ..
+        }) = self.stack.socks.get(sock.0 as usize)
+        else {
+            return;
+        };
+        let head = &head[..head.len().min(len as usize)];
+        let wire_len = wire::ICMP_ECHO_HEADER_LEN as u32 + 20 + len;
+        let ip_id = self.stack.icmp_ip_id;
+        self.stack.icmp_ip_id = ip_id.wrapping_add(1);
+        let p = build_ipv4_icmp_echo(
+            self.stack.tcp.addr(),
+            to,
+            false,
+            *ident,
+            seq,
+            ip_id,
+            head,
+            wire_len,
+        );
         self.stack.udp_out.push_back(p);
     }
 }

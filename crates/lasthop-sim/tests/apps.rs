@@ -320,3 +320,77 @@ fn thin_parameters_are_checked() {
         "1 or more",
     );
 }
+
+const PING: &str = "[[flows]]\nkind = \"ping\"\nfrom = \"mobile\"\nto = \"fixed\"\ninterval = \"500ms\"\nduration = \"20s\"\n";
+
+#[test]
+fn a_probe_on_idle_e0_takes_two_serializations_and_two_delays() {
+    // ping's 56-byte payload + 8 B ICMP + 20 B IP = 84 B, 10.5 ms at 64 kbit/s each way, and
+    // 300 ms of propagation each way: 621 ms. The host's stack answers at once. 20 s of
+    // probing every 500 ms is 40 probes; the run ends at the last reply, 19.5 s + 621 ms.
+    let s = scenario(PING);
+    let d = tempfile::tempdir().unwrap();
+    let r = lasthop_sim::run(&s, &OutputOptions::all(d.path())).unwrap();
+    assert_eq!(r.end, Time::ZERO + Dur::from_millis(19_500 + 621));
+    let p = &r.analysis.pings;
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert_eq!((p[0].sent(), p[0].replied()), (40, 40));
+    assert!(p[0].rtts_ms().iter().all(|&r| r == 621.0), "{p:?}");
+    let f = &r.flows[0];
+    assert_eq!(
+        (f.kind, f.reliable, f.bytes, f.delivered),
+        ("ping", false, 40 * 56, 40 * 56)
+    );
+    // The files: one flow named by the scenario, 40 probes of 621 ms.
+    let flows =
+        lasthop_analysis::files::pings::read_flows(&d.path().join("ping_flows.csv")).unwrap();
+    assert_eq!(flows.len(), 1);
+    assert_eq!(
+        (flows[0].flow_index, flows[0].flow_name.as_str()),
+        (Some(0), "flows[0]")
+    );
+    assert_eq!(
+        (flows[0].ident, flows[0].src_host.as_str()),
+        (5000, "mobile")
+    );
+    assert_eq!(
+        (flows[0].rtt_min_ms, flows[0].rtt_max_ms),
+        (Some(621.0), Some(621.0))
+    );
+    let probes = lasthop_analysis::files::pings::read(&d.path().join("pings.csv")).unwrap();
+    assert_eq!(probes.len(), 40);
+    assert_eq!(
+        (probes[3].seq, probes[3].sent_s, probes[3].replied_s),
+        (3, 1.5, Some(2.121))
+    );
+}
+
+#[test]
+fn probes_behind_a_bulk_transfer_wait_in_the_queue_and_are_lost_with_it() {
+    // A 200 kB transfer down the link fills the 20-packet router queue and the 17-packet link
+    // send buffer in front of the probes' replies. Before the queue builds a probe takes the
+    // idle 621 ms; none can take longer than 621 ms + 37 full packets (72 ms each) ahead of its
+    // reply, 3285 ms; a reply that finds the queue full is dropped there, and the event log's
+    // ICMP drops are the probes without a reply.
+    let s = scenario(&format!(
+        "[[flows]]\nkind = \"bulk\"\nfrom = \"fixed\"\nto = \"mobile\"\nbytes = 200000\n{PING}"
+    ));
+    let d = tempfile::tempdir().unwrap();
+    let r = lasthop_sim::run(&s, &OutputOptions::all(d.path())).unwrap();
+    let p = &r.analysis.pings[0];
+    let rtts = p.rtts_ms();
+    assert_eq!(p.sent(), 40);
+    assert_eq!(&rtts[..4], &[621.0; 4]);
+    let max = rtts.iter().cloned().fold(0.0, f64::max);
+    assert!(
+        max > 621.0 + 20.0 * 72.0 && max <= 621.0 + 37.0 * 72.0,
+        "{rtts:?}"
+    );
+    let events = std::fs::read_to_string(d.path().join("events.csv")).unwrap();
+    let icmp_drops = events
+        .lines()
+        .filter(|l| l.contains(",drop,") && l.contains("icmp:"))
+        .count() as u64;
+    assert!(icmp_drops > 0, "no probe lost: {rtts:?}");
+    assert_eq!(p.sent() - p.replied(), icmp_drops);
+}

@@ -111,6 +111,23 @@ fn udp_flows(captures: &[&[la::udp::Datagram]]) -> Vec<la::UdpFlowStats> {
     out.into_iter().flat_map(|(_, f)| f).collect()
 }
 
+/// The latency probes of the first capture, taken as their client's (where the round trips
+/// are measured): every address that sent probes there is a client.
+fn pings(dgs: &[la::udp::Datagram]) -> Vec<la::ping::PingStats> {
+    let icmp: Vec<la::udp::Datagram> = dgs
+        .iter()
+        .filter(|d| d.flow.proto == lasthop_core::wire::PROTO_ICMP)
+        .copied()
+        .collect();
+    let clients: std::collections::BTreeSet<std::net::IpAddr> = icmp
+        .iter()
+        .filter(|d| d.flow.sport != 0)
+        .map(|d| d.flow.src)
+        .collect();
+    let hosts: Vec<_> = clients.into_iter().map(|c| (c, icmp.clone())).collect();
+    la::ping::pings(&hosts)
+}
+
 pub fn run(args: AnalyzeArgs) -> Result<()> {
     crate::signals::exit_on_stop_signal(|s| {
         eprintln!("\ninterrupted by signal {s}: the analysis is not finished (its temporary files are removed)")
@@ -176,6 +193,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         print!("{}", la::format_table(&conns));
     }
     print!("{}", la::format_udp_table(&udp));
+    print!("{}", la::format_ping_table(&pings(&first.udp)));
     let (client, server) = match (&second, first_is_client) {
         (Some(s), true) => (&first.conns[..], &s.conns[..]),
         (Some(s), false) => (&s.conns[..], &first.conns[..]),

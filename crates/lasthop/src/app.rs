@@ -3,8 +3,8 @@
 
 use anyhow::Result;
 use lasthop_emu::app::{
-    bulk_recv, bulk_send, cbr_recv, cbr_send, http_client, http_server, repeat_recv, repeat_send,
-    thin_send, AppCommon, HttpClientArgs, ThinArgs,
+    bulk_recv, bulk_send, cbr_recv, cbr_send, http_client, http_server, ping_recv, ping_send,
+    repeat_recv, repeat_send, thin_send, AppCommon, HttpClientArgs, ThinArgs,
 };
 use lasthop_scenario::SocketOptions;
 use std::net::SocketAddr;
@@ -69,6 +69,40 @@ pub enum AppCommand {
         /// Stop receiving this many ns after the epoch.
         #[arg(long)]
         until: u64,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// A latency probe over a raw ICMP socket (root): COUNT echo requests of SIZE payload bytes
+    /// with identifier IDENT, one every INTERVAL ns, each starting with its probe record; then
+    /// waits LINGER ns at most for the last replies.
+    PingSend {
+        /// The host to ping.
+        #[arg(long)]
+        to: std::net::Ipv4Addr,
+        /// The echoes' identifier (the flow's port).
+        #[arg(long)]
+        ident: u16,
+        /// ICMP payload bytes per probe (at least 16, the record).
+        #[arg(long, default_value_t = 56)]
+        size: usize,
+        /// Nanoseconds between probes.
+        #[arg(long)]
+        interval: u64,
+        /// How many probes.
+        #[arg(long)]
+        count: u64,
+        /// How long to wait for replies after the last probe, ns.
+        #[arg(long, default_value_t = 10_000_000_000)]
+        linger: u64,
+        /// Start this many ns after the epoch (default: at once).
+        #[arg(long)]
+        start_at: Option<u64>,
+        #[command(flatten)]
+        log: LogArgs,
+    },
+    /// The server end of a latency probe: checks that this host answers echo requests, says
+    /// `ready` and exits (the kernel answers).
+    PingRecv {
         #[command(flatten)]
         log: LogArgs,
     },
@@ -280,6 +314,26 @@ pub fn run(cmd: AppCommand) -> Result<()> {
             &log.into_common(),
         ),
         AppCommand::CbrRecv { listen, until, log } => cbr_recv(listen, until, &log.into_common()),
+        AppCommand::PingSend {
+            to,
+            ident,
+            size,
+            interval,
+            count,
+            linger,
+            start_at,
+            log,
+        } => ping_send(
+            to,
+            ident,
+            size,
+            interval,
+            count,
+            linger,
+            start_at,
+            &log.into_common(),
+        ),
+        AppCommand::PingRecv { log } => ping_recv(&log.into_common()),
         AppCommand::HttpServer {
             listen,
             connections,

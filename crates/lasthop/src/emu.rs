@@ -145,6 +145,7 @@ fn analyse(out: &RunOutputs, sc: &Scenario) -> Result<()> {
     let run = lasthop_emu::analyse(out, sc, false).context("analysing the captures")?;
     print!("{}", lasthop_analysis::format_table(&run.conns));
     print!("{}", lasthop_analysis::format_udp_table(&run.udp));
+    print!("{}", lasthop_analysis::format_ping_table(&run.pings));
     print!("{}", lasthop_analysis::format_page_table(&run.pages));
     Ok(())
 }

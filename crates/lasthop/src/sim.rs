@@ -136,6 +136,10 @@ pub fn run(args: SimArgs) -> Result<()> {
         print!("{}", lasthop_analysis::format_udp_table(&r.udp));
         println!();
     }
+    if !r.analysis.pings.is_empty() {
+        print!("{}", lasthop_analysis::format_ping_table(&r.analysis.pings));
+        println!();
+    }
     if !r.pages.is_empty() {
         print!("{}", lasthop_analysis::format_page_table(&r.pages));
         println!();

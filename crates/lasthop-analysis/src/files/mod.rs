@@ -1,7 +1,8 @@
 //! The run files the analysis writes, one module each with its schema (a row type and its
 //! columns), its writer and its one typed reader, as `lasthop_link::event` (`events.csv`) and
 //! `lasthop_link::meter` (`link.csv`) hold theirs: [`connections`], [`udp_flows`],
-//! [`udp_packets`], [`pages`], [`page_objects`], [`streams`], [`latency`], and [`tcp_trace`]
+//! [`udp_packets`], [`pages`], [`page_objects`], [`streams`], [`latency`], [`pings`] (two
+//! files), and [`tcp_trace`]
 //! (written by the simulator). The file names are `lasthop_core::layout`'s.
 //!
 //! Rows are written and read with serde and the `csv` crate. Readers find columns by their
@@ -12,6 +13,7 @@ pub mod connections;
 pub mod latency;
 pub mod page_objects;
 pub mod pages;
+pub mod pings;
 pub mod streams;
 pub mod tcp_trace;
 pub mod udp_flows;
@@ -233,5 +235,7 @@ mod tests {
         check(header(streams::StreamRow::default()), &streams::COLUMNS);
         check(header(latency::LatencyRow::default()), &latency::COLUMNS);
         check(header(tcp_trace::TraceRow::default()), &tcp_trace::COLUMNS);
+        check(header(pings::PingFlowRow::default()), &pings::FLOW_COLUMNS);
+        check(header(pings::PingRow::default()), &pings::COLUMNS);
     }
 }

@@ -1,6 +1,6 @@
 //! The real workload programs the emulator starts inside the host namespaces, one module per
 //! application (`lasthop app bulk-send` / `bulk-recv`, `cbr-send` / `cbr-recv`, `http-server` /
-//! `http-client`, `repeat-send` / `repeat-recv`); their command lines come from `lasthop_apps::AppParams::programs`.
+//! `http-client`, `repeat-send` / `repeat-recv`, `thin-send`, `ping-send` / `ping-recv`); their command lines come from `lasthop_apps::AppParams::programs`.
 //!
 //! Each logs application-level timestamps as CSV (`time_ns,event,bytes`), with times relative to
 //! `--epoch` (a `CLOCK_MONOTONIC` reading: the emulator passes its run start, so the log shares
@@ -138,11 +138,13 @@ pub(crate) fn v4(a: SocketAddr) -> Result<SocketAddrV4> {
 mod bulk;
 mod cbr;
 mod http;
+mod ping;
 mod repeat;
 mod thin;
 
 pub use bulk::{bulk_recv, bulk_send};
 pub use cbr::{cbr_recv, cbr_send};
 pub use http::{http_client, http_server, HttpClientArgs};
+pub use ping::{ping_recv, ping_send};
 pub use repeat::{repeat_recv, repeat_send};
 pub use thin::{thin_send, ThinArgs};
