@@ -155,6 +155,19 @@ catalogue! {
 }
 
 catalogue! {
+    /// The per-probe-flow metrics (scheme `ping`, one class per `ping` flow): round-trip times from the client host's capture (`ping_flows.csv`), the same in both modes.
+    PingMetric {
+        RttP50Ms = ("rtt_p50_ms", "probe round trip 50% (ms)", Milliseconds, FiveNumbers),
+        RttP90Ms = ("rtt_p90_ms", "probe round trip 90% (ms)", Milliseconds, FiveNumbers),
+        RttP99Ms = ("rtt_p99_ms", "probe round trip 99% (ms)", Milliseconds, FiveNumbers),
+        RttMeanMs = ("rtt_mean_ms", "probe round trip mean (ms)", Milliseconds, FiveNumbers),
+        RttMinMs = ("rtt_min_ms", "probe round trip min (ms)", Milliseconds, FiveNumbers),
+        RttMaxMs = ("rtt_max_ms", "probe round trip max (ms)", Milliseconds, FiveNumbers),
+        ProbeLossRate = ("probe_loss_rate", "probes lost / sent", Ratio, FiveNumbers),
+    }
+}
+
+catalogue! {
     /// The per-object metrics of pages, summarised per class (scheme `page`, classes `c1` ... `cN`: seed 002's connection classes). The names are those of the connection metrics where they mean the same; elapsed time and throughput are the server-side ones of seed 002's appendix.
     PageClassMetric {
         ElapsedS = ("elapsed_s", "elapsed time, server side (s)", Seconds, FiveNumbers),
@@ -268,6 +281,7 @@ pub fn all_keys() -> Vec<&'static str> {
     let mut v: Vec<&'static str> = vec![];
     let all = keys::<ConnMetric>()
         .chain(keys::<UdpMetric>())
+        .chain(keys::<PingMetric>())
         .chain(keys::<PageClassMetric>())
         .chain(keys::<PageMetric>())
         .chain(keys::<BottleneckMetric>())
@@ -288,6 +302,7 @@ pub fn label_of(key: &str) -> &str {
     }
     find::<ConnMetric>(key)
         .or_else(|| find::<UdpMetric>(key))
+        .or_else(|| find::<PingMetric>(key))
         .or_else(|| find::<PageClassMetric>(key))
         .or_else(|| find::<PageMetric>(key))
         .or_else(|| find::<ThinMetric>(key))

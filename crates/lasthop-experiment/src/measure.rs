@@ -139,6 +139,7 @@ fn ip_port(s: &str) -> Option<(&str, u16)> {
 pub struct RunTables {
     pub conns: Vec<ConnRow>,
     pub udp: Vec<UdpFlowRow>,
+    pub pings: Vec<af::pings::PingFlowRow>,
     pub pages: Vec<PageRow>,
     pub objects: Vec<PageObjectRow>,
     pub streams: Vec<af::streams::StreamRow>,
@@ -159,6 +160,13 @@ impl RunTables {
         RunTables {
             conns: as_written(&c::COLUMNS, run.conns.iter().map(ConnRow::of)),
             udp: as_written(&u::COLUMNS, u::rows(&run.udp)),
+            pings: as_written(
+                &af::pings::FLOW_COLUMNS,
+                run.pings
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| af::pings::PingFlowRow::of(i + 1, p, &run.flows)),
+            ),
             pages: as_written(&p::COLUMNS, run.pages.iter().map(PageRow::of)),
             objects: as_written(&o::COLUMNS, o::rows(&run.pages)),
             streams: as_written(&s::COLUMNS, run.streams.iter().map(s::StreamRow::of)),
@@ -178,6 +186,9 @@ impl RunTables {
         };
         if let Some(p) = if_there(f.udp_flows_csv()) {
             t.udp = af::udp_flows::read(&p)?;
+        }
+        if let Some(p) = if_there(f.ping_flows_csv()) {
+            t.pings = af::pings::read_flows(&p)?;
         }
         if let Some(p) = if_there(f.pages_csv()) {
             t.pages = af::pages::read(&p)?;
@@ -318,6 +329,7 @@ impl RunMetrics {
             total_time_s,
             link: Default::default(),
             udp: vec![],
+            pings: vec![],
             pages: vec![],
             bottleneck: None,
             thin: None,
@@ -327,6 +339,7 @@ impl RunMetrics {
         }
         m.pages = page_metrics(t);
         m.udp = t.udp.iter().map(|r| udp_metrics(r, scenario)).collect();
+        m.pings = t.pings.iter().map(ping_metrics).collect();
         if !t.samples.is_empty() && total_time_s.is_finite() {
             let (a, b) = ((t0 * 1e9).round() as u64, (t1 * 1e9).round() as u64);
             m.link = link_metrics(&t.samples, a, b);
@@ -379,6 +392,23 @@ fn udp_metrics(r: &UdpFlowRow, scenario: &Scenario) -> UdpMetrics {
         drops_error: r.drops_error,
         spacing_ms: r.spacing_ms(),
         delay_ms: r.delay_ms(),
+    }
+}
+
+/// A `ping_flows.csv` row as metrics (the analysis named its scenario flow).
+fn ping_metrics(r: &af::pings::PingFlowRow) -> crate::metrics::PingMetrics {
+    crate::metrics::PingMetrics {
+        flow: r.flow_index,
+        ping_flow: r.flow,
+        sent: r.sent,
+        received: r.received,
+        loss_rate: r.loss_rate,
+        rtt_min_ms: r.rtt_min_ms,
+        rtt_mean_ms: r.rtt_mean_ms,
+        rtt_p50_ms: r.rtt_p50_ms,
+        rtt_p90_ms: r.rtt_p90_ms,
+        rtt_p99_ms: r.rtt_p99_ms,
+        rtt_max_ms: r.rtt_max_ms,
     }
 }
 

@@ -1,7 +1,9 @@
 //! The metrics of one run, computed from its files (`connections.csv`, `udp_flows.csv` when the
 //! run has UDP flows, `events.csv`) and kept in `metrics.json` beside them.
 
-use crate::catalogue::{BottleneckMetric, ConnMetric, PageClassMetric, RunMetric, UdpMetric};
+use crate::catalogue::{
+    BottleneckMetric, ConnMetric, PageClassMetric, PingMetric, RunMetric, UdpMetric,
+};
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -90,6 +92,40 @@ pub struct UdpMetrics {
     pub spacing_ms: [Option<f64>; 4],
     /// One-way delay, ms: 50 %, 75 %, 90 %, 99 %, max.
     pub delay_ms: [Option<f64>; 5],
+}
+
+/// One latency-probe flow of a run (a row of `ping_flows.csv`); `None` without a reply.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PingMetrics {
+    /// The scenario's flow index, `None` for probes of no scenario flow.
+    pub flow: Option<usize>,
+    /// `flow` in `ping_flows.csv`.
+    pub ping_flow: usize,
+    pub sent: u64,
+    pub received: u64,
+    pub loss_rate: Option<f64>,
+    pub rtt_min_ms: Option<f64>,
+    pub rtt_mean_ms: Option<f64>,
+    pub rtt_p50_ms: Option<f64>,
+    pub rtt_p90_ms: Option<f64>,
+    pub rtt_p99_ms: Option<f64>,
+    pub rtt_max_ms: Option<f64>,
+}
+
+impl PingMetrics {
+    /// The value of metric `m` (NaN where unknown).
+    pub fn value(&self, m: PingMetric) -> f64 {
+        let v = match m {
+            PingMetric::RttP50Ms => self.rtt_p50_ms,
+            PingMetric::RttP90Ms => self.rtt_p90_ms,
+            PingMetric::RttP99Ms => self.rtt_p99_ms,
+            PingMetric::RttMeanMs => self.rtt_mean_ms,
+            PingMetric::RttMinMs => self.rtt_min_ms,
+            PingMetric::RttMaxMs => self.rtt_max_ms,
+            PingMetric::ProbeLossRate => self.loss_rate,
+        };
+        v.unwrap_or(f64::NAN)
+    }
 }
 
 /// One object of a page (a row of `page_objects.csv`); `None` where the row is empty
@@ -188,7 +224,9 @@ pub struct RunMetrics {
     pub point: String,
     pub replication: u64,
     pub conns: Vec<ConnMetrics>,
-    /// First connection start to last connection end (the transfer period).
+    /// First connection start to last connection end (the transfer period); NaN for a run
+    /// without a connection (written as null, read back as NaN).
+    #[serde(deserialize_with = "null_as_nan")]
     pub total_time_s: f64,
     /// Jain's index over the connections' throughputs.
     pub jain: Option<f64>,
@@ -199,6 +237,9 @@ pub struct RunMetrics {
     /// UDP flows (runs without any leave it out of `metrics.json`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpMetrics>,
+    /// Latency probes (`ping` flows; runs without any leave it out of `metrics.json`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pings: Vec<PingMetrics>,
     /// Pages of `http` flows (`pages.csv`, `page_objects.csv`; runs without any leave it out
     /// of `metrics.json`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -213,6 +254,11 @@ pub struct RunMetrics {
     /// Seed 001's figures of parallel connections (runs with two or more connections).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parallel: Option<ParallelMetrics>,
+}
+
+/// A number that JSON holds as null when it was NaN (serde_json writes NaN as null).
+fn null_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl RunMetrics {
@@ -397,5 +443,30 @@ mod tests {
         assert_eq!(back.drops_aqm, 0);
         let u = serde_json::to_string(&UdpMetrics::default()).unwrap();
         assert!(u.contains("\"throughput_Bps\":null"), "{u}");
+    }
+
+    #[test]
+    fn a_run_without_connections_reads_back() {
+        // A run of UDP or probe flows only has no transfer period: NaN, written as null,
+        // which must read back (it stopped `lasthop run` of such a scenario).
+        let m = RunMetrics {
+            total_time_s: f64::NAN,
+            pings: vec![PingMetrics {
+                flow: Some(0),
+                ping_flow: 1,
+                sent: 20,
+                received: 20,
+                rtt_p99_ms: Some(621.0),
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        let j = serde_json::to_string(&m).unwrap();
+        assert!(j.contains("\"total_time_s\":null"), "{j}");
+        let back: RunMetrics = serde_json::from_str(&j).unwrap();
+        assert!(back.total_time_s.is_nan());
+        assert_eq!(back.pings, m.pings);
+        assert_eq!(back.pings[0].value(PingMetric::RttP99Ms), 621.0);
+        assert!(back.pings[0].value(PingMetric::RttMinMs).is_nan());
     }
 }

@@ -4,8 +4,8 @@
 //! per point, class and metric) and `summary.json`.
 
 use crate::catalogue::{
-    BottleneckMetric, ConnMetric, Metric, PageClassMetric, PageMetric, RunMetric, ThinMetric,
-    UdpMetric,
+    BottleneckMetric, ConnMetric, Metric, PageClassMetric, PageMetric, PingMetric, RunMetric,
+    ThinMetric, UdpMetric,
 };
 pub use crate::classes::class_order;
 use crate::classes::{Class, ClassScheme};
@@ -103,6 +103,37 @@ pub fn page_derived(classes: &[ClassSummary]) -> [(PageMetric, Option<f64>); 3] 
         (PageMetric::DropsQueueMed, largest_median(M::DropsQueue)),
         (PageMetric::DropsErrorMed, largest_median(M::DropsError)),
     ]
+}
+
+/// The latency probes of a point's runs (scheme `ping`), one class per probe flow: `flow<i>`
+/// for the scenario's flow `i`, `other` for probes of none.
+pub fn summarise_pings(runs: &[RunMetrics]) -> Vec<ClassSummary> {
+    let mut groups: IndexMap<Class, Vec<&crate::metrics::PingMetrics>> = IndexMap::new();
+    for r in runs {
+        for p in &r.pings {
+            let class = p.flow.map_or(Class::Other, |f| Class::Flow(f as u64));
+            groups.entry(class).or_default().push(p);
+        }
+    }
+    groups.sort_keys();
+    groups
+        .into_iter()
+        .map(|(class, v)| {
+            let mut metrics = IndexMap::new();
+            for &k in PingMetric::ALL {
+                let vals: Vec<f64> = v.iter().map(|p| p.value(k)).collect();
+                if let Some(f) = FiveNum::of(&vals) {
+                    metrics.insert(k.key().to_string(), f);
+                }
+            }
+            ClassSummary {
+                scheme: "ping".to_string(),
+                class,
+                n: v.len(),
+                metrics,
+            }
+        })
+        .collect()
 }
 
 /// The UDP flows of a point's runs, one class per flow: `flow<i>` for the scenario's flow `i`,
@@ -267,6 +298,10 @@ pub struct PointSummary {
     /// point has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<ClassSummary>,
+    /// Latency probes (scheme `ping`, see [`summarise_pings`]); left out of `summary.json`
+    /// when the point has none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub pings: Vec<ClassSummary>,
     /// Pages of `http` flows (scheme `page`, see [`summarise_pages`]); left out of
     /// `summary.json` when the point has none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -353,6 +388,7 @@ pub fn summarise_point(
         all_connections: summarise_conns("all", Class::All, &all),
         run_metrics,
         udp: summarise_udp(runs),
+        pings: summarise_pings(runs),
         pages: summarise_pages(runs),
         bottleneck: summarise_bottleneck(runs),
         thin: summarise_thin(runs),
@@ -445,6 +481,7 @@ impl Summary {
             let udp = p
                 .udp
                 .iter()
+                .chain(&p.pings)
                 .chain(&p.pages)
                 .chain(&p.bottleneck)
                 .chain(&p.thin);

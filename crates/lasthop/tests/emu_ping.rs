@@ -91,3 +91,47 @@ fn emu_probes_are_answered_by_the_real_kernel_in_621_ms() {
     // The run's summary prints the probes as ping does.
     assert!(stdout.contains("ping from"), "{stdout}");
 }
+
+#[test]
+fn an_experiment_summarises_the_probes_per_flow() {
+    // Two replications of the idle probe: scheme `ping`, class `flow0`, every round trip
+    // 621 ms and none lost, in summary.csv as in each run's metrics.json.
+    let tmp = tempfile::tempdir().unwrap();
+    scenario(tmp.path());
+    let exp = tmp.path().join("exp.toml");
+    std::fs::write(
+        &exp,
+        "name = \"pings\"\nscenario = \"ping.toml\"\nreplications = 2\n",
+    )
+    .unwrap();
+    let out = tmp.path().join("results");
+    common::lasthop_ok(&[
+        "run",
+        exp.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    let summary = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let row = |metric: &str| {
+        let l = summary
+            .lines()
+            .find(|l| l.contains(&format!(",ping,flow0,{metric},")))
+            .unwrap_or_else(|| panic!("no ping {metric} in\n{summary}"));
+        l.rsplit(',')
+            .take(7)
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    // n, min, p25, median, p75, max, mean (reversed by rsplit)
+    assert_eq!(
+        row("rtt_p99_ms"),
+        ["621", "621", "621", "621", "621", "621", "2"]
+    );
+    assert_eq!(row("probe_loss_rate"), ["0", "0", "0", "0", "0", "0", "2"]);
+    let m = std::fs::read_to_string(out.join("runs/base/1/metrics.json")).unwrap();
+    assert!(
+        m.contains("\"pings\"") && m.contains("\"rtt_p50_ms\": 621.0"),
+        "{m}"
+    );
+}

@@ -327,6 +327,7 @@ mod tests {
             all_connections: class("all", "all", &[]),
             run_metrics: Default::default(),
             udp: vec![],
+            pings: vec![],
             pages: vec![],
             bottleneck: vec![],
             thin: vec![],

@@ -187,6 +187,7 @@ mod tests {
             .into_iter()
             .collect(),
             udp: vec![],
+            pings: vec![],
             pages: vec![],
             bottleneck: vec![],
             thin: vec![],

@@ -246,6 +246,7 @@ mod tests {
             },
             run_metrics: Default::default(),
             udp: vec![],
+            pings: vec![],
             pages: vec![],
             bottleneck: vec![],
             thin: vec![host],
