@@ -364,7 +364,8 @@ const GSO_MAX_SIZE: u64 = 65536;
 /// `tcp_jiffies32` at `hz`, delays in µs (`delay_min`), an undo to the cwnd before the
 /// reduction (`tcp_reno_undo_cwnd`), the epoch moved on by an idle period
 /// (`cubictcp_cwnd_event`), and HyStart of 5.7+: rounds begin in `hystart_update` once snd_una
-/// passes the round's end, an ACK train is ACKs at most 2 ms apart for longer than (delay_min +
+/// passes the round's end, whatever the window (the low window, 16, is checked after that
+/// since the 2024 fix), an ACK train is ACKs at most 2 ms apart for longer than (delay_min +
 /// `hystart_ack_delay`) / 2 when not paced, the delay threshold is delay_min / 8 clamped to
 /// 4..16 ms, and its samples are the RTTs of the newest segment each ACK delivers, SACKed ones
 /// included (`rs->rtt_us`).
@@ -529,6 +530,12 @@ impl Cubic6 {
         if a.ack > self.end_seq {
             self.hystart_reset(a.now, a.snd_nxt);
         }
+        // Below the low window only the rounds are kept: 6.12+ and the 6.6/6.1 stable trees
+        // (the fix of 4e1fddc98d25, 2024) check the window after the round's reset, so a round
+        // that began under 16 segments ends on time and the samples start afresh in the next.
+        if cwnd < HYSTART_LOW_WINDOW {
+            return None;
+        }
         let mut found = None;
         let now = Self::us(a.now);
         if (now.wrapping_sub(self.last_ack) as i32) <= HYSTART6_ACK_DELTA_US as i32 {
@@ -603,7 +610,7 @@ impl CongestionOps for Cubic6 {
         if self.delay_min == 0 || self.delay_min > delay {
             self.delay_min = delay;
         }
-        if !self.found && w.cwnd < w.ssthresh && self.hystart && w.cwnd >= HYSTART_LOW_WINDOW {
+        if !self.found && w.cwnd < w.ssthresh && self.hystart {
             if let Some(s) = self.hystart_update(delay, w.cwnd, a) {
                 w.ssthresh = s;
             }
@@ -795,6 +802,41 @@ mod tests {
             pacing_rate: 0,
             paced: false,
         }
+    }
+
+    #[test]
+    fn linux6_hystart_rounds_run_below_the_low_window() {
+        // IW10, one segment per ACK (quick ACKs), every segment sent as cwnd allows; RTT
+        // 20 ms for the initial window's ACKs, 30 ms after: delay_min 20 ms, threshold
+        // 20 + max(20/8, 4) = 24 ms. Round 1 begins at ACK 1 (end_seq 10) although cwnd is
+        // 10; ACKs 7-10 (cwnd 16-19) are 4 samples of it; ACK 11 (past 10) begins round 2
+        // at cwnd 20, its ACKs 11-18 are the 8 samples (min 30 ms), and ACK 19, at cwnd 28,
+        // finds 30 > 24: ssthresh 28. (Before the fix the first round began at cwnd 16, so
+        // its samples mixed both RTTs and the exit came a round later, at 40; the kernel's
+        // counters show 28 for the fidelity matrix's four CUBIC flows, docs/sim-vs-emu.md.)
+        let mut c = Cubic6::new(true, 1000);
+        c.hystart_reset(Time(0), 0);
+        let mut w = Window {
+            cwnd: 10,
+            ssthresh: SSTHRESH,
+            cnt: 0,
+        };
+        let mut snd_nxt = 10u64;
+        let mut exit = None;
+        for k in 1..=40u64 {
+            // ACKs 3 ms apart: more than hystart_ack_delta (2 ms), no ACK train.
+            let a = acked6(ms(100 + 3 * k), k, snd_nxt);
+            let rtt = Dur::from_millis(if k <= 10 { 20 } else { 30 });
+            let before = w.cwnd;
+            c.pkts_acked(&mut w, &a, Some(rtt), true);
+            if w.ssthresh != SSTHRESH && exit.is_none() {
+                exit = Some((k, before, w.ssthresh));
+            }
+            c.cong_avoid(&mut w, &a);
+            snd_nxt = k + u64::from(w.cwnd);
+        }
+        assert_eq!(exit, Some((19, 28, 28)));
+        assert_eq!(c.delay_min, 20_000);
     }
 
     #[test]
