@@ -764,8 +764,53 @@ impl Scenario {
                 let available: Vec<&str> = available.split_whitespace().collect();
                 w.extend(self.check_machine(&allowed, &available)?);
             }
+            if let Some(d) = read("tcp_congestion_control") {
+                w.extend(self.default_cc_warnings(d.trim())?);
+            }
             let release = read_kernel_release();
             w.extend(self.thin_dupack_warnings(release)?);
+        }
+        Ok(w)
+    }
+
+    /// Emulation: a host that sends TCP data without choosing its congestion control (no
+    /// `sysctl.tcp_congestion_control`, and some of its flows without a per-socket one) runs
+    /// the machine's default (`net.ipv4.tcp_congestion_control`, `machine_default`), which a new
+    /// namespace inherits; when that is not the algorithm the host's TCP model runs in
+    /// simulation, the two modes run different algorithms without a word. One warning per host.
+    pub fn default_cc_warnings(&self, machine_default: &str) -> Result<Vec<Warning>, SpecError> {
+        let mut w = vec![];
+        for (i, h) in self.hosts.iter().enumerate() {
+            if linux_given(h, Place::Sysctl("tcp_congestion_control")).is_some() {
+                continue;
+            }
+            let mut unchosen = false;
+            for f in self
+                .flows
+                .iter()
+                .filter(|f| f.tcp_data_senders().contains(&i))
+            {
+                let bulk = match &f.app {
+                    AppParams::Bulk(b) => b.socket.congestion_control.is_some(),
+                    _ => false,
+                };
+                if !bulk && f.socket_options()?.congestion_control.is_none() {
+                    unchosen = true;
+                }
+            }
+            let model = match h.tcp.congestion_control {
+                CongestionControl::Reno => "reno",
+                CongestionControl::Cubic => "cubic",
+                CongestionControl::Bbr => "bbr",
+            };
+            if unchosen && model != machine_default {
+                w.push(warn(
+                    format!("{}.sysctl.tcp_congestion_control", host_key(h)),
+                    format!(
+                        "not set: in emulation this host sends with this machine's default congestion control {machine_default:?} (net.ipv4.tcp_congestion_control, which a new namespace inherits), where the simulated host's model runs {model:?}; set it (e.g. tcp_congestion_control = {model:?}) for the same algorithm in both modes"
+                    ),
+                ));
+            }
         }
         Ok(w)
     }

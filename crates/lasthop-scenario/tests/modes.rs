@@ -302,3 +302,33 @@ fn modes_doc_is_generated_from_the_code() {
         "docs/modes.md differs from modes::keys_markdown(): regenerate it with LASTHOP_WRITE_DOCS=1 cargo test -p lasthop-scenario modes_doc"
     );
 }
+
+#[test]
+fn a_sender_without_its_congestion_control_is_warned_of_the_machines_default() {
+    // Host a sends the bulk transfer; its model runs Reno (the default profile), the machine's
+    // default is BBR: emulation would send with BBR, so a warning names the sysctl to set.
+    // Host b only ACKs: nothing to say of it.
+    let sc = scenario(LINK, "", BULK);
+    let w = sc.default_cc_warnings("bbr").unwrap();
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert_eq!(w[0].key, "hosts.a.sysctl.tcp_congestion_control");
+    assert!(
+        w[0].message.contains("\"bbr\"") && w[0].message.contains("\"reno\""),
+        "{}",
+        w[0].message
+    );
+    // The same algorithm as the model, the sysctl set, or the flow's own choice: no warning.
+    assert!(sc.default_cc_warnings("reno").unwrap().is_empty());
+    let set = scenario(
+        LINK,
+        "[hosts.a.sysctl]\ntcp_congestion_control = \"cubic\"\n",
+        BULK,
+    );
+    assert!(set.default_cc_warnings("bbr").unwrap().is_empty());
+    let per_flow = scenario(
+        LINK,
+        "",
+        "[[flows]]\nkind = \"bulk\"\nfrom = \"a\"\nto = \"b\"\nbytes = 100000\ncongestion_control = \"reno\"\n",
+    );
+    assert!(per_flow.default_cc_warnings("bbr").unwrap().is_empty());
+}
