@@ -87,7 +87,7 @@ pub(crate) fn across_first_dimension(
 }
 
 /// The CDF steps of each `(label, values)` series.
-pub(crate) fn cdfs(series: &[(String, Vec<f64>)]) -> Vec<(String, Vec<(f64, f64)>)> {
+fn cdfs(series: &[(String, Vec<f64>)]) -> Vec<(String, Vec<(f64, f64)>)> {
     series
         .iter()
         .map(|(label, v)| (label.clone(), series::cdf(v)))
@@ -97,7 +97,7 @@ pub(crate) fn cdfs(series: &[(String, Vec<f64>)]) -> Vec<(String, Vec<(f64, f64)
 /// The CDFs of `all` (one series per point): one chart with a line per point, or with `split`
 /// one chart per value of the first dimension on a common x axis.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn cdf_figures(
+fn cdf_figures(
     h: &mut String,
     info: &ExperimentInfo,
     split: bool,
@@ -138,7 +138,7 @@ pub(crate) fn cdf_figures(
 /// Seed 002's pages (when the runs have `http` flows): the CDF of the response time per point
 /// (split like the other CDFs) and box plots per page class (`c1` the main object, `c2` the
 /// fastest in-line ... `cN` the slowest).
-pub(crate) fn page_plots(
+fn page_plots(
     h: &mut String,
     info: &ExperimentInfo,
     s: &Summary,

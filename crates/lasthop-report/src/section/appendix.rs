@@ -15,7 +15,7 @@ pub(crate) fn appendix(h: &mut String, info: &ExperimentInfo, s: &Summary) {
     }
 }
 
-pub(crate) fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
+fn point_tables(h: &mut String, info: &ExperimentInfo, p: &PointSummary) {
     let _ = writeln!(
         h,
         "<details{}><summary>{} ({} runs)</summary>\n<div class=\"blocks\">",

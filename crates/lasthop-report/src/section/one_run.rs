@@ -12,10 +12,7 @@ use std::path::Path;
 
 /// The lines, marks and bars of a time-sequence graph showing `shown` (the whole run's data
 /// or a window of it) with the legend counts of `full`.
-pub(crate) fn time_sequence_parts(
-    full: &TimeSeq,
-    shown: &TimeSeq,
-) -> (Vec<Line>, Vec<Marks>, Vec<Bars>) {
+fn time_sequence_parts(full: &TimeSeq, shown: &TimeSeq) -> (Vec<Line>, Vec<Marks>, Vec<Bars>) {
     use plotters::style::RGBColor;
     let cause_color = |c: &str| match c {
         "queue" => RGBColor(220, 0, 0),
@@ -222,7 +219,7 @@ pub(crate) fn one_run(
 
 /// The UDP flows of one run (only when it has any): the spacing CDF and the one-way delay over
 /// time, from `udp_packets.csv`.
-pub(crate) fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), ReportError> {
+fn udp_plots(h: &mut String, run_dir: &Path) -> Result<(), ReportError> {
     let path = run_dir.join("udp_packets.csv");
     if !path.exists() {
         return Ok(());
