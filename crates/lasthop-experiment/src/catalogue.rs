@@ -305,6 +305,7 @@ pub fn label_of(key: &str) -> &str {
         .or_else(|| find::<PingMetric>(key))
         .or_else(|| find::<PageClassMetric>(key))
         .or_else(|| find::<PageMetric>(key))
+        .or_else(|| find::<BottleneckMetric>(key))
         .or_else(|| find::<ThinMetric>(key))
         .or_else(|| find::<RunMetric>(key))
         .unwrap_or(key)
@@ -351,6 +352,7 @@ mod tests {
         assert_eq!(RunMetric::ALL.len(), 19);
         assert_eq!(ThinMetric::ALL.len(), 40);
         assert_eq!(label_of("elapsed_s"), "elapsed time (s)");
+        assert_eq!(label_of("util_pct"), "bottleneck utilisation (%)");
         assert_eq!(label_of("nonsense"), "nonsense");
     }
 }

@@ -5,7 +5,8 @@
 //! `lib.rs` (a re-export) is an edge to `lib.rs`, which uses every module, so the crate's own
 //! files name each other by their modules, never through the root.
 //!
-//! Checked for `lasthop-experiment`, `lasthop-core` and `lasthop-link`.
+//! Checked for `lasthop-experiment`, `lasthop-core`, `lasthop-link`, `lasthop-scenario` and
+//! `lasthop-report`.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -286,6 +287,18 @@ fn lasthop_core_has_no_import_circle() {
 #[test]
 fn lasthop_link_has_no_import_circle() {
     let c = circles(&crate_src("lasthop-link"));
+    assert!(c.is_empty(), "files that import each other: {c:?}");
+}
+
+#[test]
+fn lasthop_scenario_has_no_import_circle() {
+    let c = circles(&crate_src("lasthop-scenario"));
+    assert!(c.is_empty(), "files that import each other: {c:?}");
+}
+
+#[test]
+fn lasthop_report_has_no_import_circle() {
+    let c = circles(&crate_src("lasthop-report"));
     assert!(c.is_empty(), "files that import each other: {c:?}");
 }
 

@@ -2,10 +2,12 @@
 //! code only draws. One run's series are here (router queue length, throughput over time,
 //! cwnd and ssthresh, the UDP flows' spacing and delay) and in [`timeseq`] (the time-sequence
 //! graph); the charts across replications take theirs from [`across`] (per-point values,
-//! their split by a dimension, box-plot five numbers); [`cdf`] gives any CDF's steps.
+//! their split by a dimension, box-plot five numbers); the published values beside ours from
+//! [`reference`] (the study's key metric and its cells); [`cdf`] gives any CDF's steps.
 
 pub mod across;
 pub mod parallel;
+pub mod reference;
 pub mod thin;
 pub mod timeseq;
 

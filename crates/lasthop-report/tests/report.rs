@@ -2,7 +2,64 @@
 //! needs the network or JavaScript.
 
 use lasthop_experiment::{run_experiment, Experiment, RunOptions, SimBackend};
+use lasthop_report::html::COLUMN_BUDGET;
 use std::path::Path;
+
+/// The columns of each table of `html` and whether a closed `<details>` folds it: the cells of
+/// its widest row, counted with their `colspan` (parsed here apart from the report's own
+/// counting).
+fn tables(html: &str) -> Vec<(usize, bool)> {
+    let mut out = vec![];
+    let mut details: Vec<bool> = vec![]; // open?
+    let mut table: Option<usize> = None;
+    let mut row = 0;
+    for tag in html.split('<').skip(1) {
+        let tag = &tag[..tag.find('>').unwrap_or(tag.len())];
+        let name = tag.split([' ', '>']).next().unwrap_or("");
+        match name {
+            "details" => details.push(tag.contains(" open")),
+            "/details" => {
+                details.pop();
+            }
+            "table" => table = Some(0),
+            "tr" => row = 0,
+            "td" | "th" => {
+                row += tag
+                    .split("colspan=\"")
+                    .nth(1)
+                    .and_then(|x| x.split('"').next())
+                    .map_or(1, |x| x.parse::<usize>().unwrap());
+                if let Some(t) = table.as_mut() {
+                    *t = (*t).max(row);
+                }
+            }
+            "/table" => out.push((table.take().unwrap(), details.iter().any(|open| !open))),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The page-width rule and the order of the report's opening: every table shown unfolded has
+/// at most `COLUMN_BUDGET` columns, and the key figure (when the spec publishes values) comes
+/// before the matrix and before any table.
+fn check_layout(html: &str) {
+    for (i, (cols, folded)) in tables(html).into_iter().enumerate() {
+        assert!(
+            folded || cols <= COLUMN_BUDGET,
+            "table {i} has {cols} columns unfolded"
+        );
+    }
+    if let Some(k) = html.find("id=\"key-figure\"") {
+        let matrix = html.find("<h2>Matrix points</h2>").unwrap();
+        let table = html.find("<table").unwrap();
+        assert!(k < matrix && k < table, "the key figure comes first");
+        assert!(
+            html[k..matrix].contains("<svg"),
+            "the key figure is a figure"
+        );
+    }
+}
 
 #[test]
 fn report_of_a_tiny_experiment() {
@@ -87,6 +144,20 @@ bytes = 30000
         !html.contains("src=\"http") && !html.contains("href=\"http"),
         "self-contained"
     );
+    check_layout(&html);
+    // The spec publishes the faster class's elapsed time: the key figure is that metric's,
+    // with its one cell (ours beside 11 s) in the table below it.
+    assert!(html.contains("Key figure: elapsed time (s), ours beside the published values"));
+    assert!(html.contains("<tr><td class=\"l\">bl</td><td class=\"l\">faster</td><td>11</td>"));
+    // The class table (2 + 2·4 + 6 = 16 columns) is shown narrow, the full one folded below.
+    let folded: Vec<usize> = tables(&html)
+        .into_iter()
+        .filter(|t| t.1)
+        .map(|t| t.0)
+        .collect();
+    assert!(folded.contains(&16), "{folded:?}");
+    assert!(html.contains("<th>faster 50% (s)</th><th>slower 50% (s)</th><th>otime (s)</th>"));
+    assert!(html.contains("<summary>The summary per class: every column (16)</summary>"));
 
     // Rebuilding from the files on disk gives the same report; another run can be chosen.
     std::fs::remove_file(&path).unwrap();
@@ -200,6 +271,7 @@ fn udp_flows_in_metrics_summary_and_report() {
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
+    check_layout(&html);
 }
 
 /// Seed 002's page (the shipped `seed002-optimal-s2s` scenario) through the runner: the pages'
@@ -252,6 +324,7 @@ fn pages_in_metrics_summary_references_and_report() {
         assert!(html.contains(needle), "{needle} missing");
     }
     assert!(!html.contains("(no such class or metric)"));
+    check_layout(&html);
 }
 
 /// Seed 003's thin streams: two hosts of three streams each over the testbed link with 5 %
@@ -327,4 +400,9 @@ fn report_of_thin_streams() {
     ] {
         assert!(html.contains(needle), "{needle} missing");
     }
+    check_layout(&html);
+    // The host tables (18 and 22 columns) are folded below their key columns.
+    assert!(html.contains("<summary>ACK latency: every column (18)</summary>"));
+    assert!(html.contains("<summary>Streams: every column (22)</summary>"));
+    assert!(html.contains("Key figure: ACK latency mean (ms), ours beside the published values"));
 }

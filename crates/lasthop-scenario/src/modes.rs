@@ -13,7 +13,7 @@
 //! the matching `sysctl` / `route` for Linux) runs quietly in either, and a key whose
 //! counterpart is missing or different is named. [`Scenario::check_mode`] applies both.
 
-use crate::{Flow, Host, MiddleboxConfig, Scenario};
+use crate::config::{Flow, Host, MiddleboxConfig, Scenario};
 use lasthop_apps::AppParams;
 use lasthop_core::spec::{err, warn, SpecError, Warning};
 use lasthop_tcp::config::{CongestionControl, DelayedAck, InitialWindow};
@@ -432,7 +432,7 @@ impl Flow {
         // error names the flow's key and what would work.
         let sock_cc = sock.contains_key("congestion_control");
         let on = |h: usize, t: &toml::Table| {
-            crate::flow_tcp_config(&key, &sc.hosts[h], t).map_err(|e| {
+            crate::validate::flows::flow_tcp_config(&key, &sc.hosts[h], t).map_err(|e| {
                 if sock_cc && e.key == format!("{key}.tcp.congestion_control") {
                     err(
                         format!("{key}.congestion_control"),
