@@ -39,19 +39,16 @@
 //! 5. At its release a light packet leaves unless the heavy queue holds packets (then it joins
 //!    them); the heavy queue is Mahimahi's link queue following the heavy trace.
 //!
-//! Where lasthop differs, so that the router queue in front keeps its meaning (a packet waits
-//! for its capacity in the last-hop buffer, as on every lasthop link): the direction's
-//! serializer *is* the PDO server, and the delay comes after it. A packet reaching the
-//! serializer at `s` takes steps 1–4 as above with `s` for its arrival; on the light path its
-//! transmission ends at its light PDO (the train's start + offset; at once for a train's first
-//! packet) and it propagates for the rest of its release time; on the heavy path (past the light
-//! PDOs, raised behind the previous packet, or waiting behind a packet on the heavy path, which
-//! is CellReplay's non-empty heavy queue) it is served by the heavy trace's opportunities from
-//! `s` by Mahimahi's rules ([`crate::trace::TraceServer`]) and then propagates for its release
-//! time less `s` (its base delay). So a burst of light PDOs gets exactly CellReplay's release
-//! times, and a saturating flow the heavy trace's rate behind the base delay; a heavy packet's
-//! opportunities are those after `s`, not after `s` + its base delay. Both traces start at the
-//! run's time 0 (CellReplay's at the direction's first packet), and packets larger than an
+//! lasthop computes each packet's departure by these five steps, from its arrival at the link
+//! (after any middlebox), when it reaches the direction's serializer; the serializer is the PDO
+//! server, so the router queue in front keeps its meaning. A packet holds the serializer until
+//! its light PDO (at once for a train's first packet), or on the heavy path until a base delay
+//! before it leaves, and propagates for the rest. So it leaves when CellReplay would have
+//! released it, unless the router queue held it longer (a limited queue can also drop it,
+//! which CellReplay's unlimited default queue never does): then at once when it reaches the
+//! serializer. Both traces start at the run's time 0 (CellReplay's at the direction's first
+//! packet); arrivals between whole milliseconds keep their nanoseconds (CellReplay's clock is
+//! in ms: the base delay is still taken at the arrival's whole ms); and packets larger than an
 //! opportunity are carried (CellReplay refuses them): one light PDO each, several heavy ones.
 //! Nothing here draws a random number (CellReplay's `--loss-rate` is parsed but never used).
 
@@ -372,9 +369,9 @@ pub(crate) struct CellServer {
     /// `last_delay_queue_release_time_`) and after it (`end_release_time_`).
     last_release: Time,
     end_release: Time,
-    /// The packet before was served by the heavy trace and the serializer has not gone idle
-    /// since: CellReplay's heavy queue holds packets.
-    heavy_busy: bool,
+    /// When the last packet on the heavy path leaves (CellReplay's heavy queue holds packets
+    /// until then).
+    heavy_out: Option<Time>,
     /// The propagation of the packet planned last.
     delay: Dur,
 }
@@ -393,31 +390,31 @@ impl CellServer {
             left: 0,
             last_release: Time::ZERO,
             end_release: Time::ZERO,
-            heavy_busy: false,
+            heavy_out: None,
             delay: Dur::ZERO,
         }
     }
 
-    /// When the transmission of `bytes` (overhead included) starting at `s` ends; its
-    /// propagation is then [`CellServer::delay`]. `None`: never (a heavy trace with
-    /// `loop = false` that ended).
-    pub fn finish(&mut self, s: Time, bytes: u64) -> Option<Time> {
+    /// When the transmission of `bytes` (overhead included) of a packet that reached the link
+    /// at `a` and the serializer at `s` ends; its propagation is then [`CellServer::delay`].
+    /// `None`: never (a heavy trace with `loop = false` that ended).
+    pub fn finish(&mut self, a: Time, s: Time, bytes: u64) -> Option<Time> {
         let c = &self.pair;
         let opp = c.opportunity as i64;
         let size = bytes as i64;
-        // Steps 1–3: the train.
-        let new_train = !self.started || s + self.base > self.last_release + c.restart_after;
+        // Steps 1–3, from the packet's arrival: the train.
+        let new_train = !self.started || a + self.base > self.last_release + c.restart_after;
         let (mut release, mut light, light_end) = if new_train {
             self.started = true;
-            self.base = c.base_delay(s);
-            self.train_start = s;
-            self.train = self.train_index(s);
+            self.base = c.base_delay(a);
+            self.train_start = a;
+            self.train = self.train_index(a);
             self.pdo = 0;
             self.left = opp - size;
-            (s + self.base, true, s)
+            (a + self.base, true, a)
         } else {
             let pdos = &c.trains[self.train].pdo_ms;
-            let offset = s - self.train_start;
+            let offset = a - self.train_start;
             while self.pdo < pdos.len() && offset.0 > pdos[self.pdo] * NS_PER_MS {
                 self.pdo += 1;
                 self.left = opp;
@@ -434,7 +431,7 @@ impl CellServer {
                 }
                 None => {
                     let last = Dur(pdos[pdos.len() - 1] * NS_PER_MS);
-                    (s + self.base.max(last), false, s)
+                    (a + self.base.max(last), false, a)
                 }
             }
         };
@@ -444,7 +441,7 @@ impl CellServer {
         if off != 0 {
             let moved = i128::from(release.0) + off;
             if moved >= i128::from(self.end_release.0) {
-                release = Time(u64::try_from(moved.max(i128::from(s.0))).unwrap_or(u64::MAX));
+                release = Time(u64::try_from(moved.max(i128::from(a.0))).unwrap_or(u64::MAX));
             }
         }
         if release < self.end_release {
@@ -452,16 +449,30 @@ impl CellServer {
             light = false;
         }
         self.end_release = release;
-        // Step 5: the light path, or the heavy trace's opportunities.
-        if light && !self.heavy_busy {
-            self.delay = Dur(release.0.saturating_sub(light_end.0));
-            Some(light_end)
+        // Step 5: the light path while the heavy queue is empty at the release (its last packet
+        // left before; one leaving at that very ms still counts, as CellReplay moves released
+        // packets before it writes the heavy queue's), else the heavy queue, which the packet
+        // enters at its release: it takes the leftover of the opportunity that sent the packet
+        // before if it was waiting when that opportunity came, else the first opportunity
+        // after its release (Mahimahi's rules, `TraceServer`, on the release times, which do
+        // not decrease).
+        let heavy_empty = self.heavy_out.is_none_or(|h| h < release);
+        let (out, end) = if light && heavy_empty {
+            // It holds the serializer until its light PDO.
+            (release, light_end.max(s))
         } else {
-            let end = self.heavy.finish(s, bytes)?;
-            self.heavy_busy = true;
-            self.delay = Dur(release.0.saturating_sub(s.0));
-            Some(end)
-        }
+            // Entering at (or after) the opportunity that sent the packet before, it missed
+            // that opportunity's leftover (Mahimahi serves opportunities before it enqueues).
+            if self.heavy_out.is_none_or(|h| h <= release) {
+                self.heavy.idle();
+            }
+            let out = self.heavy.finish(release, bytes)?;
+            self.heavy_out = Some(out);
+            // It holds the serializer until a base delay before it leaves.
+            (out, Time(out.0.saturating_sub(self.base.0)).max(s))
+        };
+        self.delay = Dur(out.0.saturating_sub(end.0));
+        Some(end)
     }
 
     /// The index of the train line in force at `t` (within the cycle).
@@ -475,13 +486,5 @@ impl CellServer {
     #[inline]
     pub fn delay(&self) -> Dur {
         self.delay
-    }
-
-    /// The serializer ran out of packets: the heavy queue is empty, and bytes left in a heavy
-    /// opportunity are lost.
-    #[inline]
-    pub fn idle(&mut self) {
-        self.heavy_busy = false;
-        self.heavy.idle();
     }
 }

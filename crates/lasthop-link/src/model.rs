@@ -910,7 +910,8 @@ impl Link {
         }
         let p = &dc.per_state[self.chain.current];
         // A trace that ended sends nothing more: the packet waits.
-        let Some((start, end)) = ds.ser.plan(dc, p, now, len + u64::from(dc.overhead)) else {
+        let Some((start, end)) = ds.ser.plan(dc, p, now, len + u64::from(dc.overhead), since)
+        else {
             return;
         };
         let seq = ds.begin_tx();

@@ -86,15 +86,20 @@ impl Serializer {
 
     /// When a transmission of `bytes` (overhead included) asked for at `now` starts and ends,
     /// with a trace, an allocation delay or an available rate (the plain rate's transmissions
-    /// take `rate` directly); `None`: never (a trace that ended).
+    /// take `rate` directly); `None`: never (a trace that ended). `arrival`: when the packet
+    /// reached the link (CellReplay's pair reckons its trains from it).
     pub fn plan(
         &mut self,
         dc: &DirConfig,
         p: &Params,
         now: Time,
         bytes: u64,
+        arrival: Time,
     ) -> Option<(Time, Time)> {
         let start = self.allocate(dc, now);
+        if let Some(c) = &mut self.cell {
+            return Some((start, c.finish(arrival, start, bytes)?));
+        }
         Some((start, self.tx_end(dc, p, start, bytes)?))
     }
 
@@ -103,7 +108,7 @@ impl Serializer {
     #[inline]
     pub fn tx_end(&mut self, dc: &DirConfig, p: &Params, now: Time, bytes: u64) -> Option<Time> {
         if let Some(c) = &mut self.cell {
-            return c.finish(now, bytes);
+            return c.finish(now, now, bytes);
         }
         match &mut self.trace {
             None if self.avail.is_some() => self.tx_end_available(dc, p, now, bytes),
@@ -185,9 +190,6 @@ impl Serializer {
         if self.transmitting.is_none() {
             if let Some(t) = &mut self.trace {
                 t.idle();
-            }
-            if let Some(c) = &mut self.cell {
-                c.idle();
             }
         }
     }

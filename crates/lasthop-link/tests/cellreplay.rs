@@ -78,12 +78,9 @@ fn a_single_packet_takes_the_trains_base_delay_interpolated_as_cellreplay_does()
 fn a_burst_takes_the_light_pdos_then_the_heavy_trace() {
     // Six 1400 B packets at 100 ms: the first starts the train (base 20 ms) and leaves at 120;
     // the next three take the light PDOs at +5, +10, +15 ms: 125, 130, 135. The fifth is past
-    // the light PDOs: its release into the heavy queue is 100+15 (its start) + max(20, 15) =
-    // 135 ms, and it is served by the first heavy opportunity after its start, 116 ms, so it
-    // leaves at 116 + 20 = 136. The sixth waits behind it (CellReplay's heavy queue is not
-    // empty): opportunity 117, + 20 = 137. CellReplay's own replay gives the same six times
-    // (the fifth and sixth enter its heavy queue at 135 ms, raised to the fourth's release,
-    // and leave at its next opportunities, 136 and 137).
+    // the light PDOs: its release into the heavy queue, 100 + max(20, 15) = 120 ms, is raised
+    // to the fourth's, 135, and the heavy trace's next opportunity after it sends it: 136. The
+    // sixth is past them too (raised to 135; the heavy queue holds the fifth): 137.
     let at: Vec<(u64, usize)> = (0..6).map(|_| (100 * MS, 1396)).collect();
     assert_eq!(
         releases(&spec(""), &at),
@@ -97,7 +94,8 @@ fn a_burst_takes_the_light_pdos_then_the_heavy_trace() {
         [120.0, 120.0, 120.0, 125.0, 125.0]
     );
     // At 2000 ms the train has six light PDOs (0..25 ms) and a 40 ms base: seven packets take
-    // 2040, 2045, .., 2065, and the seventh goes heavy: start 2025, opportunity 2026, + 40.
+    // 2040, 2045, .., 2065, and the seventh goes heavy: released into the heavy queue at
+    // 2000 + max(40, 25) = 2040, raised to 2065, sent by the opportunity at 2066.
     let at: Vec<(u64, usize)> = (0..7).map(|_| (2000 * MS, 1396)).collect();
     assert_eq!(
         releases(&spec(""), &at),
@@ -107,9 +105,11 @@ fn a_burst_takes_the_light_pdos_then_the_heavy_trace() {
 
 #[test]
 fn a_saturating_flow_gets_the_heavy_traces_rate() {
-    // 900 packets at time 0 (all within the first second, where the base delay is 20 ms):
-    // four on the light PDOs (20, 25, 30, 35 ms), then one per heavy opportunity, each 20 ms
-    // after it: packet k (from 1) leaves at k + 31 ms for k ≥ 5. From the 5th to the 900th,
+    // 900 packets at time 0 (base delay 20 ms): four on the light PDOs (20, 25, 30, 35 ms);
+    // the others are past them, raised to the fourth's release (35 ms) into the heavy queue,
+    // and sent one per heavy opportunity from 36 ms: packet k (from 1) leaves at k + 31 ms for
+    // k ≥ 5. The router queue in front holds them meanwhile (the serializer is busy with each
+    // until a base delay before it leaves). From the 5th to the 900th,
     // 895 packets of 1400 B in 895 ms: 11.2 Mbit/s, the heavy trace's rate, where the light
     // PDOs alone would give 1400 B per 5 ms (2.24 Mbit/s).
     let at: Vec<(u64, usize)> = (0..900).map(|_| (0, 1396)).collect();
@@ -136,8 +136,8 @@ fn the_switch_follows_cellreplays_restart_rule() {
     // With `restart_after = "50ms"` (CellReplay's --long-to-short-timer) the same packets stay
     // in the first train: the 2nd arrives at 4 ms, past PDO 0, and takes PDO 1 (5 ms): 25;
     // the 3rd (8 ms) PDO 2: 30; the 4th (12 ms) PDO 3: 35; the 5th (16 ms) is past the last:
-    // heavy, opportunity 17 ms + 20 = 37; the 6th (20 ms) heavy too (still the same train):
-    // opportunity 21 + 20 = 41.
+    // released into the heavy queue at 16 + max(20, 15) = 36, sent at opportunity 37; the 6th
+    // (20 ms) heavy too (still the same train): 40, opportunity 41.
     assert_eq!(
         releases(&spec(", restart_after = \"50ms\""), &spaced),
         [20.0, 25.0, 30.0, 35.0, 37.0, 41.0]
@@ -275,4 +275,205 @@ fn bad_cellreplay_specs_name_the_key_and_what_is_allowed() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// CellReplay's `CellularQueue` written again from its code (`read_packet`,
+/// `get_pkt_release_time_from_trace`, `write_packets`, `rationalize`), on whole milliseconds as
+/// its clock runs: the delay queue's release of each packet, then the bypass or the heavy queue
+/// (Mahimahi's link queue on the heavy trace, 1400 B per opportunity). `trains`: (time, base,
+/// PDOs) lines; `heavy`: one cycle of opportunity times; `arrivals`: (ms, bytes counted), in
+/// order; the traces start at 0. Returns each packet's departure (ms).
+fn cellreplay_departures(
+    trains: &[(i64, i64, Vec<i64>)],
+    heavy: &[i64],
+    offsets: &[f64],
+    arrivals: &[(i64, i64)],
+) -> Vec<i64> {
+    // `get_psize_latency_offset`, rounded as `read_packet` does.
+    let offset = |psize: i64| -> i64 {
+        if offsets.is_empty() {
+            return 0;
+        }
+        let (idx, rem) = (psize / 100 - 1, psize % 100);
+        let v = if idx < 0 {
+            offsets[0]
+        } else if idx as usize >= offsets.len() - 1 {
+            offsets[offsets.len() - 1]
+        } else {
+            let i = idx as usize;
+            offsets[i] + (rem as f64 / 100.0) * (offsets[i + 1] - offsets[i])
+        };
+        v.round() as i64
+    };
+    const SIZE: i64 = 1400;
+    let (mut idx, mut delay_base) = (0usize, 0i64);
+    let (mut base, mut pdo_base, mut pdo_idx, mut curr) = (-1i64, 0i64, 0usize, SIZE);
+    let (mut last_release, mut end_release) = (0i64, 0i64);
+    // Delay queue: (release, bypass) per packet, releases not decreasing.
+    let mut delayed = vec![];
+    for &(t, size) in arrivals {
+        let mut rel = t - delay_base;
+        let (release, mut bypass);
+        if base < 0 || t + base > last_release {
+            while trains[idx + 1].0 <= rel {
+                idx += 1;
+                if idx >= trains.len() - 1 {
+                    delay_base += trains[idx].0;
+                    rel = t - delay_base;
+                    idx = 0;
+                }
+            }
+            let (a, b) = (&trains[idx], &trains[idx + 1]);
+            let ratio = (rel - a.0) as f32 / (b.0 - a.0) as f32;
+            base = (a.1 as f32 + ratio * (b.1 - a.1) as f32) as i64;
+            release = t + base;
+            bypass = true;
+            pdo_base = rel;
+            pdo_idx = 0;
+            curr = SIZE - size;
+        } else {
+            let pdo = &trains[idx].2;
+            let off = rel - pdo_base;
+            while pdo_idx < pdo.len() && off > pdo[pdo_idx] {
+                pdo_idx += 1;
+                curr = SIZE;
+            }
+            if curr < size {
+                pdo_idx += 1;
+                curr = SIZE;
+            }
+            curr -= size;
+            if pdo_idx >= pdo.len() {
+                bypass = false;
+                release = (t + base).max(t + pdo[pdo.len() - 1]);
+            } else {
+                release = t + base + (pdo[pdo_idx] - off);
+                bypass = true;
+            }
+        }
+        last_release = release;
+        let mut release = release;
+        let off = offset(size);
+        if release + off >= end_release {
+            release += off;
+        }
+        if release < end_release {
+            release = end_release;
+            bypass = false;
+        }
+        end_release = release;
+        delayed.push((release, bypass, size));
+    }
+    // The heavy queue, opportunity by opportunity.
+    let period = *heavy.last().unwrap();
+    let opp = |k: usize| (k / heavy.len()) as i64 * period + heavy[k % heavy.len()];
+    let mut out = vec![0; arrivals.len()];
+    let mut queue: std::collections::VecDeque<(usize, i64)> = Default::default();
+    let (mut k, mut last_done) = (0usize, -1i64);
+    let serve = |upto: i64,
+                 k: &mut usize,
+                 queue: &mut std::collections::VecDeque<(usize, i64)>,
+                 out: &mut Vec<i64>,
+                 last_done: &mut i64| {
+        while opp(*k) <= upto {
+            let t = opp(*k);
+            *k += 1;
+            let mut budget = SIZE;
+            while budget > 0 {
+                let Some(h) = queue.front_mut() else { break };
+                let used = h.1.min(budget);
+                h.1 -= used;
+                budget -= used;
+                if h.1 == 0 {
+                    out[h.0] = t;
+                    *last_done = t;
+                    queue.pop_front();
+                }
+            }
+        }
+    };
+    for (i, &(r, bypass, size)) in delayed.iter().enumerate() {
+        serve(r, &mut k, &mut queue, &mut out, &mut last_done);
+        // Still counted in the heavy queue: waiting, or leaving at this very millisecond.
+        if bypass && queue.is_empty() && last_done < r {
+            out[i] = r;
+        } else {
+            queue.push_back((i, size));
+        }
+    }
+    while !queue.is_empty() {
+        let t = opp(k);
+        serve(t, &mut k, &mut queue, &mut out, &mut last_done);
+    }
+    out
+}
+
+#[test]
+fn release_times_equal_cellreplays_own_replay_on_whole_milliseconds() {
+    // Random bursts on whole milliseconds (CellReplay's clock), packets of 40 to 1400 bytes
+    // counted: every departure equals CellReplay's replay written above (the router queue is
+    // unlimited, as CellReplay's default queue).
+    use lasthop_core::rng::Rng;
+    let text = std::fs::read_to_string(format!("{TRACES}/down-delay-light-pdo")).unwrap();
+    let trains: Vec<(i64, i64, Vec<i64>)> = text
+        .lines()
+        .map(|l| {
+            let v: Vec<i64> = l.split(' ').map(|x| x.parse().unwrap()).collect();
+            (v[0], v[1], v[2..].to_vec())
+        })
+        .collect();
+    // The example's heavy trace (every ms), and a bursty one with repeated timestamps and a
+    // gap; without and with the example's latency offsets (0 to 2.6 ms by size).
+    let dir = std::env::temp_dir().join(format!("lasthop-cr-replay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bursty = dir.join("heavy");
+    std::fs::write(&bursty, "1\n1\n3\n4\n4\n4\n9\n12\n").unwrap();
+    let offsets: Vec<f64> = (0..14).map(|i| 0.2 * i as f64).collect();
+    let mut compared = 0;
+    for seed in 0..40 {
+        let (heavy, heavy_file): (Vec<i64>, String) = if seed % 2 == 0 {
+            ((1..=10).collect(), format!("{TRACES}/down-heavy-pdo"))
+        } else {
+            (vec![1, 1, 3, 4, 4, 4, 9, 12], bursty.display().to_string())
+        };
+        let with_offsets = seed % 4 >= 2;
+        let spec = format!(
+            "[both]\noverhead = \"4B\"\n[down.trace]\ncellreplay = {{ train = \"{TRACES}/down-delay-light-pdo\", heavy = \"{heavy_file}\"{} }}\n",
+            if with_offsets {
+                format!(", latency_offset = \"{TRACES}/latency-offset-down\"")
+            } else {
+                String::new()
+            }
+        );
+        let mut r = lasthop_core::Seeds::new(seed, 0).stream("test.cellreplay");
+        let mut at = vec![];
+        let mut t = 1i64;
+        while at.len() < 400 {
+            t += r.random_range(1..60);
+            for _ in 0..r.random_range(1..9) {
+                let len = *[40i64, 100, 396, 576, 1000, 1396, 1396]
+                    .get(r.random_range(0..7))
+                    .unwrap();
+                at.push((t, len + 4));
+            }
+        }
+        let offs: &[f64] = if with_offsets { &offsets } else { &[] };
+        let want = cellreplay_departures(&trains, &heavy, offs, &at);
+        let push: Vec<(u64, usize)> = at
+            .iter()
+            .map(|&(t, b)| (t as u64 * MS, (b - 4) as usize))
+            .collect();
+        let got = releases(&spec, &push);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            if *g != *w as f64 {
+                for j in i.saturating_sub(8)..(i + 3).min(at.len()) {
+                    eprintln!("{j}: {:?} got {} want {}", at[j], got[j], want[j]);
+                }
+            }
+            assert_eq!(*g, *w as f64, "seed {seed}, packet {i} ({:?})", at[i]);
+            compared += 1;
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(compared >= 40 * 400);
 }
