@@ -47,8 +47,8 @@
 //! released it, unless the router queue held it longer (a limited queue can also drop it,
 //! which CellReplay's unlimited default queue never does): then at once when it reaches the
 //! serializer. Both traces start at the run's time 0 (CellReplay's at the direction's first
-//! packet); arrivals between whole milliseconds keep their nanoseconds (CellReplay's clock is
-//! in ms: the base delay is still taken at the arrival's whole ms); and packets larger than an
+//! packet); arrivals count from their whole millisecond, as CellReplay's clock (so a packet
+//! 0.7 ms into a millisecond may leave 0.7 ms sooner after it arrived); and packets larger than an
 //! opportunity are carried (CellReplay refuses them): one light PDO each, several heavy ones.
 //! Nothing here draws a random number (CellReplay's `--loss-rate` is parsed but never used).
 
@@ -399,6 +399,9 @@ impl CellServer {
     /// at `a` and the serializer at `s` ends; its propagation is then [`CellServer::delay`].
     /// `None`: never (a heavy trace with `loop = false` that ended).
     pub fn finish(&mut self, a: Time, s: Time, bytes: u64) -> Option<Time> {
+        // CellReplay's clock: whole milliseconds (`timestamp()`), so packets within the same
+        // millisecond count as arriving together (and continue a train).
+        let a = Time(a.0 / NS_PER_MS * NS_PER_MS);
         let c = &self.pair;
         let opp = c.opportunity as i64;
         let size = bytes as i64;

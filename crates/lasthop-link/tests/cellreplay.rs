@@ -54,12 +54,12 @@ fn a_single_packet_takes_the_trains_base_delay_interpolated_as_cellreplay_does()
     // A lone packet starts a train: it leaves after the base delay alone (its light PDO is the
     // train's first, at 0). 1234 ms: 20 + 234·(40−20)/1000 = 24.68, truncated to 24 ms;
     // 1500 ms: 30 ms; 2500 ms: 40 ms; 3100 ms is 100 ms into the second cycle: 20 ms. A packet
-    // at 1234.7 ms takes the base of its whole millisecond (24 ms), as CellReplay's ms clock.
+    // at 1234.7 ms arrives at 1234 ms by CellReplay's clock, of whole milliseconds: 1258 ms.
     let s = spec("");
     for (at_ms, want) in [
         (100.0, 120.0),
         (1234.0, 1258.0),
-        (1234.7, 1258.7),
+        (1234.7, 1258.0),
         (1500.0, 1530.0),
         (2500.0, 2540.0),
         (3100.0, 3120.0),
@@ -142,6 +142,21 @@ fn the_switch_follows_cellreplays_restart_rule() {
         releases(&spec(", restart_after = \"50ms\""), &spaced),
         [20.0, 25.0, 30.0, 35.0, 37.0, 41.0]
     );
+}
+
+#[test]
+fn packets_within_one_millisecond_arrive_together() {
+    // A packet every 0.5 ms (2 per ms, 22.4 Mbit/s of 1400 B packets, twice the heavy trace's
+    // rate): by CellReplay's clock the two of each millisecond arrive together, so they walk
+    // the light PDOs (20, 25, 30, 35 ms) and then wait for the heavy trace, one per ms from
+    // 36 ms: packet k (from 1) at k + 31 ms, as in a burst. (Counted in nanoseconds, each would
+    // start a train of its own and leave after the base delay alone, at any rate.)
+    let at: Vec<(u64, usize)> = (0..400).map(|i| (i * MS / 2, 1396)).collect();
+    let got = releases(&spec(""), &at);
+    assert_eq!(&got[..4], [20.0, 25.0, 30.0, 35.0]);
+    for (i, t) in got.iter().enumerate().skip(4) {
+        assert_eq!(*t, (i + 1) as f64 + 31.0, "packet {}", i + 1);
+    }
 }
 
 #[test]

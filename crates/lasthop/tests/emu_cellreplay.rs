@@ -1,7 +1,8 @@
 //! CellReplay's pair of traces (`[DIR.trace] cellreplay`) through the binary: the shipped
-//! scenario simulated end to end, and a UDP stream through the example link simulated and
-//! emulated with real Linux hosts, each datagram released after the packet-train trace's base
-//! delay at its arrival (the stream is light: each datagram starts a train of its own).
+//! scenario simulated end to end; and through the example link, simulated and emulated with
+//! real Linux hosts, a light UDP stream (each datagram starts a train of its own and is
+//! released after the packet-train trace's base delay at its arrival's millisecond) and a
+//! saturating one (released one per heavy opportunity, 1 ms apart).
 //!
 //! The emulated test needs root (without it the test says SKIPPED and why, and fails under
 //! `LASTHOP_ROOT_TESTS=1`).
@@ -62,6 +63,12 @@ fn sim_runs_the_shipped_cellreplay_scenario() {
 
 /// A 200-byte datagram every 10 ms from 100 ms for 2.5 s downstream through the example link.
 fn scenario(dir: &Path) -> std::path::PathBuf {
+    stream(dir, "172B", "10ms", "2.5s")
+}
+
+/// A stream of `payload` datagrams every `interval` from 100 ms for `duration` downstream
+/// through the example link.
+fn stream(dir: &Path, payload: &str, interval: &str, duration: &str) -> std::path::PathBuf {
     let traces = root().join("examples/traces/cellreplay");
     let t = traces.display();
     std::fs::write(
@@ -72,7 +79,7 @@ fn scenario(dir: &Path) -> std::path::PathBuf {
     let spec = dir.join("cellreplay.toml");
     std::fs::write(
         &spec,
-        "name = \"cellreplay\"\nduration = \"4s\"\nlink = \"link.toml\"\nlog = \"all\"\n[hosts.a]\nside = \"fixed\"\n[hosts.b]\nside = \"mobile\"\n[[flows]]\nkind = \"cbr\"\nfrom = \"a\"\nto = \"b\"\npayload = \"172B\"\ninterval = \"10ms\"\nstart = \"100ms\"\nduration = \"2.5s\"\n",
+        format!("name = \"cellreplay\"\nduration = \"4s\"\nlink = \"link.toml\"\nlog = \"all\"\n[hosts.a]\nside = \"fixed\"\n[hosts.b]\nside = \"mobile\"\n[[flows]]\nkind = \"cbr\"\nfrom = \"a\"\nto = \"b\"\npayload = \"{payload}\"\ninterval = \"{interval}\"\nstart = \"100ms\"\nduration = \"{duration}\"\n"),
     )
     .unwrap();
     spec
@@ -116,7 +123,7 @@ fn check(what: &str, rows: &[(u64, u64)]) {
     for (a, r) in rows {
         assert_eq!(
             *r,
-            a + base_ms(*a) * MS,
+            a / MS * MS + base_ms(*a) * MS,
             "{what}: a datagram arriving at {a} ns released after the base delay in force"
         );
     }
@@ -156,8 +163,72 @@ fn emu_releases_a_light_stream_after_the_base_delay_in_force() {
     );
     // With the real clock each datagram still finds the link idle (10 ms apart, each train
     // done long before the next), and the model releases it after the base delay of its
-    // arrival's millisecond.
+    // arrival's millisecond, counted from that millisecond (CellReplay's clock).
     check("emulated", &arrivals_and_releases(&out));
     let udp = out.join("udp_flows.csv");
     assert_eq!(cell(&udp, "flow", "1", "lost"), "0");
+}
+
+/// A saturating stream: a 1396-byte datagram (1400 B with the TUN header, one PDO) every
+/// 0.5 ms for 1 s, twice the heavy trace's 1400 B per ms. After the light PDOs the heavy queue
+/// never empties, so every release from 300 ms on is exactly 1 ms after the one before, in
+/// either mode (a late sender only deepens the queue).
+fn saturating(what: &str, rows: &[(u64, u64)]) {
+    assert_eq!(rows.len(), 2000, "{what}: every datagram");
+    let late: Vec<u64> = rows
+        .iter()
+        .map(|r| r.1)
+        .filter(|&r| r >= 300 * MS)
+        .collect();
+    assert!(
+        late.len() > 1500,
+        "{what}: {} released after 300 ms",
+        late.len()
+    );
+    for w in late.windows(2) {
+        assert_eq!(
+            w[1] - w[0],
+            MS,
+            "{what}: releases one per heavy opportunity"
+        );
+    }
+    // 2000 datagrams at 1 per ms take two seconds: the last leaves near 100 + 2000 + 20 ms.
+    let last = rows.last().unwrap().1;
+    assert!(
+        (2100 * MS..2140 * MS).contains(&last),
+        "{what}: last at {last}"
+    );
+}
+
+#[test]
+fn sim_releases_a_saturating_stream_at_the_heavy_traces_rate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("sim");
+    let spec = stream(tmp.path(), "1368B", "500us", "1s");
+    common::lasthop_ok(&[
+        "sim",
+        spec.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    saturating("simulated", &arrivals_and_releases(&out));
+}
+
+#[test]
+fn emu_releases_a_saturating_stream_at_the_heavy_traces_rate() {
+    if !common::can_emulate("emu_releases_a_saturating_stream_at_the_heavy_traces_rate") {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("emu");
+    let spec = stream(tmp.path(), "1368B", "500us", "1s");
+    let run = common::EmuRun::start(&spec, &out, &[]);
+    let o = run.wait(std::time::Duration::from_secs(60));
+    assert!(
+        o.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+    saturating("emulated", &arrivals_and_releases(&out));
 }
