@@ -399,6 +399,38 @@ impl CellServer {
     /// at `a` and the serializer at `s` ends; its propagation is then [`CellServer::delay`].
     /// `None`: never (a heavy trace with `loop = false` that ended).
     pub fn finish(&mut self, a: Time, s: Time, bytes: u64) -> Option<Time> {
+        // A packet the heavy trace will never send stays at the serializer and is planned
+        // again: it must find the trains as they were.
+        let saved = (
+            self.started,
+            self.base,
+            self.train_start,
+            self.train,
+            self.pdo,
+            self.left,
+            self.last_release,
+            self.end_release,
+            self.heavy_out,
+        );
+        let end = self.plan(a, s, bytes);
+        if end.is_none() {
+            (
+                self.started,
+                self.base,
+                self.train_start,
+                self.train,
+                self.pdo,
+                self.left,
+                self.last_release,
+                self.end_release,
+                self.heavy_out,
+            ) = saved;
+        }
+        end
+    }
+
+    /// [`CellServer::finish`]'s steps.
+    fn plan(&mut self, a: Time, s: Time, bytes: u64) -> Option<Time> {
         // CellReplay's clock: whole milliseconds (`timestamp()`), so packets within the same
         // millisecond count as arriving together (and continue a train).
         let a = Time(a.0 / NS_PER_MS * NS_PER_MS);

@@ -492,3 +492,23 @@ fn release_times_equal_cellreplays_own_replay_on_whole_milliseconds() {
     let _ = std::fs::remove_dir_all(&dir);
     assert!(compared >= 40 * 400);
 }
+
+#[test]
+fn a_heavy_trace_that_does_not_loop_ends_the_heavy_path_only() {
+    // `loop = false` (CellReplay's --once): the heavy trace ends at 10 ms. A burst of six at
+    // 0 ms: four light (20, 25, 30, 35 ms); the fifth and sixth go to the heavy queue at 35 ms,
+    // after the trace's last opportunity, and are never sent; nothing behind them either.
+    let text = spec("").replace("[down.trace]\n", "[down.trace]\nloop = false\n");
+    let mut l = link(&text);
+    for _ in 0..6 {
+        l.push(Time::ZERO, Dir::Down, udp(1396, 5000, 0));
+    }
+    let (out, _) = drain(&mut l);
+    let at: Vec<f64> = out.iter().map(|o| o.1 .0 as f64 / MS as f64).collect();
+    assert_eq!(at, [20.0, 25.0, 30.0, 35.0]);
+    // With the trace looping they leave at 36 and 37.
+    assert_eq!(
+        releases(&spec(""), &[(0, 1396); 6]),
+        [20.0, 25.0, 30.0, 35.0, 36.0, 37.0]
+    );
+}
