@@ -124,7 +124,8 @@ impl fmt::Display for CellReplay {
 
 impl CellReplay {
     /// Reads and checks the pair `c` names (files relative to `base`); `key` is the `cellreplay`
-    /// table's key, `trace_key` the trace table's (for `opportunity`).
+    /// table's key (`down.trace.cellreplay`); `opportunity` and `looping` are the trace table's
+    /// (`looping` applies to the heavy trace: the train trace always repeats, as CellReplay's).
     pub fn load(
         key: &str,
         c: &CellReplaySpec,
