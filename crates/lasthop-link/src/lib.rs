@@ -9,8 +9,9 @@
 //!   inject); [`rate_control`], [`rdb`] (redundant data bundling) and [`shared_window`] (seed
 //!   001's shared advertised window, for emulation) are middleboxes;
 //! - [`trace`]: a direction's capacity from a trace file (Mahimahi's delivery opportunities,
-//!   or timed rates), with outages; [`trace_summary`] its Mahimahi-style figures; [`files`]
-//!   reads the data files specs name;
+//!   or timed rates), with outages; [`cellreplay`] CellReplay's pair of traces (base delay and
+//!   light PDOs from a packet-train trace, a heavy trace, chosen by the load);
+//!   [`trace_summary`] its Mahimahi-style figures; [`files`] reads the data files specs name;
 //! - [`background`]: Seawind's background load, other users' packets sharing the channel;
 //! - [`access`]: a host's access link (a FIFO serializer and a delay) before the router;
 //! - [`queue`], [`lsb`], [`serializer`], [`lrb`]: the stages of a direction;
@@ -22,6 +23,7 @@
 
 pub mod access;
 pub mod background;
+pub mod cellreplay;
 pub mod dir;
 pub mod dist;
 pub mod error_model;

@@ -194,7 +194,9 @@ impl Link {
                 input: (dc.queue.overflow != Overflow::Drop)
                     .then(|| Box::new(Input::new(dc.queue.input))),
                 arrive_extras: dc.queue.overflow != Overflow::Drop || dc.trace.is_some(),
-                prop_extras: dc.netem != NetemConfig::default() || dc.delay_trace.is_some(),
+                prop_extras: dc.netem != NetemConfig::default()
+                    || dc.delay_trace.is_some()
+                    || dc.cellreplay.is_some(),
                 netem: (dc.netem != NetemConfig::default())
                     .then(|| Box::new(Netem::new(&dc.netem, &seeds, d))),
                 bg: dc
@@ -908,7 +910,8 @@ impl Link {
         }
         let p = &dc.per_state[self.chain.current];
         // A trace that ended sends nothing more: the packet waits.
-        let Some((start, end)) = ds.ser.plan(dc, p, now, len + u64::from(dc.overhead)) else {
+        let Some((start, end)) = ds.ser.plan(dc, p, now, len + u64::from(dc.overhead), since)
+        else {
             return;
         };
         let seq = ds.begin_tx();
@@ -1069,13 +1072,14 @@ impl Link {
     }
 
     /// A packet's propagation with a delay trace (the delay in force now, instead of
-    /// `delay`) or netem's jitter and reordering.
+    /// `delay`), CellReplay's pair (the rest of its release time) or netem's jitter and
+    /// reordering.
     #[cold]
     #[inline(never)]
     fn netem_propagation(&mut self, now: Time, d: Dir, seq: u64, delay: Dur) -> Dur {
         let delay = match &self.cfg.dirs[d.index()].delay_trace {
             Some(t) => t.at(now),
-            None => delay,
+            None => self.dirs[d.index()].ser.cell_delay().unwrap_or(delay),
         };
         let ds = &mut self.dirs[d.index()];
         let Some(netem) = ds.netem.as_mut() else {

@@ -1,6 +1,7 @@
 //! Stage 3, the serializer and propagation: one packet at a time at the rate in force when its
 //! transmission starts (or, for a direction with a trace, as the trace's capacity allows: see
-//! [`crate::trace`]), then the state's propagation delay plus extra and scripted delays.
+//! [`crate::trace`]; with CellReplay's pair, its light or heavy PDOs and base delay: see
+//! [`crate::cellreplay`]), then the state's propagation delay plus extra and scripted delays.
 //!
 //! Seawind's other serializer parameters (seed 001, E.1.2) live here too, each costing nothing
 //! when not given: the *allocation delay* before a packet that finds the link idle (idle for
@@ -8,6 +9,7 @@
 //! multiplier of the rate in force drawn again every `rate_change_interval` from
 //! `link.avail.{dir}` (a timeline of time alone, like the state chain's).
 
+use crate::cellreplay::CellServer;
 use crate::dir::Dir;
 use crate::spec::config::{DirConfig, Params};
 use crate::trace::TraceServer;
@@ -25,6 +27,8 @@ pub(crate) struct Serializer {
     delays_rng: Stream,
     /// The direction's trace, which then gives every transmission's end.
     trace: Option<Box<TraceServer>>,
+    /// CellReplay's pair instead of `trace`: every transmission's end and propagation.
+    cell: Option<Box<CellServer>>,
     /// When the last transmission ended (the allocation delay's idle test).
     last_end: Option<Time>,
     /// `link.alloc.{dir}`, with an allocation delay.
@@ -53,7 +57,11 @@ impl Serializer {
             sent: 0,
             sched_pos: 0,
             delays_rng: seeds.stream(&format!("link.delays.{d}")),
-            trace: dc.trace.clone().map(|t| Box::new(TraceServer::new(t))),
+            trace: match dc.cellreplay {
+                Some(_) => None,
+                None => dc.trace.clone().map(|t| Box::new(TraceServer::new(t))),
+            },
+            cell: dc.cellreplay.clone().map(|c| Box::new(CellServer::new(c))),
             last_end: None,
             alloc_rng: dc
                 .allocation
@@ -78,15 +86,20 @@ impl Serializer {
 
     /// When a transmission of `bytes` (overhead included) asked for at `now` starts and ends,
     /// with a trace, an allocation delay or an available rate (the plain rate's transmissions
-    /// take `rate` directly); `None`: never (a trace that ended).
+    /// take `rate` directly); `None`: never (a trace that ended). `arrival`: when the packet
+    /// reached the link (CellReplay's pair reckons its trains from it).
     pub fn plan(
         &mut self,
         dc: &DirConfig,
         p: &Params,
         now: Time,
         bytes: u64,
+        arrival: Time,
     ) -> Option<(Time, Time)> {
         let start = self.allocate(dc, now);
+        if let Some(c) = &mut self.cell {
+            return Some((start, c.finish(arrival, start, bytes)?));
+        }
         Some((start, self.tx_end(dc, p, start, bytes)?))
     }
 
@@ -94,6 +107,9 @@ impl Serializer {
     /// in force, or as the trace carries it; `None` if never (a trace that ended).
     #[inline]
     pub fn tx_end(&mut self, dc: &DirConfig, p: &Params, now: Time, bytes: u64) -> Option<Time> {
+        if let Some(c) = &mut self.cell {
+            return c.finish(now, now, bytes);
+        }
         match &mut self.trace {
             None if self.avail.is_some() => self.tx_end_available(dc, p, now, bytes),
             None => Some(now + self.rate(dc, p, now).tx_time(bytes)),
@@ -140,6 +156,13 @@ impl Serializer {
             return now;
         }
         now + dist.sample(rng)
+    }
+
+    /// With CellReplay's pair: the propagation of the packet whose transmission was planned
+    /// last (the one in progress).
+    #[inline]
+    pub fn cell_delay(&self) -> Option<Dur> {
+        self.cell.as_ref().map(|c| c.delay())
     }
 
     /// A background packet's transmission ended at `now`.

@@ -24,6 +24,10 @@
 //! packet only if that packet is already waiting; a transmission ends at the opportunity that
 //! carries its last byte. Mahimahi counts a packet with the 4-byte header of its TUN device
 //! (1504 bytes = a 1500-byte IP packet): the link's `overhead = "4B"` gives its accounting.
+//!
+//! A third, **CellReplay's pair** (`cellreplay = { train = "FILE", heavy = "FILE" }`), gives the
+//! direction its base delay and its capacity from a light and a heavy trace: see
+//! `crate::cellreplay`, which reads it; the heavy trace is then the direction's [`Trace`].
 
 use crate::files;
 use lasthop_core::spec::{err, SpecError};
@@ -48,11 +52,30 @@ pub struct TraceSpec {
     pub mahimahi: Option<String>,
     /// A timed rate file: `TIME RATE` lines.
     pub rates: Option<String>,
+    /// CellReplay's pair of traces: a packet-train trace (base delay and light PDOs) and a
+    /// heavy PDO trace (`crate::cellreplay`).
+    pub cellreplay: Option<CellReplaySpec>,
     /// `mahimahi`: the bytes one opportunity carries (default 1504B, Mahimahi's).
     pub opportunity: Option<Bytes>,
     /// Whether the trace repeats after its end (default true, as Mahimahi's `mm-link`).
     #[serde(rename = "loop")]
     pub looping: Option<bool>,
+}
+
+/// `[DIR.trace] cellreplay = { ... }` as written (`crate::cellreplay` reads it).
+#[derive(Deserialize, Serialize, Debug, Clone, Default, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CellReplaySpec {
+    /// The packet-train trace: `TIME DELAY PDO...` lines (CellReplay's `*-delay-light-pdo`).
+    pub train: Option<String>,
+    /// The heavy PDO trace: Mahimahi's format (CellReplay's `*-heavy-pdo`).
+    pub heavy: Option<String>,
+    /// The latency offset by packet size: `SIZE OFFSET` lines (CellReplay's
+    /// `--psize-latency-offset-*`).
+    pub latency_offset: Option<String>,
+    /// CellReplay's `--long-to-short-timer-*`: how much later than the previous packet's
+    /// release a packet's earliest release must be to start a new train (default 0).
+    pub restart_after: Option<Dur>,
 }
 
 /// A validated trace: what the direction's serializer follows.
@@ -145,7 +168,7 @@ impl Trace {
             )),
             (None, None) => Err(err(
                 key,
-                "missing the file: `mahimahi = \"FILE\"` (one delivery opportunity per line, in ms) or `rates = \"FILE\"` (TIME RATE lines)",
+                "missing the file: `mahimahi = \"FILE\"` (one delivery opportunity per line, in ms), `rates = \"FILE\"` (TIME RATE lines) or `cellreplay = { train = \"FILE\", heavy = \"FILE\" }` (CellReplay's pair)",
             )),
         }
     }

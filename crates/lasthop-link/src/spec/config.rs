@@ -1,6 +1,7 @@
 //! The validated configuration the model runs: what [`super::validate`] makes of a spec.
 
 use crate::background::Background;
+use crate::cellreplay::CellReplay;
 use crate::dist::{Dist, NumDist};
 use crate::netem::NetemConfig;
 use crate::spec::loss::LossModel;
@@ -57,6 +58,9 @@ pub struct DirConfig {
     pub netem: NetemConfig,
     /// The propagation delay from a file, instead of `delay`.
     pub delay_trace: Option<DelayTrace>,
+    /// CellReplay's pair (`[DIR.trace] cellreplay`): the base delay and light PDOs beside the
+    /// heavy trace, which is then [`DirConfig::trace`].
+    pub cellreplay: Option<CellReplay>,
 }
 
 /// The parameters of one direction while one state holds.

@@ -104,8 +104,15 @@ impl LinkConfig {
                     );
                 }
             }
-            match &c.trace {
-                Some(t) => {
+            match (&c.cellreplay, &c.trace) {
+                (Some(cr), _) => {
+                    let _ = writeln!(
+                        s,
+                        "  rate and base delay from CellReplay's pair {:?}: {cr}; overhead {}B per packet",
+                        cr.train_file, c.overhead
+                    );
+                }
+                (None, Some(t)) => {
                     let what = match t.shape {
                         crate::trace::Shape::Opportunities { .. } => "Mahimahi trace",
                         crate::trace::Shape::Rates { .. } => "rate trace",
@@ -116,7 +123,7 @@ impl LinkConfig {
                         t.file, c.overhead
                     );
                 }
-                None => {
+                (None, None) => {
                     let _ = writeln!(s, "  rate {rate}, overhead {}B per packet", c.overhead);
                 }
             }
@@ -141,6 +148,12 @@ impl LinkConfig {
                 );
             }
             match &c.delay_trace {
+                None if c.cellreplay.is_some() => {
+                    let _ = write!(
+                        s,
+                        "  propagation: the packet-train trace's base delay (with the light PDOs' part of a packet's release time)"
+                    );
+                }
                 Some(t) => {
                     let _ = write!(
                         s,

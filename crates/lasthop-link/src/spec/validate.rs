@@ -3,6 +3,7 @@
 //! model's own checks are in [`super::queue`] and [`super::loss`].
 
 use crate::background::Background;
+use crate::cellreplay::CellReplay;
 use crate::dir::Dir;
 use crate::dist::{Dist, NumDist};
 use crate::netem::NetemConfig;
@@ -483,7 +484,8 @@ impl LinkSpec {
                 ));
             }
         }
-        let trace = validate_trace(d, own, b, &schedule, &per_state, &self.states, files_dir)?;
+        let (trace, cellreplay) =
+            validate_trace(d, own, b, &schedule, &per_state, &self.states, files_dir)?;
         let pick = |o: &Option<Dist>, bo: &Option<Dist>| o.clone().or(bo.clone());
         let idle_timeout = own.idle_timeout.or(b.idle_timeout);
         let allocation = match (pick(&own.allocation_delay, &b.allocation_delay), idle_timeout) {
@@ -566,6 +568,7 @@ impl LinkSpec {
             available,
             output_dropper,
             delay_trace: validate_delay_trace(d, own, b, &self.states, files_dir)?,
+            cellreplay,
             netem: match own.netem.as_ref().or(b.netem.as_ref()) {
                 Some(n) => NetemConfig::validate(
                     &format!("{}.netem", src(own.netem.is_some())),
@@ -597,7 +600,7 @@ fn validate_trace(
     per_state: &[Params],
     states: &IndexMap<String, StateSpec>,
     base: &Path,
-) -> Result<Option<Trace>, SpecError> {
+) -> Result<(Option<Trace>, Option<CellReplay>), SpecError> {
     for (name, t) in [(d.name(), own), ("both", b)] {
         if t.trace.is_some() && t.rate.is_some() {
             return Err(err(
@@ -609,7 +612,7 @@ fn validate_trace(
     let (key, spec) = match (&own.trace, own.rate, &b.trace) {
         (Some(t), _, _) => (format!("{d}.trace"), t),
         (None, None, Some(t)) => ("both.trace".to_string(), t),
-        _ => return Ok(None),
+        _ => return Ok((None, None)),
     };
     if !schedule.is_empty() {
         let src = if own.schedule.is_some() {
@@ -629,7 +632,52 @@ fn validate_trace(
             format!("the {d} direction's rate comes from its trace (`{key}`): a state cannot override it; give the rate in the other direction's table only (`states.{name}.{}`)", match d { Dir::Down => "up", Dir::Up => "down" }),
         ));
     }
-    Trace::load(&key, spec, base).map(Some)
+    if let Some(c) = &spec.cellreplay {
+        if spec.mahimahi.is_some() || spec.rates.is_some() {
+            return Err(err(
+                format!("{key}.cellreplay"),
+                format!("give one of `mahimahi`, `rates` or `cellreplay` in `{key}`, not more: `cellreplay`'s `heavy` is the direction's Mahimahi trace"),
+            ));
+        }
+        // The train trace gives the base delay: nothing else may.
+        let base_from = format!("{key}.cellreplay.train");
+        for (name, t) in [(d.name(), own), ("both", b)] {
+            if t.delay.is_some() {
+                return Err(err(
+                    format!("{name}.delay"),
+                    format!("the {d} direction's base delay comes from CellReplay's packet-train trace (`{base_from}`): remove `delay`"),
+                ));
+            }
+            if t.delay_trace.is_some() {
+                return Err(err(
+                    format!("{name}.delay_trace"),
+                    format!("the {d} direction's base delay comes from CellReplay's packet-train trace (`{base_from}`): remove the delay trace"),
+                ));
+            }
+        }
+        if let Some((name, _)) = states.iter().find(|(_, s)| {
+            let own_s = match d {
+                Dir::Down => &s.down,
+                Dir::Up => &s.up,
+            };
+            own_s.delay.or(s.both.delay).is_some()
+        }) {
+            return Err(err(
+                format!("states.{name}.delay"),
+                format!("the {d} direction's base delay comes from CellReplay's packet-train trace (`{base_from}`): a state cannot override it"),
+            ));
+        }
+        let looping = spec.looping.unwrap_or(true);
+        let pair = CellReplay::load(
+            &format!("{key}.cellreplay"),
+            c,
+            spec.opportunity,
+            looping,
+            base,
+        )?;
+        return Ok((Some((*pair.heavy).clone()), Some(pair)));
+    }
+    Trace::load(&key, spec, base).map(|t| (Some(t), None))
 }
 
 /// The direction's delay trace, if it has one (its own table over `both`): it replaces the
