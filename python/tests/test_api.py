@@ -165,3 +165,41 @@ def test_file_column_named_as_a_dimension(tmp_path):
     assert link.columns.is_unique
     assert list(link["dir"].astype(str)) == ["e0", "e0"]
     assert list(link["dir_file"].astype(str)) == ["down", "up"]
+
+
+def test_flow_columns_of_pages_and_streams(tmp_path):
+    # pages.csv, page_objects.csv (seed 002's http flow), streams.csv and latency.csv (seed
+    # 003's thin flows) name the scenario's flow as connections.csv does.
+    web = lasthop.sim(REPO / "examples/scenarios/seed002-optimal-s2s.toml", out=tmp_path / "web")
+    p = web.pages
+    assert p["flow_index"].tolist() == p["flow"].tolist() == [0]
+    assert list(p["flow_name"].astype(str)) == ["flows[0]"]
+    assert isinstance(p["flow_name"].dtype, pd.CategoricalDtype)
+    assert (list(p["client_host"].astype(str)), list(p["server_host"].astype(str))) == (
+        ["mobile"],
+        ["fixed"],
+    )
+    o = web.page_objects
+    assert len(o) == 3
+    assert (o["flow_index"] == o["flow"]).all()
+    assert set(o["flow_name"].astype(str)) == {"flows[0]"}
+    # The page's objects are its connections: the same flow in connections.csv.
+    assert set(web.connections["flow_name"].astype(str)) == {"flows[0]"}
+
+    thin = lasthop.sim(REPO / "examples/scenarios/seed003-greedy.toml", out=tmp_path / "thin")
+    s = thin.streams
+    assert pt.is_integer_dtype(s["flow_index"])
+    assert not s["flow_index"].isna().any()
+    assert set(s["flow_name"].astype(str)) >= {"flows[0]", "flows[2]#0", "flows[2]#1"}
+    named = s[s["flow_name"].astype(str) == "flows[2]#0"]
+    assert set(named["sender_host"].astype(str)) == {"zsender0"}
+    assert set(named["receiver_host"].astype(str)) == {"receiver"}
+    # Each latency row carries its stream's flow.
+    lat = thin.latency
+    of_stream = dict(zip(s["stream"], s["flow_index"]))
+    assert len(lat) > 0
+    assert (lat["flow_index"] == lat["stream"].map(of_stream)).all()
+    assert set(lat["flow_name"].astype(str)) <= set(s["flow_name"].astype(str))
+    # The streams' flows are the connections' flows.
+    conn_flows = set(thin.connections["flow_index"])
+    assert set(s["flow_index"]) <= conn_flows
