@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 import pandas as pd
@@ -64,25 +64,79 @@ def sim(
     return load(d)
 
 
+ProgressCallback = Callable[[int, int], Any]
+
+
+def _progress_bar() -> Tuple[Callable[[int, int], None], Callable[[], None]]:
+    """A progress bar that draws itself as a widget in notebooks and as text elsewhere
+    (``tqdm.auto``; plain text when the notebook has no ipywidgets): its update function,
+    ``(done, pending)``, and its close."""
+    try:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=0, unit="run", desc="lasthop run")
+    except ImportError:  # a notebook without ipywidgets
+        from tqdm.std import tqdm
+
+        bar = tqdm(total=0, unit="run", desc="lasthop run")
+
+    def update(done: int, pending: int) -> None:
+        if bar.total != pending:
+            bar.total = pending
+            bar.refresh()
+        if done > bar.n:
+            bar.update(done - bar.n)
+
+    return update, bar.close
+
+
 def run(
     experiment: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
     jobs: Optional[int] = None,
     shard: Optional[str] = None,
-    progress: bool = False,
+    progress: Union[bool, ProgressCallback] = False,
+    exe: Optional[PathLike] = None,
 ) -> Path:
-    """Runs a simulated experiment (``lasthop run``): every replication of every point of its
-    matrix, in parallel on ``jobs`` threads (default: all cores), resumable (finished runs in
-    ``out`` are kept); writes ``summary.csv``, ``summary.json`` and ``report.html``. Without
-    ``experiment``, the embedded quick start. ``shard="K/N"`` runs only shard K of N (no
-    summary). Returns the results directory (default ``results/<name>``)."""
-    d, _total, _kept, _ran, _failed = _lasthop.run(
-        None if experiment is None else os.fspath(experiment),
-        None if out is None else os.fspath(out),
-        jobs,
-        shard,
-        progress,
-    )
+    """Runs an experiment (``lasthop run``): every replication of every point of its matrix,
+    resumable (finished runs in ``out`` are kept); writes ``summary.csv``, ``summary.json`` and
+    ``report.html``. Without ``experiment``, the embedded quick start. ``shard="K/N"`` runs only
+    shard K of N (no summary). Returns the results directory (default ``results/<name>``).
+
+    A simulated experiment runs in parallel on ``jobs`` threads (default: all cores). An
+    emulated one (``mode = "emu"``) runs as ``lasthop run`` runs it, one run at a time, and
+    needs what the emulator needs (root, ``/dev/net/tun``, iproute2: raises
+    :class:`lasthop.LasthopError` before any run otherwise) and the ``lasthop`` binary, whose
+    workload programs the emulated hosts run: ``exe``, else ``$LASTHOP_BIN``, else ``lasthop``
+    on ``PATH``.
+
+    ``progress=True`` shows a progress bar (a widget in a notebook, ``tqdm.auto``);
+    ``progress=f`` calls ``f(done, pending)`` instead: once with ``done = 0``, then after each
+    run (``pending`` counts the runs this call runs, not the finished ones it keeps). An
+    exception ``f`` raises is raised when the experiment ends (its finished runs stay)."""
+    close: Optional[Callable[[], None]] = None
+    if progress is True:
+        hook: Optional[ProgressCallback]
+        hook, close = _progress_bar()
+    elif callable(progress):
+        hook = progress
+    elif progress is False or progress is None:
+        hook = None
+    else:
+        raise TypeError(f"progress: {progress!r}: allowed True, False or a function (done, pending)")
+    try:
+        d, _total, _kept, _ran, _failed = _lasthop.run(
+            None if experiment is None else os.fspath(experiment),
+            None if out is None else os.fspath(out),
+            jobs,
+            shard,
+            False,
+            hook,
+            None if exe is None else os.fspath(exe),
+        )
+    finally:
+        if close is not None:
+            close()
     return Path(d)
 
 

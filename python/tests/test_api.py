@@ -203,3 +203,94 @@ def test_flow_columns_of_pages_and_streams(tmp_path):
     # The streams' flows are the connections' flows.
     conn_flows = set(thin.connections["flow_index"])
     assert set(s["flow_index"]) <= conn_flows
+
+
+def _small_experiment(tmp_path, name="small", mode="sim", replications=2):
+    exp = tmp_path / f"{name}.toml"
+    exp.write_text(
+        f'name = "{name}"\nscenario = "{SCENARIO}"\nmode = "{mode}"\n'
+        f"replications = {replications}\n"
+        f'[matrix.link]\ne0 = {{ link = "{REPO / "examples/links/seed000-e0.toml"}" }}\n'
+    )
+    return exp
+
+
+def test_run_progress_callback(tmp_path):
+    exp = _small_experiment(tmp_path)
+    calls = []
+    lasthop.run(exp, out=tmp_path / "out", jobs=2, progress=lambda d, n: calls.append((d, n)))
+    # Once before the first run, then after each of the two runs, counting up.
+    assert calls[0] == (0, 2)
+    assert calls[-1] == (2, 2)
+    assert [d for d, _ in calls] == sorted(d for d, _ in calls)
+    assert len(calls) == 3
+    # Run again: every run is kept, none pending.
+    again = []
+    lasthop.run(exp, out=tmp_path / "out", progress=lambda d, n: again.append((d, n)))
+    assert again == [(0, 0)]
+
+
+def test_run_progress_bar_and_a_raising_callback(tmp_path, capsys):
+    exp = _small_experiment(tmp_path)
+    d = lasthop.run(exp, out=tmp_path / "bar", jobs=2, progress=True)
+    # tqdm's text bar outside a notebook, on stderr.
+    assert "2/2" in capsys.readouterr().err
+    assert len(lasthop.load(d).connections) == 4
+
+    def boom(done, pending):
+        if done == 1:
+            raise KeyError("stop")
+
+    with pytest.raises(KeyError):
+        lasthop.run(exp, out=tmp_path / "boom", jobs=1, progress=boom)
+    # The experiment finished; its runs are kept.
+    assert len(lasthop.load(tmp_path / "boom").connections) == 4
+    with pytest.raises(TypeError):
+        lasthop.run(exp, out=tmp_path / "x", progress="yes")
+
+
+def test_run_emulated(tmp_path):
+    """An emulated experiment runs as `lasthop run` runs it: refused before any run with a
+    LasthopError saying why when the emulator cannot run (not root); with root and
+    LASTHOP_ROOT_TESTS=1, run (the workload from LASTHOP_BIN)."""
+    root = os.geteuid() == 0
+    if root and os.environ.get("LASTHOP_ROOT_TESTS") == "1":
+        if not BIN:
+            pytest.skip("LASTHOP_BIN is not set")
+        exp = _small_experiment(tmp_path, "emu", mode="emu", replications=1)
+        r = lasthop.load(lasthop.run(exp, out=tmp_path / "emu", exe=BIN))
+        assert r.mode == "emu"
+        c = r.connections
+        assert c["flow_index"].tolist() == [0, 1]
+        assert c["complete"].all()
+        return
+    if not root:
+        exp = _small_experiment(tmp_path, "emu", mode="emu", replications=1)
+        with pytest.raises(lasthop.LasthopError, match="needs root"):
+            lasthop.run(exp, out=tmp_path / "emu")
+        assert not (tmp_path / "emu" / "runs").exists()
+        return
+    # Root without LASTHOP_ROOT_TESTS: the refusal, as an unprivileged user: this process's
+    # effective user nobody for the call (the saved user, root, takes it back).
+    import pwd
+    import shutil
+    import tempfile
+
+    try:
+        nobody = pwd.getpwnam("nobody").pw_uid
+    except KeyError:
+        pytest.skip("no user nobody")
+    d = Path(tempfile.mkdtemp(prefix="lasthop-emu-"))
+    try:
+        d.chmod(0o777)
+        exp = _small_experiment(d, "emu", mode="emu", replications=1)
+        os.seteuid(nobody)
+        try:
+            with pytest.raises(lasthop.LasthopError) as e:
+                lasthop.run(exp, out=d / "emu")
+        finally:
+            os.seteuid(0)
+        assert str(e.value).startswith("emu: emu mode, point e0: the emulator needs root"), e.value
+        assert not (d / "emu" / "runs").exists()
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
