@@ -294,3 +294,35 @@ def test_run_emulated(tmp_path):
         assert not (d / "emu" / "runs").exists()
     finally:
         shutil.rmtree(d, ignore_errors=True)
+
+
+def test_load_several_directories(tmp_path, quickstart):
+    small = lasthop.run(_small_experiment(tmp_path), out=tmp_path / "small", jobs=2)
+    lasthop.sim(SCENARIO, out=tmp_path / "one")
+    rs = lasthop.load([quickstart.path, small, tmp_path / "one"])
+    assert isinstance(rs, lasthop.ResultsSet)
+    assert rs.names == ["quickstart", "small", "one"]
+    assert rs.dimensions == ["link"]
+    c = rs.connections
+    assert list(c.columns[:4]) == ["results", "point", "link", "replication"]
+    assert isinstance(c["results"].dtype, pd.CategoricalDtype)
+    assert list(c["results"].cat.categories) == ["quickstart", "small", "one"]
+    assert c.groupby("results", observed=True).size().tolist() == [12, 4, 2]
+    # point and the dimensions: categoricals over every directory's values.
+    assert isinstance(c["point"].dtype, pd.CategoricalDtype)
+    assert list(c["point"].cat.categories) == ["e0", "r1", "one"]
+    assert isinstance(c["link"].dtype, pd.CategoricalDtype)
+    assert c.loc[c["results"] == "one", "link"].isna().all()
+    # Each directory's rows are its own table's.
+    ref = lasthop.load(small).connections
+    sub = c[c["results"] == "small"].reset_index(drop=True)[list(ref.columns)]
+    for col in ref.columns:
+        assert list(sub[col].astype(str)) == list(ref[col].astype(str)), col
+    assert c["elapsed_s"].dtype == np.float64
+    assert pt.is_integer_dtype(c["bytes"])
+    s = rs.summary
+    assert s["results"].iloc[0] == "quickstart"
+    assert len(s) == len(quickstart.summary) + len(lasthop.load(small).summary)
+    assert rs["small"].path == small
+    with pytest.raises(ValueError):
+        lasthop.load([small, small])
