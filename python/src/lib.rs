@@ -380,7 +380,7 @@ fn file_name(table: &str) -> String {
 
 /// One run's rows of `table` as columns; None when the run has no such file.
 fn read_run(table: &str, path: &Path) -> Res<Option<Columns>> {
-    if !path.exists() {
+    if !files::columnar::exists(path) {
         return Ok(None);
     }
     fn cols<T: Serialize>(rows: Vec<T>) -> Res<Columns> {
@@ -398,15 +398,20 @@ fn read_run(table: &str, path: &Path) -> Res<Option<Columns>> {
         "page_objects" => cols(files::page_objects::read(path)?)?,
         "streams" => cols(files::streams::read(path)?)?,
         "latency" => cols(files::latency::read(path)?)?,
-        "tcp_trace" => cols(files::tcp_trace::read(path)?)?,
+        "tcp_trace" => match files::tcp_trace::read_either(path)? {
+            Some(rows) => cols(rows)?,
+            None => return Ok(None),
+        },
         "link" => cols(
             lasthop_link::meter::read_link_csv(path)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
         )?,
         "events" => {
-            let f = std::fs::File::open(path)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let rows = lasthop_link::event::read_events(std::io::BufReader::new(f))
+            // events.csv, or the run's events.parquet in its place.
+            let Some(f) = files::columnar::open(path)? else {
+                return Ok(None);
+            };
+            let rows = lasthop_link::event::read_events(f)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             cols(rows)?

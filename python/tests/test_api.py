@@ -326,3 +326,66 @@ def test_load_several_directories(tmp_path, quickstart):
     assert rs["small"].path == small
     with pytest.raises(ValueError):
         lasthop.load([small, small])
+
+
+def test_parquet_events_and_trace_load_as_csv(tmp_path):
+    # The same run kept as CSV and as Parquet ([outputs] format = "parquet"): lasthop.load
+    # gives the same DataFrames.
+    text = SCENARIO.read_text()
+    pq_scenario = tmp_path / "scenarios" / "pq.toml"
+    pq_scenario.parent.mkdir()
+    (tmp_path / "links").symlink_to(REPO / "examples/links")
+    pq_scenario.write_text(text + '\n[outputs]\nformat = "parquet"\n')
+    csv_run = lasthop.sim(SCENARIO, out=tmp_path / "csv", seed=5)
+    pq_run = lasthop.sim(pq_scenario, out=tmp_path / "pq", seed=5)
+    d = tmp_path / "pq"
+    assert (d / "events.parquet").exists() and not (d / "events.csv").exists()
+    assert (d / "tcp_trace.parquet").exists() and not (d / "tcp_trace.csv").exists()
+    assert (d / "events.parquet").stat().st_size < (tmp_path / "csv" / "events.csv").stat().st_size
+    for table in ["events", "tcp_trace"]:
+        a, b = csv_run.table(table), pq_run.table(table)
+        assert len(a) > 100, table
+        pd.testing.assert_frame_equal(
+            a.drop(columns=["point"]), b.drop(columns=["point"]), check_exact=True
+        )
+    # The other tables do not depend on the form.
+    pd.testing.assert_frame_equal(
+        csv_run.connections.drop(columns=["point"]), pq_run.connections.drop(columns=["point"])
+    )
+    # A standard Parquet file: pandas (pyarrow) reads the same columns and values.
+    raw = pd.read_parquet(d / "events.parquet")
+    ref = pd.read_csv(tmp_path / "csv" / "events.csv")
+    assert list(raw.columns) == list(ref.columns)
+    assert raw["time_ns"].tolist() == ref["time_ns"].tolist()
+    assert raw["event"].tolist() == ref["event"].tolist()
+    if BIN:
+        # The binary's flag, over the scenario's outputs: the same file.
+        subprocess.run(
+            [BIN, "sim", str(SCENARIO), "--out", str(tmp_path / "cli"), "--seed", "5",
+             "--format", "parquet"],
+            check=True,
+            capture_output=True,
+        )
+        assert (tmp_path / "cli" / "events.parquet").read_bytes() == (
+            d / "events.parquet"
+        ).read_bytes()
+
+
+def test_parquet_in_an_experiment(tmp_path):
+    exp = _small_experiment(tmp_path, replications=1)
+    exp.write_text(exp.read_text().replace(
+        'replications = 1\n',
+        'replications = 1\n[outputs]\nevents = "all"\nformat = "parquet"\n',
+    ))
+    r = lasthop.load(lasthop.run(exp, out=tmp_path / "out"))
+    run = tmp_path / "out" / "runs" / "e0" / "0"
+    assert (run / "events.parquet").exists() and not (run / "events.csv").exists()
+    e = r.events
+    assert len(e) > 100 and e["time_ns"].dtype == np.int64
+    assert isinstance(e["event"].dtype, pd.CategoricalDtype)
+    assert len(r.tcp_trace) > 0
+    # The report drew the run's plots from the Parquet files.
+    html = (tmp_path / "out" / "report.html").read_text()
+    assert "Congestion window and slow-start threshold" in html
+    assert "Time-sequence graph, connection 1" in html
+    assert "Throughput over time" in html

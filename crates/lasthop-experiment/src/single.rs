@@ -129,6 +129,7 @@ pub fn simulate_scenario(
         ..outputs.keep(true).sim_options(out)
     };
     let r = lasthop_sim::run(&scenario, &opts)?;
+    outputs.keep(true).finish(out)?;
     lasthop_core::output::sync_dir(out).with_context(|| format!("syncing {}", out.display()))?;
     Ok(r)
 }
