@@ -12,7 +12,7 @@ float seconds (``_s``), counts as integers, categories as categoricals. See docs
 
 from __future__ import annotations
 
-from ._api import analyze, check, load, run, sim, Check, Results
+from ._api import analyze, check, load, run, sim, Check, Results, ResultsSet
 from ._lasthop import LasthopError, SpecError, TABLES
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "sim",
     "Check",
     "Results",
+    "ResultsSet",
     "LasthopError",
     "SpecError",
     "TABLES",

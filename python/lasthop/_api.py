@@ -6,7 +6,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    overload,
+)
 
 import numpy as np
 import pandas as pd
@@ -64,25 +75,79 @@ def sim(
     return load(d)
 
 
+ProgressCallback = Callable[[int, int], Any]
+
+
+def _progress_bar() -> Tuple[Callable[[int, int], None], Callable[[], None]]:
+    """A progress bar that draws itself as a widget in notebooks and as text elsewhere
+    (``tqdm.auto``; plain text when the notebook has no ipywidgets): its update function,
+    ``(done, pending)``, and its close."""
+    try:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=0, unit="run", desc="lasthop run")
+    except ImportError:  # a notebook without ipywidgets
+        from tqdm.std import tqdm
+
+        bar = tqdm(total=0, unit="run", desc="lasthop run")
+
+    def update(done: int, pending: int) -> None:
+        if bar.total != pending:
+            bar.total = pending
+            bar.refresh()
+        if done > bar.n:
+            bar.update(done - bar.n)
+
+    return update, bar.close
+
+
 def run(
     experiment: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
     jobs: Optional[int] = None,
     shard: Optional[str] = None,
-    progress: bool = False,
+    progress: Union[bool, ProgressCallback] = False,
+    exe: Optional[PathLike] = None,
 ) -> Path:
-    """Runs a simulated experiment (``lasthop run``): every replication of every point of its
-    matrix, in parallel on ``jobs`` threads (default: all cores), resumable (finished runs in
-    ``out`` are kept); writes ``summary.csv``, ``summary.json`` and ``report.html``. Without
-    ``experiment``, the embedded quick start. ``shard="K/N"`` runs only shard K of N (no
-    summary). Returns the results directory (default ``results/<name>``)."""
-    d, _total, _kept, _ran, _failed = _lasthop.run(
-        None if experiment is None else os.fspath(experiment),
-        None if out is None else os.fspath(out),
-        jobs,
-        shard,
-        progress,
-    )
+    """Runs an experiment (``lasthop run``): every replication of every point of its matrix,
+    resumable (finished runs in ``out`` are kept); writes ``summary.csv``, ``summary.json`` and
+    ``report.html``. Without ``experiment``, the embedded quick start. ``shard="K/N"`` runs only
+    shard K of N (no summary). Returns the results directory (default ``results/<name>``).
+
+    A simulated experiment runs in parallel on ``jobs`` threads (default: all cores). An
+    emulated one (``mode = "emu"``) runs as ``lasthop run`` runs it, one run at a time, and
+    needs what the emulator needs (root, ``/dev/net/tun``, iproute2: raises
+    :class:`lasthop.LasthopError` before any run otherwise) and the ``lasthop`` binary, whose
+    workload programs the emulated hosts run: ``exe``, else ``$LASTHOP_BIN``, else ``lasthop``
+    on ``PATH``.
+
+    ``progress=True`` shows a progress bar (a widget in a notebook, ``tqdm.auto``);
+    ``progress=f`` calls ``f(done, pending)`` instead: once with ``done = 0``, then after each
+    run (``pending`` counts the runs this call runs, not the finished ones it keeps). An
+    exception ``f`` raises is raised when the experiment ends (its finished runs stay)."""
+    close: Optional[Callable[[], None]] = None
+    if progress is True:
+        hook: Optional[ProgressCallback]
+        hook, close = _progress_bar()
+    elif callable(progress):
+        hook = progress
+    elif progress is False or progress is None:
+        hook = None
+    else:
+        raise TypeError(f"progress: {progress!r}: allowed True, False or a function (done, pending)")
+    try:
+        d, _total, _kept, _ran, _failed = _lasthop.run(
+            None if experiment is None else os.fspath(experiment),
+            None if out is None else os.fspath(out),
+            jobs,
+            shard,
+            False,
+            hook,
+            None if exe is None else os.fspath(exe),
+        )
+    finally:
+        if close is not None:
+            close()
     return Path(d)
 
 
@@ -124,7 +189,79 @@ def analyze(
     )
 
 
-class Results:
+class _Tables:
+    """The table attributes of :class:`Results` and :class:`ResultsSet`, each its
+    ``table(name)``."""
+
+    def table(self, name: str) -> pd.DataFrame:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def _summary(self) -> pd.DataFrame:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    @property
+    def connections(self) -> pd.DataFrame:
+        """``connections.csv``: one row per TCP connection (``docs/analysis.md``)."""
+        return self.table("connections")
+
+    @property
+    def udp_flows(self) -> pd.DataFrame:
+        """``udp_flows.csv``: one row per UDP flow."""
+        return self.table("udp_flows")
+
+    @property
+    def ping_flows(self) -> pd.DataFrame:
+        """``ping_flows.csv``: one row per latency-probe flow (``kind = "ping"``): probes
+        sent and answered, round-trip min/mean/p50/p90/p99/max in ms."""
+        return self.table("ping_flows")
+
+    @property
+    def pings(self) -> pd.DataFrame:
+        """``pings.csv``: one row per probe, its round trip in ms (empty: lost)."""
+        return self.table("pings")
+
+    @property
+    def pages(self) -> pd.DataFrame:
+        """``pages.csv``: one row per web page (seed 002)."""
+        return self.table("pages")
+
+    @property
+    def page_objects(self) -> pd.DataFrame:
+        """``page_objects.csv``: one row per object of a page."""
+        return self.table("page_objects")
+
+    @property
+    def streams(self) -> pd.DataFrame:
+        """``streams.csv``: seed 003's per-stream figures."""
+        return self.table("streams")
+
+    @property
+    def latency(self) -> pd.DataFrame:
+        """``latency.csv``: seed 003's ACK latencies."""
+        return self.table("latency")
+
+    @property
+    def link(self) -> pd.DataFrame:
+        """``link.csv``: the link's counters and meter, one row per direction."""
+        return self.table("link")
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """``events.csv`` of the runs that kept it (``docs/events.md``): big, read on demand."""
+        return self.table("events")
+
+    @property
+    def tcp_trace(self) -> pd.DataFrame:
+        """``tcp_trace.csv`` of the runs that kept it (cwnd, ssthresh, RTO over time)."""
+        return self.table("tcp_trace")
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        """``summary.csv``: the summaries across replications (empty for one run)."""
+        return self._summary()
+
+
+class Results(_Tables):
     """A results directory of ``lasthop run`` (or one run's directory of ``lasthop sim``).
     Each table attribute reads its file of every finished run when first asked (in parallel,
     by the Rust typed readers) and keeps the DataFrame; ``events`` and ``tcp_trace`` are big
@@ -181,54 +318,7 @@ class Results:
             self._cache[name] = df
         return self._cache[name]
 
-    @property
-    def connections(self) -> pd.DataFrame:
-        """``connections.csv``: one row per TCP connection (``docs/analysis.md``)."""
-        return self.table("connections")
-
-    @property
-    def udp_flows(self) -> pd.DataFrame:
-        """``udp_flows.csv``: one row per UDP flow."""
-        return self.table("udp_flows")
-
-    @property
-    def pages(self) -> pd.DataFrame:
-        """``pages.csv``: one row per web page (seed 002)."""
-        return self.table("pages")
-
-    @property
-    def page_objects(self) -> pd.DataFrame:
-        """``page_objects.csv``: one row per object of a page."""
-        return self.table("page_objects")
-
-    @property
-    def streams(self) -> pd.DataFrame:
-        """``streams.csv``: seed 003's per-stream figures."""
-        return self.table("streams")
-
-    @property
-    def latency(self) -> pd.DataFrame:
-        """``latency.csv``: seed 003's ACK latencies."""
-        return self.table("latency")
-
-    @property
-    def link(self) -> pd.DataFrame:
-        """``link.csv``: the link's counters and meter, one row per direction."""
-        return self.table("link")
-
-    @property
-    def events(self) -> pd.DataFrame:
-        """``events.csv`` of the runs that kept it (``docs/events.md``): big, read on demand."""
-        return self.table("events")
-
-    @property
-    def tcp_trace(self) -> pd.DataFrame:
-        """``tcp_trace.csv`` of the runs that kept it (cwnd, ssthresh, RTO over time)."""
-        return self.table("tcp_trace")
-
-    @property
-    def summary(self) -> pd.DataFrame:
-        """``summary.csv``: the summaries across replications (empty for one run)."""
+    def _summary(self) -> pd.DataFrame:
         if "summary" not in self._cache:
             p = self.path / "summary.csv"
             df = pd.read_csv(p) if p.exists() else pd.DataFrame()
@@ -239,9 +329,87 @@ class Results:
         return self._cache["summary"]
 
 
-def load(results_dir: PathLike) -> Results:
+class ResultsSet(_Tables):
+    """Several results directories read as one: each table is theirs concatenated, a
+    ``results`` column (categorical, in the order given) first saying which directory a row
+    comes from; ``point`` and the matrix dimensions are categoricals over all of them (a
+    dimension a directory does not have is empty in its rows)."""
+
+    def __init__(self, paths: Sequence[PathLike]):
+        self.members = [Results(p) for p in paths]
+        names = [r.path.name for r in self.members]
+        if len(set(names)) < len(names):
+            names = [str(r.path) for r in self.members]
+        if len(set(names)) < len(names):
+            raise ValueError(f"the same results directory twice: {names}")
+        self.names: List[str] = names
+        self._cache: Dict[str, pd.DataFrame] = {}
+
+    def __repr__(self) -> str:
+        return f"<lasthop.ResultsSet of {len(self.members)}: {self.names}>"
+
+    def __getitem__(self, name: str) -> Results:
+        return self.members[self.names.index(name)]
+
+    def __len__(self) -> int:
+        return len(self.members)
+
+    @property
+    def dimensions(self) -> List[str]:
+        """The matrix dimensions of any of the directories, in first-seen order."""
+        return list(dict.fromkeys(d for r in self.members for d in r.dimensions))
+
+    def _concat(self, frames: List[pd.DataFrame]) -> pd.DataFrame:
+        # Categorical columns over every directory's categories (first-seen order): pandas
+        # would turn categoricals of different categories into objects.
+        cats: Dict[str, List[Any]] = {}
+        for f in frames:
+            for c in f.columns:
+                if isinstance(f[c].dtype, pd.CategoricalDtype):
+                    seen = cats.setdefault(c, [])
+                    seen.extend(v for v in f[c].cat.categories if v not in seen)
+        parts = []
+        for name, f in zip(self.names, frames):
+            f = f.copy()
+            for c, cs in cats.items():
+                if c in f.columns:
+                    f[c] = f[c].astype(pd.CategoricalDtype(cs))
+            f.insert(0, "results", name)
+            parts.append(f)
+        df = pd.concat(parts, ignore_index=True)
+        df["results"] = pd.Categorical(df["results"], categories=self.names)
+        for c, cs in cats.items():
+            df[c] = df[c].astype(pd.CategoricalDtype(cs))
+        return df
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Any run table by name (``lasthop.TABLES``) of every directory, concatenated, with
+        ``results`` first."""
+        if name not in self._cache:
+            self._cache[name] = self._concat([r.table(name) for r in self.members])
+        return self._cache[name]
+
+    def _summary(self) -> pd.DataFrame:
+        if "summary" not in self._cache:
+            self._cache["summary"] = self._concat([r.summary for r in self.members])
+        return self._cache["summary"]
+
+
+@overload
+def load(results_dir: PathLike) -> Results: ...
+
+
+@overload
+def load(results_dir: Sequence[PathLike]) -> ResultsSet: ...
+
+
+def load(results_dir: Union[PathLike, Sequence[PathLike]]) -> Union[Results, ResultsSet]:
     """A results directory (``lasthop run``) or a run's directory (``lasthop sim``): an object
     whose table attributes (``connections``, ``udp_flows``, ``pages``, ``streams``,
     ``latency``, ``link``, ``events``, ``summary``, ...) are pandas DataFrames, read on first
-    use."""
+    use. A list of directories: a :class:`ResultsSet`, whose tables are the directories'
+    concatenated with a ``results`` column (each directory's name, or its path when two
+    share a name)."""
+    if isinstance(results_dir, (list, tuple)):
+        return ResultsSet(results_dir)
     return Results(results_dir)

@@ -8,7 +8,10 @@ mod columns;
 use columns::{Column, Columns};
 use lasthop_analysis::files;
 use lasthop_core::spec::SpecError as RustSpecError;
-use lasthop_experiment::{Experiment, ExperimentInfo, RunOptions, Shard, SimBackend};
+use lasthop_experiment::backend::EmuBackend;
+use lasthop_experiment::{
+    Backend, Experiment, ExperimentInfo, OnProgress, RunOptions, Shard, SimBackend,
+};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -16,6 +19,7 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyT
 use rayon::prelude::*;
 use serde::Serialize;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 create_exception!(
     _lasthop,
@@ -174,8 +178,14 @@ fn sim(
 }
 
 /// An experiment (`lasthop run`): returns (the results directory, runs, kept, ran, failed).
+/// `on_progress(done, pending)` is called before the first run and after each one, from the
+/// runner's threads (with the GIL taken); the first exception it raises is raised after the
+/// experiment (whose finished runs stay). An emulated experiment (`mode = "emu"`) runs as
+/// `lasthop run` runs it: the emulator's checks first (root, TUN, the sysctls), then one run at
+/// a time, its workload programs started from the `lasthop` binary `exe`.
 #[pyfunction]
-#[pyo3(signature = (experiment, out=None, jobs=None, shard=None, progress=false))]
+#[pyo3(signature = (experiment, out=None, jobs=None, shard=None, progress=false, on_progress=None, exe=None))]
+#[allow(clippy::too_many_arguments)]
 fn run(
     py: Python<'_>,
     experiment: Option<PathBuf>,
@@ -183,6 +193,8 @@ fn run(
     jobs: Option<usize>,
     shard: Option<String>,
     progress: bool,
+    on_progress: Option<PyObject>,
+    exe: Option<PathBuf>,
 ) -> PyResult<(String, usize, usize, usize, usize)> {
     let shard: Option<Shard> = match shard {
         Some(s) => Some(s.parse().map_err(|e: String| {
@@ -197,8 +209,28 @@ fn run(
         })?),
         None => None,
     };
-    py.allow_threads(|| run_experiment(experiment, out, jobs, shard, progress))
-        .map_err(|e| to_py(py, e))
+    let raised: Arc<Mutex<Option<PyErr>>> = Arc::new(Mutex::new(None));
+    let hook = on_progress.map(|cb| {
+        let raised = raised.clone();
+        OnProgress(Arc::new(move |done: usize, pending: usize| {
+            Python::with_gil(|py| {
+                let mut first = raised.lock().expect("not poisoned");
+                if first.is_some() {
+                    return;
+                }
+                if let Err(e) = cb.call1(py, (done, pending)) {
+                    *first = Some(e);
+                }
+            })
+        }))
+    });
+    let r = py
+        .allow_threads(|| run_experiment(experiment, out, jobs, shard, progress, hook, exe))
+        .map_err(|e| to_py(py, e));
+    if let Some(e) = raised.lock().expect("not poisoned").take() {
+        return Err(e);
+    }
+    r
 }
 
 fn run_experiment(
@@ -207,7 +239,10 @@ fn run_experiment(
     jobs: Option<usize>,
     shard: Option<Shard>,
     progress: bool,
+    on_progress: Option<OnProgress>,
+    exe: Option<PathBuf>,
 ) -> Res<(String, usize, usize, usize, usize)> {
+    use anyhow::Context;
     let default_out = |name: &str| Path::new("results").join(name);
     let (exp, out, _lock) = match experiment {
         Some(p) => {
@@ -222,20 +257,35 @@ fn run_experiment(
             (lasthop_experiment::quickstart::load(&out)?, out, lock)
         }
     };
-    if exp.mode != lasthop_experiment::Mode::Sim {
-        anyhow::bail!(
-            "{}: mode {:?}: from Python only simulated experiments run (emulation needs root and the lasthop binary: lasthop run)",
-            exp.name,
-            exp.mode.name()
-        );
-    }
     lasthop_experiment::spec::points_in_their_mode(&exp)?;
+    let backend: Box<dyn Backend> = match exp.mode {
+        lasthop_experiment::Mode::Sim => Box::new(SimBackend),
+        lasthop_experiment::Mode::Emu => {
+            // As `lasthop run`: fail once, before any run, when the machine cannot emulate.
+            for p in &exp.points {
+                lasthop_emu::preflight(&p.scenario)
+                    .with_context(|| format!("{}: emu mode, point {}", exp.name, p.name))?;
+            }
+            let exe = match exe {
+                Some(e) => e,
+                None => lasthop_binary().with_context(|| {
+                    format!(
+                        "{}: emu mode: the emulated hosts run the lasthop binary's workload programs; \
+                         give exe= or set LASTHOP_BIN or put lasthop on PATH",
+                        exp.name
+                    )
+                })?,
+            };
+            Box::new(EmuBackend { exe })
+        }
+    };
     let opts = RunOptions {
         jobs,
         progress,
         outputs: Default::default(),
+        on_progress,
     };
-    let r = lasthop_experiment::run_experiment_shard(&exp, &out, &SimBackend, &opts, shard)?;
+    let r = lasthop_experiment::run_experiment_shard(&exp, &out, backend.as_ref(), &opts, shard)?;
     if let Some(why) = &r.stopped {
         anyhow::bail!("the disk is full: {why}");
     }
@@ -260,6 +310,16 @@ fn run_experiment(
         r.ran.len(),
         r.failed.len(),
     ))
+}
+
+/// The `lasthop` binary: `LASTHOP_BIN`, else `lasthop` on `PATH`.
+fn lasthop_binary() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("LASTHOP_BIN") {
+        return Some(PathBuf::from(p));
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join("lasthop"))
+        .find(|p| p.is_file())
 }
 
 /// A results directory's experiment: (name, mode, replications, dimensions, points as
@@ -301,10 +361,12 @@ fn info(py: Python<'_>, dir: PathBuf) -> PyResult<Option<Info>> {
 }
 
 /// The tables `load_table` reads, each by its crate's typed reader.
-const TABLES: [&str; 10] = [
+const TABLES: [&str; 12] = [
     "connections",
     "udp_flows",
     "udp_packets",
+    "ping_flows",
+    "pings",
     "pages",
     "page_objects",
     "streams",
@@ -320,7 +382,7 @@ fn file_name(table: &str) -> String {
 
 /// One run's rows of `table` as columns; None when the run has no such file.
 fn read_run(table: &str, path: &Path) -> Res<Option<Columns>> {
-    if !path.exists() {
+    if !files::columnar::exists(path) {
         return Ok(None);
     }
     fn cols<T: Serialize>(rows: Vec<T>) -> Res<Columns> {
@@ -334,19 +396,26 @@ fn read_run(table: &str, path: &Path) -> Res<Option<Columns>> {
         "connections" => cols(files::connections::read(path)?)?,
         "udp_flows" => cols(files::udp_flows::read(path)?)?,
         "udp_packets" => cols(files::udp_packets::read(path)?)?,
+        "ping_flows" => cols(files::pings::read_flows(path)?)?,
+        "pings" => cols(files::pings::read(path)?)?,
         "pages" => cols(files::pages::read(path)?)?,
         "page_objects" => cols(files::page_objects::read(path)?)?,
         "streams" => cols(files::streams::read(path)?)?,
         "latency" => cols(files::latency::read(path)?)?,
-        "tcp_trace" => cols(files::tcp_trace::read(path)?)?,
+        "tcp_trace" => match files::tcp_trace::read_either(path)? {
+            Some(rows) => cols(rows)?,
+            None => return Ok(None),
+        },
         "link" => cols(
             lasthop_link::meter::read_link_csv(path)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?,
         )?,
         "events" => {
-            let f = std::fs::File::open(path)
-                .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-            let rows = lasthop_link::event::read_events(std::io::BufReader::new(f))
+            // events.csv, or the run's events.parquet in its place.
+            let Some(f) = files::columnar::open(path)? else {
+                return Ok(None);
+            };
+            let rows = lasthop_link::event::read_events(f)
                 .collect::<Result<Vec<_>, _>>()
                 .map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
             cols(rows)?

@@ -517,13 +517,13 @@ pub const STREAM_COLUMNS: [&str; 30] = {
 
 /// `streams.csv`: one row per stream ([`crate::files::streams`]).
 pub fn streams_csv(streams: &[StreamStats]) -> String {
-    crate::files::streams::text(streams)
+    crate::files::streams::text(streams, &[])
 }
 
 /// `latency.csv`: the ACK latency histogram of every stream at 1 ms resolution, one row per
 /// non-empty millisecond: `stream,ms,count` ([`crate::files::latency`]).
 pub fn latency_csv(streams: &[StreamStats]) -> String {
-    crate::files::latency::text(streams)
+    crate::files::latency::text(streams, &[])
 }
 
 /// Writes `streams.csv` and `latency.csv` into `dir` (nothing when there is no stream).

@@ -321,8 +321,8 @@ pub fn write_run_files_with(dir: &Path, run: &RunAnalysis, sync: bool) -> Result
         out.push((f.udp_packets_csv(), udp_packets::text(&run.udp)));
     }
     if !run.streams.is_empty() {
-        out.push((f.streams_csv(), streams::text(&run.streams)));
-        out.push((f.latency_csv(), latency::text(&run.streams)));
+        out.push((f.streams_csv(), streams::text(&run.streams, &run.flows)));
+        out.push((f.latency_csv(), latency::text(&run.streams, &run.flows)));
     }
     if !run.pings.is_empty() {
         out.push((
@@ -332,8 +332,11 @@ pub fn write_run_files_with(dir: &Path, run: &RunAnalysis, sync: bool) -> Result
         out.push((f.pings_csv(), pings::text(&run.pings, &run.flows)));
     }
     if !run.pages.is_empty() {
-        out.push((f.pages_csv(), pages::text(&run.pages)));
-        out.push((f.page_objects_csv(), page_objects::text(&run.pages)));
+        out.push((f.pages_csv(), pages::text(&run.pages, &run.flows)));
+        out.push((
+            f.page_objects_csv(),
+            page_objects::text(&run.pages, &run.flows),
+        ));
     }
     for (path, text) in out {
         let io = |error| Error::Io {

@@ -264,12 +264,12 @@ pub use crate::files::pages::COLUMNS as PAGES_CSV_COLUMNS;
 
 /// The text of `pages.csv`: one row per page.
 pub fn pages_csv(pages: &[PageStats]) -> String {
-    crate::files::pages::text(pages)
+    crate::files::pages::text(pages, &[])
 }
 
 /// The text of `page_objects.csv`: one row per object, pages in order, objects in index order.
 pub fn page_objects_csv(pages: &[PageStats]) -> String {
-    crate::files::page_objects::text(pages)
+    crate::files::page_objects::text(pages, &[])
 }
 
 /// Writes `pages.csv` and `page_objects.csv` into `dir`, atomically; nothing at all when there
@@ -456,13 +456,31 @@ mod tests {
         assert_eq!(o[2].drops.unwrap().total(), 4);
         assert_eq!(
             pages_csv(std::slice::from_ref(p)),
-            "flow,workload,objects,bytes,client,server,start_s,response_s,total_s,complete\n\
-             2,s+2s,3,10480,198.19.0.1,198.18.0.1:80,0.000000,4.500000,3.900000,1\n"
+            "flow,workload,objects,bytes,client,server,start_s,response_s,total_s,complete,\
+             flow_index,flow_name,client_host,server_host\n\
+             2,s+2s,3,10480,198.19.0.1,198.18.0.1:80,0.000000,4.500000,3.900000,1,,,,\n"
+        );
+        // Named by the scenario's flow (found by its index, the page's `flow`).
+        let flow = crate::run::FlowId {
+            index: 2,
+            name: "flows[1]#0".into(),
+            client: "198.19.0.1".parse().unwrap(),
+            server: "198.18.0.1".parse().unwrap(),
+            port: 80,
+            client_host: "browser0".into(),
+            server_host: "web".into(),
+        };
+        let named = crate::files::pages::text(std::slice::from_ref(p), std::slice::from_ref(&flow));
+        assert!(named.ends_with(",1,2,flows[1]#0,browser0,web\n"), "{named}");
+        let objs = crate::files::page_objects::text(std::slice::from_ref(p), &[flow]);
+        assert!(
+            objs.lines().skip(1).all(|l| l.ends_with(",2,flows[1]#0")),
+            "{objs}"
         );
         let rows = page_objects_csv(std::slice::from_ref(p));
         assert_eq!(
             rows.lines().nth(3).unwrap(),
-            "2,2,3,2096,1026,1.810000,1.990000,1053.266,0,0,0,0,1,2,0,1,2.590000"
+            "2,2,3,2096,1026,1.810000,1.990000,1053.266,0,0,0,0,1,2,0,1,2.590000,,"
         );
         let table = format_page_table(std::slice::from_ref(p));
         assert!(
@@ -496,7 +514,7 @@ mod tests {
         assert_eq!((p.response_s(), p.total_s()), (None, None));
         assert!(!p.complete());
         let csv = page_objects_csv(std::slice::from_ref(p));
-        assert!(csv.contains("\n2,2,4,2096,1026,,,,,,,,,,,,\n"), "{csv}");
+        assert!(csv.contains("\n2,2,4,2096,1026,,,,,,,,,,,,,,\n"), "{csv}");
         // An unfinished connection: elapsed to its last packet, not complete.
         let client = vec![conn(1024, 0, None)];
         let mut sp = spec();

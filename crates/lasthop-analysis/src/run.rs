@@ -164,14 +164,27 @@ impl SampleKind {
 
 impl LinkSample {
     /// The samples of `events.csv` (its rows of a direction).
+    /// A run that kept `events.parquet` instead ([`crate::files::columnar`]) reads from it.
     pub fn read(path: &Path) -> Result<Vec<LinkSample>, Error> {
         let name = path.display().to_string();
-        let f = std::fs::File::open(path).map_err(|error| Error::Io {
-            path: name.clone(),
-            error,
-        })?;
+        let f = match crate::files::columnar::open(path) {
+            Ok(Some(f)) => f,
+            Ok(None) => {
+                return Err(Error::Io {
+                    path: name,
+                    error: std::io::ErrorKind::NotFound.into(),
+                })
+            }
+            Err(e) => {
+                return Err(Error::Events {
+                    path: name,
+                    line: 0,
+                    msg: e.to_string(),
+                })
+            }
+        };
         let mut out = vec![];
-        for row in lasthop_link::event::read_events(std::io::BufReader::with_capacity(1 << 16, f)) {
+        for row in lasthop_link::event::read_events(f) {
             let r = row.map_err(|e| Error::Events {
                 path: name.clone(),
                 line: e.line,

@@ -259,15 +259,62 @@ fn files_and_single_capture() {
     write_run_files(dir.path(), &analyse_run(&hosts, None, &opts(true)).unwrap()).unwrap();
     let csv = std::fs::read_to_string(dir.path().join("streams.csv")).unwrap();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0].split(',').count(), 31);
+    assert_eq!(lines[0].split(',').count(), 35);
+    // Without the scenario's flows the flow columns are empty.
     assert_eq!(
         lines[1],
-        "1,198.18.0.1:5001,198.19.0.1:80,0.200000,0.290000,4,4,0,2,720,480,240,0,240,0,30.000,180.000,4,157.500,150.000,180.000,0,3,1,120,25.000,16.667,1,1,2786.207,1655.172"
+        "1,198.18.0.1:5001,198.19.0.1:80,0.200000,0.290000,4,4,0,2,720,480,240,0,240,0,30.000,180.000,4,157.500,150.000,180.000,0,3,1,120,25.000,16.667,1,1,2786.207,1655.172,,,,"
     );
     assert_eq!(
         std::fs::read_to_string(dir.path().join("latency.csv")).unwrap(),
-        "stream,ms,count\n1,150,3\n1,180,1\n"
+        "stream,ms,count,flow_index,flow_name\n1,150,3,,\n1,180,1,,\n"
     );
+    // With them, each stream and its latency rows name the flow, as connections.csv does.
+    let named = tempfile::tempdir().unwrap();
+    let flow = lasthop_analysis::FlowId {
+        index: 3,
+        name: "flows[1]#2".into(),
+        client: IpAddr::V4(Ipv4Addr::from(CLIENT.0)),
+        server: IpAddr::V4(Ipv4Addr::from(SERVER.0)),
+        port: 80,
+        client_host: "thin2".into(),
+        server_host: "sink".into(),
+    };
+    let other = lasthop_analysis::FlowId {
+        index: 0,
+        port: 81,
+        name: "flows[0]".into(),
+        ..flow.clone()
+    };
+    let with_flows = AnalysisOptions {
+        streams: true,
+        flows: vec![other, flow],
+        ..Default::default()
+    };
+    write_run_files(
+        named.path(),
+        &analyse_run(&hosts, None, &with_flows).unwrap(),
+    )
+    .unwrap();
+    let rows = lasthop_analysis::files::streams::read(&named.path().join("streams.csv")).unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(
+        (
+            rows[0].flow_index,
+            rows[0].flow_name.as_str(),
+            rows[0].sender_host.as_str(),
+            rows[0].receiver_host.as_str()
+        ),
+        (Some(3), "flows[1]#2", "thin2", "sink")
+    );
+    assert_eq!(
+        std::fs::read_to_string(named.path().join("latency.csv")).unwrap(),
+        "stream,ms,count,flow_index,flow_name\n1,150,3,3,flows[1]#2\n1,180,1,3,flows[1]#2\n"
+    );
+    // connections.csv names the same flow.
+    let conns =
+        lasthop_analysis::files::connections::read(&named.path().join("connections.csv")).unwrap();
+    assert_eq!(conns[0].flow_index, Some(3));
     // Without streams asked for: no stream files.
     let plain = tempfile::tempdir().unwrap();
     write_run_files(
@@ -285,7 +332,7 @@ fn files_and_single_capture() {
         .lines()
         .nth(1)
         .unwrap()
-        .ends_with(",0,,,,,,,,,"));
+        .ends_with(",0,,,,,,,,,,,,,"));
 }
 
 /// A connection whose receiver sends a little data back (10 bytes at 300 ms, acknowledged at

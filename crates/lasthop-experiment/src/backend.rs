@@ -40,6 +40,21 @@ pub trait Backend: Sync {
 /// analysis computes as the run goes (`connections.csv`, ...), handed over in memory too.
 pub struct SimBackend;
 
+/// A kept file that could not take its chosen form ([`Keep::finish`]).
+fn finish_err(e: lasthop_analysis::files::FileError) -> RunError {
+    use lasthop_analysis::files::FileError as F;
+    match e {
+        F::Io { path, error } => RunError::Io {
+            path,
+            source: error,
+        },
+        e => RunError::Io {
+            path: String::new(),
+            source: std::io::Error::other(e.to_string()),
+        },
+    }
+}
+
 /// A simulated run's tables.
 fn tables(r: lasthop_sim::SimResult) -> RunTables {
     RunTables::of_analysis(r.analysis, r.link_rows)
@@ -53,6 +68,7 @@ impl Backend for SimBackend {
         keep: &Keep,
     ) -> Result<Option<RunTables>, RunError> {
         let r = lasthop_sim::run(scenario, &keep.sim_options(dir))?;
+        keep.finish(dir).map_err(finish_err)?;
         Ok(Some(tables(r)))
     }
     fn max_jobs(&self) -> Option<usize> {
@@ -67,6 +83,7 @@ impl Backend for SimBackend {
     ) -> Result<(Option<RunTables>, lasthop_sim::TcpMetricsCache), RunError> {
         let mut r = lasthop_sim::run_from(scenario, &keep.sim_options(dir), from)?;
         let cache = std::mem::take(&mut r.tcp_metrics);
+        keep.finish(dir).map_err(finish_err)?;
         Ok((Some(tables(r)), cache))
     }
 }
@@ -104,6 +121,7 @@ impl Backend for EmuBackend {
             source: std::io::Error::other(e.to_string()),
         })?;
         remove_unkept(&out, scenario, keep)?;
+        keep.finish(dir).map_err(finish_err)?;
         Ok(Some(RunTables::of_analysis(run, link)))
     }
     fn max_jobs(&self) -> Option<usize> {

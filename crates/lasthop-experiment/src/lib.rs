@@ -44,7 +44,9 @@ pub use layout::MARKER;
 pub use layout::{ResultsDir, RunDir};
 pub use merge::{merge, MergeReport};
 pub use metrics::{ConnMetrics, RunMetrics, UdpMetrics};
-pub use runner::{run_experiment, run_experiment_shard, run_one, RunOptions, RunReport};
+pub use runner::{
+    run_experiment, run_experiment_shard, run_one, OnProgress, RunOptions, RunReport,
+};
 pub use shard::{Shard, ShardInfo};
 pub use spec::{Experiment, Mode, Point, PointRef, RefValue, RunId};
 pub use stats::{cov, jain, quantile, FiveNum};

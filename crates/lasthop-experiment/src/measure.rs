@@ -207,7 +207,8 @@ impl RunTables {
                 msg: e.to_string(),
             })?;
         }
-        if let Some(p) = if_there(f.events_csv()) {
+        // events.csv, or events.parquet in its place.
+        if let Some(p) = Some(f.events_csv()).filter(|p| af::columnar::exists(p)) {
             t.samples = LinkSample::read(&p).map_err(|e| match e {
                 lasthop_analysis::Error::Io { path, error } => FileError::Io { path, error },
                 e => FileError::Parse {

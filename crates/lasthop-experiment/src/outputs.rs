@@ -8,6 +8,7 @@
 //! events = "report"        # which runs keep events.csv: "all" | "report" | "none"
 //! events_level = "all"     # its rows: "all" (what the scenario's `log` records) | "drops"
 //! tcp_trace = "report"     # which runs keep tcp_trace.csv (simulation): "all" | "report" | "none"
+//! format = "csv"           # events and tcp_trace as "csv" or "parquet" (events.parquet, ...)
 //! ```
 //!
 //! An experiment keeps these for its report run only by default, so a sweep is bound by the
@@ -129,6 +130,28 @@ impl FromStr for EventsLevel {
     }
 }
 
+/// The `format` values: the form of the large files a run keeps (`events`, `tcp_trace`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TableFormat {
+    /// `events.csv`, `tcp_trace.csv`.
+    Csv,
+    /// `events.parquet`, `tcp_trace.parquet`: the same columns, typed and compressed
+    /// (`lasthop_analysis::files::columnar`; every reader of the files takes either).
+    Parquet,
+}
+
+impl FromStr for TableFormat {
+    type Err = String;
+    fn from_str(s: &str) -> Result<TableFormat, String> {
+        match s {
+            "csv" => Ok(TableFormat::Csv),
+            "parquet" => Ok(TableFormat::Parquet),
+            _ => Err(format!("{s:?}: allowed \"csv\" or \"parquet\"")),
+        }
+    }
+}
+
 /// The `outputs` table as written: every key optional.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -137,6 +160,7 @@ pub struct OutputsSpec {
     pub events: Option<Runs>,
     pub events_level: Option<EventsLevel>,
     pub tcp_trace: Option<Runs>,
+    pub format: Option<TableFormat>,
 }
 
 impl OutputsSpec {
@@ -156,7 +180,7 @@ impl OutputsSpec {
             Some(v @ toml::Value::Table(_)) => OutputsSpec::of(v, "outputs").map(Some),
             Some(v) => Err(err(
                 "outputs",
-                format!("{v}: allowed a table (captures, events, events_level, tcp_trace)"),
+                format!("{v}: allowed a table (captures, events, events_level, tcp_trace, format)"),
             )),
         }
     }
@@ -168,6 +192,7 @@ impl OutputsSpec {
             events: over.events.or(self.events),
             events_level: over.events_level.or(self.events_level),
             tcp_trace: over.tcp_trace.or(self.tcp_trace),
+            format: over.format.or(self.format),
         }
     }
 }
@@ -179,6 +204,12 @@ pub struct Outputs {
     pub events: Runs,
     pub events_level: EventsLevel,
     pub tcp_trace: Runs,
+    #[serde(default = "csv")]
+    pub format: TableFormat,
+}
+
+fn csv() -> TableFormat {
+    TableFormat::Csv
 }
 
 /// What one run keeps.
@@ -188,6 +219,8 @@ pub struct Keep {
     /// `events.csv` and its level.
     pub events: Option<LogLevel>,
     pub tcp_trace: bool,
+    /// `events` and `tcp_trace` as Parquet files ([`Keep::finish`]).
+    pub parquet: bool,
 }
 
 impl Keep {
@@ -196,7 +229,24 @@ impl Keep {
         captures: lasthop_sim::Captures::All,
         events: Some(LogLevel::All),
         tcp_trace: true,
+        parquet: false,
     };
+
+    /// The run's kept files in the chosen form, once the run (and its analysis) is done with
+    /// them: with `parquet`, `events.csv` and `tcp_trace.csv` become `events.parquet` and
+    /// `tcp_trace.parquet`.
+    pub fn finish(&self, dir: &std::path::Path) -> Result<(), lasthop_analysis::files::FileError> {
+        if !self.parquet {
+            return Ok(());
+        }
+        let f = lasthop_core::layout::RunFiles::new(dir);
+        for csv in [f.events_csv(), f.tcp_trace_csv()] {
+            if csv.exists() {
+                lasthop_analysis::files::columnar::csv_to_parquet(&csv)?;
+            }
+        }
+        Ok(())
+    }
 
     /// The simulator's options for a run into `dir` that keeps this (its tables and link
     /// samples computed in process, each file left unsynced for the runner's one sync).
@@ -221,6 +271,7 @@ impl Outputs {
         events: Runs::Report,
         events_level: EventsLevel::All,
         tcp_trace: Runs::Report,
+        format: TableFormat::Csv,
     };
 
     /// `lasthop sim`'s and `lasthop emu`'s default: everything.
@@ -229,6 +280,7 @@ impl Outputs {
         events: Runs::All,
         events_level: EventsLevel::All,
         tcp_trace: Runs::All,
+        format: TableFormat::Csv,
     };
 
     /// These with `spec`'s keys over them.
@@ -238,6 +290,7 @@ impl Outputs {
             events: spec.events.unwrap_or(self.events),
             events_level: spec.events_level.unwrap_or(self.events_level),
             tcp_trace: spec.tcp_trace.unwrap_or(self.tcp_trace),
+            format: spec.format.unwrap_or(self.format),
         }
     }
 
@@ -254,6 +307,7 @@ impl Outputs {
                 .keeps(report)
                 .then_some(self.events_level.level()),
             tcp_trace: self.tcp_trace.keeps(report),
+            parquet: self.format == TableFormat::Parquet,
         }
     }
 
@@ -284,9 +338,13 @@ impl fmt::Display for Outputs {
             EventsLevel::All => "",
             EventsLevel::Drops => " (drops only)",
         };
+        let ext = match self.format {
+            TableFormat::Csv => "csv",
+            TableFormat::Parquet => "parquet",
+        };
         write!(
             f,
-            "captures: {captures}; events.csv{level}: {} runs; tcp_trace.csv: {} runs",
+            "captures: {captures}; events.{ext}{level}: {} runs; tcp_trace.{ext}: {} runs",
             self.events, self.tcp_trace
         )
     }
@@ -347,7 +405,8 @@ mod tests {
             Keep {
                 captures: lasthop_sim::Captures::None,
                 events: None,
-                tcp_trace: false
+                tcp_trace: false,
+                parquet: false
             }
         );
         assert_eq!(Outputs::SWEEP.keep(true), Keep::ALL);

@@ -13,7 +13,7 @@ use std::path::Path;
 /// report's time plots read (`events.csv`).
 pub fn lacks_files(out: &Path, info: &ExperimentInfo, point: &str, replication: u64) -> bool {
     let rd = info.run_layout(out, point, replication);
-    rd.has_marker() && !rd.events_csv().exists()
+    rd.has_marker() && !lasthop_analysis::files::columnar::exists(&rd.events_csv())
 }
 
 /// Runs the finished simulated run `point`/`replication` again into its directory, keeping

@@ -27,6 +27,21 @@ pub struct RunOptions {
     pub progress: bool,
     /// The files runs keep, over the spec's `outputs` (the command line's flags).
     pub outputs: crate::outputs::OutputsSpec,
+    /// Told of the progress beside (or instead of) the bar: once before the first run and
+    /// after each run, from the runner's threads (the Python package's notebook bar).
+    pub on_progress: Option<OnProgress>,
+}
+
+/// Where the runner's progress goes besides the bar: called with `(done, pending)`, the runs
+/// finished now (failed ones included) of the `pending` this invocation runs (the finished
+/// runs it keeps are not counted), first with `(0, pending)`.
+#[derive(Clone)]
+pub struct OnProgress(pub std::sync::Arc<dyn Fn(usize, usize) + Send + Sync>);
+
+impl std::fmt::Debug for OnProgress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnProgress(..)")
+    }
 }
 
 /// What [`run_experiment`] did.
@@ -219,6 +234,15 @@ pub fn run_experiment_shard(
     };
     let failed = Mutex::new(vec![]);
     let done = AtomicUsize::new(0);
+    // Runs counted for the progress hook (those a broken chain or a full disk skip included).
+    let counted = AtomicUsize::new(0);
+    let tell = |n: usize| {
+        if let Some(OnProgress(f)) = &opts.on_progress {
+            let now = counted.fetch_add(n, Ordering::SeqCst) + n;
+            f(now, pending.len());
+        }
+    };
+    tell(0);
     let stopped = std::sync::OnceLock::<String>::new();
     let not_started = Mutex::new(std::collections::HashSet::new());
     let one = |run: RunId| -> bool {
@@ -226,6 +250,7 @@ pub fn run_experiment_shard(
             // A full disk stopped the experiment: the rest waits for a rerun.
             not_started.lock().expect("not poisoned").insert(run);
             bar.inc(1);
+            tell(1);
             return false;
         }
         let ok = match run_one(exp, out, run, backend, opts) {
@@ -247,6 +272,7 @@ pub fn run_experiment_shard(
         };
         done.fetch_add(1, Ordering::Relaxed);
         bar.inc(1);
+        tell(1);
         ok
     };
     pool.install(|| {
@@ -264,6 +290,7 @@ pub fn run_experiment_shard(
                 if let Some(k) = c.iter().position(|&run| !one(run)) {
                     let rest = &c[k + 1..];
                     bar.inc(rest.len() as u64);
+                    tell(rest.len());
                     if stopped.get().is_some() {
                         not_started.lock().expect("not poisoned").extend(rest);
                         return;

@@ -39,9 +39,8 @@ pub fn load_scenario_with(
 
 /// One simulated replication of the scenario at `path` into `out`, as `lasthop sim` runs it
 /// (everything kept but what the scenario's `[outputs]` leaves out): `overrides` applied
-/// ([`load_scenario_with`]), then `seed` and `replication`; what simulation refuses is the
-/// error; the directory is locked for the run and a killed run's temporary files in it are
-/// removed first. Returns the result and the warnings (settings that do nothing).
+/// ([`load_scenario_with`]), then [`simulate_scenario`]. Returns the result and the warnings
+/// (settings that do nothing, stale temporary files removed). Python's `lasthop.sim`.
 pub fn simulate(
     path: &std::path::Path,
     overrides: &toml::Table,
@@ -49,28 +48,88 @@ pub fn simulate(
     replication: Option<u64>,
     out: &std::path::Path,
 ) -> anyhow::Result<(lasthop_sim::SimResult, Vec<String>)> {
+    let (scenario, spec_outputs) = load_scenario_with(path, overrides)?;
+    let mut warnings = vec![];
+    let r = simulate_scenario(
+        scenario,
+        &SimChoices {
+            spec_outputs,
+            seed,
+            replication,
+            ..Default::default()
+        },
+        out,
+        &mut |w| warnings.push(w),
+    )?;
+    Ok((r, warnings))
+}
+
+/// What a simulated replication takes beyond its scenario.
+#[derive(Clone, Debug, Default)]
+pub struct SimChoices {
+    /// The scenario's `[outputs]`, over keeping everything.
+    pub spec_outputs: Option<OutputsSpec>,
+    /// Over those: the command line's flags (`--captures`, `--events`, ...).
+    pub outputs: OutputsSpec,
+    /// The seed and replication number over the scenario's.
+    pub seed: Option<u64>,
+    pub replication: Option<u64>,
+}
+
+/// The one simulated replication of `lasthop sim` and `lasthop.sim`: the outputs resolved
+/// (everything, then the scenario's `[outputs]`, then the flags; a capture of no such host is
+/// the error), seed and replication set, what simulation refuses refused before anything is
+/// written (what does nothing in it goes to `say`), the directory locked for the run, a killed
+/// run's temporary files in it removed (each said), the run, and its directory synced once.
+pub fn simulate_scenario(
+    mut scenario: lasthop_scenario::Scenario,
+    choices: &SimChoices,
+    out: &std::path::Path,
+    say: &mut dyn FnMut(String),
+) -> anyhow::Result<lasthop_sim::SimResult> {
     use anyhow::Context;
-    let (mut scenario, spec_outputs) = load_scenario_with(path, overrides)?;
-    let outputs = Outputs::EVERYTHING.with(&spec_outputs.unwrap_or_default());
-    if let Some(s) = seed {
+    let outputs = Outputs::EVERYTHING
+        .with(&choices.spec_outputs.clone().unwrap_or_default())
+        .with(&choices.outputs);
+    let unknown = outputs.unknown_hosts(&scenario);
+    if !unknown.is_empty() {
+        anyhow::bail!(
+            "--captures (or outputs.captures): {}: no such host (allowed: {})",
+            unknown.join(", "),
+            scenario
+                .hosts
+                .iter()
+                .map(|h| h.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    if let Some(s) = choices.seed {
         scenario.seed = s;
     }
-    if let Some(r) = replication {
+    if let Some(r) = choices.replication {
         scenario.replication = r;
     }
-    let warnings = scenario
-        .check_here(lasthop_scenario::Mode::Sim)?
-        .iter()
-        .map(|w| w.to_string())
-        .collect();
+    for w in scenario.check_here(lasthop_scenario::Mode::Sim)? {
+        say(w.to_string());
+    }
+    // One run at a time into a directory; a killed run's temporary files go.
     let _lock = lasthop_core::output::RunDirLock::acquire(out)?;
-    lasthop_core::output::remove_stale_partials(out, 0)
-        .with_context(|| format!("removing stale files in {}", out.display()))?;
+    for p in lasthop_core::output::remove_stale_partials(out, 0)
+        .with_context(|| format!("removing stale files in {}", out.display()))?
+    {
+        say(format!(
+            "removed {}: a temporary file an earlier run left unfinished",
+            p.display()
+        ));
+    }
+    // One sync of the run's files at the end rather than one per file.
     let opts = lasthop_sim::OutputOptions {
         link_samples: false,
         ..outputs.keep(true).sim_options(out)
     };
     let r = lasthop_sim::run(&scenario, &opts)?;
+    outputs.keep(true).finish(out)?;
     lasthop_core::output::sync_dir(out).with_context(|| format!("syncing {}", out.display()))?;
-    Ok((r, warnings))
+    Ok(r)
 }

@@ -25,15 +25,18 @@ pub struct EventRow {
     pub state: String,
 }
 
-/// Reads `events.csv`.
+/// Reads `events.csv`, or the run's `events.parquet` in its place
+/// (`lasthop_analysis::files::columnar`).
 pub fn read_events(path: &Path) -> Result<Vec<EventRow>, FileError> {
     let p = path.display().to_string();
-    let f = std::fs::File::open(path).map_err(|error| FileError::Io {
-        path: p.clone(),
-        error,
-    })?;
+    let Some(f) = lasthop_analysis::files::columnar::open(path)? else {
+        return Err(FileError::Io {
+            path: p,
+            error: std::io::ErrorKind::NotFound.into(),
+        });
+    };
     let mut out = vec![];
-    for row in lasthop_link::event::read_events(std::io::BufReader::new(f)) {
+    for row in lasthop_link::event::read_events(f) {
         let r = row.map_err(|e| FileError::Parse {
             path: p.clone(),
             line: e.line as usize,

@@ -1,7 +1,7 @@
 //! The flags that choose the files a run keeps beyond its tables (`lasthop run`, `sim`, `emu`),
 //! over the spec's `outputs` (`lasthop_experiment::outputs`).
 
-use lasthop_experiment::outputs::{CaptureChoice, EventsLevel, OutputsSpec, Runs};
+use lasthop_experiment::outputs::{CaptureChoice, EventsLevel, OutputsSpec, Runs, TableFormat};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct OutputArgs {
@@ -19,6 +19,10 @@ pub struct OutputArgs {
     /// Which runs keep tcp_trace.csv (simulation): all, report (an experiment's default), none.
     #[arg(long, value_name = "RUNS")]
     pub tcp_trace: Option<Runs>,
+    /// The form of events and tcp_trace: csv, or parquet (events.parquet, tcp_trace.parquet:
+    /// typed and compressed columns, which lasthop report and Python's lasthop.load read).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<TableFormat>,
 }
 
 impl OutputArgs {
@@ -29,6 +33,7 @@ impl OutputArgs {
             events: self.events,
             events_level: self.events_level,
             tcp_trace: self.tcp_trace,
+            format: self.format,
         }
     }
 }

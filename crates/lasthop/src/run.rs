@@ -135,6 +135,7 @@ pub fn run(args: RunArgs) -> Result<()> {
         jobs: args.jobs,
         progress: !args.quiet,
         outputs: args.outputs.spec(),
+        on_progress: None,
     };
     let r = run_experiment_shard(&exp, &out, backend.as_ref(), &opts, args.shard)
         .map_err(|e| anyhow!(e))?;

@@ -4,9 +4,8 @@
 //! 64 kbit/s link (`examples/scenarios/seed000-e0-2tcp.toml`).
 
 use anyhow::{Context, Result};
-use lasthop_experiment::outputs::Outputs;
-use lasthop_scenario::{Mode, Scenario};
-use lasthop_sim::OutputOptions;
+use lasthop_experiment::single::{simulate_scenario, SimChoices};
+use lasthop_scenario::Scenario;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -60,40 +59,19 @@ fn with_hint(path: &Path, e: lasthop_link::SpecError) -> anyhow::Error {
 }
 
 pub fn run(args: SimArgs) -> Result<()> {
-    let (mut scenario, spec_outputs) = match &args.spec {
+    let (scenario, spec_outputs) = match &args.spec {
         Some(p) => lasthop_experiment::outputs::load_scenario(p).map_err(|e| with_hint(p, e))?,
         None => (embedded()?, None),
     };
-    let outputs = Outputs::EVERYTHING
-        .with(&spec_outputs.unwrap_or_default())
-        .with(&args.outputs.spec());
-    let unknown = outputs.unknown_hosts(&scenario);
-    if !unknown.is_empty() {
-        anyhow::bail!(
-            "--captures (or outputs.captures): {}: no such host (allowed: {})",
-            unknown.join(", "),
-            scenario
-                .hosts
-                .iter()
-                .map(|h| h.name.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
-    }
-    if let Some(s) = args.seed {
-        scenario.seed = s;
-    }
-    if let Some(r) = args.replication {
-        scenario.replication = r;
-    }
-    // What simulation refuses, before anything is written; what does nothing in it, said.
-    for w in scenario.check_here(Mode::Sim)? {
-        eprintln!("{w}");
-    }
     let out = args
         .out
         .clone()
         .unwrap_or_else(|| Path::new("results").join(&scenario.name));
+    let (name, seed, replication) = (
+        scenario.name.clone(),
+        args.seed.unwrap_or(scenario.seed),
+        args.replication.unwrap_or(scenario.replication),
+    );
     // Ctrl-C or SIGTERM: the run's temporary files (its captures and event log so far, which
     // can be gigabytes) are removed, and the process ends with 128 + the signal.
     let shown = out.display().to_string();
@@ -102,30 +80,22 @@ pub fn run(args: SimArgs) -> Result<()> {
             "\ninterrupted by signal {s}: the run is not finished; its temporary files in {shown} are removed"
         )
     })?;
-    // One run at a time into a directory; a killed run's temporary files go.
-    let _lock = lasthop_core::output::RunDirLock::acquire(&out)?;
-    for p in lasthop_core::output::remove_stale_partials(&out, 0)
-        .with_context(|| format!("removing stale files in {}", out.display()))?
-    {
-        eprintln!(
-            "removed {}: a temporary file an earlier run left unfinished",
-            p.display()
-        );
-    }
-    // One sync of the run's files at the end rather than one per file.
-    let opts = OutputOptions {
-        link_samples: false,
-        ..outputs.keep(true).sim_options(&out)
+    let choices = SimChoices {
+        spec_outputs,
+        outputs: args.outputs.spec(),
+        seed: args.seed,
+        replication: args.replication,
     };
     let started = std::time::Instant::now();
-    let r = lasthop_sim::run(&scenario, &opts)?;
-    lasthop_core::output::sync_dir(&out).with_context(|| format!("syncing {}", out.display()))?;
+    // The library's one simulated replication (Python's `lasthop.sim` runs the same); what does
+    // nothing in simulation and the stale files it removes are said as they come.
+    let r = simulate_scenario(scenario, &choices, &out, &mut |w| eprintln!("{w}"))?;
     let wall = started.elapsed();
     println!(
         "{}: seed {}, replication {}, simulated {:.3} s in {:.3} s of wall time",
-        scenario.name,
-        scenario.seed,
-        scenario.replication,
+        name,
+        seed,
+        replication,
         r.end.as_secs_f64(),
         wall.as_secs_f64()
     );

@@ -9,6 +9,7 @@
 //! header name, so a file written before a column was added still reads: such a column reads
 //! as empty (`None`, or 0 for a count), never as an error.
 
+pub mod columnar;
 pub mod connections;
 pub mod latency;
 pub mod page_objects;

@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 
 /// Every column of `page_objects.csv`, in order (the fields of [`PageObjectRow`]).
-pub const COLUMNS: [&str; 17] = [
+pub const COLUMNS: [&str; 19] = [
     "flow",
     "object",
     "class",
@@ -26,6 +26,9 @@ pub const COLUMNS: [&str; 17] = [
     "ack_drops_queue",
     "ack_drops_error",
     "client_elapsed_s",
+    // the scenario's flow (index from 0, as `flow`, and its name): empty without the scenario
+    "flow_index",
+    "flow_name",
 ];
 
 /// One row of `page_objects.csv`; an empty cell is unknown (the object's connection missing
@@ -63,6 +66,23 @@ pub struct PageObjectRow {
     /// Client side: SYN sent to the ACK of the client's FIN received.
     #[serde(default, serialize_with = "fmt::opt_f6")]
     pub client_elapsed_s: Option<f64>,
+    /// The scenario's flow ([`crate::run::FlowId`]; the same as `flow`).
+    #[serde(default)]
+    pub flow_index: Option<usize>,
+    /// Where the flow was written: `flows[2]`, `flows[2]#7` for a group's member.
+    #[serde(default)]
+    pub flow_name: String,
+}
+
+impl PageObjectRow {
+    /// The row named by the scenario's flow it belongs to (unchanged without one).
+    pub fn in_flow(mut self, flows: &[crate::run::FlowId]) -> PageObjectRow {
+        if let Some(f) = flows.iter().find(|f| f.index == self.flow) {
+            self.flow_index = Some(f.index);
+            self.flow_name = f.name.clone();
+        }
+        self
+    }
 }
 
 /// The rows of every page's objects.
@@ -88,17 +108,19 @@ pub fn rows(pages: &[PageStats]) -> impl Iterator<Item = PageObjectRow> + '_ {
                 ack_drops_queue: d.map(|d| d.ack_queue),
                 ack_drops_error: d.map(|d| d.ack_error),
                 client_elapsed_s: o.client_elapsed_s(),
+                flow_index: None,
+                flow_name: String::new(),
             }
         })
     })
 }
 
-/// The text of `page_objects.csv`.
-pub fn text(pages: &[PageStats]) -> String {
-    super::to_text(&COLUMNS, rows(pages))
+/// The text of `page_objects.csv`, its rows named by the scenario's `named` flows.
+pub fn text(pages: &[PageStats], named: &[crate::run::FlowId]) -> String {
+    super::to_text(&COLUMNS, rows(pages).map(|r| r.in_flow(named)))
 }
 
-/// Writes `page_objects.csv` at `path`, atomically.
+/// Writes `page_objects.csv` at `path`, atomically (without the scenario's flows).
 pub fn write(path: &Path, pages: &[PageStats]) -> io::Result<()> {
     super::write_file(path, &COLUMNS, rows(pages))
 }

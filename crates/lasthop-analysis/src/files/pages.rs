@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 
 /// Every column of `pages.csv`, in order (the fields of [`PageRow`]).
-pub const COLUMNS: [&str; 10] = [
+pub const COLUMNS: [&str; 14] = [
     "flow",
     "workload",
     "objects",
@@ -19,6 +19,12 @@ pub const COLUMNS: [&str; 10] = [
     "response_s",
     "total_s",
     "complete",
+    // the scenario's flow (index from 0, as `flow`, and its name) and the hosts' names, as
+    // connections.csv names them: the same in both modes; empty without the scenario
+    "flow_index",
+    "flow_name",
+    "client_host",
+    "server_host",
 ];
 
 /// One row of `pages.csv`.
@@ -49,6 +55,16 @@ pub struct PageRow {
     pub total_s: Option<f64>,
     #[serde(with = "fmt::b01")]
     pub complete: bool,
+    /// The scenario's flow ([`crate::run::FlowId`]; the same as `flow`).
+    #[serde(default)]
+    pub flow_index: Option<usize>,
+    /// Where the flow was written: `flows[2]`, `flows[2]#7` for a group's member.
+    #[serde(default)]
+    pub flow_name: String,
+    #[serde(default)]
+    pub client_host: String,
+    #[serde(default)]
+    pub server_host: String,
 }
 
 impl PageRow {
@@ -64,16 +80,34 @@ impl PageRow {
             response_s: p.response_s(),
             total_s: p.total_s(),
             complete: p.complete(),
+            flow_index: None,
+            flow_name: String::new(),
+            client_host: String::new(),
+            server_host: String::new(),
         }
+    }
+
+    /// The row named by the scenario's flow it belongs to (unchanged without one).
+    pub fn in_flow(mut self, flows: &[crate::run::FlowId]) -> PageRow {
+        if let Some(f) = flows.iter().find(|f| f.index == self.flow) {
+            self.flow_index = Some(f.index);
+            self.flow_name = f.name.clone();
+            self.client_host = f.client_host.clone();
+            self.server_host = f.server_host.clone();
+        }
+        self
     }
 }
 
-/// The text of `pages.csv`.
-pub fn text(pages: &[PageStats]) -> String {
-    super::to_text(&COLUMNS, pages.iter().map(PageRow::of))
+/// The text of `pages.csv`, its rows named by the scenario's `named` flows.
+pub fn text(pages: &[PageStats], named: &[crate::run::FlowId]) -> String {
+    super::to_text(
+        &COLUMNS,
+        pages.iter().map(|p| PageRow::of(p).in_flow(named)),
+    )
 }
 
-/// Writes `pages.csv` at `path`, atomically.
+/// Writes `pages.csv` at `path`, atomically (without the scenario's flows).
 pub fn write(path: &Path, pages: &[PageStats]) -> io::Result<()> {
     super::write_file(path, &COLUMNS, pages.iter().map(PageRow::of))
 }

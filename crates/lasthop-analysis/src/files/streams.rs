@@ -11,7 +11,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 
 /// Every column of `streams.csv`, in order (the fields of [`StreamRow`]).
-pub const COLUMNS: [&str; 31] = [
+pub const COLUMNS: [&str; 35] = [
     "stream",
     "sender",
     "receiver",
@@ -43,6 +43,13 @@ pub const COLUMNS: [&str; 31] = [
     "rdb_misses",
     "throughput_Bps",
     "goodput_Bps",
+    // the scenario's flow (index from 0 and its name), found by the sender's and receiver's
+    // addresses and the server's port, and the hosts' names: the same in both modes; empty
+    // without the scenario
+    "flow_index",
+    "flow_name",
+    "sender_host",
+    "receiver_host",
 ];
 
 /// One row of `streams.csv`.
@@ -92,6 +99,16 @@ pub struct StreamRow {
     pub throughput_bytes_per_s: Option<f64>,
     #[serde(rename = "goodput_Bps", serialize_with = "fmt::opt_f3")]
     pub goodput_bytes_per_s: Option<f64>,
+    /// The scenario's flow ([`crate::run::FlowId`]).
+    #[serde(default)]
+    pub flow_index: Option<usize>,
+    /// Where the flow was written: `flows[2]`, `flows[2]#7` for a group's member.
+    #[serde(default)]
+    pub flow_name: String,
+    #[serde(default)]
+    pub sender_host: String,
+    #[serde(default)]
+    pub receiver_host: String,
 }
 
 impl StreamRow {
@@ -133,7 +150,27 @@ impl StreamRow {
             rdb_misses: r.map(|r| r.rdb_misses),
             throughput_bytes_per_s: r.and_then(|r| r.throughput_bytes_per_s()),
             goodput_bytes_per_s: r.and_then(|r| r.goodput_bytes_per_s()),
+            flow_index: None,
+            flow_name: String::new(),
+            sender_host: String::new(),
+            receiver_host: String::new(),
         }
+    }
+
+    /// The row named by the scenario's flow it belongs to (unchanged without one): a stream
+    /// from the flow's client or from its server.
+    pub fn in_flow(mut self, flows: &[crate::run::FlowId]) -> StreamRow {
+        let (Ok(snd), Ok(rcv)) = (self.sender.parse(), self.receiver.parse()) else {
+            return self;
+        };
+        if let Some(f) = crate::run::FlowId::find(flows, snd, rcv) {
+            self.flow_index = Some(f.index);
+            self.flow_name = f.name.clone();
+            let from_client = f.client == snd.ip();
+            let (a, b) = (f.client_host.clone(), f.server_host.clone());
+            (self.sender_host, self.receiver_host) = if from_client { (a, b) } else { (b, a) };
+        }
+        self
     }
 
     /// The sender's address without its port (`[` `]` of an IPv6 address removed).
@@ -146,12 +183,15 @@ impl StreamRow {
     }
 }
 
-/// The text of `streams.csv`.
-pub fn text(streams: &[StreamStats]) -> String {
-    super::to_text(&COLUMNS, streams.iter().map(StreamRow::of))
+/// The text of `streams.csv`, its rows named by the scenario's `named` flows.
+pub fn text(streams: &[StreamStats], named: &[crate::run::FlowId]) -> String {
+    super::to_text(
+        &COLUMNS,
+        streams.iter().map(|s| StreamRow::of(s).in_flow(named)),
+    )
 }
 
-/// Writes `streams.csv` at `path`, atomically.
+/// Writes `streams.csv` at `path`, atomically (without the scenario's flows).
 pub fn write(path: &Path, streams: &[StreamStats]) -> io::Result<()> {
     super::write_file(path, &COLUMNS, streams.iter().map(StreamRow::of))
 }

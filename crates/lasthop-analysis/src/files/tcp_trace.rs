@@ -154,3 +154,12 @@ impl<W: Write> TraceWriter<W> {
 pub fn read(path: &Path) -> Result<Vec<TraceRow>, FileError> {
     super::read_file(path)
 }
+
+/// Reads `tcp_trace.csv` in whichever form the run kept it (the CSV file at `path` or its
+/// Parquet file, [`super::columnar`]); `None` when it kept neither.
+pub fn read_either(path: &Path) -> Result<Option<Vec<TraceRow>>, FileError> {
+    match super::columnar::open(path)? {
+        Some(r) => super::read_from(r, &path.display().to_string()).map(Some),
+        None => Ok(None),
+    }
+}

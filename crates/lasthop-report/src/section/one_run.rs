@@ -71,7 +71,7 @@ pub(crate) fn one_run(
         esc(point)
     );
     let events_path = run_dir.join("events.csv");
-    let events: Vec<EventRow> = if events_path.exists() {
+    let events: Vec<EventRow> = if lasthop_analysis::files::columnar::exists(&events_path) {
         read_events(&events_path)?
     } else {
         vec![]
@@ -185,8 +185,7 @@ pub(crate) fn one_run(
     }
     // cwnd and ssthresh.
     let trace_path = run_dir.join("tcp_trace.csv");
-    if trace_path.exists() {
-        let trace = tcp_trace::read(&trace_path)?;
+    if let Some(trace) = tcp_trace::read_either(&trace_path)? {
         let mut lines = vec![];
         for (i, c) in series::cwnd_series(&trace, &flows).into_iter().enumerate() {
             lines.push(Line {
