@@ -36,7 +36,8 @@ pub struct AnalyzeArgs {
     pub partial_bytes: u64,
     /// The run's scenario: its http flows' pages are found in the client's and the server's
     /// capture (told apart as for the connections) and listed, with response time, total time
-    /// and per-object metrics.
+    /// and per-object metrics; the rows of pages.csv, page_objects.csv, streams.csv and
+    /// latency.csv name its flows (flow_index, flow_name, the hosts), as the run's own files do.
     #[arg(long)]
     pub scenario: Option<PathBuf>,
     /// Print every counter of both directions of each connection (like `tcptrace -l`).
@@ -200,6 +201,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         (None, _) => (&first.conns[..], &[][..]),
     };
     let pages = pages(&args, client, server, &conns)?;
+    let named = named_flows(&args)?;
     let streams = if args.streams {
         let st = streams(&args, opts)?;
         print!("{}", la::latency::format_stream_table(&st));
@@ -210,7 +212,15 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
     if let Some(out) = &args.csv {
         if !streams.is_empty() {
             let dir = out.parent().unwrap_or(std::path::Path::new("."));
-            la::latency::write_stream_files(dir, &streams)?;
+            let f = lasthop_core::layout::RunFiles::new(dir);
+            write_text(
+                &f.streams_csv(),
+                &la::files::streams::text(&streams, &named),
+            )?;
+            write_text(
+                &f.latency_csv(),
+                &la::files::latency::text(&streams, &named),
+            )?;
             eprintln!(
                 "wrote streams.csv and latency.csv ({} streams)",
                 streams.len()
@@ -230,7 +240,12 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         }
         if !pages.is_empty() {
             let dir = out.parent().unwrap_or(std::path::Path::new("."));
-            la::page::write_page_files(dir, &pages)?;
+            let f = lasthop_core::layout::RunFiles::new(dir);
+            write_text(&f.pages_csv(), &la::files::pages::text(&pages, &named))?;
+            write_text(
+                &f.page_objects_csv(),
+                &la::files::page_objects::text(&pages, &named),
+            )?;
             eprintln!(
                 "wrote pages.csv and page_objects.csv ({} pages)",
                 pages.len()
@@ -238,6 +253,22 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Writes a run table atomically, naming it in the error.
+fn write_text(path: &std::path::Path, text: &str) -> Result<()> {
+    lasthop_core::output::AtomicFile::write_all_to(path, text.as_bytes())
+        .with_context(|| format!("writing {}", path.display()))
+}
+
+/// The scenario's flows (`--scenario`), which name the rows of pages.csv, page_objects.csv,
+/// streams.csv and latency.csv as a run's own files name them; none without it.
+fn named_flows(args: &AnalyzeArgs) -> Result<Vec<la::run::FlowId>> {
+    let Some(path) = &args.scenario else {
+        return Ok(vec![]);
+    };
+    let sc = lasthop_scenario::Scenario::load(path)?;
+    Ok(la::run::FlowId::of_scenario(&sc))
 }
 
 /// The streams of the captures ([`la::latency::streams`]: the data sender's capture of each is

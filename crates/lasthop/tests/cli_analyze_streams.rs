@@ -77,6 +77,8 @@ fn analyze_streams_matches_the_simulator() {
             &p(order[0]),
             &p(order[1]),
             "--streams",
+            "--scenario",
+            scenario.to_str().unwrap(),
             "--csv",
             csv.to_str().unwrap(),
         ]);
