@@ -28,17 +28,27 @@ impl Record {
     pub const LEN: usize = 16;
 
     pub fn encode(&self) -> [u8; Record::LEN] {
+        self.encode_with(Record::MAGIC)
+    }
+
+    /// The record at the head of a payload, if it has one.
+    pub fn decode(payload: &[u8]) -> Option<Record> {
+        Record::decode_with(Record::MAGIC, payload)
+    }
+
+    /// The same layout under another application's magic (the `ping` probes' `LHP1`).
+    pub fn encode_with(&self, magic: [u8; 4]) -> [u8; Record::LEN] {
         let mut b = [0u8; Record::LEN];
-        b[..4].copy_from_slice(&Record::MAGIC);
+        b[..4].copy_from_slice(&magic);
         b[4..8].copy_from_slice(&self.seq.to_be_bytes());
         b[8..].copy_from_slice(&self.sent_ns.to_be_bytes());
         b
     }
 
-    /// The record at the head of a payload, if it has one.
-    pub fn decode(payload: &[u8]) -> Option<Record> {
+    /// The record under `magic` at the head of a payload, if it has one.
+    pub fn decode_with(magic: [u8; 4], payload: &[u8]) -> Option<Record> {
         let b = payload.get(..Record::LEN)?;
-        (b[..4] == Record::MAGIC).then(|| Record {
+        (b[..4] == magic).then(|| Record {
             seq: u32::from_be_bytes(b[4..8].try_into().unwrap()),
             sent_ns: u64::from_be_bytes(b[8..].try_into().unwrap()),
         })

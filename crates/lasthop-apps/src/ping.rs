@@ -20,7 +20,9 @@ use lasthop_core::{ByteCount, Dur, Time};
 use std::net::Ipv4Addr;
 use std::path::Path;
 
-/// The record at the head of every echo payload (the `cbr` record's layout, its own magic).
+/// The record at the head of every echo payload: the `cbr` record's layout (its bytes are
+/// written and read there) under the probes' own magic, so a probe is never taken for a
+/// datagram of a UDP stream or the other way round.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct Record {
     /// The probe's number, from 0 (the echo's sequence number is its low 16 bits).
@@ -31,22 +33,21 @@ pub struct Record {
 
 impl Record {
     pub const MAGIC: [u8; 4] = *b"LHP1";
-    pub const LEN: usize = 16;
+    pub const LEN: usize = crate::cbr::Record::LEN;
 
     pub fn encode(&self) -> [u8; Record::LEN] {
-        let mut b = [0u8; Record::LEN];
-        b[..4].copy_from_slice(&Record::MAGIC);
-        b[4..8].copy_from_slice(&self.seq.to_be_bytes());
-        b[8..].copy_from_slice(&self.sent_ns.to_be_bytes());
-        b
+        crate::cbr::Record {
+            seq: self.seq,
+            sent_ns: self.sent_ns,
+        }
+        .encode_with(Record::MAGIC)
     }
 
     /// The record at the head of an echo payload, if it has one.
     pub fn decode(payload: &[u8]) -> Option<Record> {
-        let b = payload.get(..Record::LEN)?;
-        (b[..4] == Record::MAGIC).then(|| Record {
-            seq: u32::from_be_bytes(b[4..8].try_into().unwrap()),
-            sent_ns: u64::from_be_bytes(b[8..].try_into().unwrap()),
+        crate::cbr::Record::decode_with(Record::MAGIC, payload).map(|r| Record {
+            seq: r.seq,
+            sent_ns: r.sent_ns,
         })
     }
 }
