@@ -655,13 +655,7 @@ fn validate_trace(
                 ));
             }
         }
-        if let Some((name, _)) = states.iter().find(|(_, s)| {
-            let own_s = match d {
-                Dir::Down => &s.down,
-                Dir::Up => &s.up,
-            };
-            own_s.delay.or(s.both.delay).is_some()
-        }) {
+        if let Some(name) = state_with_delay(states, d) {
             return Err(err(
                 format!("states.{name}.delay"),
                 format!("the {d} direction's base delay comes from CellReplay's packet-train trace (`{base_from}`): a state cannot override it"),
@@ -678,6 +672,21 @@ fn validate_trace(
         return Ok((Some((*pair.heavy).clone()), Some(pair)));
     }
     Trace::load(&key, spec, base).map(|t| (Some(t), None))
+}
+
+/// The first state that sets a delay for direction `d` (its own table or `both`): a delay
+/// trace or CellReplay's train trace gives the direction's delay, so none may.
+fn state_with_delay(states: &IndexMap<String, StateSpec>, d: Dir) -> Option<&String> {
+    states
+        .iter()
+        .find(|(_, s)| {
+            let own = match d {
+                Dir::Down => &s.down,
+                Dir::Up => &s.up,
+            };
+            own.delay.or(s.both.delay).is_some()
+        })
+        .map(|(name, _)| name)
 }
 
 /// The direction's delay trace, if it has one (its own table over `both`): it replaces the
@@ -702,13 +711,7 @@ fn validate_delay_trace(
             ));
         }
     }
-    if let Some((name, _)) = states.iter().find(|(_, s)| {
-        let own_s = match d {
-            Dir::Down => &s.down,
-            Dir::Up => &s.up,
-        };
-        own_s.delay.or(s.both.delay).is_some()
-    }) {
+    if let Some(name) = state_with_delay(states, d) {
         return Err(err(
             format!("states.{name}.delay"),
             format!("the {d} direction's propagation delay comes from `{key}`: a state cannot override it"),
