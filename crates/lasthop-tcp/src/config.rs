@@ -254,6 +254,12 @@ pub struct TcpConfig {
     pub nagle: bool,
     /// Receive buffer: the most the receiver advertises (and holds out of order).
     pub rcvbuf: Bytes,
+    /// Receive-buffer autotuning (Linux `tcp_moderate_rcvbuf`, 6.x's rules): the buffer
+    /// starts at this size (`tcp_rmem[1]`) and grows once per receiver RTT up to `rcvbuf`
+    /// (`tcp_rmem[2]`), and the advertised window grows with it by two segments per segment
+    /// received, each growth acknowledged at once (`conn/rcvbuf.rs`). `None`: a fixed buffer of
+    /// `rcvbuf`, all of it offered (the older profiles).
+    pub rcvbuf_initial: Option<Bytes>,
     /// Window clamp: an upper bound on the advertised window.
     pub window_clamp: Option<Bytes>,
     /// How much of the free receive buffer is offered as window (Linux `tcp_adv_win_scale`,
@@ -556,8 +562,9 @@ impl TcpConfig {
     /// loss probe, PRR (5.x's `tcp_cwnd_reduction`), F-RTO, no FACK (gone in 4.15), no early
     /// retransmit (gone in 4.10), undo, the adaptive delayed ACK with 16 quick ACKs, RTO 1 s
     /// initial, 200 ms min, 120 s max, and internal pacing when the algorithm asks for it (BBR).
-    /// Jiffies are 4 ms (`CONFIG_HZ = 250`, the emulating machine's), the receive buffer
-    /// `tcp_rmem[2]`'s default of 6 MiB. Where 3.16 and 6.18 share a function the model's 3.16
+    /// Jiffies are 4 ms (`CONFIG_HZ = 250`, the emulating machine's); the receive buffer is
+    /// autotuned from `tcp_rmem[1]` (128 KiB) up to `tcp_rmem[2]`'s default of 6 MiB, the
+    /// window growing as 6.x's does (`rcvbuf_initial`). Where 3.16 and 6.18 share a function the model's 3.16
     /// code runs; where they differ, `kernel = "linux-6.18"` selects the 6.x one.
     pub fn linux_6_18() -> TcpConfig {
         TcpConfig {
@@ -568,6 +575,8 @@ impl TcpConfig {
             cwnd_limited: CwndLimited::Linux618,
             pacing: Pacing::WhenNeeded,
             hz: 250,
+            // `tcp_rmem[1]`: the buffer autotuning starts from (`tcp_rcv_space_adjust`).
+            rcvbuf_initial: Some(Bytes(131_072)),
             ..TcpConfig::linux_3_16()
         }
     }
@@ -637,6 +646,7 @@ tcp_config_toml! {
     quickacks: u32,
     nagle: bool,
     rcvbuf: Bytes,
+    rcvbuf_initial: Option<Bytes>,
     window_clamp: Option<Bytes>,
     adv_win_scale: Option<i8>,
     rto_initial: Dur,
@@ -704,6 +714,7 @@ impl Default for TcpConfig {
             quickacks: 0,
             nagle: true,
             rcvbuf: Bytes(65535),
+            rcvbuf_initial: None,
             window_clamp: None,
             adv_win_scale: None,
             rto_initial: Dur::from_secs(3),
@@ -843,6 +854,17 @@ impl TcpConfig {
                 "rcvbuf",
                 format!("{} is out of range: allowed {why}", self.rcvbuf),
             ));
+        }
+        if let Some(b) = self.rcvbuf_initial {
+            if !(1..=self.rcvbuf.0).contains(&b.0) {
+                return Err(err(
+                    "rcvbuf_initial",
+                    format!(
+                        "{b} is out of range: allowed 1B..={} (`rcvbuf`, the most autotuning grows it to)",
+                        self.rcvbuf
+                    ),
+                ));
+            }
         }
         if let Some(c) = self.window_clamp {
             if !(1..=max_wnd).contains(&c.0) {

@@ -9,7 +9,7 @@
 mod common;
 
 use common::addrs;
-use lasthop_core::{Dur, Packet, Time};
+use lasthop_core::{Bytes, Dur, Packet, Time};
 use lasthop_tcp::wire::{Segment, ACK, SYN};
 use lasthop_tcp::{
     CaState, CongestionControl, Connection, Event, InitialWindow, Pacing, SsthreshFrom, TcpConfig,
@@ -320,4 +320,74 @@ fn linux618_rack_reordering_timer_in_jiffies() {
     assert_eq!(c.ca_state(), CaState::Recovery);
     assert_eq!((c.cwnd(), c.ssthresh()), (10, 7));
     assert_eq!(drain(&mut c, t(1352)), vec![1]);
+}
+
+/// Linux 6.x's receive window (`conn/rcvbuf.rs`), as the emulated 6.18 receiver showed it on a
+/// 1500-byte path: the SYN-ACK offers rounddown(131 072 / 2, 1448) = 65 160; the first data
+/// segment sets the scaling ratio to 1448 · 256 / 2304 = 160, and the window then grows by
+/// 2 · 1448 per segment to (131 072 − 2304) · 160/256 = 80 480 (six growths). Each growth
+/// sets the quick-ACK count's low bit, so the first 6 segments leave it at 16 and 16 more
+/// follow: 22 segments are ACKed one by one, then every second one.
+#[test]
+fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
+    let (c, s) = addrs();
+    let cfg = TcpConfig {
+        mtu: Bytes(1500),
+        ..TcpConfig::linux_6_18()
+    };
+    let syn = Segment {
+        src: Some(c),
+        dst: Some(s),
+        seq: PEER_ISS,
+        flags: SYN,
+        window: 64240,
+        mss: Some(1460),
+        sack_permitted: true,
+        ts: Some((100, 0)),
+        wscale: Some(10),
+        ..Segment::default()
+    };
+    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
+    let sa = Segment::decode(&srv.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(sa.window, 65160);
+    // Our shift is the smallest that fits tcp_rmem[2] (6 MiB): 7.
+    assert_eq!(sa.wscale, Some(7));
+    let peer = |seq_off: u32, payload: u32| {
+        Segment {
+            src: Some(c),
+            dst: Some(s),
+            seq: PEER_ISS + 1 + seq_off,
+            ack: ISS + 1,
+            flags: ACK,
+            window: 63,
+            payload,
+            ts: Some((200, sa.ts.unwrap().0)),
+            ..Segment::default()
+        }
+        .encode()
+    };
+    // The handshake's ACK and the data come 100 ms after the SYN-ACK: the receiver's RTT is
+    // 100 ms, longer than the 30 segments (1.2 ms apart at 10 Mbit/s), so the buffer itself
+    // does not grow yet (`tcp_rcv_space_adjust` waits an RTT).
+    srv.handle_packet(t(100), &peer(0, 0));
+    assert_eq!(srv.poll_event(), Some(Event::Connected));
+    let mut acked_at = Vec::new();
+    let mut windows = Vec::new();
+    for k in 0..30u32 {
+        let now = Time(100_000_000 + u64::from(k) * 1_200_000);
+        srv.handle_packet(now, &peer(k * 1448, 1448));
+        while let Some(p) = srv.poll_transmit(now) {
+            let a = Segment::decode(&p).unwrap();
+            acked_at.push(k + 1);
+            windows.push(u64::from(a.window) << 7);
+        }
+    }
+    let mut want: Vec<u32> = (1..=22).collect();
+    want.extend([24, 26, 28, 30]);
+    assert_eq!(acked_at, want);
+    // 65 160 + 2896 k rounded up to the 128-byte scale unit, then the plateau.
+    assert_eq!(
+        &windows[..7],
+        &[68_096, 71_040, 73_856, 76_800, 79_744, 80_512, 80_512]
+    );
 }

@@ -114,6 +114,9 @@ impl Connection {
             self.snd.cc_established(&cx, hs_rtt);
         }
         self.snd.update_pacing_rate(&cx);
+        if let Some(a) = &mut self.rcv.autotune {
+            a.established(u64::from(self.opts.mss), self.rcv.rcv_nxt, now);
+        }
         self.state = if self.snd.fin_queued {
             State::FinWait1
         } else {

@@ -46,6 +46,7 @@ mod output;
 mod pacing;
 mod rack;
 mod rate;
+mod rcvbuf;
 mod rdb;
 mod recv;
 mod send;

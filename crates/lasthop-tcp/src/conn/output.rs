@@ -93,7 +93,10 @@ impl Connection {
             if cfg.window_scaling && (!server || o.ws) {
                 seg.wscale = Some(our_wscale(cfg));
             }
-            seg.window = self.rcv.syn_window(cfg);
+            // Linux rounds the SYN's window to segments of its own MSS, less the timestamp
+            // option the server knows it will carry (`tcp_openreq_init_rwin`).
+            let mss = cfg.adv_mss() - if server && o.ts { 12 } else { 0 };
+            seg.window = self.rcv.syn_window(cfg, mss);
             if server {
                 seg.ack = self.rcv.irs.wrapping_add(1);
                 self.rcv.rcv_edge = self.rcv.rcv_nxt + u64::from(seg.window);

@@ -2,6 +2,7 @@
 //! delayed ACK (whose timer is [`Timers::delack`]), the advertised window, and what the
 //! receiver echoes (TS.Recent, ECE).
 
+use super::rcvbuf::RcvBuf;
 use super::*;
 
 /// Linux TCP_ATO_MIN (HZ/25) for the adaptive delayed-ACK timer.
@@ -56,6 +57,8 @@ pub(super) struct RecvState {
     pub(super) ece_pending: bool,
     /// Upper bound on the advertised window set by the host (seed 001's shared window).
     pub(super) window_cap: Option<u64>,
+    /// Linux 6.x's receive-buffer autotuning and window growth (`rcvbuf_initial`).
+    pub(super) autotune: Option<RcvBuf>,
 }
 
 impl RecvState {
@@ -81,6 +84,7 @@ impl RecvState {
             ts_recent: 0,
             ece_pending: false,
             window_cap: None,
+            autotune: cfg.rcvbuf_initial.map(|b| RcvBuf::new(b.0, cfg.rcvbuf.0)),
         }
     }
 
@@ -213,6 +217,15 @@ impl RecvState {
                 if e > start {
                     self.insert_ooo(cx, start, e);
                 }
+                // Linux `tcp_data_queue_ofo` grows the window too.
+                let held = self.ooo_bytes();
+                if let Some(a) = &mut self.autotune {
+                    let ip_len = len + 40 + if cx.o.ts { 12 } else { 0 };
+                    let advmss = u64::from(cfg.adv_mss()) - if cx.o.ts { 12 } else { 0 };
+                    if a.grow(len, ip_len, advmss, self.rcv_mss, held) {
+                        self.quickacks_left |= 1;
+                    }
+                }
             }
             if fin && end <= limit {
                 self.fin_at = Some(end);
@@ -245,10 +258,28 @@ impl RecvState {
                 cx.stats.bytes_delivered += delivered;
                 out.delivered = delivered;
             }
+            let held = self.ooo_bytes();
+            if let Some(a) = &mut self.autotune {
+                // Linux `tcp_event_data_recv`: the ratio, then the window's growth, which asks
+                // for an immediate ACK (`icsk_ack.quick |= 1`).
+                let ip_len = len + 40 + if cx.o.ts { 12 } else { 0 };
+                if let Some((_, ecr)) = seg.ts {
+                    a.rtt_sample(len, self.rcv_mss, ecr, ms_stamp(cx.now));
+                }
+                a.measure(len, self.rcv_mss, ip_len);
+                let advmss = u64::from(cfg.adv_mss()) - if cx.o.ts { 12 } else { 0 };
+                if a.grow(len, ip_len, advmss, self.rcv_mss, held) {
+                    self.quickacks_left |= 1;
+                }
+            }
             if cfg.ack_pushed {
                 self.measure_rcv_mss(len);
             }
             self.schedule_ack(cx, rtt, filled_hole);
+            if let Some(a) = &mut self.autotune {
+                // The model's applications read at once (`tcp_rcv_space_adjust`).
+                a.read(self.rcv_nxt, cx.now);
+            }
         }
         if fin && end <= limit {
             self.fin_at = Some(end);
@@ -368,7 +399,10 @@ impl RecvState {
         let cfg = cx.cfg;
         let o = cx.o;
         let held = self.ooo_bytes();
-        let mut w = cfg.win_from_space(cfg.rcvbuf.0.saturating_sub(held));
+        let mut w = match &self.autotune {
+            Some(a) => a.free_window(held),
+            None => cfg.win_from_space(cfg.rcvbuf.0.saturating_sub(held)),
+        };
         if let Some(c) = cfg.window_clamp {
             w = w.min(c.0);
         }
@@ -386,8 +420,12 @@ impl RecvState {
     }
 
     /// The window of our SYN or SYN-ACK: never scaled; clamp and host cap apply to it too.
-    pub(super) fn syn_window(&self, cfg: &TcpConfig) -> u16 {
-        let mut w = cfg.win_from_space(cfg.rcvbuf.0).min(65535);
+    /// With autotuning, whole segments of `mss` (Linux `tcp_select_initial_window`).
+    pub(super) fn syn_window(&mut self, cfg: &TcpConfig, mss: u32) -> u16 {
+        let mut w = match &mut self.autotune {
+            Some(a) => a.syn_window(u64::from(mss)),
+            None => cfg.win_from_space(cfg.rcvbuf.0).min(65535),
+        };
         if let Some(c) = cfg.window_clamp {
             w = w.min(c.0);
         }
