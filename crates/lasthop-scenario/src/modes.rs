@@ -261,6 +261,14 @@ pub const LINUX: &[Counterpart] = &[
         linux_default: Some("0"),
     },
     Counterpart {
+        // RFC 2861's cwnd restart after an idle RTO (`tcp_cwnd_restart`).
+        model: "slow_start_after_idle",
+        linux: Place::Sysctl("tcp_slow_start_after_idle"),
+        same: |c, v| (v != "0") == c.slow_start_after_idle,
+        linux_value: |c| flag(c.slow_start_after_idle),
+        linux_default: Some("1"),
+    },
+    Counterpart {
         model: "syn_retries",
         linux: Place::Sysctl("tcp_syn_retries"),
         same: |c, v| v == c.syn_retries.to_string(),

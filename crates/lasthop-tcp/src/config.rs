@@ -252,6 +252,11 @@ pub struct TcpConfig {
     pub quickacks: u32,
     /// Nagle's algorithm (RFC 896).
     pub nagle: bool,
+    /// RFC 2861's restart (Linux `tcp_slow_start_after_idle` = 1, `tcp_cwnd_restart`): data
+    /// written with nothing outstanding after more than an RTO without sending halves cwnd
+    /// once per RTO idle beyond the first, down to the initial window; ssthresh keeps 3/4 of
+    /// the old cwnd. Not for an algorithm with its own `cong_control` (BBR).
+    pub slow_start_after_idle: bool,
     /// Receive buffer: the most the receiver advertises (and holds out of order).
     pub rcvbuf: Bytes,
     /// Receive-buffer autotuning (Linux `tcp_moderate_rcvbuf`, 6.x's rules): the buffer
@@ -549,6 +554,7 @@ impl TcpConfig {
             early_retransmit: EarlyRetransmit::Delayed,
             tlp: true,
             ack_pushed: true,
+            slow_start_after_idle: true,
             ..TcpConfig::default()
         }
     }
@@ -577,6 +583,7 @@ impl TcpConfig {
             hz: 250,
             // `tcp_rmem[1]`: the buffer autotuning starts from (`tcp_rcv_space_adjust`).
             rcvbuf_initial: Some(Bytes(131_072)),
+            slow_start_after_idle: true,
             ..TcpConfig::linux_3_16()
         }
     }
@@ -645,6 +652,7 @@ tcp_config_toml! {
     delayed_ack_timeout: Dur,
     quickacks: u32,
     nagle: bool,
+    slow_start_after_idle: bool,
     rcvbuf: Bytes,
     rcvbuf_initial: Option<Bytes>,
     window_clamp: Option<Bytes>,
@@ -713,6 +721,7 @@ impl Default for TcpConfig {
             delayed_ack_timeout: Dur::from_millis(200),
             quickacks: 0,
             nagle: true,
+            slow_start_after_idle: false,
             rcvbuf: Bytes(65535),
             rcvbuf_initial: None,
             window_clamp: None,

@@ -391,3 +391,46 @@ fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
         &[68_096, 71_040, 73_856, 76_800, 79_744, 80_512, 80_512]
     );
 }
+
+/// `tcp_slow_start_after_idle` (RFC 2861, `tcp_cwnd_restart`): data written with nothing
+/// outstanding after more than an RTO without sending halves cwnd once per RTO beyond the
+/// first, down to the initial window; ssthresh keeps max(ssthresh, 3/4 cwnd).
+#[test]
+fn linux6_restarts_the_window_after_an_idle_rto() {
+    let mut c = client(TcpConfig::linux_6_18(), 10);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    // All ten ACKed at 1200 ms: slow start to 20; twenty more go at once.
+    c.handle_packet(t(1200), &ack(10, &[]));
+    assert_eq!(c.cwnd(), 20);
+    c.send(u64::from(20 * MSS));
+    assert_eq!(drain(&mut c, t(1200)).len(), 20);
+    c.handle_packet(t(1800), &ack(30, &[]));
+    assert_eq!((c.cwnd(), c.unacked_bytes()), (40, 0));
+    let rto = c.rto();
+    // Written 1.5 RTOs after the last send (1200 ms): one halving, to 20.
+    let now = t(1200) + Dur(rto.0 * 3 / 2);
+    c.send(u64::from(40 * MSS));
+    assert_eq!(drain(&mut c, now).len(), 20);
+    assert_eq!(c.cwnd(), 20);
+    // A write within an RTO of the last send restarts nothing.
+    c.handle_packet(now + Dur::from_millis(600), &ack(50, &[]));
+    let cwnd = c.cwnd();
+    assert_eq!(drain(&mut c, now + Dur::from_millis(600)).len(), 20);
+    assert_eq!(c.cwnd(), cwnd);
+}
+
+/// 3.5 idle RTOs halve 40 three times but not below the initial window: 40, 20, 10.
+#[test]
+fn linux6_idle_restart_stops_at_the_initial_window() {
+    let mut c = client(TcpConfig::linux_6_18(), 10);
+    drain(&mut c, t(600));
+    c.handle_packet(t(1200), &ack(10, &[]));
+    c.send(u64::from(20 * MSS));
+    drain(&mut c, t(1200));
+    c.handle_packet(t(1800), &ack(30, &[]));
+    assert_eq!(c.cwnd(), 40);
+    let now = t(1200) + Dur(c.rto().0 * 7 / 2);
+    c.send(u64::from(40 * MSS));
+    assert_eq!(drain(&mut c, now).len(), 10);
+    assert_eq!(c.cwnd(), 10);
+}

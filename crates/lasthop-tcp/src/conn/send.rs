@@ -159,6 +159,8 @@ pub(super) struct SendState {
     pub(super) lost_total: u64,
     /// Linux `tp->lsndtime`: when data was last sent (kept with rate sampling).
     pub(super) last_send: Time,
+    /// The `last_send` whose idle period `restart_after_idle` has looked at.
+    idle_checked: Time,
     /// `kernel = "linux-6.18"`: the 6.x versions of the functions that changed.
     pub(super) k6: bool,
 }
@@ -173,6 +175,7 @@ impl SendState {
             rate: (ctl || k6).then(|| Box::new(Rate::new())),
             lost_total: 0,
             last_send: Time::ZERO,
+            idle_checked: Time::ZERO,
             k6,
             pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
@@ -1417,6 +1420,34 @@ impl SendState {
 
     /// A new segment, cut now: full MSS unless less is written, whole into the peer's window.
     #[inline]
+    /// Linux `tcp_slow_start_after_idle_check` / `tcp_cwnd_restart` (RFC 2861): data written
+    /// with nothing outstanding after more than an RTO without sending restarts the window:
+    /// ssthresh keeps 3/4 of cwnd (`tcp_current_ssthresh`), and cwnd halves once per RTO idle
+    /// beyond the first, down to the initial window. Once per idle period.
+    fn restart_after_idle(&mut self, now: Time, iw: u32) {
+        if self.idle_checked == self.last_send {
+            return;
+        }
+        self.idle_checked = self.last_send;
+        let rto = self.rtt.rto();
+        let idle = now.saturating_since(self.last_send);
+        if idle <= rto || rto == Dur::ZERO {
+            return;
+        }
+        let cwnd = self.win.cwnd;
+        if !matches!(self.ca, CaState::Cwr | CaState::Recovery) {
+            self.win.ssthresh = self.win.ssthresh.max((cwnd >> 1) + (cwnd >> 2));
+        }
+        let restart = iw.min(cwnd);
+        let mut c = cwnd;
+        let mut left = idle.0 - rto.0;
+        while left > 0 && c > restart {
+            c >>= 1;
+            left = left.saturating_sub(rto.0);
+        }
+        self.win.cwnd = c.max(restart);
+    }
+
     fn send_new(&mut self, cx: &mut Ctx) -> Option<Outgoing> {
         let cfg = cx.cfg;
         let o = cx.o;
@@ -1426,6 +1457,9 @@ impl SendState {
         let fin_due = self.fin_queued && !self.fin_sent;
         if unsent == 0 && !fin_due {
             return None;
+        }
+        if cfg.slow_start_after_idle && self.rtx.is_empty() && !self.ctl {
+            self.restart_after_idle(now, cfg.iw_segments(o.mss));
         }
         // Linux `tcp_write_xmit`: the pacing check comes first, before cwnd's.
         if self.pace.on && self.pace_wait(cx) {
