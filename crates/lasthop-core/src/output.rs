@@ -390,6 +390,57 @@ pub fn remove_stale_partials(dir: &Path, depth: usize) -> io::Result<Vec<PathBuf
 /// The lock file's name inside a locked directory.
 pub const LOCK_FILE: &str = ".lasthop.lock";
 
+/// The file that marks a directory as one run's outputs (`lasthop sim`, `lasthop emu`,
+/// Python's `lasthop.sim`): such a run writes only into a new or empty directory, or one that
+/// holds this marker.
+pub const RUN_MARKER: &str = ".lasthop-run";
+
+/// Claims `dir` for one run's outputs, creating it when missing: a new or empty directory
+/// (lasthop's lock and temporary files aside) gets the marker; one that holds the marker is a
+/// run's already; anything else is refused, naming what is in it, so a run never replaces
+/// files that are not lasthop's.
+pub fn claim_run_dir(dir: &Path) -> io::Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} exists and is not a directory: give a directory for the run's outputs (it is created when missing)",
+                dir.display()
+            ),
+        ));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    let marker = dir.join(RUN_MARKER);
+    if marker.is_file() {
+        return Ok(());
+    }
+    let mut foreign = Vec::new();
+    for e in std::fs::read_dir(dir)? {
+        let name = e?.file_name().to_string_lossy().into_owned();
+        let ours = name == LOCK_FILE
+            || (name.starts_with(PARTIAL_PREFIX) && name.ends_with(PARTIAL_SUFFIX));
+        if !ours {
+            foreign.push(name);
+        }
+    }
+    if !foreign.is_empty() {
+        foreign.sort();
+        let n = foreign.len();
+        foreign.truncate(3);
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} is not empty ({}{}) and is not a lasthop run's directory (it has no {RUN_MARKER}): refusing to write into what is not lasthop's (its connections.csv, link.csv, events, captures and traces would be replaced); give a new or empty directory (a run's directory written by a lasthop before this rule: remove it first)",
+                dir.display(),
+                foreign.join(", "),
+                if n > 3 { format!(" and {} more", n - 3) } else { String::new() }
+            ),
+        ));
+    }
+    AtomicFile::write_all_to(&marker, b"lasthop run outputs\n")
+}
+
 /// An exclusive lock on an output directory for the length of a run: a second run into the same
 /// directory fails with [`RunDirLock::acquire`]'s error, which names the holder's process. The
 /// lock is an `flock` on `DIR/.lasthop.lock` (holding the holder's pid), so the kernel releases

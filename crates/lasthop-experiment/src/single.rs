@@ -113,8 +113,9 @@ pub fn simulate_scenario(
     for w in scenario.check_here(lasthop_scenario::Mode::Sim)? {
         say(w.to_string());
     }
-    // One run at a time into a directory; a killed run's temporary files go.
+    // One run at a time into a directory of its own; a killed run's temporary files go.
     let _lock = lasthop_core::output::RunDirLock::acquire(out)?;
+    lasthop_core::output::claim_run_dir(out)?;
     for p in lasthop_core::output::remove_stale_partials(out, 0)
         .with_context(|| format!("removing stale files in {}", out.display()))?
     {

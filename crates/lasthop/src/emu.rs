@@ -70,6 +70,8 @@ pub fn run(args: EmuArgs) -> Result<()> {
         .with(&spec_outputs.unwrap_or_default())
         .with(&args.outputs.spec())
         .keep(true);
+    // Only into a new or empty directory, or a run's own (never over files not lasthop's).
+    lasthop_core::output::claim_run_dir(&args.out)?;
     let spin = parse_dur(&args.spin).context("--spin")?;
     let exe = std::env::current_exe().context("locating the lasthop binary")?;
     let mut opts = EmuOptions::new(&args.out, exe);

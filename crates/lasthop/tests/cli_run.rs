@@ -222,6 +222,53 @@ fn interrupted_run_resumes() {
     }
 }
 
+/// `lasthop sim --out` and `lasthop emu --out` write only into a new or empty directory or one
+/// a run of theirs wrote (it holds `.lasthop-run`): another directory is refused before
+/// anything is written, its files untouched, and the error names what is in it.
+#[test]
+fn a_single_run_never_writes_into_a_directory_not_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    let sc = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples/scenarios/seed000-e0-2tcp-5s.toml");
+    let foreign = d.path().join("foreign");
+    std::fs::create_dir(&foreign).unwrap();
+    std::fs::write(foreign.join("connections.csv"), "precious\n").unwrap();
+    std::fs::write(foreign.join("notes.txt"), "mine\n").unwrap();
+    for cmd in ["sim", "emu"] {
+        let o = lasthop()
+            .args([
+                cmd,
+                sc.to_str().unwrap(),
+                "--out",
+                foreign.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{cmd} wrote into a foreign directory");
+        assert!(
+            stderr.contains("is not empty (connections.csv, notes.txt) and is not a lasthop run's directory (it has no .lasthop-run): refusing to write into what is not lasthop's"),
+            "{cmd}: {stderr}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(foreign.join("connections.csv")).unwrap(),
+        "precious\n"
+    );
+    assert_eq!(std::fs::read_dir(&foreign).unwrap().count(), 2);
+    // A new directory, then the same one again: the run's own.
+    let out = d.path().join("out");
+    for _ in 0..2 {
+        let o = lasthop()
+            .args(["sim", sc.to_str().unwrap(), "--out", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    assert!(out.join(lasthop_core::output::RUN_MARKER).is_file());
+    assert!(out.join("connections.csv").is_file());
+}
+
 /// `mode = "emu"`: the runs go through the real-time emulator, one at a time, with the same
 /// layout and summaries (skipped without root).
 /// One run at a time into a directory: while a process holds it, `lasthop sim`, `run` and
