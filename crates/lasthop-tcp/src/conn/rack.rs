@@ -58,7 +58,7 @@ impl SendState {
         r.advanced |= delivered;
         let mut best = r.xmit;
         for s in self.rtx.iter() {
-            if !(s.sacked || s.end <= ack) {
+            if !(s.sacked() || s.end <= ack) {
                 continue;
             }
             let rtt = now.saturating_since(s.sent_at);
@@ -108,13 +108,13 @@ impl SendState {
         let rtt = self.l3.rack.rtt;
         let mut wait = Dur::ZERO;
         for s in self.rtx.iter_mut() {
-            if s.sacked || (s.lost && !s.retrans) || !sent_after(xt, xe, s.sent_at, s.end) {
+            if s.sacked() || (s.lost() && !s.retrans()) || !sent_after(xt, xe, s.sent_at, s.end) {
                 continue;
             }
             let due = s.sent_at + rtt + reo_wnd;
             if due <= now {
-                s.lost = true;
-                s.retrans = false;
+                s.set_lost(&mut self.tally, true);
+                s.set_retrans(&mut self.tally, false);
                 self.lost_total += 1;
             } else {
                 wait = wait.max(due.saturating_since(now));
@@ -143,7 +143,7 @@ impl SendState {
                 now + wait
             });
         }
-        self.rtx.iter().any(|s| s.lost && !s.retrans)
+        self.lost_out() > 0 && self.rtx.iter().any(|s| s.lost() && !s.retrans())
     }
 
     /// The reordering timer expired (Linux `tcp_rack_reo_timeout`): detection again; if it

@@ -126,7 +126,7 @@ impl SendState {
             self.rtx.get(n.checked_sub(2)?)?,
         );
         let len = new.data_len();
-        if len >= u64::from(o.mss) || prev.sacked || prev.fin || new.fin {
+        if len >= u64::from(o.mss) || prev.sacked() || prev.fin || new.fin {
             return None;
         }
         if new.start + len > self.snd_una + u64::from(self.snd_wnd) {
@@ -165,7 +165,7 @@ impl SendState {
             // The kernel checks only the immediately previous segment for SACK
             // (`redundant_data_bundling`); a SACKed one further back ends the run here too,
             // as the data is already at the receiver.
-            if s.end <= una || s.sacked || s.fin {
+            if s.end <= una || s.sacked() || s.fin {
                 break;
             }
             if bytes + len > mss
@@ -220,8 +220,8 @@ impl SendState {
             if new_data == 0
                 || (end - from) + new_data > limit
                 || next.fin
-                || s.sacked
-                || next.sacked
+                || s.sacked()
+                || next.sacked()
                 || end + new_data > wnd_end
             {
                 break;

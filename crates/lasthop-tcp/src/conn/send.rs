@@ -33,10 +33,12 @@ pub(super) struct SentSeg {
     pub(super) end: u64,
     pub(super) fin: bool,
     pub(super) sent_at: Time,
-    pub(super) sacked: bool,
-    pub(super) lost: bool,
+    // The three tags are changed only through the setters below, which keep the queue's
+    // [`Tally`] right; other files read them through the getters.
+    sacked: bool,
+    lost: bool,
     /// A retransmission of it is in flight (Linux TCPCB_SACKED_RETRANS).
-    pub(super) retrans: bool,
+    retrans: bool,
     /// Retransmitted at least once (Karn).
     pub(super) ever_retrans: bool,
     /// snd_nxt when it was last retransmitted (Linux keeps it in `ack_seq`; "Event C").
@@ -48,6 +50,64 @@ pub(super) struct SentSeg {
 impl SentSeg {
     pub(super) fn payload(&self) -> u32 {
         (self.end - self.start) as u32 - u32::from(self.fin)
+    }
+    #[inline]
+    pub(super) fn sacked(&self) -> bool {
+        self.sacked
+    }
+    #[inline]
+    pub(super) fn lost(&self) -> bool {
+        self.lost
+    }
+    #[inline]
+    pub(super) fn retrans(&self) -> bool {
+        self.retrans
+    }
+    #[inline]
+    fn set_sacked(&mut self, n: &mut Tally, v: bool) {
+        n.sacked = n.sacked - u32::from(self.sacked) + u32::from(v);
+        self.sacked = v;
+    }
+    #[inline]
+    pub(super) fn set_lost(&mut self, n: &mut Tally, v: bool) {
+        n.lost = n.lost - u32::from(self.lost) + u32::from(v);
+        self.lost = v;
+    }
+    #[inline]
+    pub(super) fn set_retrans(&mut self, n: &mut Tally, v: bool) {
+        n.retrans = n.retrans - u32::from(self.retrans) + u32::from(v);
+        self.retrans = v;
+    }
+}
+
+/// How many segments of the retransmission queue carry each tag (Linux's `sacked_out`,
+/// `lost_out` and `retrans_out` counters), kept as the tags change so that `in_flight` and the
+/// send tests, asked on every ACK and every poll, need not walk the queue.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Tally {
+    sacked: u32,
+    lost: u32,
+    retrans: u32,
+}
+
+impl Tally {
+    /// The tags of the queue `rtx`, counted (the check of the kept counts).
+    fn of(rtx: &VecDeque<SentSeg>) -> Tally {
+        let mut n = Tally::default();
+        for s in rtx {
+            n.sacked += u32::from(s.sacked);
+            n.lost += u32::from(s.lost);
+            n.retrans += u32::from(s.retrans);
+        }
+        n
+    }
+
+    /// `s` leaves the queue.
+    #[inline]
+    fn remove(&mut self, s: &SentSeg) {
+        self.sacked -= u32::from(s.sacked);
+        self.lost -= u32::from(s.lost);
+        self.retrans -= u32::from(s.retrans);
     }
 }
 
@@ -108,6 +168,8 @@ pub(super) struct SendState {
     pub(super) snd_wnd: u32,
     /// The retransmission queue and its scoreboard.
     pub(super) rtx: VecDeque<SentSeg>,
+    /// The counts of `rtx`'s tags.
+    pub(super) tally: Tally,
     /// cwnd, ssthresh and the growth counter, which the congestion-control algorithm
     /// ([`Cc`]) and the loss recovery here both change, as in Linux.
     pub(super) win: Window,
@@ -188,6 +250,7 @@ impl SendState {
             snd_nxt: 1,
             snd_wnd: 0,
             rtx: VecDeque::new(),
+            tally: Tally::default(),
             win: Window {
                 cwnd: 1,
                 ssthresh: SSTHRESH_INFINITE,
@@ -273,6 +336,7 @@ impl SendState {
             let mut last_rtx: Option<Time> = None;
             while self.rtx.front().is_some_and(|s| s.end <= ack) {
                 let s = self.rtx.pop_front().expect("front checked");
+                self.tally.remove(&s);
                 if let Some(r) = self.rate.as_deref_mut() {
                     r.on_delivered(0, s.end, false, s.sacked);
                     r.tx.pop_front();
@@ -531,13 +595,13 @@ impl SendState {
                     if let Some(rate) = self.rate.as_deref_mut() {
                         rate.on_delivered(k, s.end, true, false);
                     }
-                    s.sacked = true;
+                    s.set_sacked(&mut self.tally, true);
                     // Linux: a SACKed retransmission stays in flight ("S|R") unless the
                     // original was marked lost.
                     if s.lost || !linux24 {
-                        s.retrans = false;
+                        s.set_retrans(&mut self.tally, false);
                     }
-                    s.lost = false;
+                    s.set_lost(&mut self.tally, false);
                 }
             }
         }
@@ -558,9 +622,9 @@ impl SendState {
                     break;
                 }
                 if s.retrans && lost_retrans > s.rtx_nxt && lost_retrans >= s.rtx_nxt + beyond {
-                    s.retrans = false;
+                    s.set_retrans(&mut self.tally, false);
                     if !s.sacked {
-                        s.lost = true;
+                        s.set_lost(&mut self.tally, true);
                         self.lost_total += 1;
                     }
                 }
@@ -599,13 +663,16 @@ impl SendState {
         for s in self.rtx.iter_mut().take(fackets) {
             if !s.sacked && !s.retrans {
                 self.lost_total += u64::from(!s.lost);
-                s.lost = true;
+                s.set_lost(&mut self.tally, true);
             }
         }
     }
 
     /// Linux `fackets_out`: segments from the head up to the highest SACKed one.
     fn fackets_out(&self) -> u32 {
+        if self.tally().sacked == 0 {
+            return 0;
+        }
         self.rtx
             .iter()
             .rposition(|s| s.sacked)
@@ -621,7 +688,7 @@ impl SendState {
                 break;
             }
             if !s.sacked && !s.lost && !s.retrans {
-                s.lost = true;
+                s.set_lost(&mut self.tally, true);
                 self.lost_total += 1;
             }
         }
@@ -695,7 +762,7 @@ impl SendState {
             return false;
         }
         for s in self.rtx.iter_mut() {
-            s.lost = false;
+            s.set_lost(&mut self.tally, false);
         }
         self.undo_cwnd(cx, true);
         self.retransmits = 0;
@@ -735,7 +802,19 @@ impl SendState {
             && !self.l3.round_open
             && (!self.fin_queued || self.fin_sent)
             && self.ca != CaState::Recovery
-            && !self.rtx.iter().any(|s| s.lost && !s.retrans && !s.sacked)
+            && self.first_waiting().is_none()
+    }
+
+    /// The first segment marked lost whose retransmission has not gone yet; without a walk of
+    /// the queue while none is marked lost (the common case).
+    #[inline]
+    fn first_waiting(&self) -> Option<usize> {
+        if self.lost_out() == 0 {
+            return None;
+        }
+        self.rtx
+            .iter()
+            .position(|s| s.lost && !s.retrans && !s.sacked)
     }
 
     /// Bytes written and not yet sent.
@@ -773,7 +852,7 @@ impl SendState {
                 self.frto = 0;
                 cx.stats.spurious_rtos += 1;
                 for s in self.rtx.iter_mut() {
-                    s.lost = false;
+                    s.set_lost(&mut self.tally, false);
                 }
                 if !self.ctl {
                     self.win.cwnd = self.win.ssthresh;
@@ -793,7 +872,7 @@ impl SendState {
         for s in self.rtx.iter_mut() {
             if !s.sacked && !s.retrans && s.end <= high {
                 self.lost_total += u64::from(!s.lost);
-                s.lost = true;
+                s.set_lost(&mut self.tally, true);
             }
         }
         if let (Some(c), false) = (cwnd, self.ctl) {
@@ -1030,7 +1109,7 @@ impl SendState {
         if frto {
             // Only the first segment is retransmitted until two ACKs have been seen.
             for s in self.rtx.iter_mut().skip(1) {
-                s.lost = false;
+                s.set_lost(&mut self.tally, false);
             }
             self.frto = 1;
         }
@@ -1078,12 +1157,12 @@ impl SendState {
         let clear = self.linux23(cx);
         for s in self.rtx.iter_mut() {
             let was = !s.lost || s.retrans;
-            s.retrans = false;
+            s.set_retrans(&mut self.tally, false);
             if clear {
-                s.sacked = false;
+                s.set_sacked(&mut self.tally, false);
             }
             if !s.sacked {
-                s.lost = true;
+                s.set_lost(&mut self.tally, true);
                 self.lost_total += u64::from(was);
             }
         }
@@ -1122,34 +1201,31 @@ impl SendState {
     #[inline]
     pub(super) fn sacked_out(&self, o: &Negotiated) -> u32 {
         if o.sack {
-            self.rtx.iter().filter(|s| s.sacked).count() as u32
+            self.tally().sacked
         } else {
             self.reno_sacked
         }
     }
     #[inline]
     pub(super) fn lost_out(&self) -> u32 {
-        self.rtx.iter().filter(|s| s.lost).count() as u32
+        self.tally().lost
     }
     #[inline]
     pub(super) fn retrans_out(&self) -> u32 {
-        self.rtx.iter().filter(|s| s.retrans).count() as u32
+        self.tally().retrans
     }
     /// Linux `tcp_packets_in_flight`.
     #[inline]
     pub(super) fn in_flight(&self, o: &Negotiated) -> u32 {
-        // packets_out + retrans_out - sacked_out - lost_out, in one pass over the queue (this
-        // runs on every send test).
-        let (mut retrans, mut sacked, mut lost) = (0, 0, 0);
-        for s in &self.rtx {
-            retrans += u32::from(s.retrans);
-            sacked += u32::from(s.sacked);
-            lost += u32::from(s.lost);
-        }
-        if !o.sack {
-            sacked = self.reno_sacked;
-        }
-        (self.packets_out() + retrans).saturating_sub(sacked + lost)
+        let n = self.tally();
+        let sacked = if o.sack { n.sacked } else { self.reno_sacked };
+        (self.packets_out() + n.retrans).saturating_sub(sacked + n.lost)
+    }
+    /// The kept counts of the tags; a debug build checks them against the queue.
+    #[inline]
+    fn tally(&self) -> Tally {
+        debug_assert_eq!(self.tally, Tally::of(&self.rtx), "the tag counts drifted");
+        self.tally
     }
 
     /// RFC 3517 IsLost for segment `i`: `dupthresh` SACKed segments above it; with FACK, the
@@ -1160,7 +1236,9 @@ impl SendState {
             let fack = self.rtx.iter().rposition(|s| s.sacked);
             fack.is_some_and(|f| f >= i + th)
         } else {
-            self.rtx.iter().skip(i + 1).filter(|s| s.sacked).count() >= th
+            // Fewer than `th` SACKed in the whole queue: none to count above `i`.
+            (self.tally().sacked as usize) >= th
+                && self.rtx.iter().skip(i + 1).filter(|s| s.sacked).count() >= th
         }
     }
 
@@ -1187,7 +1265,7 @@ impl SendState {
                     above >= th
                 };
                 if lost {
-                    s.lost = true;
+                    s.set_lost(&mut self.tally, true);
                     self.lost_total += 1;
                 }
             }
@@ -1200,7 +1278,7 @@ impl SendState {
         let rto = self.rtt.rto();
         for s in self.rtx.iter_mut() {
             if !s.sacked && !s.lost && !s.retrans && now.saturating_since(s.sent_at) > rto {
-                s.lost = true;
+                s.set_lost(&mut self.tally, true);
                 self.lost_total += 1;
             }
         }
@@ -1209,8 +1287,8 @@ impl SendState {
     fn mark_head_lost(&mut self) {
         if let Some(h) = self.rtx.front_mut() {
             if !h.sacked && !h.lost {
-                h.lost = true;
-                h.retrans = false;
+                h.set_lost(&mut self.tally, true);
+                h.set_retrans(&mut self.tally, false);
                 self.lost_total += 1;
             }
         }
@@ -1253,11 +1331,11 @@ impl SendState {
         }
         if self.linux24(cx) {
             // Trick#1 and the classic rule on fackets_out (Trick#3 is `head_timedout`).
-            return self.rtx.iter().any(|s| s.lost) || self.fackets_out() > cfg.dupthresh;
+            return self.lost_out() > 0 || self.fackets_out() > cfg.dupthresh;
         }
         if self.rack_only(cx) {
             // Linux 4.18+ with RACK (`tcp_recovery = 1`): only what RACK marked lost.
-            return self.rtx.iter().any(|s| s.lost);
+            return self.lost_out() > 0;
         }
         self.dupacks >= cfg.dupthresh || (o.sack && self.is_lost(cfg, 0))
     }
@@ -1325,11 +1403,7 @@ impl SendState {
     #[inline]
     pub(super) fn next_segment(&mut self, cx: &mut Ctx, new_data: bool) -> Option<Outgoing> {
         let o = cx.o;
-        if let Some(i) = self
-            .rtx
-            .iter()
-            .position(|s| s.lost && !s.retrans && !s.sacked)
-        {
+        if let Some(i) = self.first_waiting() {
             let forced = i == 0 && self.force_head_rtx;
             if !forced
                 && (self.in_flight(o) >= self.win.cwnd || (self.pace.on && self.pace_wait(cx)))
@@ -1387,7 +1461,7 @@ impl SendState {
         };
         let (start, payload, fin) = {
             let s = &mut self.rtx[i];
-            s.retrans = true;
+            s.set_retrans(&mut self.tally, true);
             s.ever_retrans = true;
             s.sent_at = now;
             s.rtx_nxt = snd_nxt;
