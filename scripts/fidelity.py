@@ -230,7 +230,7 @@ def main():
             rows.append((point, key, ms, me, d))
     if csv_out:
         with open(csv_out, "w", newline="") as f:
-            w = csv.writer(f)
+            w = csv.writer(f, lineterminator="\n")
             w.writerow(["point", "metric", "simulated", "emulated", "sim_over_emu_pct"])
             for point, key, ms, me, d in rows:
                 w.writerow([point, key] + ["" if v != v else repr(v) for v in (ms, me, d)])
