@@ -9,13 +9,20 @@ For every point of the experiment (runs/<point>/<k>/), per run:
     (connections.csv, bytes / elapsed; for greedy flows the run's goodput);
   * slower_s / faster_s: the slowest and fastest connection's elapsed time (transfers);
   * rexmt: retransmitted data packets, summed over connections; rtos: RTOs, summed;
-  * rtt_p50_ms / rtt_p99_ms: RTT samples pooled over the run's data connections, from the data
-    sender's capture: each data segment sent once (Karn: none retransmitted) and the first ACK
-    from the receiver that covers its last byte;
+  * rtt_p50_ms / rtt_p99_ms: the latency probe's round trips (the scenario's `ping` flow, ICMP
+    echoes from the data sender through the same queue as the data), the run's p50 and p99 from
+    its ping_flows.csv (the first probe flow's row), measured the same way in both modes;
+    ping_loss: the probe's loss rate there;
+  * tcp_rtt_p50_ms / tcp_rtt_p99_ms: RTT samples pooled over the run's data connections, from the
+    data sender's capture: each data segment sent once (Karn: none retransmitted) and the first
+    ACK from the receiver that covers its last byte (so a sample also holds the receiver's ACK
+    delay and, after a loss, the wait for the repair);
   * share_min / share_max: the smallest and largest connection's share of the bytes (1/n each
     when fair);
-then the median over the replications, simulated | emulated | sim / emu - 1. Standard library
-only; captures are the emulator's and the simulator's pcaps (any byte order, µs or ns).
+then the median over the replications, simulated | emulated | sim / emu - 1, as a Markdown table
+(and with --csv OUT the same rows as CSV: point, metric, simulated, emulated, sim_over_emu_pct).
+A run without a probe flow has no rtt_* or ping_loss rows. Standard library only; captures are
+the emulator's and the simulator's pcaps (any byte order, µs or ns).
 """
 import csv
 import os
@@ -24,7 +31,7 @@ import struct
 import sys
 
 METRICS = ["tput_Bps", "slower_s", "faster_s", "rexmt", "rtos", "rtt_p50_ms", "rtt_p99_ms",
-           "share_min", "share_max"]
+           "ping_loss", "tcp_rtt_p50_ms", "tcp_rtt_p99_ms", "share_min", "share_max"]
 
 
 def read_pcap(path):
@@ -143,8 +150,27 @@ def run_metrics(run):
         if s and (not samples or statistics.median(s) > statistics.median(samples)):
             samples = s
     if samples:
-        m["rtt_p50_ms"] = percentile(samples, 0.5) * 1000
-        m["rtt_p99_ms"] = percentile(samples, 0.99) * 1000
+        m["tcp_rtt_p50_ms"] = percentile(samples, 0.5) * 1000
+        m["tcp_rtt_p99_ms"] = percentile(samples, 0.99) * 1000
+    m.update(probe_metrics(run))
+    return m
+
+
+def probe_metrics(run):
+    """The latency probe's p50, p99 and loss rate from the run's ping_flows.csv (its first probe
+    flow; the analysis writes the file only when the run has probes); {} without one, and no
+    round trips when no probe was answered (the file's empty cells)."""
+    path = os.path.join(run, "ping_flows.csv")
+    if not os.path.exists(path):
+        return {}
+    rows = sorted(csv.DictReader(open(path)), key=lambda r: int(r["flow"]))
+    if not rows:
+        return {}
+    r = rows[0]
+    m = {"ping_loss": float(r["loss_rate"])}
+    for col, key in (("rtt_p50_ms", "rtt_p50_ms"), ("rtt_p99_ms", "rtt_p99_ms")):
+        if r[col]:
+            m[key] = float(r[col])
     return m
 
 
@@ -175,10 +201,19 @@ def fmt(v):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    if len(args) != 2:
+    argv = sys.argv[1:]
+    csv_out = None
+    if "--csv" in argv:
+        i = argv.index("--csv")
+        if i + 1 >= len(argv):
+            sys.exit(__doc__)
+        csv_out = argv[i + 1]
+        argv = argv[:i] + argv[i + 2:]
+    args = [a for a in argv if not a.startswith("--")]
+    if len(args) != 2 or len(args) != len(argv):
         sys.exit(__doc__)
     sim, emu = experiment(args[0]), experiment(args[1])
+    rows = []
     print("| point | metric | simulated | emulated | sim / emu − 1 |")
     print("|---|---|---|---|---|")
     for point in sorted(set(sim) | set(emu)):
@@ -192,6 +227,13 @@ def main():
             d = (ms / me - 1) * 100 if me and me == me and ms == ms else float("nan")
             dd = "–" if d != d else f"{d:+.1f} %"
             print(f"| {point} | {key} | {fmt(ms)} | {fmt(me)} | {dd} |")
+            rows.append((point, key, ms, me, d))
+    if csv_out:
+        with open(csv_out, "w", newline="") as f:
+            w = csv.writer(f, lineterminator="\n")
+            w.writerow(["point", "metric", "simulated", "emulated", "sim_over_emu_pct"])
+            for point, key, ms, me, d in rows:
+                w.writerow([point, key] + ["" if v != v else repr(v) for v in (ms, me, d)])
 
 
 if __name__ == "__main__":

@@ -143,3 +143,61 @@ fn seed000_tables_run_all_48_configurations() {
         assert!(out.contains(n), "conclusion {n} missing in\n{out}");
     }
 }
+
+/// `scripts/fidelity.py` (docs/sim-vs-emu.md's fidelity matrix) on one replication of the shipped
+/// `experiments/fidelity-bbr-sim.toml`, compared with itself: both points have the latency
+/// probe's RTT rows (vs_cubic's flows, which replace the scenario's, keep the probe) beside the
+/// TCP samples' rows (every run keeps the sender's capture), each 0 % apart, and `--csv` writes
+/// the same rows.
+#[test]
+fn fidelity_script_reads_the_probe_and_the_tcp_samples() {
+    let d = tempfile::tempdir().unwrap();
+    let root = root();
+    let spec = std::fs::read_to_string(root.join("experiments/fidelity-bbr-sim.toml"))
+        .unwrap()
+        .replace("replications = 10", "replications = 1")
+        .replace("\"../examples/", &format!("\"{}/examples/", root.display()));
+    let exp = d.path().join("fidelity-bbr-sim.toml");
+    std::fs::write(&exp, spec).unwrap();
+    let out = d.path().join("out");
+    let st = Command::new(env!("CARGO_BIN_EXE_lasthop"))
+        .args(["run", exp.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .arg("--quiet")
+        .status()
+        .unwrap();
+    assert!(st.success(), "lasthop run {exp:?}");
+    let csv = d.path().join("fidelity.csv");
+    let res = out.to_str().unwrap();
+    let table = python(&[
+        "scripts/fidelity.py",
+        res,
+        res,
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    for point in ["alone", "vs_cubic"] {
+        for metric in [
+            "tput_Bps",
+            "rtt_p50_ms",
+            "rtt_p99_ms",
+            "ping_loss",
+            "tcp_rtt_p50_ms",
+            "tcp_rtt_p99_ms",
+        ] {
+            let row = format!("| {point} | {metric} |");
+            assert!(table.contains(&row), "{row} missing in\n{table}");
+        }
+    }
+    let rows: Vec<&str> = table.lines().skip(2).collect();
+    assert!(rows.len() >= 20, "{table}");
+    for r in &rows {
+        assert!(r.ends_with("| +0.0 % |") || r.ends_with("| – |"), "{r}");
+    }
+    let written = std::fs::read_to_string(&csv).unwrap();
+    assert!(
+        written.starts_with("point,metric,simulated,emulated,sim_over_emu_pct\n"),
+        "{written}"
+    );
+    assert_eq!(written.lines().count(), rows.len() + 1, "{written}");
+}
