@@ -1492,8 +1492,6 @@ impl SendState {
         }
     }
 
-    /// A new segment, cut now: full MSS unless less is written, whole into the peer's window.
-    #[inline]
     /// Linux `tcp_slow_start_after_idle_check` / `tcp_cwnd_restart` (RFC 2861): data written
     /// with nothing outstanding after more than an RTO without sending restarts the window:
     /// ssthresh keeps 3/4 of cwnd (`tcp_current_ssthresh`), and cwnd halves once per RTO idle
@@ -1522,6 +1520,8 @@ impl SendState {
         self.win.cwnd = c.max(restart);
     }
 
+    /// A new segment, cut now: full MSS unless less is written, whole into the peer's window.
+    #[inline]
     fn send_new(&mut self, cx: &mut Ctx) -> Option<Outgoing> {
         let cfg = cx.cfg;
         let o = cx.o;
