@@ -52,9 +52,20 @@ pub fn build_with(dir: &Path, run: Option<&str>) -> Result<PathBuf, ReportError>
 /// and `merge` have just written: every run's metrics are read once per command); `run`
 /// (`POINT/REPLICATION`) chooses the run of the time plots.
 pub fn write(dir: &Path, s: &Summaries, run: Option<&str>) -> Result<PathBuf, ReportError> {
+    write_beside(dir, s, run, None)
+}
+
+/// [`write`], with another experiment's summary beside ours (`lasthop report --beside`):
+/// `beside` is its label and summary.
+pub fn write_beside(
+    dir: &Path,
+    s: &Summaries,
+    run: Option<&str>,
+    beside: Option<(&str, &Summary)>,
+) -> Result<PathBuf, ReportError> {
     let (info, summary, metrics) = (&s.info, &s.summary, &s.metrics);
     let chosen = choose_run(dir, info, run)?;
-    let html = render(dir, info, summary, metrics, chosen.as_ref())?;
+    let html = render(dir, info, summary, metrics, chosen.as_ref(), beside)?;
     let path = ResultsDir::new(dir).report_html();
     AtomicFile::write_all_to(&path, html.as_bytes()).map_err(|source| ReportError::Io {
         path: path.display().to_string(),
@@ -111,6 +122,7 @@ fn render(
     summary: &Summary,
     metrics: &[Vec<RunMetrics>],
     chosen: Option<&(String, u64)>,
+    beside: Option<(&str, &Summary)>,
 ) -> Result<String, ReportError> {
     let mut h = String::new();
     let title = format!("lasthop experiment: {}", info.name);
@@ -142,6 +154,9 @@ fn render(
     overview(&mut h, info, summary);
     page_overview(&mut h, summary);
     references(&mut h, info, summary);
+    if let Some((label, theirs)) = beside {
+        section::beside::beside(&mut h, label, summary, theirs);
+    }
     first10k(&mut h, info, summary);
     thin_streams(&mut h, info, summary, metrics);
     across(&mut h, info, summary, metrics)?;

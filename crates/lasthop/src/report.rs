@@ -12,6 +12,10 @@ pub struct ReportArgs {
     /// else the first point's replication 0).
     #[arg(long)]
     run: Option<String>,
+    /// Another experiment's results directory whose medians are shown beside ours, point by
+    /// point (e.g. the emulated runs beside their simulated twin: docs/sim-vs-emu.md).
+    #[arg(long, value_name = "OTHER")]
+    beside: Option<PathBuf>,
 }
 
 pub fn run(args: ReportArgs) -> Result<()> {
@@ -41,7 +45,17 @@ pub fn run(args: ReportArgs) -> Result<()> {
             }
         }
     }
-    let path = lasthop_report::write(&args.dir, &summaries, args.run.as_deref())
+    let other = match &args.beside {
+        Some(o) => {
+            let s = lasthop_experiment::summarise(o)
+                .map_err(|e| anyhow!("--beside {}: {e}", o.display()))?;
+            let label = format!("{} ({}, mode {})", o.display(), s.info.name, s.info.mode);
+            Some((label, s.summary))
+        }
+        None => None,
+    };
+    let beside = other.as_ref().map(|(l, s)| (l.as_str(), s));
+    let path = lasthop_report::write_beside(&args.dir, &summaries, args.run.as_deref(), beside)
         .map_err(|e| anyhow!(e))?;
     println!("wrote {}", path.display());
     Ok(())

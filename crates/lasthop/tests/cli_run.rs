@@ -222,6 +222,83 @@ fn interrupted_run_resumes() {
     }
 }
 
+/// `lasthop report DIR --beside OTHER` puts another experiment's medians beside ours, point by
+/// point: here the same tiny experiment with the second point's IW changed, so the `iw2` rows
+/// agree to 0 % and the `iw4` ones differ; a directory that is not a results directory is an
+/// error naming it.
+#[test]
+fn report_beside_another_experiment() {
+    let d = tempfile::tempdir().unwrap();
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    std::fs::write(
+        d.path().join("scenario.toml"),
+        format!(
+            "name = \"tiny\"\nduration = \"60s\"\nlink = \"{}\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 20000\n",
+            ex.join("links/seed000-e0.toml").display()
+        ),
+    )
+    .unwrap();
+    let run = |name: &str, iw: u32| {
+        let spec = d.path().join(format!("{name}.toml"));
+        std::fs::write(
+            &spec,
+            format!("name = \"{name}\"\nscenario = \"scenario.toml\"\nreplications = 1\n[matrix.iw]\niw2 = {{}}\niw4 = {{ \"hosts.server.tcp.initial_window\" = {iw} }}\n"),
+        )
+        .unwrap();
+        let out = d.path().join(name);
+        let o = lasthop()
+            .args([
+                "run",
+                spec.to_str().unwrap(),
+                "--out",
+                out.to_str().unwrap(),
+                "--quiet",
+            ])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        out
+    };
+    let a = run("a", 4);
+    let b = run("b", 8);
+    let o = lasthop()
+        .args([
+            "report",
+            a.to_str().unwrap(),
+            "--beside",
+            b.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(a.join("report.html")).unwrap();
+    let i = html.find("id=\"beside\"").expect("the beside section");
+    let part = &html[i..];
+    assert!(part.contains("(b, mode sim)"), "{part}");
+    let row = |point: &str| {
+        let r = part
+            .find(&format!("<tr><td class=\"l\">{point}</td><td class=\"l\">all</td><td class=\"l\">elapsed_s</td>"))
+            .unwrap_or_else(|| panic!("{point}'s elapsed_s row"));
+        part[r..r + part[r..].find("</tr>").unwrap()].to_string()
+    };
+    // The same scenario and seed: the same elapsed time.
+    assert!(row("iw2").ends_with("<td>+0.0%</td>"), "{}", row("iw2"));
+    // IW 4 against IW 8 on a 300 ms link: ours is slower, Δ positive.
+    assert!(row("iw4").contains("<td>+"), "{}", row("iw4"));
+    let o = lasthop()
+        .args([
+            "report",
+            a.to_str().unwrap(),
+            "--beside",
+            d.path().to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && !e.contains("panicked"), "{e}");
+    assert!(e.contains("--beside"), "{e}");
+}
+
 /// `lasthop sim --out` and `lasthop emu --out` write only into a new or empty directory or one
 /// a run of theirs wrote (it holds `.lasthop-run`): another directory is refused before
 /// anything is written, its files untouched, and the error names what is in it.
