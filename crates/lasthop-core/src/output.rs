@@ -400,7 +400,28 @@ pub const RUN_MARKER: &str = ".lasthop-run";
 /// run's already; anything else is refused, naming what is in it, so a run never replaces
 /// files that are not lasthop's.
 pub fn claim_run_dir(dir: &Path) -> io::Result<()> {
-    if dir.exists() && !dir.is_dir() {
+    check_run_dir(dir)?;
+    std::fs::create_dir_all(dir)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
+    mark_run_dir(dir)
+}
+
+/// Writes the marker into a run's directory (when it is not there yet).
+pub fn mark_run_dir(dir: &Path) -> io::Result<()> {
+    let marker = dir.join(RUN_MARKER);
+    if marker.is_file() {
+        return Ok(());
+    }
+    AtomicFile::write_all_to(&marker, b"lasthop run outputs\n")
+}
+
+/// [`claim_run_dir`]'s check alone, creating nothing: `dir` is missing, empty (lasthop's lock
+/// and temporary files aside) or holds the marker.
+pub fn check_run_dir(dir: &Path) -> io::Result<()> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::AlreadyExists,
             format!(
@@ -409,10 +430,7 @@ pub fn claim_run_dir(dir: &Path) -> io::Result<()> {
             ),
         ));
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", dir.display())))?;
-    let marker = dir.join(RUN_MARKER);
-    if marker.is_file() {
+    if dir.join(RUN_MARKER).is_file() {
         return Ok(());
     }
     let mut foreign = Vec::new();
@@ -438,7 +456,7 @@ pub fn claim_run_dir(dir: &Path) -> io::Result<()> {
             ),
         ));
     }
-    AtomicFile::write_all_to(&marker, b"lasthop run outputs\n")
+    Ok(())
 }
 
 /// An exclusive lock on an output directory for the length of a run: a second run into the same

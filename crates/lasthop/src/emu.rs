@@ -70,8 +70,9 @@ pub fn run(args: EmuArgs) -> Result<()> {
         .with(&spec_outputs.unwrap_or_default())
         .with(&args.outputs.spec())
         .keep(true);
-    // Only into a new or empty directory, or a run's own (never over files not lasthop's).
-    lasthop_core::output::claim_run_dir(&args.out)?;
+    // Only into a new or empty directory, or a run's own (never over files not lasthop's);
+    // nothing is created before the emulator's own checks.
+    lasthop_core::output::check_run_dir(&args.out)?;
     let spin = parse_dur(&args.spin).context("--spin")?;
     let exe = std::env::current_exe().context("locating the lasthop binary")?;
     let mut opts = EmuOptions::new(&args.out, exe);
@@ -82,7 +83,12 @@ pub fn run(args: EmuArgs) -> Result<()> {
     opts.verbose = args.verbose;
     opts.progress = !args.quiet;
     opts.rt_priority = args.rt_priority;
-    let out = match lasthop_emu::run(&sc, &opts) {
+    let ran = lasthop_emu::run(&sc, &opts);
+    if args.out.is_dir() {
+        // The emulator made the directory: it is a run's now (a rerun may write into it).
+        lasthop_core::output::mark_run_dir(&args.out)?;
+    }
+    let out = match ran {
         Ok(out) => out,
         Err(e) => {
             if let Some(lasthop_emu::Interrupted(s)) = e.downcast_ref() {

@@ -165,6 +165,8 @@ fn emu_seed000_e0_spaces_full_segments_72ms_apart() {
     let stderr = String::from_utf8_lossy(&o.stderr).to_string();
     assert!(o.status.success(), "{stdout}\n{stderr}");
     assert_eq!(received(&out, 0), 188_640);
+    // The directory is the run's now: a rerun may write into it, nothing else may.
+    assert!(out.join(lasthop_core::output::RUN_MARKER).is_file());
     // The run is not silent: a progress line every 5 s of its minute, with the flow's bytes
     // growing to the whole transfer and the lateness so far.
     let lines: Vec<&str> = stderr
