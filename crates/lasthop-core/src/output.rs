@@ -393,7 +393,7 @@ pub const LOCK_FILE: &str = ".lasthop.lock";
 /// The file that marks a directory as one run's outputs (`lasthop sim`, `lasthop emu`,
 /// Python's `lasthop.sim`): such a run writes only into a new or empty directory, or one that
 /// holds this marker.
-pub const RUN_MARKER: &str = ".lasthop-run";
+pub const RUN_MARKER: &str = "lasthop-run.txt";
 
 /// Claims `dir` for one run's outputs, creating it when missing: a new or empty directory
 /// (lasthop's lock and temporary files aside) gets the marker; one that holds the marker is a

@@ -300,7 +300,7 @@ fn report_beside_another_experiment() {
 }
 
 /// `lasthop sim --out` and `lasthop emu --out` write only into a new or empty directory or one
-/// a run of theirs wrote (it holds `.lasthop-run`): another directory is refused before
+/// a run of theirs wrote (it holds `lasthop-run.txt`): another directory is refused before
 /// anything is written, its files untouched, and the error names what is in it.
 #[test]
 fn a_single_run_never_writes_into_a_directory_not_its_own() {
@@ -324,7 +324,7 @@ fn a_single_run_never_writes_into_a_directory_not_its_own() {
         let stderr = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success(), "{cmd} wrote into a foreign directory");
         assert!(
-            stderr.contains("is not empty (connections.csv, notes.txt) and is not a lasthop run's directory (it has no .lasthop-run): refusing to write into what is not lasthop's"),
+            stderr.contains("is not empty (connections.csv, notes.txt) and is not a lasthop run's directory (it has no lasthop-run.txt): refusing to write into what is not lasthop's"),
             "{cmd}: {stderr}"
         );
     }
