@@ -321,6 +321,18 @@ impl PointSummary {
     pub fn run(&self, m: RunMetric) -> Option<&FiveNum> {
         self.run_metrics.get(m.key())
     }
+
+    /// Every class summary of the point, of every scheme: the connection classes, then UDP,
+    /// probes, pages, bottleneck and thin streams.
+    pub fn every_class(&self) -> impl Iterator<Item = &ClassSummary> {
+        self.classes
+            .iter()
+            .chain(&self.udp)
+            .chain(&self.pings)
+            .chain(&self.pages)
+            .chain(&self.bottleneck)
+            .chain(&self.thin)
+    }
 }
 
 /// The summary of an experiment.

@@ -9,18 +9,26 @@ fn lasthop() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lasthop"))
 }
 
+/// Writes `dir/scenario.toml`: 60 s on `examples/links/LINK.toml`, a server and a mobile host,
+/// one bulk flow from the server per entry of `flows` (its bytes), `extra` top-level keys.
+fn tiny_scenario(dir: &Path, link: &str, extra: &str, flows: &[u64]) {
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
+    let mut text = format!(
+        "name = \"tiny\"\nduration = \"60s\"\nlink = \"{}\"\n{extra}[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n",
+        ex.join(format!("links/{link}.toml")).display()
+    );
+    for b in flows {
+        text += &format!(
+            "[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = {b}\n"
+        );
+    }
+    std::fs::write(dir.join("scenario.toml"), text).unwrap();
+}
+
 #[test]
 fn run_then_report() {
     let d = tempfile::tempdir().unwrap();
-    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    std::fs::write(
-        d.path().join("scenario.toml"),
-        format!(
-            "name = \"tiny\"\nduration = \"60s\"\nlink = \"{}\"\nlog = \"all\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 10000\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 10000\n",
-            ex.join("links/seed000-r1.toml").display()
-        ),
-    )
-    .unwrap();
+    tiny_scenario(d.path(), "seed000-r1", "log = \"all\"\n", &[10000, 10000]);
     let spec = d.path().join("exp.toml");
     std::fs::write(
         &spec,
@@ -229,15 +237,7 @@ fn interrupted_run_resumes() {
 #[test]
 fn report_beside_another_experiment() {
     let d = tempfile::tempdir().unwrap();
-    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples");
-    std::fs::write(
-        d.path().join("scenario.toml"),
-        format!(
-            "name = \"tiny\"\nduration = \"60s\"\nlink = \"{}\"\n[hosts.server]\nside = \"fixed\"\n[hosts.mobile]\nside = \"mobile\"\n[[flows]]\nkind = \"bulk\"\nfrom = \"server\"\nto = \"mobile\"\nbytes = 20000\n",
-            ex.join("links/seed000-e0.toml").display()
-        ),
-    )
-    .unwrap();
+    tiny_scenario(d.path(), "seed000-e0", "", &[20000]);
     let run = |name: &str, iw: u32| {
         let spec = d.path().join(format!("{name}.toml"));
         std::fs::write(

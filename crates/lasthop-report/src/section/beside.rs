@@ -31,15 +31,7 @@ fn cells(p: &PointSummary) -> Vec<(String, String, &str, FiveNum)> {
     for (m, f) in &p.run_metrics {
         v.push(("run".into(), "run".into(), m.as_str(), *f));
     }
-    for c in p
-        .classes
-        .iter()
-        .chain(&p.udp)
-        .chain(&p.pings)
-        .chain(&p.pages)
-        .chain(&p.bottleneck)
-        .chain(&p.thin)
-    {
+    for c in p.every_class() {
         for (m, f) in &c.metrics {
             v.push((c.scheme.clone(), c.class.to_string(), m.as_str(), *f));
         }

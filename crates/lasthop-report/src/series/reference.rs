@@ -13,13 +13,7 @@ pub fn ours_of(p: &PointSummary, class: &str, metric: &str) -> Option<FiveNum> {
     } else if class == "run" {
         p.run_metrics.get(metric).copied()
     } else {
-        p.classes
-            .iter()
-            .chain(&p.udp)
-            .chain(&p.pings)
-            .chain(&p.pages)
-            .chain(&p.bottleneck)
-            .chain(&p.thin)
+        p.every_class()
             .filter(|c| c.class.to_string() == class)
             .find_map(|c| c.metrics.get(metric))
             .copied()
