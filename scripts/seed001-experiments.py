@@ -447,7 +447,8 @@ T47 p4 first10k iw4
 """
 
 # Tables 6, 8, 10 and 13: the slowest connection's throughput over its first 10 KB (B/s) and
-# Jain's index x 100 of two parallel connections, by (variant, buffer, delay).
+# Jain's index x 100 of two parallel connections, by (variant, buffer, delay); the references of
+# the two-connection points only.
 TEXT_TABLES = {
     # Table 6 (bl, sack), 8 (iw4), 10 (sw2k), 13 (r3); bl repeats in each.
     "bl": {(3, "none"): (491.55, 100.00), (3, "d12x6"): (144.69, 82.12), (3, "rand"): (229.15, 88.12),
@@ -592,8 +593,9 @@ def write(name, points):
            "#",
            "# Points: VARIANT_bBUFFER_DELAY (variants bl, sack, sw2k/sw3k/sw5k, r1/r2/r3, iw4; delays none,",
            "# dNxS = the Nth packet down the link delayed S s, rand = each packet with probability 0.01,",
-           "# 6 s). References: the appendix rows, and Tables 6/8/10/13's first-10 KB throughput and",
-           "# fairness (class run: jain10k_x100).",
+           "# 6 s). References: the appendix rows"
+           + (", and Tables 6/8/10/13's first-10 KB throughput and" if name == "p2" else "."),
+           *(["# fairness (class run: jain10k_x100)."] if name == "p2" else []),
            f'name = "{exp}"',
            f'description = "Seed 001, {what}"',
            f'scenario = "{scen}"',
@@ -626,7 +628,8 @@ def write(name, points):
                        f"rexmt_pkts = {fmt(rx)}{d} }}")
             continue
         extra = ""
-        t = TEXT_TABLES.get(variant, {}).get((buf, code))
+        # Tables 6/8/10/13 are of two parallel connections only: never a four-connection point's.
+        t = TEXT_TABLES.get(variant, {}).get((buf, code)) if group == "p2" else None
         if t:
             extra = f"; throughput and fairness: {TEXT_SOURCE[variant]}"
         out.append(f'source = "{src}{extra}"')
