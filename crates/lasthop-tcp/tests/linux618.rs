@@ -234,6 +234,32 @@ fn pacing_keys_and_their_errors() {
 // ---------------------------------------------------------------------------------------------
 // The linux-6.18 profile.
 
+/// A Linux 6.18 host set as seed 000's emulated ones (Reno, PRR, RACK and TLP off, IW 2) grows
+/// cwnd in slow start like any other: with two segments out, the ACK of one raises cwnd from 2
+/// to 3 (2 < 2 · max_packets_out 2) and lets two new segments go, and so on. The 6.x growth gate
+/// reads state that was kept only when PRR, RACK, TLP or CUBIC was on: without them cwnd stayed
+/// at 2 and each ACK let one segment go.
+#[test]
+fn linux6_reno_without_prr_rack_or_tlp_grows_in_slow_start() {
+    let cfg = TcpConfig {
+        congestion_control: CongestionControl::Reno,
+        hystart: false,
+        prr: false,
+        rack: false,
+        tlp: false,
+        initial_window: InitialWindow::Segments(2),
+        ..TcpConfig::linux_6_18()
+    };
+    let mut c = client(cfg, 20);
+    assert_eq!(drain(&mut c, t(600)), vec![1, 2]);
+    c.handle_packet(t(1200), &ack(1, &[]));
+    assert_eq!(drain(&mut c, t(1200)), vec![3, 4]);
+    c.handle_packet(t(1210), &ack(2, &[]));
+    assert_eq!(drain(&mut c, t(1210)), vec![5, 6]);
+    c.handle_packet(t(1800), &ack(4, &[]));
+    assert_eq!(drain(&mut c, t(1800)), vec![7, 8, 9, 10]);
+}
+
 /// The profile's values, each the default of the kernel the emulated hosts run (the kernel
 /// function behind each: docs/tcp-model.md, *Linux 6.18*).
 #[test]

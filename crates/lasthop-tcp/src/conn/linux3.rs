@@ -61,7 +61,9 @@ impl Linux3 {
     /// Whether `cfg` switches on anything here.
     pub(super) fn wanted(cfg: &TcpConfig) -> bool {
         cfg.congestion_control != CongestionControl::Reno
-            || cfg.cwnd_limited == CwndLimited::Linux316
+            // Both gates read `max_packets_out` / `is_cwnd_limited`, kept only when active:
+            // without them a 6.18 Reno host with PRR, RACK and TLP off never grew cwnd.
+            || matches!(cfg.cwnd_limited, CwndLimited::Linux316 | CwndLimited::Linux618)
             || cfg.prr
             || cfg.early_retransmit != EarlyRetransmit::Off
             || cfg.tlp
