@@ -65,6 +65,11 @@ pub enum RecoveryExit {
     /// FlightSize + 1 segment: seed 001's Linux 2.3.99 baseline (Appendix C.1.1), RFC 2582
     /// option (1) without its min with ssthresh; slow start follows up to ssthresh.
     FlightPlusOne,
+    /// FlightSize + 1, except that a cwnd of exactly four segments at the third duplicate ACK
+    /// is kept when the recovery ends (seed 001 C.1.1: "the cwnd is not lowered beyond four
+    /// segments, and the possibility to use fast retransmits is maintained"); congestion
+    /// avoidance follows, ssthresh being 2.
+    FlightPlusOneKeepFour,
 }
 
 /// Which holes SACK recovery marks lost (without FACK).
@@ -490,7 +495,7 @@ impl TcpConfig {
             sack_loss_marking: SackLossMarking::Linux23,
             newreno_careful: false,
             limited_transmit: false,
-            recovery_exit: RecoveryExit::FlightPlusOne,
+            recovery_exit: RecoveryExit::FlightPlusOneKeepFour,
             ssthresh_from: SsthreshFrom::Cwnd,
             rto_estimator: RtoEstimator::Linux22,
             rto_timer: RtoTimer::OldestSent,

@@ -1087,6 +1087,37 @@ fn recovery_exit_flight_plus_one() {
 }
 
 #[test]
+fn seed001_keeps_a_cwnd_of_four_through_its_recovery() {
+    // Seed 001 C.1.1 on the 2.3.99 baseline (no limited transmit): IW segments out, the first
+    // lost; duplicate ACKs for 2, 3 and 4. The third starts recovery with ssthresh
+    // max(cwnd / 2, 2) = 2 and resends 1; nothing new goes (cwnd ssthresh + 3 = 5 covers the
+    // flight). The ACK of everything ends recovery with nothing out: FlightSize + 1 = 1, except
+    // that a cwnd of exactly four at the third duplicate ACK is kept ("the cwnd is not lowered
+    // beyond four segments"), and congestion avoidance follows (4 > ssthresh 2).
+    fn case(iw: u32) -> (u32, u32) {
+        let (mut c, peer, _) = sender(TcpConfig::linux_2_3_99(), iw, iw as usize);
+        for k in 0..3 {
+            c.handle_packet(t(1300 + k), &peer.ack(0, 536, &[]));
+            let _ = drain(&mut c, t(1300 + k), 536);
+        }
+        assert_eq!((c.ca_state(), c.ssthresh()), (CaState::Recovery, 2));
+        c.handle_packet(t(2000), &peer.ack(iw, 536, &[]));
+        assert_eq!(c.ca_state(), CaState::Open);
+        (c.cwnd(), c.ssthresh())
+    }
+    assert_eq!(
+        case(4),
+        (4, 2),
+        "cwnd four at the third duplicate ACK: kept"
+    );
+    assert_eq!(case(5), (1, 2), "cwnd five: FlightSize + 1");
+    assert_eq!(
+        TcpConfig::linux_2_3_99().recovery_exit,
+        lasthop_tcp::RecoveryExit::FlightPlusOneKeepFour
+    );
+}
+
+#[test]
 fn shared_advertised_window_splits_between_connections() {
     // Seed 001: 2048 bytes shared by the connections from the server's address.
     let (c_addr, s_addr) = addrs();
@@ -1248,7 +1279,10 @@ fn linux_2_3_99_profile() {
     assert!(!c.sack && !c.limited_transmit && !c.newreno_careful);
     assert_eq!(c.rto_estimator, lasthop_tcp::RtoEstimator::Linux22);
     assert_eq!(c.rto_timer, lasthop_tcp::RtoTimer::OldestSent);
-    assert_eq!(c.recovery_exit, lasthop_tcp::RecoveryExit::FlightPlusOne);
+    assert_eq!(
+        c.recovery_exit,
+        lasthop_tcp::RecoveryExit::FlightPlusOneKeepFour
+    );
     assert_eq!(c.sack_loss_marking, lasthop_tcp::SackLossMarking::Linux23);
     assert_eq!(c.handshake_rtt, lasthop_tcp::HandshakeRtt::TimestampsOnly);
     assert_eq!(

@@ -200,6 +200,9 @@ pub(super) struct SendState {
     pub(super) undo_retrans: i64,
     pub(super) retrans_stamp: Option<u32>,
     pub(super) prior_ssthresh: u32,
+    /// `recovery_exit = "flight_plus_one_keep_four"`: cwnd was four at this recovery's third
+    /// duplicate ACK, so the full ACK keeps four.
+    keep_four: bool,
     /// TSecr of the ACK being processed.
     pub(super) ack_ecr: Option<u32>,
     /// F-RTO progress: 0 off, 1 waiting for the first ACK after the RTO, 2 for the second.
@@ -270,6 +273,7 @@ impl SendState {
             undo_retrans: 0,
             retrans_stamp: None,
             prior_ssthresh: 0,
+            keep_four: false,
             ack_ecr: None,
             frto: 0,
             cwr_pending: false,
@@ -930,7 +934,10 @@ impl SendState {
                             // ssthresh (after more than 3 duplicate ACKs, as always here).
                             _ if self.linux23(cx) => self.win.ssthresh,
                             RecoveryExit::Ssthresh => self.win.cwnd.min(self.win.ssthresh),
-                            RecoveryExit::FlightPlusOne => self.packets_out() + 1,
+                            RecoveryExit::FlightPlusOneKeepFour if self.keep_four => 4,
+                            RecoveryExit::FlightPlusOne | RecoveryExit::FlightPlusOneKeepFour => {
+                                self.packets_out() + 1
+                            }
                         };
                         if cfg.prr {
                             self.prr_end_recovery(cwnd_undone);
@@ -1356,6 +1363,8 @@ impl SendState {
             self.win.ssthresh = self.recalc_ssthresh(cfg);
         }
         self.cwr_pending = o.ecn;
+        self.keep_four =
+            cfg.recovery_exit == RecoveryExit::FlightPlusOneKeepFour && self.win.cwnd == 4;
         // Rate halving off (the seeds' IIP patch): cwnd is reduced at once; on, it shrinks
         // one segment per two ACKs from here (`cwnd_down`).
         if !cfg.rate_halving && !cfg.prr && !self.ctl {
