@@ -260,6 +260,98 @@ fn linux6_reno_without_prr_rack_or_tlp_grows_in_slow_start() {
     assert_eq!(drain(&mut c, t(1800)), vec![7, 8, 9, 10]);
 }
 
+// ---------------------------------------------------------------------------------------------
+// F-RTO as 6.x has it (RFC 5682's SACK-enhanced version, `tcp_process_loss`).
+
+/// Linux 6.18 with Reno, IW 4, no RACK or TLP (so that only the RTO fires): segments 1–4 go at
+/// 600 ms and nothing comes back until the retransmission timer fires and resends 1.
+fn frto_client() -> (Connection, Time) {
+    let cfg = TcpConfig {
+        congestion_control: CongestionControl::Reno,
+        hystart: false,
+        rack: false,
+        tlp: false,
+        initial_window: InitialWindow::Segments(4),
+        ..TcpConfig::linux_6_18()
+    };
+    let mut c = client(cfg, 20);
+    assert_eq!(drain(&mut c, t(600)), vec![1, 2, 3, 4]);
+    let rto = c.poll_timeout().unwrap();
+    c.handle_timeout(rto);
+    assert_eq!(c.ca_state(), CaState::Loss);
+    assert_eq!(
+        drain(&mut c, rto),
+        vec![1],
+        "the RTO resends the head alone (cwnd 1)"
+    );
+    (c, rto)
+}
+
+/// A spurious RTO (the originals were only delayed): the ACK of segment 1 (which was resent,
+/// so it proves nothing) lets two new segments out instead of resending 2 and 3 (step 2b:
+/// slow start makes cwnd 2 and the three still out are all marked lost, so none is in
+/// flight); the ACK of segment 2, never resent and sent before the RTO, shows the timeout
+/// spurious (step 3b): the marks go, cwnd comes back to the 4 it had, ssthresh to what it
+/// was (none yet), and 3 and 4 are never resent. The seeds' F-RTO (RFC 4138) would leave cwnd
+/// at the halved ssthresh and keep it.
+#[test]
+fn linux6_frto_undoes_a_spurious_timeout() {
+    let (mut c, rto) = frto_client();
+    let a1 = rto + Dur::from_millis(100);
+    c.handle_packet(a1, &ack(1, &[]));
+    assert_eq!(c.ca_state(), CaState::Loss);
+    assert_eq!(
+        drain(&mut c, a1),
+        vec![5, 6],
+        "step 2b: new data, not 2 and 3"
+    );
+    let a2 = a1 + Dur::from_millis(10);
+    c.handle_packet(a2, &ack(2, &[]));
+    assert_eq!(c.ca_state(), CaState::Open, "step 3b: spurious");
+    assert_eq!(c.stats().spurious_rtos, 1);
+    assert!(c.ssthresh() > 1000, "ssthresh restored: {}", c.ssthresh());
+    // cwnd max(2, prior 4) = 4, then +1 in slow start for the ACK of 2; out: 3, 4, 5, 6.
+    assert_eq!(c.cwnd(), 5);
+    assert_eq!(
+        drain(&mut c, a2),
+        vec![7],
+        "3 and 4 stay in flight, unsent again"
+    );
+}
+
+/// The same RTO when the loss was real: after step 2b (5 and 6 sent), a duplicate ACK that
+/// SACKs segment 5 means the originals did not arrive (step 3a): F-RTO ends and the
+/// retransmissions go on in slow start, segment 2 first (cwnd 2, segment 6 in flight).
+#[test]
+fn linux6_frto_goes_back_when_the_loss_was_real() {
+    let (mut c, rto) = frto_client();
+    let a1 = rto + Dur::from_millis(100);
+    c.handle_packet(a1, &ack(1, &[]));
+    assert_eq!(drain(&mut c, a1), vec![5, 6]);
+    let a2 = a1 + Dur::from_millis(300);
+    c.handle_packet(a2, &ack(1, &[(5, 5)]));
+    assert_eq!(c.ca_state(), CaState::Loss);
+    assert_eq!(drain(&mut c, a2), vec![2]);
+    assert_eq!(c.stats().spurious_rtos, 0);
+}
+
+/// With SACK the proof can come before anything is acknowledged: a duplicate ACK that SACKs
+/// segment 2 (sent before the RTO, never resent) shows the timeout spurious at once. Loss ends
+/// and, segment 2 being SACKed, the state is Disorder (`tcp_try_to_open`), not Loss.
+#[test]
+fn linux6_frto_takes_a_sacked_original_as_proof() {
+    let (mut c, rto) = frto_client();
+    let a1 = rto + Dur::from_millis(100);
+    c.handle_packet(a1, &ack(0, &[(2, 2)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    assert_eq!(c.stats().spurious_rtos, 1);
+    assert_eq!(
+        c.cwnd(),
+        4,
+        "max(1, prior 4); nothing acknowledged, so no growth"
+    );
+}
+
 /// The profile's values, each the default of the kernel the emulated hosts run (the kernel
 /// function behind each: docs/tcp-model.md, *Linux 6.18*).
 #[test]

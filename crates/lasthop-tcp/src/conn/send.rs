@@ -206,7 +206,17 @@ pub(super) struct SendState {
     /// TSecr of the ACK being processed.
     pub(super) ack_ecr: Option<u32>,
     /// F-RTO progress: 0 off, 1 waiting for the first ACK after the RTO, 2 for the second.
+    /// With `kernel = "linux-6.18"` (RFC 5682's SACK-enhanced F-RTO, `tcp_process_loss`) only
+    /// 0 (off) or 1 (`tp->frto`).
     pub(super) frto: u8,
+    /// 6.x F-RTO step 2b (`REXMIT_NEW`): what this ACK lets out is new data, not the
+    /// segments marked lost.
+    frto_new_only: bool,
+    /// This ACK (s)acknowledged a segment never retransmitted and sent before `high_seq`
+    /// (Linux `FLAG_ORIG_SACK_ACKED`).
+    orig_acked: bool,
+    /// This ACK SACKed something new (Linux `FLAG_DATA_SACKED`).
+    newly_sacked: bool,
     /// ECN: CWR is owed on the next new data segment.
     pub(super) cwr_pending: bool,
     pub(super) rtt: RttEstimator,
@@ -276,6 +286,9 @@ impl SendState {
             keep_four: false,
             ack_ecr: None,
             frto: 0,
+            frto_new_only: false,
+            orig_acked: false,
+            newly_sacked: false,
             cwr_pending: false,
             rtt: RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max),
             rdb: super::rdb::RdbState::new(cfg),
@@ -307,6 +320,9 @@ impl SendState {
             return AckOutcome::Ignored;
         }
         self.l3_ack_start(cx);
+        self.frto_new_only = false;
+        self.orig_acked = false;
+        self.newly_sacked = false;
         self.ack_ecr = seg.ts.filter(|_| o.ts).map(|(_, ecr)| ecr);
         let prior_una = self.snd_una;
         let mut prior_in_flight = self.in_flight(o);
@@ -355,9 +371,15 @@ impl SendState {
                 } else if first_sent.is_none() {
                     first_sent = Some(s.sent_at);
                 }
+                self.orig_acked |= !s.ever_retrans && !s.sacked && s.end <= self.high_seq;
                 if s.fin {
                     self.fin_acked = true;
                 }
+            }
+            if retrans_acked && !o.sack {
+                // Without SACK the ACK cannot show that the originals arrived (Linux clears
+                // FLAG_ORIG_SACK_ACKED when retransmitted data is among the acknowledged).
+                self.orig_acked = false;
             }
             self.snd_una = ack;
             self.dupacks = 0;
@@ -493,7 +515,8 @@ impl SendState {
         let rdb_may = may_raise && data_acked && prior_packets > 0 && self.frto == 0;
         let rdb_reacted = self.rdb_on_ack(cx, rdb_lost, acked_pkts, rdb_may);
         let may_raise = may_raise && !rdb_reacted;
-        let frto_active = self.frto > 0;
+        // The seeds' F-RTO (RFC 4138) runs beside the state machine; 6.x's is in it.
+        let frto_active = self.frto > 0 && !self.k6;
         self.l3_before_alert(cx, ece);
         if prior_packets == 0 {
             // Nothing was outstanding: Linux (`no_queue`) leaves the congestion state alone.
@@ -599,6 +622,8 @@ impl SendState {
                     if let Some(rate) = self.rate.as_deref_mut() {
                         rate.on_delivered(k, s.end, true, false);
                     }
+                    self.newly_sacked = true;
+                    self.orig_acked |= !s.ever_retrans && s.end <= self.high_seq;
                     s.set_sacked(&mut self.tally, true);
                     // Linux: a SACKed retransmission stays in flight ("S|R") unless the
                     // original was marked lost.
@@ -884,6 +909,75 @@ impl SendState {
         }
     }
 
+    /// Linux 6.x `tcp_process_loss` (F-RTO as RFC 5682's SACK-enhanced version, sec. 3.1):
+    /// an ACK in Loss. Returns whether Loss ended (the state machine goes on from Open).
+    /// - An ACK that (s)acknowledges a segment never retransmitted and sent before `high_seq`
+    ///   shows the RTO spurious (step 3b): undo, whatever `undo` says (`tcp_try_undo_loss`
+    ///   with `frto_undo`): the lost marks go, cwnd = max(cwnd, prior cwnd), ssthresh back.
+    /// - The first ACK that advances snd_una lets new data out instead of retransmissions
+    ///   (step 2b), with `high_seq` moved to snd_nxt; a duplicate or SACKing ACK after that
+    ///   means the loss was real (step 3a), and go-back-N goes on.
+    fn process_loss_6(&mut self, cx: &mut Ctx, f: &AckFlags) -> bool {
+        let o = cx.o;
+        let advanced = f.data_acked();
+        let recovered = self.snd_una >= self.high_seq;
+        if advanced && self.try_undo_loss(cx) {
+            return true;
+        }
+        if self.frto > 0 {
+            if self.orig_acked {
+                self.frto_undo_6(cx);
+                return self.ca == CaState::Open;
+            }
+            if self.snd_nxt > self.high_seq {
+                if self.newly_sacked || f.is_dupack {
+                    self.frto = 0; // step 3a: the loss was real
+                }
+            } else if advanced && !recovered {
+                self.high_seq = self.snd_nxt;
+                if self.unsent() > 0 && self.snd_una + u64::from(self.snd_wnd) > self.snd_nxt {
+                    self.frto_new_only = true; // step 2b
+                    return false;
+                }
+                self.frto = 0;
+            }
+        }
+        if recovered {
+            // Step 2a and the first part of 3a (`tcp_try_undo_recovery`).
+            self.retransmits = 0;
+            self.try_undo_recovery(cx);
+            self.frto = 0;
+            self.ca = CaState::Open;
+            return true;
+        }
+        if !o.sack {
+            // A Reno duplicate ACK after step 2b means new data arrived: one less in flight.
+            if self.snd_nxt > self.high_seq && f.is_dupack {
+                self.reno_sacked = (self.reno_sacked + 1).min(self.packets_out().saturating_sub(1));
+            } else if advanced {
+                self.reno_sacked = 0;
+            }
+        }
+        false
+    }
+
+    /// 6.x `tcp_try_undo_loss(sk, true)`: the RTO was spurious.
+    fn frto_undo_6(&mut self, cx: &mut Ctx) {
+        let o = cx.o;
+        cx.stats.spurious_rtos += 1;
+        for s in self.rtx.iter_mut() {
+            s.set_lost(&mut self.tally, false);
+        }
+        self.undo_cwnd(cx, true);
+        self.retransmits = 0;
+        self.frto = 0;
+        // `tcp_is_non_sack_preventing_reopen`: without SACK, Loss is held while snd_una
+        // sits at high_seq with a retransmission out (its ACK may be a duplicate's).
+        if o.sack || self.snd_una != self.high_seq || self.retrans_out() == 0 {
+            self.ca = CaState::Open;
+        }
+    }
+
     // -----------------------------------------------------------------------------------------
     // The congestion state machine.
 
@@ -911,6 +1005,11 @@ impl SendState {
             self.mark_head_untagged_lost(self.fackets_out() - th);
         }
         match self.ca {
+            CaState::Loss if self.k6 => {
+                if !self.process_loss_6(cx, &f) {
+                    return;
+                }
+            }
             CaState::Loss => {
                 if self.snd_una >= self.high_seq {
                     self.retransmits = 0;
@@ -1109,11 +1208,17 @@ impl SendState {
             return false;
         }
         // F-RTO only for a first timeout, not when already recovering from one
-        // (RFC 4138 §2.1 step 1).
+        // (RFC 4138 §2.1 step 1). 6.x `tcp_enter_loss`: from Open, Disorder or CWR, or a
+        // timeout again in the same episode (`icsk_retransmits`); its segments stay marked.
         let frto = cfg.frto && self.ca != CaState::Loss;
+        let frto6 = cfg.frto
+            && (matches!(self.ca, CaState::Open | CaState::Disorder | CaState::Cwr)
+                || self.retransmits > 0);
         self.enter_loss(cx);
         self.cc_on_loss(cx);
-        if frto {
+        if self.k6 {
+            self.frto = u8::from(frto6);
+        } else if frto {
             // Only the first segment is retransmitted until two ACKs have been seen.
             for s in self.rtx.iter_mut().skip(1) {
                 s.set_lost(&mut self.tally, false);
@@ -1158,6 +1263,7 @@ impl SendState {
         self.undo_marker = (!self.rtx.iter().any(|s| s.ever_retrans)).then_some(self.snd_una);
         self.undo_retrans = 0;
         self.frto = 0;
+        self.frto_new_only = false;
         self.cwr_pending = o.ecn;
         // 2.3 `tcp_retransmit_timer` clears the SACK tags ("the sender may have dropped out of
         // order frames", RFC 2018); 2.4 keeps them.
@@ -1412,6 +1518,20 @@ impl SendState {
     #[inline]
     pub(super) fn next_segment(&mut self, cx: &mut Ctx, new_data: bool) -> Option<Outgoing> {
         let o = cx.o;
+        if self.frto_new_only {
+            // 6.x `tcp_xmit_recovery` with REXMIT_NEW: new data; if none could go, F-RTO
+            // gives up and the lost segments are retransmitted.
+            if new_data {
+                if let Some(p) = self.send_new(cx) {
+                    return Some(self.rdb_new_segment(cx, p));
+                }
+            }
+            if self.snd_nxt > self.high_seq {
+                return None;
+            }
+            self.frto_new_only = false;
+            self.frto = 0;
+        }
         if let Some(i) = self.first_waiting() {
             let forced = i == 0 && self.force_head_rtx;
             if !forced
