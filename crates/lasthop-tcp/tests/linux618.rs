@@ -560,3 +560,36 @@ fn linux618_a_gap_longer_than_the_rto_restarts_quick_acks() {
     feed(&mut srv, 41, 4490, &mut at_once);
     assert!(at_once.is_empty());
 }
+
+/// `tcp_dec_quickack_mode` (from `tcp_event_ack_sent`): every ACK sent while one was scheduled
+/// spends a quick ACK, whatever sent it — the duplicate ACKs for out-of-order data and the ACK
+/// of a filled hole too, not only the ACKs sent because of quick-ACK mode.
+#[test]
+fn linux618_every_ack_sent_spends_a_quick_ack() {
+    let mut srv = slow_path_receiver();
+    let mut at_once = Vec::new();
+    let mut k_at = 0u64;
+    let mut feed = |srv: &mut Connection, k: u32, at_once: &mut Vec<(u32, Vec<u32>)>| {
+        k_at += 10;
+        let acks = arrive(srv, k, t(600 + k_at));
+        if !acks.is_empty() {
+            at_once.push((k, acks));
+        }
+    };
+    // 16 quick ACKs from the first data. Segments 1..=3 in order: 3 spent (13 left).
+    // Segments 5..=14 out of order: 10 duplicate ACKs (of 3), 10 spent (3 left).
+    // Segment 4 fills the hole: ACKed at once (ICSK_ACK_NOW) with 14, 1 spent (2 left).
+    // Segments 15 and 16: the last 2 quick ACKs. 17 waits, 18 is the second full segment.
+    for k in (1..=3).chain(5..=14).chain([4]).chain(15..=18) {
+        feed(&mut srv, k, &mut at_once);
+    }
+    let mut want: Vec<(u32, Vec<u32>)> = (1..=3).map(|k| (k, vec![k])).collect();
+    want.extend((5..=14).map(|k| (k, vec![3])));
+    want.extend([
+        (4, vec![14]),
+        (15, vec![15]),
+        (16, vec![16]),
+        (18, vec![18]),
+    ]);
+    assert_eq!(at_once, want);
+}
