@@ -552,3 +552,136 @@ fn linux6_idle_restart_stops_at_the_initial_window() {
     assert_eq!(drain(&mut c, now).len(), 10);
     assert_eq!(c.cwnd(), 10);
 }
+
+/// A Linux 6.18 receiver on the seeds' slow path (MSS 536, no timestamps or window scaling)
+/// whose handshake completes 600 ms after its SYN-ACK: its RTO is 3 · 600 = 1800 ms
+/// (`tcp_rtt_estimator`'s first sample: rttvar = 2 · RTT).
+fn slow_path_receiver() -> Connection {
+    let (c, s) = addrs();
+    let cfg = TcpConfig {
+        mtu: Bytes(576),
+        timestamps: false,
+        window_scaling: false,
+        ..TcpConfig::linux_6_18()
+    };
+    let syn = Segment {
+        src: Some(c),
+        dst: Some(s),
+        seq: PEER_ISS,
+        flags: SYN,
+        window: 65392,
+        mss: Some(MSS as u16),
+        sack_permitted: true,
+        ..Segment::default()
+    };
+    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
+    srv.poll_transmit(Time::ZERO).unwrap();
+    srv.handle_packet(t(600), &peer_data(0));
+    assert_eq!(srv.poll_event(), Some(Event::Connected));
+    assert_eq!(srv.rto(), Dur::from_millis(1800));
+    srv
+}
+
+/// The peer's data segment `k` (1-based; 0: the handshake's ACK).
+fn peer_data(k: u32) -> Packet {
+    let (c, s) = addrs();
+    Segment {
+        src: Some(c),
+        dst: Some(s),
+        seq: PEER_ISS + 1 + k.saturating_sub(1) * MSS,
+        ack: ISS + 1,
+        flags: ACK,
+        window: 65392,
+        payload: if k == 0 { 0 } else { MSS },
+        ..Segment::default()
+    }
+    .encode()
+}
+
+/// Segment `k` arrives at `now` (the delayed-ACK timers due before run first): the ACKs sent at
+/// once, as the number of segments each acknowledges cumulatively.
+fn arrive(srv: &mut Connection, k: u32, now: Time) -> Vec<u32> {
+    while let Some(due) = srv.poll_timeout().filter(|&d| d <= now) {
+        srv.handle_timeout(due);
+        while srv.poll_transmit(due).is_some() {}
+    }
+    srv.handle_packet(now, &peer_data(k));
+    let mut acks = Vec::new();
+    while let Some(p) = srv.poll_transmit(now) {
+        let a = Segment::decode(&p).unwrap();
+        acks.push(a.ack.wrapping_sub(PEER_ISS + 1) / MSS);
+    }
+    acks
+}
+
+/// `tcp_event_data_recv`: in-order data after a gap longer than the receiver's RTO (here
+/// 1800 ms) re-enters quick-ACK mode ("Too long gap. Apparently sender failed to restart
+/// window, so that we send ACKs quickly": `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`), and
+/// `tcp_dec_quickack_mode` spends one quick ACK per ACK sent. This is why Linux 6.18 ACKs every
+/// segment for a while after each stall of seed 000's r6 link (the 2.3.99–3.16 profiles keep
+/// the older model without the gap rule).
+#[test]
+fn linux618_a_gap_longer_than_the_rto_restarts_quick_acks() {
+    let mut srv = slow_path_receiver();
+    let mut at_once = Vec::new();
+    let feed = |srv: &mut Connection, k: u32, ms: u64, at_once: &mut Vec<u32>| {
+        if !arrive(srv, k, t(ms)).is_empty() {
+            at_once.push(k);
+        }
+    };
+    // Segments 1..=18 10 ms apart from 610 ms: the first 16 are the first data's quick ACKs
+    // (rcv_wnd / (2 · 536) ≥ 16, capped at TCP_MAX_QUICKACKS); then one ACK per two segments
+    // (18: two full segments unacknowledged).
+    for k in 1..=18 {
+        feed(&mut srv, k, 600 + 10 * u64::from(k), &mut at_once);
+    }
+    let mut want: Vec<u32> = (1..=16).collect();
+    want.push(18);
+    assert_eq!(at_once, want);
+    // A gap of 2000 ms > 1800 ms: segment 19 (at 2780 ms) re-enters quick-ACK mode, 16 quick
+    // ACKs for 19..=34, then every second segment again (36, 38, 40).
+    at_once.clear();
+    for k in 19..=40 {
+        feed(&mut srv, k, 2780 + 10 * u64::from(k - 19), &mut at_once);
+    }
+    let mut want: Vec<u32> = (19..=34).collect();
+    want.extend([36, 38, 40]);
+    assert_eq!(at_once, want);
+    // A gap of 1500 ms < 1800 ms (from 2990 ms): segment 41 waits for the delayed-ACK timer.
+    at_once.clear();
+    feed(&mut srv, 41, 4490, &mut at_once);
+    assert!(at_once.is_empty());
+}
+
+/// `tcp_dec_quickack_mode` (from `tcp_event_ack_sent`): every ACK sent while one was scheduled
+/// spends a quick ACK, whatever sent it — the duplicate ACKs for out-of-order data and the ACK
+/// of a filled hole too, not only the ACKs sent because of quick-ACK mode.
+#[test]
+fn linux618_every_ack_sent_spends_a_quick_ack() {
+    let mut srv = slow_path_receiver();
+    let mut at_once = Vec::new();
+    let mut k_at = 0u64;
+    let mut feed = |srv: &mut Connection, k: u32, at_once: &mut Vec<(u32, Vec<u32>)>| {
+        k_at += 10;
+        let acks = arrive(srv, k, t(600 + k_at));
+        if !acks.is_empty() {
+            at_once.push((k, acks));
+        }
+    };
+    // 16 quick ACKs from the first data. Segments 1..=3 in order: 3 spent (13 left).
+    // Segments 5..=14 out of order: 10 duplicate ACKs (of 3), 10 spent (3 left).
+    // Segment 4 fills the hole: ACKed at once (ICSK_ACK_NOW) with 14, 1 spent (2 left).
+    // Segments 15 and 16: the last 2 quick ACKs. 17 waits, 18 is the second full segment.
+    for k in (1..=3).chain(5..=14).chain([4]).chain(15..=18) {
+        feed(&mut srv, k, &mut at_once);
+    }
+    let mut want: Vec<(u32, Vec<u32>)> = (1..=3).map(|k| (k, vec![k])).collect();
+    want.extend((5..=14).map(|k| (k, vec![3])));
+    want.extend([
+        (4, vec![14]),
+        (15, vec![15]),
+        (16, vec![16]),
+        (18, vec![18]),
+    ]);
+    assert_eq!(at_once, want);
+}

@@ -59,6 +59,10 @@ pub(super) struct RecvState {
     pub(super) window_cap: Option<u64>,
     /// Linux 6.x's receive-buffer autotuning and window growth (`rcvbuf_initial`).
     pub(super) autotune: Option<RcvBuf>,
+    /// Linux 6.18's quick-ACK accounting (`cfg.kernel`): a gap longer than the RTO re-enters
+    /// quick-ACK mode (`tcp_event_data_recv`), and every ACK of new data uses up one quick ACK
+    /// (`tcp_dec_quickack_mode`).
+    k6: bool,
 }
 
 impl RecvState {
@@ -85,6 +89,7 @@ impl RecvState {
             ece_pending: false,
             window_cap: None,
             autotune: cfg.rcvbuf_initial.map(|b| RcvBuf::new(b.0, cfg.rcvbuf.0)),
+            k6: cfg.kernel == Some(crate::config::Kernel::Linux618),
         }
     }
 
@@ -159,6 +164,20 @@ impl RecvState {
     /// Any segment carrying the ACK settles what the receiver owed.
     #[inline]
     pub(super) fn ack_sent(&mut self, timers: &mut Timers) {
+        if self.k6 && self.quickacks_left > 0 {
+            // Linux 6.x `tcp_event_ack_sent` -> `tcp_dec_quickack_mode`: an ACK sent while one
+            // was scheduled (`inet_csk_ack_scheduled`: data arrived since the last ACK, in
+            // order or not) uses up a quick ACK, however it was triggered; the last one
+            // deflates ato.
+            let scheduled =
+                self.ack_now || timers.delack().is_some() || self.rcv_nxt > self.rcv_wup;
+            if scheduled {
+                self.quickacks_left -= 1;
+                if self.quickacks_left == 0 {
+                    self.ato = ATO_MIN;
+                }
+            }
+        }
         self.ack_now = false;
         self.pushed = 0;
         timers.set_delack(None);
@@ -301,7 +320,7 @@ impl RecvState {
         let o = cx.o;
         let now = cx.now;
         if cfg.delayed_ack == DelayedAck::Adaptive {
-            self.update_ato(rtt, now);
+            self.update_ato(rtt, now, cfg.quickacks);
         }
         if filled_hole || cfg.delayed_ack == DelayedAck::Off {
             self.ack_now = true;
@@ -310,7 +329,10 @@ impl RecvState {
             // pushed segment (two, if interactive); the model's applications read at once.
             self.ack_now = true;
         } else if self.quickacks_left > 0 {
-            self.quickacks_left -= 1;
+            // Linux 6.x counts the quick ACK when it is sent (`ack_sent`).
+            if !self.k6 {
+                self.quickacks_left -= 1;
+            }
             self.ack_now = true;
         } else if self.rcv_nxt - self.rcv_wup > u64::from(o.mss) {
             self.ack_now = true;
@@ -336,16 +358,34 @@ impl RecvState {
     }
 
     /// Linux `tcp_event_data_recv`: ato follows the packet inter-arrival time.
-    fn update_ato(&mut self, rtt: &RttEstimator, now: Time) {
+    fn update_ato(&mut self, rtt: &RttEstimator, now: Time, cfg_quickacks: u32) {
         if let Some(last) = self.last_rcv {
             let m = now.saturating_since(last);
             if m.0 <= ATO_MIN.0 / 2 {
                 self.ato = Dur(self.ato.0 / 2 + ATO_MIN.0 / 2);
             } else if m < self.ato {
                 self.ato = Dur((self.ato.0 / 2 + m.0).min(rtt.rto().0));
+            } else if self.k6 && m > rtt.rto() {
+                // "Too long gap. Apparently sender failed to restart window, so that we send
+                // ACKs quickly": `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`. The gap counts
+                // from the last in-order data (`lrcvtime`), so the segment filling a hole
+                // after a long out-of-order spell re-enters quick-ACK mode too.
+                self.incr_quickack(cfg_quickacks);
             }
         }
         self.last_rcv = Some(now);
+    }
+
+    /// Linux `tcp_incr_quickack`: as many quick ACKs as half the window offered holds segments
+    /// of the receiver's estimate (2 if none), at most `max` (TCP_MAX_QUICKACKS); never fewer
+    /// than are left.
+    fn incr_quickack(&mut self, max: u32) {
+        let rcv_wnd = self.rcv_edge.saturating_sub(self.rcv_wup);
+        let mut quickacks = (rcv_wnd / (2 * self.rcv_mss.max(1))) as u32;
+        if quickacks == 0 {
+            quickacks = 2;
+        }
+        self.quickacks_left = self.quickacks_left.max(quickacks.min(max));
     }
 
     /// Linux `tcp_send_delayed_ack`: ato, at most 200 ms and at most the smoothed RTT.
