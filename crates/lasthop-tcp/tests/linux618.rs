@@ -352,6 +352,23 @@ fn linux6_frto_takes_a_sacked_original_as_proof() {
     );
 }
 
+/// Window scaling off does not limit the receive buffer, only the window field: Linux 6.18 with
+/// `tcp_window_scaling = 0` keeps its 128 KiB `tcp_rmem[1]` (the seed 000 emulated hosts), so
+/// the profile's buffer is accepted, and the SYN offers rounddown(131 072 / 2, 536) = 65 392
+/// bytes, under the field's 65 535.
+#[test]
+fn linux6_without_window_scaling_keeps_its_buffer() {
+    let cfg = TcpConfig {
+        window_scaling: false,
+        ..TcpConfig::linux_6_18()
+    };
+    cfg.validate().unwrap();
+    let (c, s) = addrs();
+    let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
+    let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn.window, 65_392);
+}
+
 /// The profile's values, each the default of the kernel the emulated hosts run (the kernel
 /// function behind each: docs/tcp-model.md, *Linux 6.18*).
 #[test]
