@@ -234,6 +234,18 @@ fn pacing_keys_and_their_errors() {
 // ---------------------------------------------------------------------------------------------
 // The linux-6.18 profile.
 
+/// Linux 6.18 with Reno (no HyStart), RACK and TLP off and an initial window of `iw`.
+fn reno_618(iw: u32) -> TcpConfig {
+    TcpConfig {
+        congestion_control: CongestionControl::Reno,
+        hystart: false,
+        rack: false,
+        tlp: false,
+        initial_window: InitialWindow::Segments(iw),
+        ..TcpConfig::linux_6_18()
+    }
+}
+
 /// A Linux 6.18 host set as seed 000's emulated ones (Reno, PRR, RACK and TLP off, IW 2) grows
 /// cwnd in slow start like any other: with two segments out, the ACK of one raises cwnd from 2
 /// to 3 (2 < 2 · max_packets_out 2) and lets two new segments go, and so on. The 6.x growth gate
@@ -242,13 +254,8 @@ fn pacing_keys_and_their_errors() {
 #[test]
 fn linux6_reno_without_prr_rack_or_tlp_grows_in_slow_start() {
     let cfg = TcpConfig {
-        congestion_control: CongestionControl::Reno,
-        hystart: false,
         prr: false,
-        rack: false,
-        tlp: false,
-        initial_window: InitialWindow::Segments(2),
-        ..TcpConfig::linux_6_18()
+        ..reno_618(2)
     };
     let mut c = client(cfg, 20);
     assert_eq!(drain(&mut c, t(600)), vec![1, 2]);
@@ -266,15 +273,7 @@ fn linux6_reno_without_prr_rack_or_tlp_grows_in_slow_start() {
 /// Linux 6.18 with Reno, IW 4, no RACK or TLP (so that only the RTO fires): segments 1–4 go at
 /// 600 ms and nothing comes back until the retransmission timer fires and resends 1.
 fn frto_client() -> (Connection, Time) {
-    let cfg = TcpConfig {
-        congestion_control: CongestionControl::Reno,
-        hystart: false,
-        rack: false,
-        tlp: false,
-        initial_window: InitialWindow::Segments(4),
-        ..TcpConfig::linux_6_18()
-    };
-    let mut c = client(cfg, 20);
+    let mut c = client(reno_618(4), 20);
     assert_eq!(drain(&mut c, t(600)), vec![1, 2, 3, 4]);
     let rto = c.poll_timeout().unwrap();
     c.handle_timeout(rto);

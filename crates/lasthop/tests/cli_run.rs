@@ -5,6 +5,20 @@ mod common;
 use std::path::Path;
 use std::process::Command;
 
+/// `lasthop run SPEC --out OUT -q`, waited for.
+fn run_quiet(spec: &Path, out: &Path) -> std::process::Output {
+    lasthop()
+        .args([
+            "run",
+            spec.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ])
+        .output()
+        .unwrap()
+}
+
 fn lasthop() -> Command {
     Command::new(env!("CARGO_BIN_EXE_lasthop"))
 }
@@ -36,16 +50,7 @@ fn run_then_report() {
     )
     .unwrap();
     let out = d.path().join("out");
-    let o = lasthop()
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--quiet",
-        ])
-        .output()
-        .unwrap();
+    let o = run_quiet(&spec, &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         o.status.success(),
@@ -66,16 +71,7 @@ fn run_then_report() {
         assert!(out.join(f).exists(), "{f}");
     }
     // Resumed: nothing to do.
-    let o = lasthop()
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ])
-        .output()
-        .unwrap();
+    let o = run_quiet(&spec, &out);
     assert!(String::from_utf8_lossy(&o.stdout).contains("4 kept from before, 0 run now"));
     // The report is rebuilt from disk.
     std::fs::remove_file(out.join("report.html")).unwrap();
@@ -177,16 +173,7 @@ fn interrupted_run_resumes() {
     let stale = out.join("runs/base/15/.lasthop-killed.partial");
     std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
     std::fs::write(&stale, "half a capture").unwrap();
-    let o = lasthop()
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ])
-        .output()
-        .unwrap();
+    let o = run_quiet(&spec, &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(o.status.success(), "{stdout}");
     assert!(!stale.exists(), "the stale temporary file stayed");
@@ -203,16 +190,7 @@ fn interrupted_run_resumes() {
         )),
         "{stdout}"
     );
-    let o = lasthop()
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--out",
-            clean.to_str().unwrap(),
-            "-q",
-        ])
-        .output()
-        .unwrap();
+    let o = run_quiet(&spec, &clean);
     assert!(o.status.success());
     for f in [
         "summary.csv",
@@ -246,16 +224,7 @@ fn report_beside_another_experiment() {
         )
         .unwrap();
         let out = d.path().join(name);
-        let o = lasthop()
-            .args([
-                "run",
-                spec.to_str().unwrap(),
-                "--out",
-                out.to_str().unwrap(),
-                "--quiet",
-            ])
-            .output()
-            .unwrap();
+        let o = run_quiet(&spec, &out);
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         out
     };
@@ -427,16 +396,7 @@ fn emu_mode_experiment() {
     )
     .unwrap();
     let out = d.path().join("out");
-    let o = lasthop()
-        .args([
-            "run",
-            spec.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "-q",
-        ])
-        .output()
-        .unwrap();
+    let o = run_quiet(&spec, &out);
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(
         o.status.success(),

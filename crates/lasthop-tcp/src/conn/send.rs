@@ -790,13 +790,19 @@ impl SendState {
         if !self.may_undo(cfg) {
             return false;
         }
+        self.undo_loss(cx);
+        self.ca = CaState::Open;
+        true
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction(sk, true)` from Loss: the lost marks go, cwnd and
+    /// ssthresh come back, the timeouts are forgotten.
+    fn undo_loss(&mut self, cx: &mut Ctx) {
         for s in self.rtx.iter_mut() {
             s.set_lost(&mut self.tally, false);
         }
         self.undo_cwnd(cx, true);
         self.retransmits = 0;
-        self.ca = CaState::Open;
-        true
     }
 
     /// On a partial ACK in Recovery (Linux `tcp_try_undo_partial`): the hole was filled by a
@@ -965,11 +971,7 @@ impl SendState {
     fn frto_undo_6(&mut self, cx: &mut Ctx) {
         let o = cx.o;
         cx.stats.spurious_rtos += 1;
-        for s in self.rtx.iter_mut() {
-            s.set_lost(&mut self.tally, false);
-        }
-        self.undo_cwnd(cx, true);
-        self.retransmits = 0;
+        self.undo_loss(cx);
         self.frto = 0;
         // `tcp_is_non_sack_preventing_reopen`: without SACK, Loss is held while snd_una
         // sits at high_seq with a retransmission out (its ACK may be a duplicate's).
