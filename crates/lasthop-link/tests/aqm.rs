@@ -445,6 +445,7 @@ fn red_spec() -> RedSpec {
         harddrop: false,
         mean_packet: None,
         adaptive: true,
+        ns2: false,
     }
 }
 

@@ -288,8 +288,14 @@ red = { min_th = 2.0, max_th = 7.0, max_p = 0.1, w_q = 0.002 }
     let mut t = Time::ZERO;
     let mut ev = vec![];
     for i in 0..20_000u64 {
-        // 60 ms apart, with an idle gap of 10 s every 2000 packets to exercise the idle decay.
-        t += Dur::from_millis(if i % 2000 == 1999 { 10_000 } else { 60 });
+        // 60 ms apart for 2000 packets, then 500 at 150 ms (slower than the link's 72 ms: once
+        // the queue has drained each passes straight into the LSB, ending an idle period and
+        // starting the next), with an idle gap of 10 s every 5000 packets.
+        t += Dur::from_millis(match i % 5000 {
+            4999 => 10_000,
+            j if j % 2500 >= 2000 => 150,
+            _ => 60,
+        });
         let (_, mut e) = run(&mut l, t);
         ev.append(&mut e);
         push(&mut l, t, Dir::Down, udp(576, 1, 0));
@@ -306,14 +312,12 @@ red = { min_th = 2.0, max_th = 7.0, max_p = 0.1, w_q = 0.002 }
         match e.kind {
             EventKind::Arrive => {
                 let q = e.queue_pkts as f64;
-                match idle_since {
+                // Every arrival ends the idle period; the queue found empty again starts one.
+                match idle_since.take() {
                     Some(since) if e.queue_pkts == 0 => {
                         avg *= (1.0 - w).powf((e.time.0 - since) as f64 / s)
                     }
                     _ => avg = (1.0 - w) * avg + w * q,
-                }
-                if e.queue_pkts > 0 {
-                    idle_since = None;
                 }
                 let pb = if avg < 2.0 {
                     count = -1;

@@ -20,7 +20,9 @@
 //! Options: byte mode (queue in units of `mean_packet` bytes, p_b scaled by size / mean, as in
 //! ns-2); `gentle` (p_b rises from max_p to 1 between max_th and 2·max_th instead of jumping to 1);
 //! ECN marking (ECT packets get CE instead of being dropped; above max_th they are marked too, as
-//! Linux's sch_red does, unless `harddrop`).
+//! Linux's sch_red does, unless `harddrop`); `ns2`, ns-2's `queue/red.cc` where it departs from
+//! the paper (no drop or mark while at most one packet waits, and the first arrival above min_th
+//! only starts the count), for studies that ran ns-2 (seed 004).
 //!
 //! Adaptive RED (Floyd, Gummadi and Shenker 2001, `adaptive = true`): every 500 ms, with the
 //! average as it is then (decayed by the idle time if the queue is empty, as Linux's
@@ -67,6 +69,11 @@ impl QueueDiscipline for RedQueue {
                 if spec.ecn && a.packet.ecn().is_ect() && !(forced && spec.harddrop) {
                     queue::Verdict::Mark
                 } else {
+                    if a.queue_pkts == 0 {
+                        // Dropped on arrival at an empty queue: it stays empty, idle from now
+                        // (Linux's dequeue after the enqueue finds nothing).
+                        self.red.went_idle(a.now);
+                    }
                     queue::Verdict::Drop(Cause::Red)
                 }
             }
@@ -115,6 +122,8 @@ pub struct Red {
     idle_since: Option<Time>,
     /// Adaptive RED: when max_p is next adapted.
     pub next_adapt: Time,
+    /// `ns2`: the count has started since the average crossed min_th (ns-2's `edv_.old`).
+    old: bool,
 }
 
 /// Adaptive RED's adaptation interval (the paper's 0.5 s; Linux `HZ/2`).
@@ -134,6 +143,7 @@ impl Red {
             count: -1,
             idle_since: Some(Time::ZERO),
             next_adapt: Time::ZERO + ADAPT_INTERVAL,
+            old: false,
         }
     }
 
@@ -194,7 +204,11 @@ impl Red {
             RedMode::Packets => q_pkts as f64,
             RedMode::Bytes => q_bytes as f64 / self.mean_packet as f64,
         };
-        match self.idle_since {
+        // Every arrival ends the idle period (Linux's `red_end_of_idle_period` at enqueue, ns-2's
+        // `idle_ = 0`); the next starts when the queue is found empty again, which for a packet
+        // passing straight into the LSB is at once. Keeping the old start instead would decay
+        // the average again by the whole idle time at every arrival into an empty queue.
+        match self.idle_since.take() {
             Some(since) if q_pkts == 0 => {
                 let idle = now.saturating_since(since);
                 self.avg = if s == Dur::ZERO {
@@ -210,12 +224,15 @@ impl Red {
             }
             _ => self.avg = (1.0 - w) * self.avg + w * q,
         }
-        if q_pkts > 0 {
-            self.idle_since = None;
-        }
         let (min, max, max_p) = (self.spec.min_th, self.spec.max_th, self.spec.max_p);
-        let pb = if self.avg < min {
+        let short = self.spec.ns2
+            && match self.spec.mode {
+                RedMode::Packets => q_pkts <= 1,
+                RedMode::Bytes => q_bytes <= 1,
+            };
+        let pb = if self.avg < min || short {
             self.count = -1;
+            self.old = false;
             return Verdict::Pass;
         } else if self.avg < max {
             max_p * (self.avg - min) / (max - min)
@@ -225,6 +242,11 @@ impl Red {
             self.count = 0;
             return Verdict::Congested { forced: true };
         };
+        if self.spec.ns2 && !self.old {
+            self.old = true;
+            self.count = 1;
+            return Verdict::Pass;
+        }
         let pb = match self.spec.mode {
             RedMode::Packets => pb,
             RedMode::Bytes => pb * f64::from(size) / self.mean_packet as f64,
@@ -275,6 +297,7 @@ mod tests {
             harddrop: false,
             mean_packet: None,
             adaptive: false,
+            ns2: false,
         }
     }
 
@@ -298,6 +321,72 @@ mod tests {
         r.idle_since = Some(Time(0));
         r.on_arrival(Time(720_000_000), 0, 0, 576, Dur::from_millis(72), 0.99);
         assert!((r.avg - 5.0 * 0.998f64.powi(10)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn each_arrival_ends_the_idle_period() {
+        // Two arrivals into an empty queue, each after 720 ms idle at 72 ms per packet (the
+        // first passed straight into the LSB, so the queue was empty again at once): m = 10
+        // each time, avg <- 0.998^20 avg in all; not 0.998^(10 + 20) from the first idle start.
+        let mut r = Red::new(spec(), 576);
+        r.avg = 5.0;
+        r.idle_since = Some(Time(0));
+        let s = Dur::from_millis(72);
+        r.on_arrival(Time(720_000_000), 0, 0, 576, s, 0.99);
+        assert_eq!(r.idle_since, None);
+        r.went_idle(Time(720_000_000));
+        r.on_arrival(Time(1_440_000_000), 0, 0, 576, s, 0.99);
+        assert!((r.avg - 5.0 * 0.998f64.powi(20)).abs() < 1e-12, "{}", r.avg);
+    }
+
+    #[test]
+    fn ns2_never_drops_at_a_short_queue_and_starts_the_count_first() {
+        // avg 7.5 is above max_th: a forced drop in the paper's RED whatever the queue, but
+        // ns-2 drops nothing while at most one packet waits (`qlen > 1`).
+        let mut r = Red::new(
+            RedSpec {
+                ns2: true,
+                ..spec()
+            },
+            576,
+        );
+        r.idle_since = None;
+        r.spec.w_q = 1e-12; // hold the average still
+        r.avg = 7.5;
+        assert_eq!(
+            r.on_arrival(Time(0), 1, 576, 576, Dur(1), 0.0),
+            Verdict::Pass
+        );
+        assert_eq!(
+            r.on_arrival(Time(0), 2, 1152, 576, Dur(1), 0.99),
+            Verdict::Congested { forced: true }
+        );
+        // Between the thresholds (avg 4.5, p_b 0.05): the first arrival with two waiting only
+        // starts the count (count 1), even with a draw of 0; the next has count 2, p_a =
+        // 0.05 / 0.9 = 0.0556, so a draw of 0.055 drops it.
+        r.avg = 4.5;
+        assert_eq!(
+            r.on_arrival(Time(0), 1, 576, 576, Dur(1), 0.0),
+            Verdict::Pass
+        );
+        assert_eq!(
+            r.on_arrival(Time(0), 2, 1152, 576, Dur(1), 0.0),
+            Verdict::Pass
+        );
+        assert_eq!(r.count, 1);
+        assert_eq!(
+            r.on_arrival(Time(0), 2, 1152, 576, Dur(1), 0.055),
+            Verdict::Congested { forced: false }
+        );
+        // The paper's RED (ns2 off) drops at a one-packet queue above max_th.
+        let mut p = Red::new(spec(), 576);
+        p.idle_since = None;
+        p.spec.w_q = 1e-12;
+        p.avg = 7.5;
+        assert_eq!(
+            p.on_arrival(Time(0), 1, 576, 576, Dur(1), 0.99),
+            Verdict::Congested { forced: true }
+        );
     }
 
     #[test]

@@ -31,6 +31,12 @@ pub struct RedSpec {
     /// the average between min_th + 0.4 (max_th - min_th) and min_th + 0.6 (max_th - min_th).
     #[serde(default, skip_serializing_if = "is_false")]
     pub adaptive: bool,
+    /// ns-2's RED (`queue/red.cc`, which seed 004 ran) where it departs from the paper: no
+    /// drop or mark unless more than one packet waits at the arrival (`qlen > 1`; more than one
+    /// byte in byte mode), and the first arrival after the average crossed min_th, or after such
+    /// a short queue, only starts the count (`edv_.old`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub ns2: bool,
 }
 
 fn is_false(b: &bool) -> bool {
