@@ -144,6 +144,70 @@ fn seed000_tables_run_all_48_configurations() {
     }
 }
 
+/// Seed 004's three tabled specs (wan100, hetero10, short: 138 runs) through
+/// `scripts/seed004-tables.py --only`: each table and its fairness grid, every point a row, and
+/// the paper's values beside ours. The other four specs are only fairness grids of the same
+/// code; running all seven takes a minute more.
+#[test]
+fn seed004_tables_run_the_tabled_specs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = python(&[
+        "scripts/seed004-tables.py",
+        tmp.path().to_str().unwrap(),
+        "--run",
+        env!("CARGO_BIN_EXE_lasthop"),
+        "--only",
+        "wan100",
+        "--only",
+        "hetero10",
+        "--only",
+        "short",
+    ]);
+    for heading in [
+        "### Tables: 100 flows, homogeneous WAN (Tables 1–3)",
+        "**wan100** (paper / ours)",
+        "### Tables: 10 flows, heterogeneous RTTs (Tables 4–6)",
+        "**hetero10** (paper / ours)",
+        "### Tables: repeated short transfers (Tables 7–9, and the AQMs)",
+        "**short** (paper / ours)",
+        "### Fairness across the whole grid (σ/μ of per-flow goodput)",
+        "**wan100: goodput σ/μ**",
+        "**hetero10: goodput σ/μ**",
+    ] {
+        assert!(out.contains(heading), "{heading} missing in\n{out}");
+    }
+    assert!(!out.contains("**short: goodput σ/μ**"), "{out}");
+    // wan100 and hetero10: the paper's 27 points each; short: 15 of the paper's and 15 AQMs'.
+    let rows = |prefix: &str| out.lines().filter(|l| l.starts_with(prefix)).count();
+    assert_eq!(rows("| red-"), 9 + 9 + 5, "{out}");
+    assert_eq!(rows("| rc-"), 9 + 9 + 5, "{out}");
+    assert_eq!(rows("| fq_codel-"), 5, "{out}");
+    // Table 1's red-10M: 7 cells "paper / ours", the paper's utilisation 99.5 % and 2215 drops.
+    let red10 = out
+        .lines()
+        .find(|l| l.starts_with("| red-10M |"))
+        .unwrap_or_else(|| panic!("no red-10M row in\n{out}"));
+    let cells: Vec<&str> = red10.split('|').map(str::trim).collect();
+    assert_eq!(cells.len(), 10, "{red10}");
+    for c in &cells[2..9] {
+        let (paper, ours) = c
+            .split_once(" / ")
+            .unwrap_or_else(|| panic!("{c:?} is not paper / ours in {red10}"));
+        assert!(paper.parse::<f64>().is_ok(), "{red10}");
+        assert!(ours.parse::<f64>().is_ok(), "{red10}");
+    }
+    assert!(cells[2].starts_with("99.5 / "), "{red10}");
+    assert!(cells[5].starts_with("2215 / "), "{red10}");
+    let util: f64 = cells[2].split_once(" / ").unwrap().1.parse().unwrap();
+    assert!((50.0..=100.0).contains(&util), "{red10}");
+    // The AQMs are ours only.
+    let codel = out
+        .lines()
+        .find(|l| l.starts_with("| codel-10M |"))
+        .unwrap();
+    assert!(!codel.contains(" / "), "{codel}");
+}
+
 /// `scripts/fidelity.py` (docs/sim-vs-emu.md's fidelity matrix) on one replication of the shipped
 /// `experiments/fidelity-bbr-sim.toml`, compared with itself: both points have the latency
 /// probe's RTT rows (vs_cubic's flows, which replace the scenario's, keep the probe) beside the
