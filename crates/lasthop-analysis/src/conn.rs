@@ -310,8 +310,13 @@ struct DirState {
     /// Last ACK of any kind received for this direction.
     last_ack: Option<Time>,
     dupacks_since_progress: u32,
-    /// The segment at the cumulative ACK point was retransmitted since the ACK last advanced.
+    /// The segment at the cumulative ACK point has been retransmitted (before or since the ACK
+    /// reached it).
     una_rexmitted: bool,
+    /// Retransmitted ranges above the cumulative ACK point (start, end), so that an ACK reaching
+    /// a segment already retransmitted knows it: a timeout then resends a lost retransmission
+    /// after duplicate ACKs.
+    rexmitted: Vec<(u64, u64)>,
     /// Unwrapped sequence number of the FIN.
     fin_seq: Option<u64>,
     isn: Option<u32>,
@@ -687,6 +692,7 @@ impl Analyzer {
                 if from_una {
                     this.una_rexmitted = true;
                 }
+                this.rexmitted.push((start, start + rexlen.max(1)));
             }
             let end = start + u64::from(len) + u64::from(syn) + u64::from(fin);
             if this.top.is_none_or(|t| end > t) {
@@ -718,7 +724,8 @@ impl Analyzer {
                 other.snd_una = Some(ack);
                 other.last_progress = Some(now);
                 other.dupacks_since_progress = 0;
-                other.una_rexmitted = false;
+                other.rexmitted.retain(|&(_, e)| e > ack);
+                other.una_rexmitted = other.rexmitted.iter().any(|&(b, e)| b <= ack && ack < e);
             } else if out.dupack {
                 other.dupacks_since_progress += 1;
             }

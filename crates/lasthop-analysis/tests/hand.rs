@@ -282,6 +282,59 @@ fn rto_after_a_failed_fast_retransmit_and_tail_probe_is_not_rto() {
 }
 
 #[test]
+fn timeout_resending_a_retransmission_sent_before_the_ack_reached_it_is_an_rto() {
+    // Segments 1 and 3 of five are lost. Three SACK dupacks; the sender retransmits both holes
+    // at once (SACK recovery), and the retransmission of 3 is lost too. The ACK of 1's
+    // retransmission reaches 3 (which was retransmitted before it got there), SACKs follow,
+    // then a silence and the timer resends 3: an RTO. The old rule ("retransmitted since the
+    // ACK last advanced") called it a fast retransmit: no retransmission of 3 since the advance
+    // to it, and three dupacks (new data SACKed) after it.
+    let (c, s) = (true, false);
+    let mut script = vec![
+        seg(0, c, 100).syn(),
+        seg(100, s, 900).syn().ack(101),
+        seg(200, c, 101).ack(901),
+    ];
+    for k in 0..5u32 {
+        script.push(seg(300 + u64::from(k), s, 901 + k * 100).ack(101).len(100));
+    }
+    // 1 (901) and 3 (1101) lost: SACKs for 2, then 4 and 5.
+    script.push(seg(400, c, 101).ack(901).sack(&[(1001, 1101)]));
+    script.push(
+        seg(402, c, 101)
+            .ack(901)
+            .sack(&[(1201, 1301), (1001, 1101)]),
+    );
+    script.push(
+        seg(403, c, 101)
+            .ack(901)
+            .sack(&[(1201, 1401), (1001, 1101)]),
+    );
+    script.push(seg(404, s, 901).ack(101).len(100)); // fast retransmit of 1
+    script.push(seg(405, s, 1101).ack(101).len(100)); // 3 retransmitted, lost again
+    script.push(seg(504, c, 101).ack(1101).sack(&[(1201, 1401)])); // reaches 3
+                                                                   // New data 6, 7, 8 brings three more dupacks at 3.
+    for k in 0..3u32 {
+        script.push(seg(505 + u64::from(k), s, 1401 + k * 100).ack(101).len(100));
+    }
+    for k in 0..3u32 {
+        let sack = (1201, 1501 + k * 100);
+        script.push(seg(605 + u64::from(k), c, 101).ack(1101).sack(&[sack]));
+    }
+    // silence, then the timer: 3 a second time
+    script.push(seg(1607, s, 1101).ack(101).len(100)); // RTO
+    script.push(seg(1707, c, 101).ack(1701));
+    let k = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(k.s2c.rexmt_pkts, 3);
+    assert_eq!(k.s2c.triple_dupacks, 2, "at 1, then at 3");
+    assert_eq!(
+        k.s2c.fast_rexmts, 2,
+        "1 and the first of 3, after three dupacks"
+    );
+    assert_eq!(k.s2c.rtos, 1);
+}
+
+#[test]
 fn partial_transfer_time() {
     let bytes = pcap_bytes(&hand_script(), Format::SimHeaderOnly);
     let opts = la::Options {
