@@ -249,8 +249,9 @@ fn simulator_packets_feed_the_analyzer_directly() {
     check_hand(&conns[0], 0);
 }
 
-#[test]
-fn rto_after_a_failed_fast_retransmit_and_tail_probe_is_not_rto() {
+/// A handshake (client ISN 100, server ISN 900) and five 100-byte server segments sent at
+/// 300–304 ms (sequence numbers 901, 1001, ..., 1301).
+fn handshake_and_five_segments() -> Vec<Seg> {
     let (c, s) = (true, false);
     let mut script = vec![
         seg(0, c, 100).syn(),
@@ -260,6 +261,13 @@ fn rto_after_a_failed_fast_retransmit_and_tail_probe_is_not_rto() {
     for k in 0..5u32 {
         script.push(seg(300 + u64::from(k), s, 901 + k * 100).ack(101).len(100));
     }
+    script
+}
+
+#[test]
+fn rto_after_a_failed_fast_retransmit_and_tail_probe_is_not_rto() {
+    let (c, s) = (true, false);
+    let mut script = handshake_and_five_segments();
     // segment 1 lost: 4 dupacks, fast retransmit, which is lost too
     for k in 0..4u64 {
         script.push(seg(400 + k, c, 101).ack(901));
@@ -290,14 +298,7 @@ fn timeout_resending_a_retransmission_sent_before_the_ack_reached_it_is_an_rto()
     // ACK last advanced") called it a fast retransmit: no retransmission of 3 since the advance
     // to it, and three dupacks (new data SACKed) after it.
     let (c, s) = (true, false);
-    let mut script = vec![
-        seg(0, c, 100).syn(),
-        seg(100, s, 900).syn().ack(101),
-        seg(200, c, 101).ack(901),
-    ];
-    for k in 0..5u32 {
-        script.push(seg(300 + u64::from(k), s, 901 + k * 100).ack(101).len(100));
-    }
+    let mut script = handshake_and_five_segments();
     // 1 (901) and 3 (1101) lost: SACKs for 2, then 4 and 5.
     script.push(seg(400, c, 101).ack(901).sack(&[(1001, 1101)]));
     script.push(

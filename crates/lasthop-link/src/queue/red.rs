@@ -301,6 +301,15 @@ mod tests {
         }
     }
 
+    /// A busy RED whose average stays at `avg` (w_q ~ 0), to test its decisions alone.
+    fn held(spec: RedSpec, avg: f64) -> Red {
+        let mut r = Red::new(spec, 576);
+        r.idle_since = None;
+        r.spec.w_q = 1e-12;
+        r.avg = avg;
+        r
+    }
+
     #[test]
     fn average_follows_the_ewma() {
         // A constant queue of 10 packets: avg_n = 10 (1 - (1 - w_q)^n).
@@ -343,16 +352,13 @@ mod tests {
     fn ns2_never_drops_at_a_short_queue_and_starts_the_count_first() {
         // avg 7.5 is above max_th: a forced drop in the paper's RED whatever the queue, but
         // ns-2 drops nothing while at most one packet waits (`qlen > 1`).
-        let mut r = Red::new(
+        let mut r = held(
             RedSpec {
                 ns2: true,
                 ..spec()
             },
-            576,
+            7.5,
         );
-        r.idle_since = None;
-        r.spec.w_q = 1e-12; // hold the average still
-        r.avg = 7.5;
         assert_eq!(
             r.on_arrival(Time(0), 1, 576, 576, Dur(1), 0.0),
             Verdict::Pass
@@ -379,10 +385,7 @@ mod tests {
             Verdict::Congested { forced: false }
         );
         // The paper's RED (ns2 off) drops at a one-packet queue above max_th.
-        let mut p = Red::new(spec(), 576);
-        p.idle_since = None;
-        p.spec.w_q = 1e-12;
-        p.avg = 7.5;
+        let mut p = held(spec(), 7.5);
         assert_eq!(
             p.on_arrival(Time(0), 1, 576, 576, Dur(1), 0.99),
             Verdict::Congested { forced: true }
@@ -391,10 +394,7 @@ mod tests {
 
     #[test]
     fn probability_and_count() {
-        let mut r = Red::new(spec(), 576);
-        r.idle_since = None;
-        r.avg = 4.5; // halfway: p_b = 0.05
-        r.spec.w_q = 1e-12; // hold the average still
+        let mut r = held(spec(), 4.5); // halfway: p_b = 0.05
         assert!((r.base_probability() - 0.05).abs() < 1e-9);
         // count = 0 first: p_a = 0.05; a draw of 0.06 passes, count becomes 0 -> 1 ...
         assert_eq!(
