@@ -15,8 +15,9 @@ pub struct Options {
     /// A retransmission counts as an RTO when it starts at the cumulative ACK point, at least
     /// this long has passed since the cumulative ACK last advanced (or since the sender started
     /// sending with nothing outstanding), no ACK at all arrived during the last half of this,
-    /// and either fewer than 3 duplicate ACKs arrived since the last advance or that segment was
-    /// already retransmitted since then (failed recovery). Default 200 ms, Linux's minimum RTO.
+    /// and either fewer than 3 duplicate ACKs arrived since the last advance, or that segment was
+    /// already retransmitted (failed recovery), or the third of them came at least an RTT (and
+    /// this long) before (no fast retransmit followed it). Default 200 ms, Linux's minimum RTO.
     pub rto_gap: Dur,
 }
 
@@ -310,6 +311,11 @@ struct DirState {
     /// Last ACK of any kind received for this direction.
     last_ack: Option<Time>,
     dupacks_since_progress: u32,
+    /// When the third duplicate ACK since the last advance arrived: a fast retransmit is due
+    /// then (or one pacing interval later).
+    third_dupack: Option<Time>,
+    /// Smoothed RTT of this direction's samples (RFC 6298's 1/8 gain), 0 before the first.
+    srtt_ns: u64,
     /// The segment at the cumulative ACK point has been retransmitted (before or since the ACK
     /// reached it).
     una_rexmitted: bool,
@@ -683,7 +689,15 @@ impl Analyzer {
                 // first unacknowledged segment a second time without progress (the recovery
                 // failed and the timer fired).
                 let fast = this.dupacks_since_progress >= 3;
-                if timed_out && (!fast || this.una_rexmitted) {
+                // ... or the sender let the third duplicate ACK pass without a fast retransmit
+                // (a dupthresh raised by reordering, or no room in the window) and the timer
+                // resent the head at least an RTT (and `rto_gap`) later. A fast retransmit
+                // comes at that ACK or, paced, within one pacing interval of the last send:
+                // less than an RTT, since Linux paces at 1.2-2 cwnd per srtt (BBR: its gain
+                // times the bottleneck rate, which the RTT's own transmission time bounds).
+                let wait = Dur(rto_gap.0.max(this.srtt_ns));
+                let stalled = since(this.third_dupack) >= wait;
+                if timed_out && (!fast || this.una_rexmitted || stalled) {
                     ts.rtos += 1;
                     ts.rto_seqs.push(seg.seq);
                 } else if fast {
@@ -714,6 +728,11 @@ impl Analyzer {
             }
             if let Some(rtt) = out.rtt {
                 os.rtt.add(rtt);
+                other.srtt_ns = if other.srtt_ns == 0 {
+                    rtt
+                } else {
+                    (7 * other.srtt_ns + rtt) / 8
+                };
             }
             if out.ambiguous {
                 os.rtt.ambiguous += 1;
@@ -724,10 +743,14 @@ impl Analyzer {
                 other.snd_una = Some(ack);
                 other.last_progress = Some(now);
                 other.dupacks_since_progress = 0;
+                other.third_dupack = None;
                 other.rexmitted.retain(|&(_, e)| e > ack);
                 other.una_rexmitted = other.rexmitted.iter().any(|&(b, e)| b <= ack && ack < e);
             } else if out.dupack {
                 other.dupacks_since_progress += 1;
+                if other.dupacks_since_progress == 3 {
+                    other.third_dupack = Some(now);
+                }
             }
             other.last_ack = Some(now);
             if os.partial_acked.is_none()

@@ -336,6 +336,50 @@ fn timeout_resending_a_retransmission_sent_before_the_ack_reached_it_is_an_rto()
 }
 
 #[test]
+fn timeout_after_three_dupacks_that_brought_no_fast_retransmit_is_an_rto() {
+    // Segment 1 of five is lost and 2-4 bring three dupacks, but the sender does not fast
+    // retransmit (Linux after D-SACK raised its dupthresh; Linux 2.4 with in_flight >= cwnd).
+    // Its RTT is 100 ms (the SYN-ACK at 100 acknowledged at 200), so the timer resending 1 a
+    // second after the third dupack (and 997 ms after the last ACK) is an RTO. The rule before
+    // session 17 called it a fast retransmit: three dupacks, and 1 never retransmitted before.
+    let (c, s) = (true, false);
+    let mut script = handshake_and_five_segments();
+    for k in 0..3u64 {
+        script.push(seg(400 + k, c, 101).ack(901));
+    }
+    script.push(seg(1402, s, 901).ack(101).len(100)); // the timer
+    script.push(seg(1502, c, 101).ack(1401));
+    let k = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(k.s2c.triple_dupacks, 1);
+    assert_eq!(k.s2c.rexmt_pkts, 1);
+    assert_eq!(k.s2c.rtos, 1);
+    assert_eq!(k.s2c.fast_rexmts, 0);
+}
+
+#[test]
+fn paced_fast_retransmit_within_an_rtt_of_the_third_dupack_is_not_an_rto() {
+    // A slow link: the handshake's RTT is 2 s (SYN-ACK at 0 acknowledged at 2000), so a sender
+    // pacing at about cwnd per RTT may send its fast retransmit 300 ms after the third dupack,
+    // with no ACK in between. That is more than rto_gap (200 ms) after the last ACK, but less
+    // than an RTT after the third dupack: a fast retransmit.
+    let (c, s) = (true, false);
+    let mut script = vec![seg(0, s, 900).syn().ack(101), seg(2000, c, 101).ack(901)];
+    for k in 0..5u32 {
+        script.push(seg(2100 + u64::from(k), s, 901 + k * 100).ack(101).len(100));
+    }
+    for k in 0..3u64 {
+        script.push(seg(4100 + 100 * k, c, 101).ack(901));
+    }
+    script.push(seg(4500, s, 901).ack(101).len(100)); // paced: 300 ms after the third dupack
+    script.push(seg(6500, c, 101).ack(1401));
+    let k = &analyze(&script, Format::RawMicro)[0];
+    assert_eq!(k.s2c.triple_dupacks, 1);
+    assert_eq!(k.s2c.rexmt_pkts, 1);
+    assert_eq!(k.s2c.fast_rexmts, 1);
+    assert_eq!(k.s2c.rtos, 0);
+}
+
+#[test]
 fn partial_transfer_time() {
     let bytes = pcap_bytes(&hand_script(), Format::SimHeaderOnly);
     let opts = la::Options {
