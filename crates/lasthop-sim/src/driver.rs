@@ -13,7 +13,7 @@
 
 use crate::outputs::Outputs;
 use crate::stack::Stack;
-use crate::Error;
+use crate::{Error, ModelConn};
 use dary_heap::QuaternaryHeap;
 use lasthop_apps::{Endpoint, FlowReport, SockEvent, Status};
 use lasthop_core::{Dur, Rate, Seeds, Stream, Time};
@@ -368,6 +368,26 @@ impl<'a> Sim<'a> {
                 merged.extend(t.cached_metrics());
             }
             out.extend(merged.into_iter().map(|(a, m)| (i, a, m)));
+        }
+        out
+    }
+
+    /// Every TCP connection the hosts' models hold at this point, with its own counters (what
+    /// the model did, beside what the analysis infers from the captures): (host index,
+    /// connection). The simulator never removes a connection, so at the end this is all of them.
+    pub fn tcp_conn_stats(&mut self) -> Vec<(usize, ModelConn)> {
+        let mut out = vec![];
+        for (i, h) in self.hosts.iter_mut().enumerate() {
+            for t in h.stack.tcp_hosts_mut() {
+                out.extend(t.conns().map(|(_, c)| {
+                    let conn = ModelConn {
+                        local: c.local(),
+                        remote: c.remote(),
+                        stats: c.stats().clone(),
+                    };
+                    (i, conn)
+                }));
+            }
         }
         out
     }

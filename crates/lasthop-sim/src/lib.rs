@@ -63,6 +63,17 @@ pub struct SimResult {
     /// Every host's CBI cache at the end (empty unless a host has `cbi`): what the next of
     /// chained replications starts from ([`run_from`]).
     pub tcp_metrics: TcpMetricsCache,
+    /// Every TCP connection's own counters from the model (RTOs, fast retransmits, ...), by
+    /// host name: the ground truth the analysis's inferred counters can be checked against.
+    pub tcp_model: Vec<(String, ModelConn)>,
+}
+
+/// One TCP connection of the model, as the simulation ended.
+#[derive(Clone, Debug)]
+pub struct ModelConn {
+    pub local: std::net::SocketAddrV4,
+    pub remote: std::net::SocketAddrV4,
+    pub stats: lasthop_tcp::Stats,
 }
 
 /// The hosts' CBI caches (Linux 2.4's per-destination route metrics): one entry per host and
@@ -104,6 +115,11 @@ pub fn run_from(
         .into_iter()
         .map(|(i, dst, m)| (names[i].clone(), dst, m))
         .collect();
+    let tcp_model = sim
+        .tcp_conn_stats()
+        .into_iter()
+        .map(|(i, c)| (names[i].clone(), c))
+        .collect();
     let flows = sim.flow_reports();
     let link = [sim.link().stats(Dir::Down), sim.link().stats(Dir::Up)];
     let meters = [Dir::Down, Dir::Up].map(|d| sim.link().meter(d).reading(end));
@@ -144,6 +160,7 @@ pub fn run_from(
         link,
         events,
         tcp_metrics,
+        tcp_model,
     })
 }
 
