@@ -526,6 +526,61 @@ fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
     );
 }
 
+/// With timestamps on a 576-byte MTU (seed 000's link) a full segment carries 536 − 12 = 524
+/// bytes, and `tcp_initialize_rcv_mss` starts rcv_mss at min(advmss, mss_cache) = 524, so full
+/// segments are not short "pushed" ones (`tcp_measure_rcv_mss`) and the receiver, with no
+/// quick ACKs and a window that does not grow, ACKs every second one (`__tcp_ack_snd_check`:
+/// more than one full segment unacknowledged). With rcv_mss at 536 every segment looked pushed
+/// and was ACKed at once.
+#[test]
+fn linux6_receiver_with_timestamps_acks_every_second_full_segment() {
+    let (c, s) = addrs();
+    let cfg = TcpConfig {
+        mtu: Bytes(576),
+        quickacks: 0,
+        rcvbuf_initial: None,
+        ..TcpConfig::linux_6_18()
+    };
+    let syn = Segment {
+        src: Some(c),
+        dst: Some(s),
+        seq: PEER_ISS,
+        flags: SYN,
+        window: 65535,
+        mss: Some(536),
+        sack_permitted: true,
+        ts: Some((100, 0)),
+        ..Segment::default()
+    };
+    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
+    let sa = Segment::decode(&srv.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    let peer = |seq_off: u32, payload: u32| {
+        Segment {
+            src: Some(c),
+            dst: Some(s),
+            seq: PEER_ISS + 1 + seq_off,
+            ack: ISS + 1,
+            flags: ACK,
+            window: 65535,
+            payload,
+            ts: Some((200, sa.ts.unwrap().0)),
+            ..Segment::default()
+        }
+        .encode()
+    };
+    srv.handle_packet(t(100), &peer(0, 0));
+    assert_eq!(srv.poll_event(), Some(Event::Connected));
+    let mut acked_at = Vec::new();
+    for k in 0..8u32 {
+        let now = t(101 + u64::from(k));
+        srv.handle_packet(now, &peer(k * 524, 524));
+        while srv.poll_transmit(now).is_some() {
+            acked_at.push(k + 1);
+        }
+    }
+    assert_eq!(acked_at, vec![2, 4, 6, 8]);
+}
+
 /// `tcp_slow_start_after_idle` (RFC 2861, `tcp_cwnd_restart`): data written with nothing
 /// outstanding after more than an RTO without sending halves cwnd once per RTO beyond the
 /// first, down to the initial window; ssthresh keeps max(ssthresh, 3/4 cwnd).

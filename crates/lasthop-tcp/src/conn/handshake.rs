@@ -117,6 +117,10 @@ impl Connection {
         if let Some(a) = &mut self.rcv.autotune {
             a.established(u64::from(self.opts.mss), self.rcv.rcv_nxt, now);
         }
+        // Linux `tcp_initialize_rcv_mss`: min(advmss, mss_cache), at most TCP_MSS_DEFAULT. The
+        // cached MSS leaves out the timestamp option, so a full segment with timestamps (524 B
+        // on a 576 B MTU) is not taken for a short, pushed one.
+        self.rcv.rcv_mss = u64::from(self.cfg.adv_mss().min(self.opts.mss).min(536));
         self.state = if self.snd.fin_queued {
             State::FinWait1
         } else {
