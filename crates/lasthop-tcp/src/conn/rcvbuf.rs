@@ -60,6 +60,10 @@ pub(super) struct RcvBuf {
     /// `rcv_rtt_est.rtt_us`, in µs · 8; 0 until the first sample.
     rtt_us8: u64,
     last_tsecr: Option<u32>,
+    /// `rcv_rtt_est.seq` and `.time`: the window's worth of data the current sample waits for
+    /// and when it began (`tcp_rcv_rtt_measure`).
+    est_seq: u64,
+    est_time: Option<Time>,
 }
 
 impl RcvBuf {
@@ -75,6 +79,8 @@ impl RcvBuf {
             space_time: Time::ZERO,
             rtt_us8: 0,
             last_tsecr: None,
+            est_seq: 0,
+            est_time: None,
         }
     }
 
@@ -118,6 +124,25 @@ impl RcvBuf {
         } else {
             self.rtt_us8 - (self.rtt_us8 >> 3) + sample
         };
+    }
+
+    /// `tcp_rcv_rtt_measure`, for in-order data with or without timestamps: the time the
+    /// receiver takes to get a whole window (`rcv_wnd`, what it last advertised) past the point
+    /// where the sample began is an RTT sample. It can only lower the estimate
+    /// (`tcp_rcv_rtt_update` with `win_dep`: a sender that does not fill the window would make it
+    /// too large), so without timestamps the estimate is the fastest window seen so far.
+    pub(super) fn rtt_measure(&mut self, rcv_nxt: u64, rcv_wnd: u64, now: Time) {
+        if let Some(began) = self.est_time {
+            if rcv_nxt < self.est_seq {
+                return;
+            }
+            let m = (now.saturating_since(began).0 / 1000).max(1) << 3;
+            if self.rtt_us8 == 0 || m < self.rtt_us8 {
+                self.rtt_us8 = m;
+            }
+        }
+        self.est_seq = rcv_nxt + rcv_wnd;
+        self.est_time = Some(now);
     }
 
     /// `tcp_measure_rcv_mss`: a full segment longer than the receiver's estimate (`rcv_mss`,
@@ -314,6 +339,23 @@ mod tests {
         // Less than the high: no growth, the count starts again.
         b.read(1 + 15_928 + 28_960 + 1448, ms(60));
         assert_eq!((b.space, b.rcvbuf), (28_960, 244_316));
+    }
+
+    /// Without timestamps: the first in-order segment at 1 s starts a sample that waits for
+    /// rcv_nxt to pass 1 000 + 65 535; at 9 s it has (66 600): 8 s. The next sample began there
+    /// and takes 10 s: larger, ignored. The one after takes 5 s: smaller, taken at once.
+    #[test]
+    fn the_receiver_rtt_without_timestamps_is_the_fastest_window() {
+        let mut b = RcvBuf::new(131_072, 6_291_456);
+        b.rtt_measure(1_000, 65_535, ms(1_000));
+        b.rtt_measure(30_000, 65_535, ms(5_000));
+        assert_eq!(b.rtt_us8, 0, "the window is not through yet");
+        b.rtt_measure(66_600, 65_535, ms(9_000));
+        assert_eq!(b.rtt_us8, 8_000_000 << 3);
+        b.rtt_measure(66_600 + 65_535, 65_535, ms(19_000));
+        assert_eq!(b.rtt_us8, 8_000_000 << 3);
+        b.rtt_measure(66_600 + 2 * 65_535, 65_535, ms(24_000));
+        assert_eq!(b.rtt_us8, 5_000_000 << 3);
     }
 
     #[test]

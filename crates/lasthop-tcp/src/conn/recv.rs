@@ -282,6 +282,13 @@ impl RecvState {
                 // Linux `tcp_event_data_recv`: the ratio, then the window's growth, which asks
                 // for an immediate ACK (`icsk_ack.quick |= 1`).
                 let ip_len = len + 40 + if cx.o.ts { 12 } else { 0 };
+                if delivered > 0 {
+                    a.rtt_measure(
+                        self.rcv_nxt,
+                        self.rcv_edge.saturating_sub(self.rcv_wup),
+                        cx.now,
+                    );
+                }
                 if let Some((_, ecr)) = seg.ts {
                     a.rtt_sample(len, self.rcv_mss, ecr, ms_stamp(cx.now));
                 }
