@@ -456,6 +456,50 @@ fn linux618_rack_reordering_timer_in_jiffies() {
     assert_eq!(drain(&mut c, t(1352)), vec![1]);
 }
 
+/// A server with `cfg` accepting the peer's SYN (window `syn_window`, MSS `mss`, SACK,
+/// timestamps, window scale `wscale`), and the SYN-ACK it sends.
+fn accept_timestamped(
+    cfg: TcpConfig,
+    syn_window: u16,
+    mss: u16,
+    wscale: Option<u8>,
+) -> (Connection, Segment) {
+    let (c, s) = addrs();
+    let syn = Segment {
+        src: Some(c),
+        dst: Some(s),
+        seq: PEER_ISS,
+        flags: SYN,
+        window: syn_window,
+        mss: Some(mss),
+        sack_permitted: true,
+        ts: Some((100, 0)),
+        wscale,
+        ..Segment::default()
+    };
+    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
+    let sa = Segment::decode(&srv.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    (srv, sa)
+}
+
+/// The peer's segment `seq_off` bytes into its data (0 bytes: the handshake's ACK), carrying
+/// `payload` bytes, offering `window` and echoing `tsecr`.
+fn peer_data_ts(seq_off: u32, payload: u32, window: u16, tsecr: u32) -> Packet {
+    let (c, s) = addrs();
+    Segment {
+        src: Some(c),
+        dst: Some(s),
+        seq: PEER_ISS + 1 + seq_off,
+        ack: ISS + 1,
+        flags: ACK,
+        window,
+        payload,
+        ts: Some((200, tsecr)),
+        ..Segment::default()
+    }
+    .encode()
+}
+
 /// Linux 6.x's receive window (`conn/rcvbuf.rs`), as the emulated 6.18 receiver showed it on a
 /// 1500-byte path: the SYN-ACK offers rounddown(131 072 / 2, 1448) = 65 160; the first data
 /// segment sets the scaling ratio to 1448 · 256 / 2304 = 160, and the window then grows by
@@ -464,42 +508,16 @@ fn linux618_rack_reordering_timer_in_jiffies() {
 /// follow: 22 segments are ACKed one by one, then every second one.
 #[test]
 fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
-    let (c, s) = addrs();
     let cfg = TcpConfig {
         mtu: Bytes(1500),
         ..TcpConfig::linux_6_18()
     };
-    let syn = Segment {
-        src: Some(c),
-        dst: Some(s),
-        seq: PEER_ISS,
-        flags: SYN,
-        window: 64240,
-        mss: Some(1460),
-        sack_permitted: true,
-        ts: Some((100, 0)),
-        wscale: Some(10),
-        ..Segment::default()
-    };
-    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
-    let sa = Segment::decode(&srv.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    let (mut srv, sa) = accept_timestamped(cfg, 64240, 1460, Some(10));
     assert_eq!(sa.window, 65160);
     // Our shift is the smallest that fits tcp_rmem[2] (6 MiB): 7.
     assert_eq!(sa.wscale, Some(7));
-    let peer = |seq_off: u32, payload: u32| {
-        Segment {
-            src: Some(c),
-            dst: Some(s),
-            seq: PEER_ISS + 1 + seq_off,
-            ack: ISS + 1,
-            flags: ACK,
-            window: 63,
-            payload,
-            ts: Some((200, sa.ts.unwrap().0)),
-            ..Segment::default()
-        }
-        .encode()
-    };
+    let tsecr = sa.ts.unwrap().0;
+    let peer = |seq_off: u32, payload: u32| peer_data_ts(seq_off, payload, 63, tsecr);
     // The handshake's ACK and the data come 100 ms after the SYN-ACK: the receiver's RTT is
     // 100 ms, longer than the 30 segments (1.2 ms apart at 10 Mbit/s), so the buffer itself
     // does not grow yet (`tcp_rcv_space_adjust` waits an RTT).
@@ -534,40 +552,15 @@ fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
 /// and was ACKed at once.
 #[test]
 fn linux6_receiver_with_timestamps_acks_every_second_full_segment() {
-    let (c, s) = addrs();
     let cfg = TcpConfig {
         mtu: Bytes(576),
         quickacks: 0,
         rcvbuf_initial: None,
         ..TcpConfig::linux_6_18()
     };
-    let syn = Segment {
-        src: Some(c),
-        dst: Some(s),
-        seq: PEER_ISS,
-        flags: SYN,
-        window: 65535,
-        mss: Some(536),
-        sack_permitted: true,
-        ts: Some((100, 0)),
-        ..Segment::default()
-    };
-    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
-    let sa = Segment::decode(&srv.poll_transmit(Time::ZERO).unwrap()).unwrap();
-    let peer = |seq_off: u32, payload: u32| {
-        Segment {
-            src: Some(c),
-            dst: Some(s),
-            seq: PEER_ISS + 1 + seq_off,
-            ack: ISS + 1,
-            flags: ACK,
-            window: 65535,
-            payload,
-            ts: Some((200, sa.ts.unwrap().0)),
-            ..Segment::default()
-        }
-        .encode()
-    };
+    let (mut srv, sa) = accept_timestamped(cfg, 65535, 536, None);
+    let tsecr = sa.ts.unwrap().0;
+    let peer = |seq_off: u32, payload: u32| peer_data_ts(seq_off, payload, 65535, tsecr);
     srv.handle_packet(t(100), &peer(0, 0));
     assert_eq!(srv.poll_event(), Some(Event::Connected));
     let mut acked_at = Vec::new();
