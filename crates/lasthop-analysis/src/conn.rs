@@ -19,6 +19,22 @@ pub struct Options {
     /// already retransmitted (failed recovery), or the third of them came at least an RTT (and
     /// this long) before (no fast retransmit followed it). Default 200 ms, Linux's minimum RTO.
     pub rto_gap: Dur,
+    /// Every sender runs RACK (RFC 8985; Linux 4.18 and later with SACK): it resends a segment
+    /// once a segment sent after it has been SACKed and that one's RTT (and a reordering
+    /// window) has passed since the first was sent, from an ACK or, after a silence, from its
+    /// reordering timer. A resend of the first unacknowledged segment that RACK explains so is
+    /// not an RTO, whatever the silence before it (an RTO comes at least srtt + 200 ms after
+    /// the head's last transmission, RACK's timer an RTT and a quarter of the minimum: timing
+    /// alone cannot tell them apart). Off by default (a capture does not say its stack); a
+    /// run's analysis sets it from its hosts' TCP.
+    pub rack: bool,
+    /// Every sender sends tail loss probes (Linux 3.10 and later with SACK): in the Open state
+    /// (no duplicate ACK nor SACK since the cumulative ACK last advanced, nothing resent) the
+    /// first timer is the probe's (`tcp_schedule_loss_probe`: 2·srtt, at most the RTO), which
+    /// resends the last segment when there is no new data: with one segment outstanding, the
+    /// head, after a silence. That resend is not an RTO; the timeout can only follow it.
+    /// Off by default; a run's analysis sets it from its hosts' TCP.
+    pub tlp: bool,
 }
 
 impl Default for Options {
@@ -26,6 +42,8 @@ impl Default for Options {
         Options {
             partial_bytes: 10_240,
             rto_gap: Dur::from_millis(200),
+            rack: false,
+            tlp: false,
         }
     }
 }
@@ -316,6 +334,14 @@ struct DirState {
     third_dupack: Option<Time>,
     /// Smoothed RTT of this direction's samples (RFC 6298's 1/8 gain), 0 before the first.
     srtt_ns: u64,
+    /// RACK's view of this direction's data: when the most recently sent segment that a SACK
+    /// block has covered was (last) sent, and its RTT (to that SACK).
+    rack_xmit: Option<Time>,
+    rack_rtt: Dur,
+    /// A SACK block arrived since the cumulative ACK last advanced.
+    sacked_since_progress: bool,
+    /// A tail loss probe (or what the inference took for one) was sent since then.
+    probed: bool,
     /// The segment at the cumulative ACK point has been retransmitted (before or since the ACK
     /// reached it).
     una_rexmitted: bool,
@@ -568,6 +594,8 @@ impl Analyzer {
     #[inline(always)]
     fn apply(&mut self, i: usize, from_client: bool, seg: &TcpSeg) {
         let rto_gap = self.opts.rto_gap;
+        let rack = self.opts.rack;
+        let tlp = self.opts.tlp;
         let partial_bytes = self.opts.partial_bytes;
         let conn = &mut self.conns[i];
         let now = seg.time;
@@ -633,6 +661,7 @@ impl Analyzer {
 
         // Retransmissions (tcptrace's rule), unique bytes, RTO inference.
         let mut rexlen = 0u64;
+        let mut head_sent = None;
         let mut ooo = false;
         if syn || fin || len > 0 {
             let mut span = u64::from(len) + u64::from(syn) + u64::from(fin);
@@ -646,6 +675,7 @@ impl Analyzer {
                     (Some(top), Some(una)) => una >= top,
                     (Some(_), None) => false,
                 };
+                head_sent = this.space.sent_at(start);
                 let (r, o) = this.space.send(start, span, now);
                 rexlen = r;
                 ooo = o;
@@ -697,7 +727,27 @@ impl Analyzer {
                 // times the bottleneck rate, which the RTT's own transmission time bounds).
                 let wait = Dur(rto_gap.0.max(this.srtt_ns));
                 let stalled = since(this.third_dupack) >= wait;
-                if timed_out && (!fast || this.una_rexmitted || stalled) {
+                // RACK could have resent it: a segment sent later was SACKed, and that one's
+                // RTT has passed since this one was sent (its reordering window is >= 0).
+                let rack_lost = rack
+                    && head_sent.is_some_and(|h| {
+                        this.rack_xmit.is_some_and(|x| x > h) && now >= h + this.rack_rtt
+                    });
+                // The loss probe of the only segment outstanding, the first timer in the Open
+                // state (with more out, a probe of new data cannot be told from the
+                // application's: those resends stay RTOs).
+                let open = this.dupacks_since_progress == 0
+                    && !this.sacked_since_progress
+                    && !this.una_rexmitted
+                    && this.rexmitted.is_empty();
+                let only = this
+                    .top
+                    .is_some_and(|t| start + u64::from(len) + u64::from(fin) >= t);
+                let probe = tlp && !this.probed && open && from_una && only && len > 0;
+                if probe || !from_una {
+                    this.probed = true;
+                }
+                if timed_out && (!fast || this.una_rexmitted || stalled) && !rack_lost && !probe {
                     ts.rtos += 1;
                     ts.rto_seqs.push(seg.seq);
                 } else if fast {
@@ -744,6 +794,8 @@ impl Analyzer {
                 other.last_progress = Some(now);
                 other.dupacks_since_progress = 0;
                 other.third_dupack = None;
+                other.sacked_since_progress = false;
+                other.probed = false;
                 other.rexmitted.retain(|&(_, e)| e > ack);
                 other.una_rexmitted = other.rexmitted.iter().any(|&(b, e)| b <= ack && ack < e);
             } else if out.dupack {
@@ -795,6 +847,17 @@ impl Analyzer {
                 let inside = b.len() > 1 && le(b[1].0, b[0].0) && le(b[0].1, b[1].1);
                 if below || inside {
                     ts.dsack_blocks += 1;
+                }
+                // RACK's most recently sent delivered segment, from the blocks' last bytes.
+                for &(_, end) in &b[usize::from(below || inside)..] {
+                    other.sacked_since_progress = true;
+                    let last = other.unwrap(end).saturating_sub(1);
+                    if let Some(x) = other.space.sent_at(last) {
+                        if other.rack_xmit.is_none_or(|r| x > r) {
+                            other.rack_xmit = Some(x);
+                            other.rack_rtt = now.saturating_since(x);
+                        }
+                    }
                 }
             }
             this.ack_field = seg.ack;

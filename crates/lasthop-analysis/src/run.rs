@@ -33,6 +33,10 @@ pub struct AnalysisOptions {
     pub link_samples: bool,
     /// The scenario's flows, which name the rows of `connections.csv` and `udp_flows.csv`.
     pub flows: Vec<FlowId>,
+    /// The RTO inference's [`Options::rack`]: every host's TCP runs RACK.
+    pub rack: bool,
+    /// The RTO inference's [`Options::tlp`]: every host's TCP sends tail loss probes.
+    pub tlp: bool,
 }
 
 /// A scenario flow as the run's tables name it (`flow_index`, `flow_name` and the hosts'
@@ -106,6 +110,18 @@ impl AnalysisOptions {
             streams: scenario.flows.iter().any(|f| f.kind() == "thin"),
             link_samples: false,
             flows: FlowId::of_scenario(scenario),
+            // Simulation: the hosts' and flows' TCP. Emulation sets it (real Linux 4.18+).
+            rack: scenario.all_tcp(|c| c.rack && c.sack),
+            tlp: scenario.all_tcp(|c| c.tlp && c.sack),
+        }
+    }
+
+    /// The connection analysis's options: the defaults, with the scenario's timer.
+    fn conn_options(&self) -> Options {
+        Options {
+            rack: self.rack,
+            tlp: self.tlp,
+            ..Options::default()
         }
     }
 }
@@ -214,13 +230,13 @@ struct HostSink {
 }
 
 impl HostSink {
-    fn new(streams: bool) -> HostSink {
+    fn new(opts: &AnalysisOptions) -> HostSink {
         HostSink {
-            an: Analyzer::new(Options::default()),
+            an: Analyzer::new(opts.conn_options()),
             n: 0,
             seg: Box::new(TcpSeg::EMPTY),
             dgs: vec![],
-            log: streams.then(CaptureLog::default),
+            log: opts.streams.then(CaptureLog::default),
         }
     }
 
@@ -296,7 +312,7 @@ impl RunSink {
     pub fn new(hosts: &[IpAddr], opts: &AnalysisOptions) -> RunSink {
         RunSink {
             addrs: hosts.to_vec(),
-            hosts: hosts.iter().map(|_| HostSink::new(opts.streams)).collect(),
+            hosts: hosts.iter().map(|_| HostSink::new(opts)).collect(),
             events: EventLogBuilder::default(),
             udp_drops: FxHashMap::default(),
             samples: opts.link_samples.then(Vec::new),
@@ -384,10 +400,10 @@ pub fn analyse_run(
                     path: name.clone(),
                     error: e,
                 })?;
-                crate::analyze_reader_logged(f, &name, Options::default(), l)?
+                crate::analyze_reader_logged(f, &name, opts.conn_options(), l)?
             }
             Capture::Bytes(b) => {
-                crate::analyze_reader_logged(*b, "<capture>", Options::default(), l)?
+                crate::analyze_reader_logged(*b, "<capture>", opts.conn_options(), l)?
             }
         };
         parts.push((

@@ -121,6 +121,15 @@ impl SeqSpace {
         (rexlen, out_of_order)
     }
 
+    /// When the byte at `seq` was last (re)transmitted, if it was recorded.
+    pub fn sent_at(&self, seq: u64) -> Option<Time> {
+        let i = self.ranges.partition_point(|r| r.last < seq);
+        self.ranges
+            .get(i)
+            .filter(|r| r.first <= seq)
+            .map(|r| r.time)
+    }
+
     /// Processes a cumulative ACK of `ack` (the next byte expected) arriving at `now`, carried by
     /// a segment with `data_len` payload bytes. `dup_ok` tells whether the ACK can be a
     /// duplicate at all (tcptrace's BSD rules, checked by the caller: the same ACK number and

@@ -379,6 +379,68 @@ fn paced_fast_retransmit_within_an_rtt_of_the_third_dupack_is_not_an_rto() {
     assert_eq!(k.s2c.rtos, 0);
 }
 
+/// The s2c RTOs the inference finds in `script` with the stack-aware rules `rack` and `tlp`.
+fn rtos_with(script: &[Seg], rack: bool, tlp: bool) -> u64 {
+    let bytes = pcap_bytes(script, Format::RawMicro);
+    let opts = la::Options {
+        rack,
+        tlp,
+        ..la::Options::default()
+    };
+    la::analyze_reader_with(&bytes[..], "x", opts)
+        .unwrap()
+        .conns[0]
+        .s2c
+        .rtos
+}
+
+#[test]
+fn resend_that_racks_reordering_timer_explains_is_not_an_rto_for_a_rack_sender() {
+    // Segment 1 of five (sent at 300 ms) is lost; at 400 one SACK reports segment 2 (sent at
+    // 301: RACK's RTT 99 ms) and then nothing comes. At 700 the sender resends segment 1, 400
+    // ms after it was sent: RACK's deadline (300 + 99 ms plus a reordering window) has passed,
+    // so a RACK sender's reordering timer explains it. The timing rule alone (one dupack, 300
+    // ms without an ACK) calls it an RTO.
+    let (c, s) = (true, false);
+    let mut script = handshake_and_five_segments();
+    script.push(seg(400, c, 101).ack(901).sack(&[(1001, 1101)]));
+    script.push(seg(700, s, 901).ack(101).len(100));
+    script.push(seg(800, c, 101).ack(1401));
+    assert_eq!(rtos_with(&script, false, false), 1);
+    assert_eq!(rtos_with(&script, true, false), 0);
+    // The same dupack without a SACK block: RACK has nothing delivered after segment 1 to
+    // time it against, and the resend is the timer's.
+    let mut plain = handshake_and_five_segments();
+    plain.push(seg(400, c, 101).ack(901));
+    plain.extend_from_slice(&script[script.len() - 2..]);
+    assert_eq!(rtos_with(&plain, true, false), 1);
+}
+
+#[test]
+fn first_resend_of_the_only_segment_outstanding_is_a_tail_loss_probe() {
+    // One segment (sent at 300 ms, nothing else outstanding, no ACK since): a sender with tail
+    // loss probes sends its probe first (2 srtt = 200 ms on, at most the RTO), which resends
+    // that segment at 600; the RTO resends it again at 1000. Without probes both are RTOs.
+    let (c, s) = (true, false);
+    let mut script = vec![
+        seg(0, c, 100).syn(),
+        seg(100, s, 900).syn().ack(101),
+        seg(200, c, 101).ack(901),
+        seg(300, s, 901).ack(101).len(100),
+        seg(600, s, 901).ack(101).len(100),
+        seg(1000, s, 901).ack(101).len(100),
+        seg(1100, c, 101).ack(1001),
+    ];
+    assert_eq!(rtos_with(&script, false, false), 2);
+    assert_eq!(rtos_with(&script, false, true), 1);
+    // With two segments out the probe may have been new data, which the capture cannot tell
+    // from the application's: the head's resend stays an RTO.
+    script.insert(4, seg(301, s, 1001).ack(101).len(100));
+    script.pop();
+    script.push(seg(1100, c, 101).ack(1101));
+    assert_eq!(rtos_with(&script, false, true), 2);
+}
+
 #[test]
 fn partial_transfer_time() {
     let bytes = pcap_bytes(&hand_script(), Format::SimHeaderOnly);

@@ -190,6 +190,9 @@ pub fn analyse(
     let events = out.events.exists().then_some(out.events.as_path());
     let mut opts = la::AnalysisOptions::for_scenario(sc);
     opts.link_samples = link_samples;
+    // The hosts run the machine's Linux: RACK since 4.18, tail loss probes since 3.10.
+    opts.rack = sc.all_linux_keep("tcp_recovery", |v| v & 1 == 1);
+    opts.tlp = sc.all_linux_keep("tcp_early_retrans", |v| v >= 3);
     let run = la::analyse_run(&captures, events, &opts)?;
     la::write_run_files(&out.out_dir, &run)?;
     Ok(run)

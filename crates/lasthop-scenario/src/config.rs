@@ -147,4 +147,30 @@ impl Scenario {
     pub fn host(&self, name: &str) -> Option<&Host> {
         self.hosts.iter().find(|h| h.name == name)
     }
+
+    /// Simulation: whether every host's and flow's TCP model has `has` (the RTO inference
+    /// asks whether all run RACK, or send tail loss probes).
+    pub fn all_tcp(&self, has: impl Fn(&TcpConfig) -> bool) -> bool {
+        self.hosts
+            .iter()
+            .map(|h| &h.tcp)
+            .chain(self.flows.iter().filter_map(|f| f.tcp.as_ref()))
+            .all(has)
+    }
+
+    /// Emulation: whether every host keeps `key` at a value `on` accepts (the machine's
+    /// default does) and SACK on: RACK is bit 0 of `tcp_recovery` (Linux 4.18+), tail loss
+    /// probes are `tcp_early_retrans` 3 or 4 (3.10+); both need `tcp_sack`.
+    pub fn all_linux_keep(&self, key: &str, on: fn(i64) -> bool) -> bool {
+        self.hosts.iter().all(|h| {
+            h.sysctl.iter().all(|(k, v)| {
+                let n = v.to_proc().trim().parse::<i64>();
+                match k.as_str() {
+                    "tcp_sack" => n != Ok(0),
+                    k if k == key => n.map_or(true, on),
+                    _ => true,
+                }
+            })
+        })
+    }
 }

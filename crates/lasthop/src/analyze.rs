@@ -30,6 +30,16 @@ pub struct AnalyzeArgs {
     /// RTO, in milliseconds.
     #[arg(long, default_value_t = 200)]
     pub rto_gap_ms: u64,
+    /// RTO inference: the senders run RACK (Linux 4.18 and later with SACK: every emulated
+    /// run), so a resend of the first unacknowledged segment that RACK's reordering timer
+    /// explains is not an RTO. A run's own analysis sets it from its hosts.
+    #[arg(long)]
+    pub rack: bool,
+    /// RTO inference: the senders send tail loss probes (Linux 3.10 and later with SACK: every
+    /// emulated run), so the first resend after a silence with nothing lost in sight is the
+    /// probe, not an RTO. A run's own analysis sets it from its hosts.
+    #[arg(long)]
+    pub tlp: bool,
     /// Partial-transfer metric (seed 001's "first 10 KB"): time until the first ACK covering
     /// this many bytes of the data direction.
     #[arg(long, default_value_t = 10_240)]
@@ -136,6 +146,8 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
     let opts = la::Options {
         rto_gap: Dur::from_millis(args.rto_gap_ms),
         partial_bytes: args.partial_bytes,
+        rack: args.rack,
+        tlp: args.tlp,
     };
     let first = load(&args.pcap, opts)?;
     let second = args.pcap2.as_ref().map(|p| load(p, opts)).transpose()?;
@@ -466,6 +478,8 @@ mod tests {
             events: None,
             csv: Some(csv.clone()),
             rto_gap_ms: 200,
+            rack: false,
+            tlp: false,
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
@@ -520,6 +534,8 @@ mod tests {
             events: None,
             csv: Some(csv.clone()),
             rto_gap_ms: 200,
+            rack: false,
+            tlp: false,
             partial_bytes: 10_240,
             long: true,
             usec_copy: Some(dir.path().join("usec.pcap")),
@@ -546,6 +562,8 @@ mod tests {
             events: None,
             csv: None,
             rto_gap_ms: 200,
+            rack: false,
+            tlp: false,
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
