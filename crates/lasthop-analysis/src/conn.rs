@@ -35,7 +35,18 @@ pub struct Options {
     /// head, after a silence. That resend is not an RTO; the timeout can only follow it.
     /// Off by default; a run's analysis sets it from its hosts' TCP.
     pub tlp: bool,
+    /// Some sender may fast retransmit from a timer a quarter RTT after a duplicate ACK
+    /// (Linux 3.5–4.10's delayed early retransmit, `tcp_early_retrans` 2 or 3; removed in 4.11
+    /// for RACK). Without it (the default), a head already resent and resent again at least
+    /// 1 ms after the last ACK and `rto_gap` after its last transmission is an RTO even with
+    /// duplicate ACKs arriving every few tens of ms (a lost retransmission recovered by the
+    /// timer; see docs/analysis.md, rule 3); with it, rule 3's `rto_gap / 2` of silence holds.
+    pub delayed_er: bool,
 }
+
+/// A transmission this long after the last ACK was not that ACK's doing (the stack sends what
+/// an ACK allows as it processes it: in a capture within microseconds).
+const TIMER_NOT_ACK: Dur = Dur::from_millis(1);
 
 impl Default for Options {
     fn default() -> Self {
@@ -44,6 +55,7 @@ impl Default for Options {
             rto_gap: Dur::from_millis(200),
             rack: false,
             tlp: false,
+            delayed_er: false,
         }
     }
 }
@@ -596,6 +608,7 @@ impl Analyzer {
         let rto_gap = self.opts.rto_gap;
         let rack = self.opts.rack;
         let tlp = self.opts.tlp;
+        let delayed_er = self.opts.delayed_er;
         let partial_bytes = self.opts.partial_bytes;
         let conn = &mut self.conns[i];
         let now = seg.time;
@@ -712,9 +725,17 @@ impl Analyzer {
                 // A timeout retransmits from the cumulative ACK point (a tail loss probe
                 // resends the last segment instead), after a silence.
                 let from_una = this.snd_una.is_none_or(|u| start == u);
+                // A resend of a head already resent, away from any ACK (a sender's reaction to
+                // an ACK leaves with it) and at least `rto_gap` after the head last left: no
+                // recovery sends it but a timer's (RACK's is rule 5's; a delayed early
+                // retransmit's, RTT/4 after a duplicate ACK, is why `delayed_er` turns this off).
+                let lost_rexmit = !delayed_er
+                    && this.una_rexmitted
+                    && since(this.last_ack) >= TIMER_NOT_ACK
+                    && since(head_sent) >= rto_gap;
                 let timed_out = from_una
                     && since(this.last_progress) >= rto_gap
-                    && since(this.last_ack).0 >= rto_gap.0 / 2;
+                    && (since(this.last_ack).0 >= rto_gap.0 / 2 || lost_rexmit);
                 // Fast recovery explains a retransmission after 3 dupacks, unless it resends the
                 // first unacknowledged segment a second time without progress (the recovery
                 // failed and the timer fired).

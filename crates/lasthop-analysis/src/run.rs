@@ -37,6 +37,9 @@ pub struct AnalysisOptions {
     pub rack: bool,
     /// The RTO inference's [`Options::tlp`]: every host's TCP sends tail loss probes.
     pub tlp: bool,
+    /// The RTO inference's [`Options::delayed_er`]: some host's TCP has a delayed early
+    /// retransmit.
+    pub delayed_er: bool,
 }
 
 /// A scenario flow as the run's tables name it (`flow_index`, `flow_name` and the hosts'
@@ -113,6 +116,7 @@ impl AnalysisOptions {
             // Simulation: the hosts' and flows' TCP. Emulation sets it (real Linux 4.18+).
             rack: scenario.all_tcp(|c| c.rack && c.sack),
             tlp: scenario.all_tcp(|c| c.tlp && c.sack),
+            delayed_er: !scenario.all_tcp(|c| !c.delayed_early_retransmit()),
         }
     }
 
@@ -121,6 +125,7 @@ impl AnalysisOptions {
         Options {
             rack: self.rack,
             tlp: self.tlp,
+            delayed_er: self.delayed_er,
             ..Options::default()
         }
     }

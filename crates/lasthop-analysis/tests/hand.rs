@@ -442,6 +442,54 @@ fn first_resend_of_the_only_segment_outstanding_is_a_tail_loss_probe() {
 }
 
 #[test]
+fn timer_resending_a_lost_retransmission_between_sack_acks_is_an_rto() {
+    // Segment 1 of five (at 300 ms) is lost; three SACK dupacks (400-402) bring its fast
+    // retransmit at 402, which is lost too. The receiver keeps acknowledging new data with
+    // SACKs every 50 ms (the sender sends a segment per ACK), so 100 ms (rto_gap / 2) never
+    // pass without an ACK; at 1030, 30 ms after one and not at any, the timer resends segment
+    // 1 again, 628 ms after its retransmission: an RTO. A sender with a delayed early
+    // retransmit could send that from its RTT/4 timer, so with `delayed_er` rule 3 holds.
+    let (c, s) = (true, false);
+    let mut script = handshake_and_five_segments();
+    for k in 0..3u64 {
+        let end = 1101 + 100 * k as u32;
+        script.push(seg(400 + k, c, 101).ack(901).sack(&[(1001, end)]));
+    }
+    script.push(seg(402, s, 901).ack(101).len(100)); // the fast retransmit, lost
+    for k in 0..12u32 {
+        let t = 450 + 50 * u64::from(k);
+        script.push(seg(t, c, 101).ack(901).sack(&[(1001, 1401 + 100 * k)]));
+        script.push(seg(t, s, 1401 + 100 * k).ack(101).len(100));
+    }
+    script.push(seg(1030, s, 901).ack(101).len(100)); // the timer
+    script.push(seg(1130, c, 101).ack(2601));
+    let opts = |delayed_er| la::Options {
+        delayed_er,
+        ..la::Options::default()
+    };
+    let bytes = pcap_bytes(&script, Format::RawMicro);
+    let k = &la::analyze_reader_with(&bytes[..], "x", opts(false))
+        .unwrap()
+        .conns[0];
+    assert_eq!(k.s2c.rexmt_pkts, 2);
+    assert_eq!(k.s2c.fast_rexmts, 1);
+    assert_eq!(k.s2c.rtos, 1);
+    let k = &la::analyze_reader_with(&bytes[..], "x", opts(true))
+        .unwrap()
+        .conns[0];
+    assert_eq!((k.s2c.fast_rexmts, k.s2c.rtos), (2, 0));
+    // The same resend right at an ACK is the ACK's doing (2.4's lost-retransmit detection):
+    // not an RTO.
+    let at_ack = script.len() - 2;
+    script[at_ack] = seg(1000, s, 901).ack(101).len(100);
+    let bytes = pcap_bytes(&script, Format::RawMicro);
+    let k = &la::analyze_reader_with(&bytes[..], "x", opts(false))
+        .unwrap()
+        .conns[0];
+    assert_eq!((k.s2c.fast_rexmts, k.s2c.rtos), (2, 0));
+}
+
+#[test]
 fn partial_transfer_time() {
     let bytes = pcap_bytes(&hand_script(), Format::SimHeaderOnly);
     let opts = la::Options {

@@ -193,6 +193,8 @@ pub fn analyse(
     // The hosts run the machine's Linux: RACK since 4.18, tail loss probes since 3.10.
     opts.rack = sc.all_linux_keep("tcp_recovery", |v| v & 1 == 1);
     opts.tlp = sc.all_linux_keep("tcp_early_retrans", |v| v >= 3);
+    // Linux 4.11 removed the delayed early retransmit (RACK does its work).
+    opts.delayed_er = false;
     let run = la::analyse_run(&captures, events, &opts)?;
     la::write_run_files(&out.out_dir, &run)?;
     Ok(run)

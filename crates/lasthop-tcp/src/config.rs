@@ -478,6 +478,12 @@ impl Profile {
 }
 
 impl TcpConfig {
+    /// Whether the sender may fast retransmit from a timer a quarter RTT after a duplicate
+    /// ACK (delayed early retransmit, as Linux enables it: `tcp_enable_early_retrans`).
+    pub fn delayed_early_retransmit(&self) -> bool {
+        self.early_retransmit == EarlyRetransmit::Delayed
+    }
+
     /// Seed 001's "Baseline TCP" (Sarolahti 2000, Table 48 and Appendix C), a modified Linux
     /// 2.3.99-pre9, where it differs from the seeds' 2.4 baseline: SACK off (Table 48; the SACK
     /// variant turns it on and gets 2.2/2.3's FACK sender, `sack_loss_marking = "linux23"`);

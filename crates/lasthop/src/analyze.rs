@@ -40,6 +40,11 @@ pub struct AnalyzeArgs {
     /// probe, not an RTO. A run's own analysis sets it from its hosts.
     #[arg(long)]
     pub tlp: bool,
+    /// RTO inference: some sender may fast retransmit from a timer a quarter RTT after a
+    /// duplicate ACK (Linux 3.5-4.10's delayed early retransmit), so a resend of an already
+    /// resent head needs rto_gap / 2 without any ACK to count as an RTO.
+    #[arg(long)]
+    pub delayed_er: bool,
     /// Partial-transfer metric (seed 001's "first 10 KB"): time until the first ACK covering
     /// this many bytes of the data direction.
     #[arg(long, default_value_t = 10_240)]
@@ -148,6 +153,7 @@ pub fn run(args: AnalyzeArgs) -> Result<()> {
         partial_bytes: args.partial_bytes,
         rack: args.rack,
         tlp: args.tlp,
+        delayed_er: args.delayed_er,
     };
     let first = load(&args.pcap, opts)?;
     let second = args.pcap2.as_ref().map(|p| load(p, opts)).transpose()?;
@@ -480,6 +486,7 @@ mod tests {
             rto_gap_ms: 200,
             rack: false,
             tlp: false,
+            delayed_er: false,
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
@@ -536,6 +543,7 @@ mod tests {
             rto_gap_ms: 200,
             rack: false,
             tlp: false,
+            delayed_er: false,
             partial_bytes: 10_240,
             long: true,
             usec_copy: Some(dir.path().join("usec.pcap")),
@@ -564,6 +572,7 @@ mod tests {
             rto_gap_ms: 200,
             rack: false,
             tlp: false,
+            delayed_er: false,
             partial_bytes: 10_240,
             long: false,
             usec_copy: None,
