@@ -347,8 +347,9 @@ struct DirState {
     /// Smoothed RTT of this direction's samples (RFC 6298's 1/8 gain), 0 before the first.
     srtt_ns: u64,
     /// RACK's view of this direction's data: when the most recently sent segment that a SACK
-    /// block has covered was (last) sent, and its RTT (to that SACK).
-    rack_xmit: Option<Time>,
+    /// block has covered was (last) sent and its last byte (sent at the same instant, the higher
+    /// sequence is the later: `tcp_rack_sent_after`), and its RTT (to that SACK).
+    rack_xmit: Option<(Time, u64)>,
     rack_rtt: Dur,
     /// A SACK block arrived since the cumulative ACK last advanced.
     sacked_since_progress: bool,
@@ -752,7 +753,9 @@ impl Analyzer {
                 // RTT has passed since this one was sent (its reordering window is >= 0).
                 let rack_lost = rack
                     && head_sent.is_some_and(|h| {
-                        this.rack_xmit.is_some_and(|x| x > h) && now >= h + this.rack_rtt
+                        this.rack_xmit
+                            .is_some_and(|(x, seq)| x > h || (x == h && seq >= start))
+                            && now >= h + this.rack_rtt
                     });
                 // The loss probe of the only segment outstanding, the first timer in the Open
                 // state (with more out, a probe of new data cannot be told from the
@@ -874,8 +877,8 @@ impl Analyzer {
                     other.sacked_since_progress = true;
                     let last = other.unwrap(end).saturating_sub(1);
                     if let Some(x) = other.space.sent_at(last) {
-                        if other.rack_xmit.is_none_or(|r| x > r) {
-                            other.rack_xmit = Some(x);
+                        if other.rack_xmit.is_none_or(|r| (x, last) > r) {
+                            other.rack_xmit = Some((x, last));
                             other.rack_rtt = now.saturating_since(x);
                         }
                     }

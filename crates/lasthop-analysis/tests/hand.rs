@@ -408,6 +408,11 @@ fn resend_that_racks_reordering_timer_explains_is_not_an_rto_for_a_rack_sender()
     script.push(seg(800, c, 101).ack(1401));
     assert_eq!(rtos_with(&script, false, false), 1);
     assert_eq!(rtos_with(&script, true, false), 0);
+    // Segment 2 sent in the same instant as segment 1 (a burst; the capture's clock ties them):
+    // RACK takes the higher sequence as the later one (`tcp_rack_sent_after`).
+    let mut tied = script.clone();
+    tied[4] = seg(300, s, 1001).ack(101).len(100);
+    assert_eq!(rtos_with(&tied, true, false), 0);
     // The same dupack without a SACK block: RACK has nothing delivered after segment 1 to
     // time it against, and the resend is the timer's.
     let mut plain = handshake_and_five_segments();

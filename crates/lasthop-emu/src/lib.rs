@@ -191,7 +191,11 @@ pub fn analyse(
     let mut opts = la::AnalysisOptions::for_scenario(sc);
     opts.link_samples = link_samples;
     // The hosts run the machine's Linux: RACK since 4.18, tail loss probes since 3.10.
-    opts.rack = sc.all_linux_keep("tcp_recovery", |v| v & 1 == 1);
+    opts.rack = if lasthop_scenario::kernel_release().is_some_and(|k| k >= (6, 17)) {
+        sc.all_linux_keep("tcp_recovery", |_| true) // only SACK can turn it off
+    } else {
+        sc.all_linux_keep("tcp_recovery", |v| v & 1 == 1)
+    };
     opts.tlp = sc.all_linux_keep("tcp_early_retrans", |v| v >= 3);
     // Linux 4.11 removed the delayed early retransmit (RACK does its work).
     opts.delayed_er = false;

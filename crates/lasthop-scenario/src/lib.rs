@@ -68,7 +68,7 @@ pub mod validate;
 
 pub use config::*;
 pub use lasthop_apps::SocketOptions;
-pub use modes::Mode;
+pub use modes::{kernel_release, Mode};
 pub use schema::*;
 pub use validate::groups::per_member;
 

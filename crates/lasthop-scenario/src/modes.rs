@@ -775,8 +775,9 @@ impl Scenario {
             if let Some(d) = read("tcp_congestion_control") {
                 w.extend(self.default_cc_warnings(d.trim())?);
             }
-            let release = read_kernel_release();
+            let release = kernel_release();
             w.extend(self.thin_dupack_warnings(release)?);
+            w.extend(self.tcp_recovery_warnings(release));
         }
         Ok(w)
     }
@@ -823,6 +824,28 @@ impl Scenario {
         Ok(w)
     }
 
+    /// Emulation: from Linux 6.17 RACK is the kernel's only loss detection with SACK (the RFC
+    /// 6675 code was removed, `net.ipv4.tcp_recovery`'s RACK bit "has no effect"), so a host's
+    /// `sysctl.tcp_recovery` without bit 0 does not turn RACK off there.
+    pub fn tcp_recovery_warnings(&self, kernel: Option<(u32, u32)>) -> Vec<Warning> {
+        let mut w = vec![];
+        let Some((major, minor)) = kernel.filter(|&k| k >= (6, 17)) else {
+            return w;
+        };
+        for h in &self.hosts {
+            let off = h.sysctl.iter().any(|(k, v)| {
+                k == "tcp_recovery" && v.to_proc().trim().parse::<i64>().is_ok_and(|n| n & 1 == 0)
+            });
+            if off {
+                w.push(warn(
+                    format!("{}.sysctl.tcp_recovery", host_key(h)),
+                    format!("does not turn RACK off in emulation on this Linux {major}.{minor}: since 6.17 RACK is the kernel's only loss detection with SACK (RFC 6675's was removed), so the host runs RACK; the simulated host's model runs what its `tcp.rack` says"),
+                ));
+            }
+        }
+        w
+    }
+
     /// Emulation: `TCP_THIN_DUPACK` is accepted and ignored from Linux 4.13 (the mechanism was
     /// removed), so a flow's `tcp.thin_dupack = true` does nothing on such a kernel.
     pub fn thin_dupack_warnings(
@@ -846,7 +869,7 @@ impl Scenario {
 }
 
 /// This machine's kernel version (major, minor), from /proc.
-fn read_kernel_release() -> Option<(u32, u32)> {
+pub fn kernel_release() -> Option<(u32, u32)> {
     let r = std::fs::read_to_string("/proc/sys/kernel/osrelease").ok()?;
     let mut it = r.trim().split(['.', '-']);
     Some((it.next()?.parse().ok()?, it.next()?.parse().ok()?))

@@ -277,6 +277,22 @@ fn inert_combinations_are_warned_about() {
 }
 
 #[test]
+fn tcp_recovery_zero_is_said_not_to_turn_rack_off_on_linux_6_17_and_later() {
+    // Linux 6.17 removed RFC 6675 loss recovery: tcp_recovery = 0 leaves RACK on (seen in the
+    // seed 000 emulation: lost retransmissions resent at the ACK that SACKs a later one).
+    let sc = scenario(
+        LINK,
+        "[hosts.a.sysctl]\ntcp_recovery = 0\n[hosts.b.sysctl]\ntcp_recovery = 1\n",
+        BULK,
+    );
+    let w = sc.tcp_recovery_warnings(Some((6, 18)));
+    assert_eq!(keys(&w), ["hosts.a.sysctl.tcp_recovery"]);
+    assert!(w[0].message.contains("6.17"), "{}", w[0]);
+    assert!(sc.tcp_recovery_warnings(Some((6, 16))).is_empty());
+    assert!(sc.tcp_recovery_warnings(None).is_empty());
+}
+
+#[test]
 fn thin_dupack_is_said_to_do_nothing_on_linux_4_13_and_later() {
     let sc = scenario(
         LINK,
