@@ -427,15 +427,10 @@ fn first_resend_of_the_only_segment_outstanding_is_a_tail_loss_probe() {
     // loss probes sends its probe first (2 srtt = 200 ms on, at most the RTO), which resends
     // that segment at 600; the RTO resends it again at 1000. Without probes both are RTOs.
     let (c, s) = (true, false);
-    let mut script = vec![
-        seg(0, c, 100).syn(),
-        seg(100, s, 900).syn().ack(101),
-        seg(200, c, 101).ack(901),
-        seg(300, s, 901).ack(101).len(100),
-        seg(600, s, 901).ack(101).len(100),
-        seg(1000, s, 901).ack(101).len(100),
-        seg(1100, c, 101).ack(1001),
-    ];
+    let mut script = handshake_and_five_segments()[..4].to_vec(); // the handshake and segment 1
+    script.push(seg(600, s, 901).ack(101).len(100));
+    script.push(seg(1000, s, 901).ack(101).len(100));
+    script.push(seg(1100, c, 101).ack(1001));
     assert_eq!(rtos_with(&script, false, false), 2);
     assert_eq!(rtos_with(&script, false, true), 1);
     // With two segments out the probe may have been new data, which the capture cannot tell
