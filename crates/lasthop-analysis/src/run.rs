@@ -120,7 +120,7 @@ impl AnalysisOptions {
         }
     }
 
-    /// The connection analysis's options: the defaults, with the scenario's timer.
+    /// The connection analysis's options: the defaults, with what the senders' stacks run.
     fn conn_options(&self) -> Options {
         Options {
             rack: self.rack,

@@ -190,14 +190,9 @@ pub fn analyse(
     let events = out.events.exists().then_some(out.events.as_path());
     let mut opts = la::AnalysisOptions::for_scenario(sc);
     opts.link_samples = link_samples;
-    // The hosts run the machine's Linux: RACK since 4.18, tail loss probes since 3.10.
-    opts.rack = if lasthop_scenario::kernel_release().is_some_and(|k| k >= (6, 17)) {
-        sc.all_linux_keep("tcp_recovery", |_| true) // only SACK can turn it off
-    } else {
-        sc.all_linux_keep("tcp_recovery", |v| v & 1 == 1)
-    };
-    opts.tlp = sc.all_linux_keep("tcp_early_retrans", |v| v >= 3);
-    // Linux 4.11 removed the delayed early retransmit (RACK does its work).
+    // The hosts run the machine's Linux: its RACK and tail loss probes, and no delayed early
+    // retransmit (removed in 4.11, RACK does its work).
+    (opts.rack, opts.tlp) = sc.emulated_rack_tlp(lasthop_scenario::kernel_release());
     opts.delayed_er = false;
     let run = la::analyse_run(&captures, events, &opts)?;
     la::write_run_files(&out.out_dir, &run)?;

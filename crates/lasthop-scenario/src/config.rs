@@ -157,21 +157,4 @@ impl Scenario {
             .chain(self.flows.iter().filter_map(|f| f.tcp.as_ref()))
             .all(has)
     }
-
-    /// Emulation: whether every host keeps `key` at a value `on` accepts (the machine's
-    /// default does) and SACK on: tail loss probes are `tcp_early_retrans` 3 or 4 (3.10+),
-    /// RACK bit 0 of `tcp_recovery` (4.18 to 6.16; from 6.17 RACK is always on with SACK,
-    /// `on` then accepts anything); both need `tcp_sack`.
-    pub fn all_linux_keep(&self, key: &str, on: fn(i64) -> bool) -> bool {
-        self.hosts.iter().all(|h| {
-            h.sysctl.iter().all(|(k, v)| {
-                let n = v.to_proc().trim().parse::<i64>();
-                match k.as_str() {
-                    "tcp_sack" => n != Ok(0),
-                    k if k == key => n.map_or(true, on),
-                    _ => true,
-                }
-            })
-        })
-    }
 }

@@ -833,10 +833,7 @@ impl Scenario {
             return w;
         };
         for h in &self.hosts {
-            let off = h.sysctl.iter().any(|(k, v)| {
-                k == "tcp_recovery" && v.to_proc().trim().parse::<i64>().is_ok_and(|n| n & 1 == 0)
-            });
-            if off {
+            if sysctl_int(h, "tcp_recovery").is_some_and(|n| n & 1 == 0) {
                 w.push(warn(
                     format!("{}.sysctl.tcp_recovery", host_key(h)),
                     format!("does not turn RACK off in emulation on this Linux {major}.{minor}: since 6.17 RACK is the kernel's only loss detection with SACK (RFC 6675's was removed), so the host runs RACK; the simulated host's model runs what its `tcp.rack` says"),
@@ -844,6 +841,23 @@ impl Scenario {
             }
         }
         w
+    }
+
+    /// Emulation: whether every host's own Linux runs (RACK, tail loss probes), for the RTO
+    /// inference. Both need SACK (`tcp_sack`); tail loss probes are `tcp_early_retrans` 3 or 4
+    /// (3.10+, the default 3); RACK is bit 0 of `tcp_recovery` from 4.18 (the default 1) and,
+    /// from 6.17, whatever `tcp_recovery` says.
+    pub fn emulated_rack_tlp(&self, kernel: Option<(u32, u32)>) -> (bool, bool) {
+        let always_rack = kernel.is_some_and(|k| k >= (6, 17));
+        let all = |on: &dyn Fn(&Host) -> bool| {
+            self.hosts
+                .iter()
+                .all(|h| sysctl_int(h, "tcp_sack") != Some(0) && on(h))
+        };
+        let rack =
+            all(&|h| always_rack || sysctl_int(h, "tcp_recovery").is_none_or(|n| n & 1 == 1));
+        let tlp = all(&|h| sysctl_int(h, "tcp_early_retrans").is_none_or(|n| n >= 3));
+        (rack, tlp)
     }
 
     /// Emulation: `TCP_THIN_DUPACK` is accepted and ignored from Linux 4.13 (the mechanism was
@@ -866,6 +880,11 @@ impl Scenario {
         }
         Ok(w)
     }
+}
+
+/// A host's `sysctl.KEY` as an integer, if it sets it to one.
+fn sysctl_int(h: &Host, key: &'static str) -> Option<i64> {
+    linux_given(h, Place::Sysctl(key))?.trim().parse().ok()
 }
 
 /// This machine's kernel version (major, minor), from /proc.

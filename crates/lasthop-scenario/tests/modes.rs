@@ -293,6 +293,26 @@ fn tcp_recovery_zero_is_said_not_to_turn_rack_off_on_linux_6_17_and_later() {
 }
 
 #[test]
+fn the_emulated_hosts_loss_detection_follows_the_kernel_and_the_sysctls() {
+    // (RACK, tail loss probes) of the hosts' own Linux, for the RTO inference.
+    let off = scenario(
+        LINK,
+        "[hosts.a.sysctl]\ntcp_recovery = 0\ntcp_early_retrans = 0\n",
+        BULK,
+    );
+    assert_eq!(off.emulated_rack_tlp(Some((6, 16))), (false, false));
+    assert_eq!(
+        off.emulated_rack_tlp(Some((6, 18))),
+        (true, false),
+        "6.17+: RACK regardless"
+    );
+    let defaults = scenario(LINK, "", BULK);
+    assert_eq!(defaults.emulated_rack_tlp(Some((6, 18))), (true, true));
+    let no_sack = scenario(LINK, "[hosts.b.sysctl]\ntcp_sack = 0\n", BULK);
+    assert_eq!(no_sack.emulated_rack_tlp(Some((6, 18))), (false, false));
+}
+
+#[test]
 fn thin_dupack_is_said_to_do_nothing_on_linux_4_13_and_later() {
     let sc = scenario(
         LINK,
