@@ -6,17 +6,23 @@
 #   scripts/slurm-local.sh up STATE_DIR     install what is missing, start the cluster, wait for
 #                                           the node to be idle; prints `export SLURM_CONF=...`
 #   scripts/slurm-local.sh down STATE_DIR   cancel its jobs, stop its daemons, remove STATE_DIR
+#   scripts/slurm-local.sh reap             take down every cluster of `up` whose owner died
 #   scripts/slurm-local.sh install          only install the packages
 #
 # Needs root (the daemons run as root and the jobs run as the submitting user). STATE_DIR is
 # created by `up` and must be new; `down` stops only the daemons whose pid files are in it, and
-# the job steps those daemons started, and removes it. The cluster listens on ports 16817
-# (slurmctld) and 16818 (slurmd), and the munge socket is STATE_DIR/munge/munge.socket, so it
-# does not touch a system's own munge or Slurm. Commands reach it with SLURM_CONF set.
+# the job steps those daemons started, and removes it. The cluster listens on the first free
+# pair of ports from 16817 (slurmctld) and 16818 (slurmd) up, and the munge socket is
+# STATE_DIR/munge/munge.socket, so it does not touch a system's own munge or Slurm, nor
+# another local cluster. Commands reach it with SLURM_CONF set.
+#
+# With SLURM_LOCAL_OWNER=PID, `up` records that process as the cluster's owner, and `reap`
+# takes the cluster down once the owner has ended: a test killed before its own `down` (say,
+# a CI run stopped by hand) leaves daemons behind that the next run's `reap` stops. Clusters
+# without an owner are never reaped.
 set -euo pipefail
 
-CTLD_PORT=16817
-SLURMD_PORT=16818
+FIRST_PORT=16817
 PACKAGES=(munge slurmctld slurmd slurm-client)
 
 die() {
@@ -61,19 +67,42 @@ port_free() {
     ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
 }
 
+# The start time of process $1 in clock ticks since boot (field 22 of /proc/PID/stat), which
+# tells a process from a later one that got its pid; empty when it does not run (a zombie has
+# ended).
+start_time() {
+    local st
+    st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) || return 0
+    # After the command name: state is field 3, so the start time is the 20th word here.
+    echo "$st" | awk '$1 != "Z" {print $20}'
+}
+
 up() {
     local state=$1
     need_root up
     [ -e "$state" ] && die "$state exists: give a new directory for the cluster's state"
     install
-    for p in $CTLD_PORT $SLURMD_PORT; do
-        port_free "$p" || die "port $p is in use (another local cluster up? scripts/slurm-local.sh down DIR stops it)"
+    # The first pair of free ports from FIRST_PORT up (another cluster may hold the first).
+    local try
+    CTLD_PORT="" SLURMD_PORT=""
+    for try in $(seq 0 2 98); do
+        if port_free $((FIRST_PORT + try)) && port_free $((FIRST_PORT + try + 1)); then
+            CTLD_PORT=$((FIRST_PORT + try)) SLURMD_PORT=$((FIRST_PORT + try + 1))
+            break
+        fi
     done
+    [ -n "$CTLD_PORT" ] || die "no free pair of ports in $FIRST_PORT-$((FIRST_PORT + 99)) (stale local clusters? scripts/slurm-local.sh down DIR stops one)"
+    local owner="" owner_start=""
+    if [ -n "${SLURM_LOCAL_OWNER:-}" ]; then
+        owner=$SLURM_LOCAL_OWNER
+        owner_start=$(start_time "$owner")
+        [ -n "$owner_start" ] || die "SLURM_LOCAL_OWNER=$owner is not a running process"
+    fi
     mkdir -p "$state"
     state=$(cd "$state" && pwd -P)
     chmod 755 "$state"
     # Ours from here: `down` stops what it finds, also what a failed `up` started.
-    : >"$state/.slurm-local"
+    printf 'owner=%s\nowner_start=%s\n' "$owner" "$owner_start" >"$state/.slurm-local"
     UP_STATE=$state
     trap 'down "$UP_STATE" >/dev/null 2>&1 || true' EXIT
     mkdir -m 700 "$state/munge"
@@ -199,9 +228,34 @@ down() {
     rm -rf "$state"
 }
 
+# Takes down the clusters of `up` (found by their running slurmctld, munged or slurmd, whose
+# command lines name the state directory) whose recorded owner has ended.
+reap() {
+    need_root reap
+    local p cmd dir dirs=()
+    for p in /proc/[0-9]*; do
+        case "$(cat "$p/comm" 2>/dev/null)" in slurmctld | slurmd | munged) ;; *) continue ;; esac
+        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+        # slurmctld/slurmd: -f DIR/slurm.conf; munged: --socket=DIR/munge/munge.socket.
+        dir=$(echo "$cmd" | sed -nE 's#.* -f ([^ ]+)/slurm\.conf.*#\1#p; s#.*--socket=([^ ]+)/munge/munge\.socket.*#\1#p')
+        [ -n "$dir" ] && [ -f "$dir/.slurm-local" ] && dirs+=("$dir")
+    done
+    [ ${#dirs[@]} -eq 0 ] && return 0
+    local owner owner_start
+    for dir in $(printf '%s\n' "${dirs[@]}" | sort -u); do
+        owner=$(sed -n 's/^owner=//p' "$dir/.slurm-local")
+        owner_start=$(sed -n 's/^owner_start=//p' "$dir/.slurm-local")
+        [ -n "$owner" ] || continue
+        [ "$(start_time "$owner")" = "$owner_start" ] && continue
+        echo "slurm-local.sh: reaping $dir (its owner, process $owner, has ended)" >&2
+        down "$dir"
+    done
+}
+
 case "${1:-}" in
+    reap) [ $# -eq 1 ] || die "usage: $0 reap"; reap ;;
     up) [ $# -eq 2 ] || die "usage: $0 up STATE_DIR"; up "$2" ;;
     down) [ $# -eq 2 ] || die "usage: $0 down STATE_DIR"; down "$2" ;;
     install) install ;;
-    *) die "usage: $0 up STATE_DIR | down STATE_DIR | install (got ${1:-nothing})" ;;
+    *) die "usage: $0 up STATE_DIR | down STATE_DIR | reap | install (got ${1:-nothing})" ;;
 esac

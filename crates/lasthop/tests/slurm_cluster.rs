@@ -63,10 +63,23 @@ impl Cluster {
             state: state.to_path_buf(),
             up: true,
         };
+        // A cluster left by an earlier run of this test that was killed before its `down`
+        // (its owner, that run's process, has ended) would otherwise hold on to its daemons.
+        let o = Command::new("bash")
+            .arg(root().join("scripts/slurm-local.sh"))
+            .arg("reap")
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "slurm-local.sh reap failed: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
         let o = Command::new("bash")
             .arg(root().join("scripts/slurm-local.sh"))
             .arg("up")
             .arg(state)
+            .env("SLURM_LOCAL_OWNER", std::process::id().to_string())
             .output()
             .unwrap();
         if !o.status.success() {
