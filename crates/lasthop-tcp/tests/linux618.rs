@@ -544,6 +544,78 @@ fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
     );
 }
 
+/// Without window scaling on a 576-byte MTU (seed 000's emulated hosts) the SYN-ACK offers
+/// rounddown(65 535, 524) = 65 500 with timestamps, but once established Linux 6.x clamps the
+/// window to the buffer's full window less one advmss (`tcp_init_buffer_space`: 65 536 − 524 =
+/// 65 012) and offers whole rcv_mss of it (`__tcp_select_window`): 124 · 524 = 64 976, as the
+/// emulated 6.18 receivers do. Without timestamps: 65 392 (122 · 536), then 65 536 − 536 =
+/// 65 000 rounded to 121 · 536 = 64 856.
+#[test]
+fn linux6_receiver_without_window_scaling_keeps_a_segment_of_its_buffer() {
+    let cfg = TcpConfig {
+        mtu: Bytes(576),
+        window_scaling: false,
+        ..TcpConfig::linux_6_18()
+    };
+    let (mut srv, sa) = accept_timestamped(cfg.clone(), 65535, 536, None);
+    assert_eq!((sa.window, sa.wscale), (65_500, None));
+    let tsecr = sa.ts.unwrap().0;
+    srv.handle_packet(t(100), &peer_data_ts(0, 0, 65535, tsecr));
+    let mut windows = Vec::new();
+    for k in 0..4u32 {
+        let now = t(172 + 72 * u64::from(k));
+        srv.handle_packet(now, &peer_data_ts(k * 524, 524, 65535, tsecr));
+        while let Some(p) = srv.poll_transmit(now) {
+            windows.push(Segment::decode(&p).unwrap().window);
+        }
+    }
+    // Quick ACKs: one per segment, the right edge never moving back.
+    assert_eq!(windows, vec![64_976; 4]);
+
+    let cfg = TcpConfig {
+        timestamps: false,
+        ..cfg
+    };
+    let (c, s) = addrs();
+    let syn = Segment {
+        src: Some(c),
+        dst: Some(s),
+        seq: PEER_ISS,
+        flags: SYN,
+        window: 65535,
+        mss: Some(536),
+        sack_permitted: true,
+        ..Segment::default()
+    };
+    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
+    let sa = Segment::decode(&srv.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(sa.window, 65_392);
+    let data = |seq_off: u32, payload: u32| {
+        Segment {
+            src: Some(c),
+            dst: Some(s),
+            seq: PEER_ISS + 1 + seq_off,
+            ack: ISS + 1,
+            flags: ACK,
+            window: 65535,
+            payload,
+            ..Segment::default()
+        }
+        .encode()
+    };
+    srv.handle_packet(t(100), &data(0, 0));
+    srv.handle_packet(t(172), &data(0, 536));
+    let ack = Segment::decode(&srv.poll_transmit(t(172)).unwrap()).unwrap();
+    // 65 392 − 536 = 64 856 is also what is left of the SYN-ACK's offer.
+    assert_eq!(ack.window, 64_856);
+    srv.handle_packet(t(244), &data(536, 536));
+    let ack = Segment::decode(&srv.poll_transmit(t(244)).unwrap()).unwrap();
+    assert_eq!(
+        ack.window, 64_856,
+        "not 64 856 − 536: the clamp's 65 000 offers 121 segments"
+    );
+}
+
 /// With timestamps on a 576-byte MTU (seed 000's link) a full segment carries 536 − 12 = 524
 /// bytes, and `tcp_initialize_rcv_mss` starts rcv_mss at min(advmss, mss_cache) = 524, so full
 /// segments are not short "pushed" ones (`tcp_measure_rcv_mss`) and the receiver, with no

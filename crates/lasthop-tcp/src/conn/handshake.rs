@@ -115,7 +115,15 @@ impl Connection {
         }
         self.snd.update_pacing_rate(&cx);
         if let Some(a) = &mut self.rcv.autotune {
-            a.established(u64::from(self.opts.mss), self.rcv.rcv_nxt, now);
+            // `tp->advmss` leaves out the timestamp option, as `tcp_grow_window`'s does.
+            let advmss = u64::from(self.cfg.adv_mss()) - if self.opts.ts { 12 } else { 0 };
+            a.established(
+                u64::from(self.opts.mss),
+                advmss,
+                self.opts.rcv_wscale,
+                self.rcv.rcv_nxt,
+                now,
+            );
         }
         // Linux `tcp_initialize_rcv_mss`: min(advmss, mss_cache), at most TCP_MSS_DEFAULT. The
         // cached MSS leaves out the timestamp option, so a full segment with timestamps (524 B

@@ -30,7 +30,7 @@ const GROW_MIN_LEN: u64 = 128;
 /// (256 B cache-aligned) plus the kmalloc bucket holding 64 B of headroom (`NET_SKB_PAD`), the
 /// packet and 320 B of `skb_shared_info`. A 1500-byte packet costs 2 304 B (ratio 160/256: the
 /// kernel's rcv_ssthresh plateau of (131 072 − 2 304) · 160/256 = 80 480, read with `ss -tmi`);
-/// a 576-byte one 1 280 B (ratio 104: no room to grow beyond the SYN's 65 500, as captured).
+/// a 576-byte one 1 280 B (ratio 104: no room to grow beyond the established clamp, 65 012).
 pub(super) fn truesize(ip_len: u64) -> u64 {
     let data = 64 + ip_len + 320;
     let bucket = match data {
@@ -98,11 +98,33 @@ impl RcvBuf {
     }
 
     /// The connection is established with `mss` (`tcp_init_buffer_space`): the first RTT may
-    /// bring ten segments (`rcvq_space.space`); `rcv_nxt` and `now` start its count.
-    pub(super) fn established(&mut self, mss: u64, rcv_nxt: u64, now: Time) {
+    /// bring ten segments (`rcvq_space.space`); `rcv_nxt` and `now` start its count. The window
+    /// clamp, `65 535 << rcv_wscale` from `tcp_select_initial_window`, becomes at most the
+    /// buffer's full window, less one `advmss` ("force reservation of one segment",
+    /// `tcp_app_win`), and rcv_ssthresh at most that. Without window scaling on a 576-byte path
+    /// this is 65 536 − 536 = 65 000: the emulated 6.18 receivers' windows after the SYN-ACK's
+    /// are 64 856 (121 · 536) without timestamps and 64 976 (124 · 524) with them.
+    pub(super) fn established(
+        &mut self,
+        mss: u64,
+        advmss: u64,
+        rcv_wscale: u8,
+        rcv_nxt: u64,
+        now: Time,
+    ) {
         self.space = self.rcv_ssthresh.min(10 * mss);
         self.space_seq = rcv_nxt;
         self.space_time = now;
+        let maxwin = win_from_space(self.rcvbuf, self.ratio);
+        let mut clamp = 65_535u64 << rcv_wscale;
+        if clamp >= maxwin {
+            clamp = maxwin;
+        }
+        if clamp > 2 * advmss && clamp + advmss > maxwin {
+            clamp = (2 * advmss).max(maxwin - advmss);
+        }
+        self.window_clamp = clamp;
+        self.rcv_ssthresh = self.rcv_ssthresh.min(clamp);
     }
 
     /// `tcp_rcv_rtt_measure_ts`: a data segment of at least `rcv_mss` echoing a new TSecr
@@ -147,13 +169,15 @@ impl RcvBuf {
 
     /// `tcp_measure_rcv_mss`: a full segment longer than the receiver's estimate (`rcv_mss`,
     /// before this segment updates it) sets the scaling ratio from its payload over the memory
-    /// it costs, and the window clamp follows (`tcp_set_window_clamp`: rcv_ssthresh is kept).
-    pub(super) fn measure(&mut self, len: u64, rcv_mss: u64, ip_len: u64) {
+    /// it costs, and the window clamp follows (`tcp_set_window_clamp`: rcv_ssthresh becomes
+    /// at least the smaller of the clamp and `rcv_wnd`, the window last offered).
+    pub(super) fn measure(&mut self, len: u64, rcv_mss: u64, ip_len: u64, rcv_wnd: u64) {
         if len > rcv_mss {
             let ratio = ((len << RATIO_SCALE) / truesize(ip_len)).clamp(1, 255);
             if ratio != self.ratio {
                 self.ratio = ratio;
                 self.window_clamp = win_from_space(self.rcvbuf, ratio);
+                self.rcv_ssthresh = self.rcv_ssthresh.max(rcv_wnd.min(self.window_clamp));
             }
         }
     }
@@ -276,13 +300,18 @@ mod tests {
     #[test]
     fn a_full_segment_grows_the_window_six_times_to_the_kernels_plateau() {
         // Linux 6.18, 1500-byte path, timestamps: mss 1448, the SYN-ACK offers
-        // rounddown(131 072 / 2, 1448) = 65 160. The first segment sets the ratio to
-        // 1448 · 256 / 2304 = 160; the room is min(131 072 · 160/256 = 81 920,
+        // rounddown(131 072 / 2, 1448) = 65 160. Established, the clamp is 65 536 less one
+        // advmss (1448): 64 088, and rcv_ssthresh with it. The first segment sets the ratio
+        // to 1448 · 256 / 2304 = 160, the clamp to 131 072 · 160/256 = 81 920 and
+        // rcv_ssthresh back to the window offered, 65 160; the room is min(81 920,
         // (131 072 − 2304) · 160/256 = 80 480) − rcv_ssthresh.
         let mut b = RcvBuf::new(131_072, 6_291_456);
         assert_eq!(b.syn_window(1448), 65_160);
-        b.measure(1448, 536, 1500);
+        b.established(1448, 1448, 7, 1, Time::ZERO);
+        assert_eq!((b.window_clamp, b.rcv_ssthresh), (64_088, 64_088));
+        b.measure(1448, 536, 1500, 65_160);
         assert_eq!(b.ratio, 160);
+        assert_eq!((b.window_clamp, b.rcv_ssthresh), (81_920, 65_160));
         let mut seen = Vec::new();
         let mut grew = 0;
         for _ in 0..10 {
@@ -302,15 +331,27 @@ mod tests {
 
     #[test]
     fn a_small_mtu_leaves_no_room_to_grow() {
-        // MTU 576 with timestamps: mss 524, SYN-ACK 125 · 524 = 65 500. The first segment is
-        // as long as rcv_mss (524), so the ratio stays 128: tcp_space is
-        // (131 072 − 1280) / 2 = 64 896 < 65 500 (the kernel's window stays 64 · 1024).
+        // MTU 576 with timestamps, no window scaling (seed 000): mss 524, SYN-ACK 125 · 524 =
+        // 65 500. Established, the clamp 65 535 (no scaling) is within one advmss of the
+        // buffer's full window 65 536, so it becomes 65 536 − 524 = 65 012, and rcv_ssthresh
+        // too: the emulated receivers then offer rounddown(65 012, 524) = 64 976. The first
+        // segment is as long as rcv_mss (524), so the ratio stays 128: tcp_space is
+        // (131 072 − 1280) / 2 = 64 896 < 65 012.
         let mut b = RcvBuf::new(131_072, 6_291_456);
         assert_eq!(b.syn_window(524), 65_500);
-        b.measure(524, 524, 576);
+        b.established(524, 524, 0, 1, Time::ZERO);
+        assert_eq!((b.window_clamp, b.rcv_ssthresh), (65_012, 65_012));
+        b.measure(524, 524, 576, 65_500);
         assert_eq!(b.ratio, 128);
         assert!(!b.grow(524, 576, 524, 524, 0));
-        assert_eq!(b.rcv_ssthresh, 65_500);
+        assert_eq!(b.rcv_ssthresh, 65_012);
+        assert_eq!(b.free_window(0), 65_012);
+        // Without timestamps: 122 · 536 = 65 392 in the SYN-ACK, then 65 536 − 536 = 65 000
+        // (the emulated receivers offer 121 · 536 = 64 856).
+        let mut b = RcvBuf::new(131_072, 6_291_456);
+        assert_eq!(b.syn_window(536), 65_392);
+        b.established(536, 536, 0, 1, Time::ZERO);
+        assert_eq!((b.window_clamp, b.rcv_ssthresh), (65_000, 65_000));
     }
 
     #[test]
@@ -320,8 +361,8 @@ mod tests {
         // sk_rcvbuf = 152 698 · 256 / 160 = 244 316 and the clamp 152 697.
         let mut b = RcvBuf::new(131_072, 6_291_456);
         b.syn_window(1448);
-        b.measure(1448, 536, 1500);
-        b.established(1448, 1, Time::ZERO);
+        b.established(1448, 1448, 7, 1, Time::ZERO);
+        b.measure(1448, 536, 1500, 65_160);
         assert_eq!(b.space, 14_480);
         b.rtt_sample(1448, 1448, 0, 20);
         assert_eq!(b.rtt_us8, 160_000);

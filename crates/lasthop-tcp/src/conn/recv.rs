@@ -292,7 +292,12 @@ impl RecvState {
                 if let Some((_, ecr)) = seg.ts {
                     a.rtt_sample(len, self.rcv_mss, ecr, ms_stamp(cx.now));
                 }
-                a.measure(len, self.rcv_mss, ip_len);
+                a.measure(
+                    len,
+                    self.rcv_mss,
+                    ip_len,
+                    self.rcv_edge.saturating_sub(self.rcv_wup),
+                );
                 let advmss = u64::from(cfg.adv_mss()) - if cx.o.ts { 12 } else { 0 };
                 if a.grow(len, ip_len, advmss, self.rcv_mss, held) {
                     self.quickacks_left |= 1;
@@ -447,7 +452,26 @@ impl RecvState {
         let o = cx.o;
         let held = self.ooo_bytes();
         let mut w = match &self.autotune {
-            Some(a) => a.free_window(held),
+            Some(a) => {
+                let free = a.free_window(held);
+                // Linux `__tcp_select_window` without window scaling: keep the window last
+                // offered while it is within one rcv_mss below the free space, else offer the
+                // free space rounded down to whole rcv_mss (the emulated 6.18 receivers offer
+                // 124 · 524 = 64 976 of a free 65 012).
+                let (mss, last) = (
+                    self.rcv_mss.max(1),
+                    self.rcv_edge.saturating_sub(self.rcv_wup),
+                );
+                if o.rcv_wscale == 0 && free > mss {
+                    if last + mss <= free || last > free {
+                        free / mss * mss
+                    } else {
+                        last
+                    }
+                } else {
+                    free
+                }
+            }
             None => cfg.win_from_space(cfg.rcvbuf.0.saturating_sub(held)),
         };
         if let Some(c) = cfg.window_clamp {
