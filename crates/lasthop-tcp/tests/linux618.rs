@@ -464,6 +464,17 @@ fn accept_timestamped(
     mss: u16,
     wscale: Option<u8>,
 ) -> (Connection, Segment) {
+    accept_syn(cfg, syn_window, mss, wscale, Some((100, 0)))
+}
+
+/// A server with `cfg` accepting the peer's SYN, with timestamps `ts` if any, and its SYN-ACK.
+fn accept_syn(
+    cfg: TcpConfig,
+    syn_window: u16,
+    mss: u16,
+    wscale: Option<u8>,
+    ts: Option<(u32, u32)>,
+) -> (Connection, Segment) {
     let (c, s) = addrs();
     let syn = Segment {
         src: Some(c),
@@ -473,7 +484,7 @@ fn accept_timestamped(
         window: syn_window,
         mss: Some(mss),
         sack_permitted: true,
-        ts: Some((100, 0)),
+        ts,
         wscale,
         ..Segment::default()
     };
@@ -485,6 +496,11 @@ fn accept_timestamped(
 /// The peer's segment `seq_off` bytes into its data (0 bytes: the handshake's ACK), carrying
 /// `payload` bytes, offering `window` and echoing `tsecr`.
 fn peer_data_ts(seq_off: u32, payload: u32, window: u16, tsecr: u32) -> Packet {
+    peer_segment(seq_off, payload, window, Some((200, tsecr)))
+}
+
+/// The peer's segment `seq_off` bytes into its data, with timestamps `ts` if any.
+fn peer_segment(seq_off: u32, payload: u32, window: u16, ts: Option<(u32, u32)>) -> Packet {
     let (c, s) = addrs();
     Segment {
         src: Some(c),
@@ -494,7 +510,7 @@ fn peer_data_ts(seq_off: u32, payload: u32, window: u16, tsecr: u32) -> Packet {
         flags: ACK,
         window,
         payload,
-        ts: Some((200, tsecr)),
+        ts,
         ..Segment::default()
     }
     .encode()
@@ -576,39 +592,14 @@ fn linux6_receiver_without_window_scaling_keeps_a_segment_of_its_buffer() {
         timestamps: false,
         ..cfg
     };
-    let (c, s) = addrs();
-    let syn = Segment {
-        src: Some(c),
-        dst: Some(s),
-        seq: PEER_ISS,
-        flags: SYN,
-        window: 65535,
-        mss: Some(536),
-        sack_permitted: true,
-        ..Segment::default()
-    };
-    let mut srv = Connection::accept(Time::ZERO, &syn.encode(), cfg, ISS).unwrap();
-    let sa = Segment::decode(&srv.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    let (mut srv, sa) = accept_syn(cfg, 65535, 536, None, None);
     assert_eq!(sa.window, 65_392);
-    let data = |seq_off: u32, payload: u32| {
-        Segment {
-            src: Some(c),
-            dst: Some(s),
-            seq: PEER_ISS + 1 + seq_off,
-            ack: ISS + 1,
-            flags: ACK,
-            window: 65535,
-            payload,
-            ..Segment::default()
-        }
-        .encode()
-    };
-    srv.handle_packet(t(100), &data(0, 0));
-    srv.handle_packet(t(172), &data(0, 536));
+    srv.handle_packet(t(100), &peer_segment(0, 0, 65535, None));
+    srv.handle_packet(t(172), &peer_segment(0, 536, 65535, None));
     let ack = Segment::decode(&srv.poll_transmit(t(172)).unwrap()).unwrap();
     // 65 392 − 536 = 64 856 is also what is left of the SYN-ACK's offer.
     assert_eq!(ack.window, 64_856);
-    srv.handle_packet(t(244), &data(536, 536));
+    srv.handle_packet(t(244), &peer_segment(536, 536, 65535, None));
     let ack = Segment::decode(&srv.poll_transmit(t(244)).unwrap()).unwrap();
     assert_eq!(
         ack.window, 64_856,
