@@ -580,8 +580,10 @@ impl TcpConfig {
     /// retransmit (gone in 4.10), undo, the adaptive delayed ACK with 16 quick ACKs, RTO 1 s
     /// initial, 200 ms min, 120 s max, and internal pacing when the algorithm asks for it (BBR).
     /// Jiffies are 4 ms (`CONFIG_HZ = 250`, the emulating machine's); the receive buffer is
-    /// autotuned from `tcp_rmem[1]` (128 KiB) up to `tcp_rmem[2]`'s default of 6 MiB, the
-    /// window growing as 6.x's does (`rcvbuf_initial`). Where 3.16 and 6.18 share a function the model's 3.16
+    /// autotuned from `tcp_rmem[1]` (128 KiB) up to `tcp_rmem[2]`'s default of 32 MiB (6 MiB
+    /// before 6.16's "tcp: increase tcp_rmem[2] to 32 MB"; a new namespace on the emulating
+    /// machine reads 33 554 432), which also makes the window scale 10, as the emulated hosts
+    /// offer, the window growing as 6.x's does (`rcvbuf_initial`). Where 3.16 and 6.18 share a function the model's 3.16
     /// code runs; where they differ, `kernel = "linux-6.18"` selects the 6.x one.
     pub fn linux_6_18() -> TcpConfig {
         TcpConfig {
@@ -594,6 +596,8 @@ impl TcpConfig {
             hz: 250,
             // `tcp_rmem[1]`: the buffer autotuning starts from (`tcp_rcv_space_adjust`).
             rcvbuf_initial: Some(Bytes(131_072)),
+            // `tcp_rmem[2]`: what autotuning may reach; it sets the window scale.
+            rcvbuf: Bytes(33_554_432),
             slow_start_after_idle: true,
             ..TcpConfig::linux_3_16()
         }

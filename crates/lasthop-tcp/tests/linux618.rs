@@ -530,8 +530,8 @@ fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
     };
     let (mut srv, sa) = accept_timestamped(cfg, 64240, 1460, Some(10));
     assert_eq!(sa.window, 65160);
-    // Our shift is the smallest that fits tcp_rmem[2] (6 MiB): 7.
-    assert_eq!(sa.wscale, Some(7));
+    // Our shift is the smallest that fits tcp_rmem[2] (32 MiB): 10, the emulated hosts'.
+    assert_eq!(sa.wscale, Some(10));
     let tsecr = sa.ts.unwrap().0;
     let peer = |seq_off: u32, payload: u32| peer_data_ts(seq_off, payload, 63, tsecr);
     // The handshake's ACK and the data come 100 ms after the SYN-ACK: the receiver's RTT is
@@ -547,16 +547,17 @@ fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
         while let Some(p) = srv.poll_transmit(now) {
             let a = Segment::decode(&p).unwrap();
             acked_at.push(k + 1);
-            windows.push(u64::from(a.window) << 7);
+            windows.push(u64::from(a.window) << 10);
         }
     }
     let mut want: Vec<u32> = (1..=22).collect();
     want.extend([24, 26, 28, 30]);
     assert_eq!(acked_at, want);
-    // 65 160 + 2896 k rounded up to the 128-byte scale unit, then the plateau.
+    // 65 160 + 2896 k and the plateau, rounded up to the 1024-byte scale unit: the windows the
+    // emulated receiver offered, 67, 70, 73, 75, 78 and 79 (× 1024).
     assert_eq!(
         &windows[..7],
-        &[68_096, 71_040, 73_856, 76_800, 79_744, 80_512, 80_512]
+        &[68_608, 71_680, 74_752, 76_800, 79_872, 80_896, 80_896]
     );
 }
 
