@@ -115,11 +115,9 @@ impl Connection {
         }
         self.snd.update_pacing_rate(&cx);
         if let Some(a) = &mut self.rcv.autotune {
-            // `tp->advmss` leaves out the timestamp option, as `tcp_grow_window`'s does.
-            let advmss = u64::from(self.cfg.adv_mss()) - if self.opts.ts { 12 } else { 0 };
             a.established(
                 u64::from(self.opts.mss),
-                advmss,
+                rcvbuf::advmss(&self.cfg, self.opts.ts),
                 self.opts.rcv_wscale,
                 self.rcv.rcv_nxt,
                 now,

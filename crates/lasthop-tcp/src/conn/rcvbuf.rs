@@ -16,6 +16,7 @@
 //! The model's applications read at once, so the buffer holds only the segment being received
 //! and the out-of-order queue.
 
+use crate::config::TcpConfig;
 use lasthop_core::{Dur, Time};
 
 /// `TCP_RMEM_TO_WIN_SCALE`: the scaling ratio is in 1/256ths.
@@ -39,6 +40,12 @@ pub(super) fn truesize(ip_len: u64) -> u64 {
         _ => data.next_power_of_two(),
     };
     256 + bucket
+}
+
+/// Linux `tp->advmss` once established: the MSS we advertised less the timestamp option when
+/// the connection carries it.
+pub(super) fn advmss(cfg: &TcpConfig, ts: bool) -> u64 {
+    u64::from(cfg.adv_mss()) - if ts { 12 } else { 0 }
 }
 
 /// The autotuned receive buffer of one connection.

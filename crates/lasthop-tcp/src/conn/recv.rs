@@ -2,7 +2,7 @@
 //! delayed ACK (whose timer is [`Timers::delack`]), the advertised window, and what the
 //! receiver echoes (TS.Recent, ECE).
 
-use super::rcvbuf::RcvBuf;
+use super::rcvbuf::{advmss, RcvBuf};
 use super::*;
 
 /// Linux TCP_ATO_MIN (HZ/25) for the adaptive delayed-ACK timer.
@@ -184,6 +184,12 @@ impl RecvState {
         self.rcv_wup = self.rcv_nxt;
     }
 
+    /// The window last offered, from where it was offered (Linux `tp->rcv_wnd`).
+    #[inline]
+    fn rcv_wnd(&self) -> u64 {
+        self.rcv_edge.saturating_sub(self.rcv_wup)
+    }
+
     /// Bytes held in the out-of-order queue.
     pub(super) fn ooo_bytes(&self) -> u64 {
         self.ooo.iter().map(|&(s, e)| e - s).sum()
@@ -240,7 +246,7 @@ impl RecvState {
                 let held = self.ooo_bytes();
                 if let Some(a) = &mut self.autotune {
                     let ip_len = len + 40 + if cx.o.ts { 12 } else { 0 };
-                    let advmss = u64::from(cfg.adv_mss()) - if cx.o.ts { 12 } else { 0 };
+                    let advmss = advmss(cfg, cx.o.ts);
                     if a.grow(len, ip_len, advmss, self.rcv_mss, held) {
                         self.quickacks_left |= 1;
                     }
@@ -277,28 +283,19 @@ impl RecvState {
                 cx.stats.bytes_delivered += delivered;
                 out.delivered = delivered;
             }
-            let held = self.ooo_bytes();
+            let (held, rcv_wnd) = (self.ooo_bytes(), self.rcv_wnd());
             if let Some(a) = &mut self.autotune {
                 // Linux `tcp_event_data_recv`: the ratio, then the window's growth, which asks
                 // for an immediate ACK (`icsk_ack.quick |= 1`).
                 let ip_len = len + 40 + if cx.o.ts { 12 } else { 0 };
                 if delivered > 0 {
-                    a.rtt_measure(
-                        self.rcv_nxt,
-                        self.rcv_edge.saturating_sub(self.rcv_wup),
-                        cx.now,
-                    );
+                    a.rtt_measure(self.rcv_nxt, rcv_wnd, cx.now);
                 }
                 if let Some((_, ecr)) = seg.ts {
                     a.rtt_sample(len, self.rcv_mss, ecr, ms_stamp(cx.now));
                 }
-                a.measure(
-                    len,
-                    self.rcv_mss,
-                    ip_len,
-                    self.rcv_edge.saturating_sub(self.rcv_wup),
-                );
-                let advmss = u64::from(cfg.adv_mss()) - if cx.o.ts { 12 } else { 0 };
+                a.measure(len, self.rcv_mss, ip_len, rcv_wnd);
+                let advmss = advmss(cfg, cx.o.ts);
                 if a.grow(len, ip_len, advmss, self.rcv_mss, held) {
                     self.quickacks_left |= 1;
                 }
@@ -392,7 +389,7 @@ impl RecvState {
     /// of the receiver's estimate (2 if none), at most `max` (TCP_MAX_QUICKACKS); never fewer
     /// than are left.
     fn incr_quickack(&mut self, max: u32) {
-        let rcv_wnd = self.rcv_edge.saturating_sub(self.rcv_wup);
+        let rcv_wnd = self.rcv_wnd();
         let mut quickacks = (rcv_wnd / (2 * self.rcv_mss.max(1))) as u32;
         if quickacks == 0 {
             quickacks = 2;
@@ -458,10 +455,7 @@ impl RecvState {
                 // offered while it is within one rcv_mss below the free space, else offer the
                 // free space rounded down to whole rcv_mss (the emulated 6.18 receivers offer
                 // 124 · 524 = 64 976 of a free 65 012).
-                let (mss, last) = (
-                    self.rcv_mss.max(1),
-                    self.rcv_edge.saturating_sub(self.rcv_wup),
-                );
+                let (mss, last) = (self.rcv_mss.max(1), self.rcv_wnd());
                 if o.rcv_wscale == 0 && free > mss {
                     if last + mss <= free || last > free {
                         free / mss * mss
