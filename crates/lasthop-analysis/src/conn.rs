@@ -358,6 +358,10 @@ struct DirState {
     /// The segment at the cumulative ACK point has been retransmitted (before or since the ACK
     /// reached it).
     una_rexmitted: bool,
+    /// The highest sequence sent (`top`) when the first retransmission since the cumulative ACK
+    /// last passed it left, other than a tail loss probe: until the ACK reaches it the sender is
+    /// in Recovery or Loss (Linux `high_seq`), where it sends no loss probe.
+    recovery_high: Option<u64>,
     /// Retransmitted ranges above the cumulative ACK point (start, end), so that an ACK reaching
     /// a segment already retransmitted knows it: a timeout then resends a lost retransmission
     /// after duplicate ACKs.
@@ -763,13 +767,17 @@ impl Analyzer {
                 let open = this.dupacks_since_progress == 0
                     && !this.sacked_since_progress
                     && !this.una_rexmitted
-                    && this.rexmitted.is_empty();
+                    && this.rexmitted.is_empty()
+                    && this.recovery_high.is_none();
                 let only = this
                     .top
                     .is_some_and(|t| start + u64::from(len) + u64::from(fin) >= t);
                 let probe = tlp && !this.probed && open && from_una && only && len > 0;
                 if probe || !from_una {
                     this.probed = true;
+                }
+                if !probe && this.recovery_high.is_none() {
+                    this.recovery_high = this.top;
                 }
                 if timed_out && (!fast || this.una_rexmitted || stalled) && !rack_lost && !probe {
                     ts.rtos += 1;
@@ -820,6 +828,9 @@ impl Analyzer {
                 other.third_dupack = None;
                 other.sacked_since_progress = false;
                 other.probed = false;
+                if other.recovery_high.is_some_and(|h| ack >= h) {
+                    other.recovery_high = None;
+                }
                 other.rexmitted.retain(|&(_, e)| e > ack);
                 other.una_rexmitted = other.rexmitted.iter().any(|&(b, e)| b <= ack && ack < e);
             } else if out.dupack {

@@ -442,6 +442,32 @@ fn first_resend_of_the_only_segment_outstanding_is_a_tail_loss_probe() {
 }
 
 #[test]
+fn resend_of_the_only_segment_outstanding_in_recovery_is_an_rto_not_a_probe() {
+    // Six segments at 300-305 ms; the 2nd and the 6th are lost. Three SACK duplicate ACKs
+    // (401-403) bring the 2nd's fast retransmit at 403; the ACK at 500 covers everything up to
+    // the 6th, which is then the only segment outstanding, but the sender is still in Recovery
+    // (its high_seq, 1501, is not acknowledged), where Linux schedules no loss probe: the
+    // resend at 1500 is the RTO's. (Before the recovery point was kept it looked like a probe.)
+    let (c, s) = (true, false);
+    let mut script = handshake_and_five_segments();
+    script.push(seg(305, s, 1401).ack(101).len(100));
+    script.push(seg(400, c, 101).ack(1001));
+    for k in 0..3u32 {
+        script.push(
+            seg(401 + u64::from(k), c, 101)
+                .ack(1001)
+                .sack(&[(1101, 1201 + 100 * k)]),
+        );
+    }
+    script.push(seg(403, s, 1001).ack(101).len(100)); // the fast retransmit
+    script.push(seg(500, c, 101).ack(1401));
+    script.push(seg(1500, s, 1401).ack(101).len(100)); // the timer
+    script.push(seg(1600, c, 101).ack(1501));
+    assert_eq!(rtos_with(&script, false, true), 1);
+    assert_eq!(rtos_with(&script, false, false), 1);
+}
+
+#[test]
 fn timer_resending_a_lost_retransmission_between_sack_acks_is_an_rto() {
     // Segment 1 of five (at 300 ms) is lost; three SACK dupacks (400-402) bring its fast
     // retransmit at 402, which is lost too. The receiver keeps acknowledging new data with

@@ -10,7 +10,7 @@ mod common;
 
 use common::addrs;
 use lasthop_core::{Bytes, Dur, Packet, Time};
-use lasthop_tcp::wire::{Segment, ACK, SYN};
+use lasthop_tcp::wire::{Segment, ACK, PSH, SYN};
 use lasthop_tcp::{
     CaState, CongestionControl, Connection, Event, InitialWindow, Pacing, SsthreshFrom, TcpConfig,
 };
@@ -265,6 +265,47 @@ fn linux6_reno_without_prr_rack_or_tlp_grows_in_slow_start() {
     assert_eq!(drain(&mut c, t(1210)), vec![5, 6]);
     c.handle_packet(t(1800), &ack(4, &[]));
     assert_eq!(drain(&mut c, t(1800)), vec![7, 8, 9, 10]);
+}
+
+/// Data segments (1-based numbers) sent now, and whether each carries PSH.
+fn drain_psh(c: &mut Connection, now: Time) -> Vec<(u32, bool)> {
+    let mut v = Vec::new();
+    while let Some(p) = c.poll_transmit(now) {
+        let s = Segment::decode(&p).unwrap();
+        if s.payload > 0 {
+            v.push((s.seq.wrapping_sub(ISS + 1) / MSS + 1, s.flags & PSH != 0));
+        }
+    }
+    v
+}
+
+/// Where a 6.x sender puts PSH (`conn/gso.rs`), as the emulated 6.18 hosts do on seed 000's
+/// link: skbs of two segments (srtt 600 ms makes the pacing rate 2 · 2 · 536 B / 0.6 s, far
+/// below the 2 · 536 B per ms that would make them larger), each sent as one GSO packet of at
+/// most min(cwnd / 2, cwnd − in flight) segments, PSH forced on a packet of more than one. cwnd
+/// 2 and 3 allow one segment per packet: segments 1–4 go unpushed. At cwnd 4 with 2 in flight
+/// the pair 5–6 goes together: PSH on 6; at cwnd 6 with 2 in flight the quota is 3, so the
+/// skbs 7–8 and 9–10 go whole, PSH on 8 and 10. The last segment written is pushed alone.
+#[test]
+fn linux6_sender_pushes_the_last_segment_of_each_gso_packet() {
+    let cfg = TcpConfig {
+        prr: false,
+        ..reno_618(2)
+    };
+    let mut c = client(cfg, 11);
+    assert_eq!(drain_psh(&mut c, t(600)), vec![(1, false), (2, false)]);
+    c.handle_packet(t(1200), &ack(1, &[]));
+    assert_eq!(drain_psh(&mut c, t(1200)), vec![(3, false), (4, false)]);
+    c.handle_packet(t(1210), &ack(2, &[]));
+    assert_eq!(drain_psh(&mut c, t(1210)), vec![(5, false), (6, true)]);
+    c.handle_packet(t(1800), &ack(4, &[]));
+    assert_eq!(
+        drain_psh(&mut c, t(1800)),
+        vec![(7, false), (8, true), (9, false), (10, true)]
+    );
+    // cwnd 8, 6 in flight: quota min(4, 2) = 2, but one segment is left, the write's last.
+    c.handle_packet(t(1810), &ack(5, &[]));
+    assert_eq!(drain_psh(&mut c, t(1810)), vec![(11, true)]);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -608,14 +649,10 @@ fn linux6_receiver_without_window_scaling_keeps_a_segment_of_its_buffer() {
     );
 }
 
-/// With timestamps on a 576-byte MTU (seed 000's link) a full segment carries 536 − 12 = 524
-/// bytes, and `tcp_initialize_rcv_mss` starts rcv_mss at min(advmss, mss_cache) = 524, so full
-/// segments are not short "pushed" ones (`tcp_measure_rcv_mss`) and the receiver, with no
-/// quick ACKs and a window that does not grow, ACKs every second one (`__tcp_ack_snd_check`:
-/// more than one full segment unacknowledged). With rcv_mss at 536 every segment looked pushed
-/// and was ACKed at once.
-#[test]
-fn linux6_receiver_with_timestamps_acks_every_second_full_segment() {
+/// Eight full segments (524 bytes with timestamps on seed 000's 576-byte MTU) arrive 1 ms apart
+/// at a Linux 6.18 receiver without quick ACKs or window growth, those numbered in `pushed`
+/// (1-based) with PSH: the segments after which it ACKs at once.
+fn acks_of_eight_full_segments(pushed: &[u32]) -> Vec<u32> {
     let cfg = TcpConfig {
         mtu: Bytes(576),
         quickacks: 0,
@@ -624,18 +661,41 @@ fn linux6_receiver_with_timestamps_acks_every_second_full_segment() {
     };
     let (mut srv, sa) = accept_timestamped(cfg, 65535, 536, None);
     let tsecr = sa.ts.unwrap().0;
-    let peer = |seq_off: u32, payload: u32| peer_data_ts(seq_off, payload, 65535, tsecr);
-    srv.handle_packet(t(100), &peer(0, 0));
+    srv.handle_packet(t(100), &peer_data_ts(0, 0, 65535, tsecr));
     assert_eq!(srv.poll_event(), Some(Event::Connected));
     let mut acked_at = Vec::new();
-    for k in 0..8u32 {
-        let now = t(101 + u64::from(k));
-        srv.handle_packet(now, &peer(k * 524, 524));
+    for k in 1..=8u32 {
+        let now = t(100 + u64::from(k));
+        let mut seg = Segment::decode(&peer_data_ts((k - 1) * 524, 524, 65535, tsecr)).unwrap();
+        if pushed.contains(&k) {
+            seg.flags |= PSH;
+        }
+        srv.handle_packet(now, &seg.encode());
         while srv.poll_transmit(now).is_some() {
-            acked_at.push(k + 1);
+            acked_at.push(k);
         }
     }
-    assert_eq!(acked_at, vec![2, 4, 6, 8]);
+    acked_at
+}
+
+/// With timestamps on a 576-byte MTU (seed 000's link) a full segment carries 536 − 12 = 524
+/// bytes, and `tcp_initialize_rcv_mss` starts rcv_mss at min(advmss, mss_cache) = 524, so full
+/// segments are not short "pushed" ones (`tcp_measure_rcv_mss`) and the receiver, with no
+/// quick ACKs and a window that does not grow, ACKs every second one (`__tcp_ack_snd_check`:
+/// more than one full segment unacknowledged). With rcv_mss at 536 every segment looked pushed
+/// and was ACKed at once.
+#[test]
+fn linux6_receiver_with_timestamps_acks_every_second_full_segment() {
+    assert_eq!(acks_of_eight_full_segments(&[]), vec![2, 4, 6, 8]);
+}
+
+/// Linux 6.6+ (`tcp_measure_rcv_mss`, "tcp: fix delayed ACKs for MSS boundary condition"): a
+/// full-sized segment with PSH is ACKed as soon as the application has read it; the others as
+/// before, every second one. With PSH on segments 3 and 6 of 8 the ACKs follow segments 2, 3,
+/// 5, 6 and 8 (without PSH: 2, 4, 6, 8, the test above).
+#[test]
+fn linux6_receiver_acks_a_full_pushed_segment_at_once() {
+    assert_eq!(acks_of_eight_full_segments(&[3, 6]), vec![2, 3, 5, 6, 8]);
 }
 
 /// `tcp_slow_start_after_idle` (RFC 2861, `tcp_cwnd_restart`): data written with nothing

@@ -205,6 +205,7 @@ impl SendState {
     #[inline]
     pub(super) fn end_round(&mut self, cx: &mut Ctx) {
         self.pace.end_round();
+        self.gso.end_round();
         if self.l3.round_open {
             self.end_round_open(cx);
         }
@@ -756,7 +757,10 @@ impl SendState {
             let last = self.rtx.len() - 1;
             self.rate_sent(cx, Some(last), 1);
         }
-        let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
+        // 6.x: one segment, pushed only where a write ended (`gso.rs`).
+        let psh = payload > 0 && (!self.k6 || self.gso.pushed(start + u64::from(payload)));
+        self.gso.end_round();
+        let flags = ACK | if fin { FIN } else { 0 } | if psh { PSH } else { 0 };
         Some(Outgoing {
             flags,
             seq: start,

@@ -39,6 +39,7 @@ use std::collections::VecDeque;
 use std::net::SocketAddrV4;
 
 mod events;
+mod gso;
 mod handshake;
 mod linux3;
 mod options;
@@ -209,7 +210,12 @@ impl Connection {
     pub fn send(&mut self, bytes: u64) {
         if !self.snd.fin_queued {
             self.snd.check_app_limited(&self.opts);
+            let old_end = self.snd.app_bytes + 1;
             self.snd.app_bytes += bytes;
+            if self.snd.k6 && bytes > 0 {
+                let snd_nxt = self.snd.snd_nxt;
+                self.snd.gso.on_write(snd_nxt, old_end, old_end + bytes);
+            }
         }
     }
 

@@ -32,6 +32,7 @@ impl Connection {
             // What follows would find nothing (the host asks every connection after every
             // packet, so this is the common case).
             self.snd.pace.end_round();
+            self.snd.gso.end_round();
             return None;
         }
         let new_data = matches!(

@@ -301,7 +301,7 @@ impl RecvState {
                 }
             }
             if cfg.ack_pushed {
-                self.measure_rcv_mss(len);
+                self.measure_rcv_mss(len, seg.has(PSH));
             }
             self.schedule_ack(cx, rtt, filled_hole);
             if let Some(a) = &mut self.autotune {
@@ -356,11 +356,17 @@ impl RecvState {
 
     /// Linux `tcp_measure_rcv_mss` (2.6+, `ack_pushed`): a segment at least as long as the
     /// estimate raises it; a shorter one is "pushed" (ICSK_ACK_PUSHED, a second PUSHED2).
-    /// Linux also adopts a repeated short size without PSH as the estimate; the model's
-    /// segments are all pushed (every write of a thin stream is), so it never does.
-    fn measure_rcv_mss(&mut self, len: u64) {
+    /// Since 6.6 ("tcp: fix delayed ACKs for MSS boundary condition") a full-sized segment with
+    /// PSH is pushed too (ICSK_ACK_PUSHED only), so it is ACKed once read; the 6.x sender marks
+    /// few segments (`gso.rs`), the older profiles every one. Linux also adopts a repeated
+    /// short size without PSH as the estimate; the model's short segments are all pushed
+    /// (every write of a thin stream is), so it never does.
+    fn measure_rcv_mss(&mut self, len: u64, psh: bool) {
         if len >= self.rcv_mss {
             self.rcv_mss = len;
+            if self.k6 && psh {
+                self.pushed = self.pushed.max(1);
+            }
         } else {
             self.pushed = (self.pushed + 1).min(2);
         }

@@ -5,6 +5,7 @@
 //! Methods take the configuration and the negotiated options as arguments; the retransmission
 //! timer they arm is [`Timers::rto`].
 
+use super::pacing::tso_autosize;
 use super::*;
 
 /// Linux's congestion-avoidance state (`tp->ca_state`).
@@ -45,6 +46,8 @@ pub(super) struct SentSeg {
     pub(super) rtx_nxt: u64,
     /// RDB: where its packet began when sent with redundant data in front; 0 if not (`rdb.rs`).
     pub(super) rdb_start: u64,
+    /// It ended the (GSO) packet it first went in (`gso.rs`; every segment before 6.x).
+    pub(super) pkt_end: bool,
 }
 
 impl SentSeg {
@@ -238,6 +241,8 @@ pub(super) struct SendState {
     idle_checked: Time,
     /// `kernel = "linux-6.18"`: the 6.x versions of the functions that changed.
     pub(super) k6: bool,
+    /// 6.x: the skbs and GSO packets new data goes in, and where PSH falls (`gso.rs`).
+    pub(super) gso: super::gso::Gso,
 }
 
 impl SendState {
@@ -252,6 +257,7 @@ impl SendState {
             last_send: Time::ZERO,
             idle_checked: Time::ZERO,
             k6,
+            gso: super::gso::Gso::default(),
             pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
             app_bytes: 0,
@@ -382,6 +388,9 @@ impl SendState {
                 self.orig_acked = false;
             }
             self.snd_una = ack;
+            if self.k6 {
+                self.gso.on_acked(ack);
+            }
             self.dupacks = 0;
             self.lt_sent = 0;
             if acked_pkts > 0 {
@@ -1590,6 +1599,7 @@ impl SendState {
         } else {
             1
         };
+        let gso = self.k6.then(|| self.rtx_packet_room(i, in_flight_before));
         let (start, payload, fin) = {
             let s = &mut self.rtx[i];
             s.set_retrans(&mut self.tally, true);
@@ -1613,7 +1623,14 @@ impl SendState {
         if i == 0 {
             cx.timers.rto = Some(now + self.rtt.rto());
         }
-        let flags = ACK | if fin { FIN } else { 0 } | if payload > 0 { PSH } else { 0 };
+        let psh = match gso {
+            Some((room, last)) => {
+                let end = start + u64::from(payload);
+                payload > 0 && self.gso.on_segment(start, end, room, last).0
+            }
+            None => payload > 0,
+        };
+        let flags = ACK | if fin { FIN } else { 0 } | if psh { PSH } else { 0 };
         // Retransmissions are never ECT (RFC 3168 §6.1.5).
         Outgoing {
             flags,
@@ -1621,6 +1638,30 @@ impl SendState {
             payload,
             ect: false,
         }
+    }
+
+    /// 6.x: the segments an skb takes (`tcp_tso_autosize` at the pacing rate).
+    fn tso_goal(&self, mss: u32) -> u32 {
+        let rate = self.pace.rate;
+        tso_autosize(rate, mss, self.cc.min_tso_segs(rate))
+    }
+
+    /// 6.x: how a retransmission of segment `i` goes (`gso.rs`): the segments its packet may
+    /// take if it starts one (those from `i` on that wait and went in the same packet first,
+    /// at most cwnd − in flight), and whether `i` ended that packet.
+    fn rtx_packet_room(&self, i: usize, in_flight: u32) -> (u32, bool) {
+        let quota = self.win.cwnd.saturating_sub(in_flight).max(1);
+        let mut n = 0;
+        for s in self.rtx.iter().skip(i) {
+            if !s.lost || s.retrans || s.sacked {
+                break;
+            }
+            n += 1;
+            if s.pkt_end {
+                break;
+            }
+        }
+        (n.min(quota), self.rtx[i].pkt_end)
     }
 
     /// Linux `tcp_slow_start_after_idle_check` / `tcp_cwnd_restart` (RFC 2861): data written
@@ -1671,6 +1712,14 @@ impl SendState {
             return None;
         }
         let mut len = unsent.min(u64::from(o.mss));
+        let mut skb_end = data_end;
+        if self.k6 {
+            // A segment never spans two skbs (`gso.rs`).
+            skb_end = self
+                .gso
+                .skb_end(self.snd_nxt, data_end, self.tso_goal(o.mss), o.mss);
+            len = len.min(skb_end - self.snd_nxt);
+        }
         let wnd_end = self.snd_una + u64::from(self.snd_wnd);
         let room = wnd_end.saturating_sub(self.snd_nxt);
         if len > room {
@@ -1705,6 +1754,26 @@ impl SendState {
         } else {
             1
         };
+        let (psh, pkt_end) = if self.k6 {
+            let room = if self.gso.continues_at(start) {
+                0
+            } else {
+                // `tcp_mss_split_point`: the quota, the skb's size goal and the window.
+                let mss = u64::from(o.mss.max(1));
+                let in_skb = (skb_end - start).div_ceil(mss) as u32;
+                let in_wnd = (room / mss).max(1) as u32;
+                super::gso::cwnd_quota(self.win.cwnd, in_flight_before)
+                    .min(self.tso_goal(o.mss))
+                    .min(in_skb)
+                    .min(in_wnd)
+            };
+            let (psh, pkt_end) =
+                self.gso
+                    .on_segment(start, start + len, room, start + len >= skb_end);
+            (psh && len > 0, pkt_end)
+        } else {
+            (len > 0, true)
+        };
         self.rtx.push_back(SentSeg {
             start,
             end,
@@ -1716,6 +1785,7 @@ impl SendState {
             ever_retrans: false,
             rtx_nxt: 0,
             rdb_start: 0,
+            pkt_end,
         });
         self.snd_nxt = end;
         if fin {
@@ -1733,7 +1803,7 @@ impl SendState {
         if cx.timers.rto.is_none() {
             cx.timers.rto = Some(now + self.rtt.rto());
         }
-        let mut flags = ACK | if fin { FIN } else { 0 } | if len > 0 { PSH } else { 0 };
+        let mut flags = ACK | if fin { FIN } else { 0 } | if psh { PSH } else { 0 };
         let ect = o.ecn && len > 0;
         if ect && std::mem::take(&mut self.cwr_pending) {
             flags |= CWR;

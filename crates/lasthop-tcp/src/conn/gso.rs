@@ -1,0 +1,181 @@
+//! Today's Linux sends GSO packets, and the PSH flag follows them (`kernel = "linux-6.18"`).
+//!
+//! * `tcp_sendmsg_locked` cuts what the application writes into skbs of `size_goal`
+//!   (`tcp_tso_autosize` segments: the pacing rate's 1 ms worth, at least 2, so 2 on the seeds'
+//!   links); a write appends to the last skb while it is unsent, and `tcp_push` marks the skb a
+//!   write ends in with PSH (the next write's append clears it again: "if (!copied)").
+//! * `tcp_write_xmit` sends each skb as one packet of at most `tcp_cwnd_test`'s quota,
+//!   min(cwnd / 2, cwnd − in flight) ("at least 2 GSO packets in flight"), splitting the skb
+//!   when the quota is smaller (`tso_fragment`); the rest stays an skb of its own.
+//! * `__tcp_transmit_skb` forces PSH on every packet of more than one segment ("to expedite GRO
+//!   flush at receiver", Linux 4.11), and software GSO leaves it on the packet's last segment.
+//!   A one-segment packet carries PSH only if its skb was pushed.
+//! * A retransmission goes as the skb was sent (the retransmission queue holds the packets), up
+//!   to cwnd − in flight segments at once (`tcp_xmit_retransmit_queue`); the tail loss probe
+//!   resends one segment.
+//!
+//! Measured on emulated 6.18 hosts (docs/sim-vs-emu.md): on seed 000's link the sender marks
+//! the second of each pair an ACK releases in slow start, once per window in congestion
+//! avoidance, and nothing while cwnd is 2 or 3 (quota 1). A 6.6+ receiver ACKs a full-sized
+//! PSH segment once it is read (`recv.rs`), so where PSH falls moves the ACKs.
+//!
+//! Not modelled: TSO deferral (`tcp_tso_should_defer`; since 6.18 only when the head's ACK is
+//! due within 1 ms), the forced push every half window of written data (`forced_push`) and the
+//! pushes of a writer waiting for send-buffer space (the model's applications write at once).
+
+use std::collections::VecDeque;
+
+/// The GSO state of a 6.x sender.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Gso {
+    /// End offset of the skb `snd_nxt` is in (0: cut one at the next new segment).
+    pub(super) skb_end: u64,
+    /// The packet being sent: where it continues, segments it may still take, segments so far.
+    next: u64,
+    left: u32,
+    segs: u32,
+    /// Offsets where a write ended and its skb kept `tcp_push`'s PSH, in order.
+    push_marks: VecDeque<u64>,
+}
+
+impl Gso {
+    /// The application wrote: the data ended at `old_end` and now ends at `new_end`;
+    /// `snd_nxt` is the next offset to send. Appending to an unsent last skb clears its PSH.
+    pub(super) fn on_write(&mut self, snd_nxt: u64, old_end: u64, new_end: u64) {
+        if snd_nxt < old_end && self.push_marks.back() == Some(&old_end) {
+            self.push_marks.pop_back();
+            if self.skb_end == old_end {
+                // The skb being sent grows with the write (up to its size goal, see `cut`).
+                self.skb_end = 0;
+            }
+        }
+        if new_end > old_end {
+            self.push_marks.push_back(new_end);
+        }
+    }
+
+    /// Forgets the marks at or below `snd_una` (acknowledged data is never resent).
+    pub(super) fn on_acked(&mut self, snd_una: u64) {
+        while self.push_marks.front().is_some_and(|&m| m <= snd_una) {
+            self.push_marks.pop_front();
+        }
+    }
+
+    /// The end of the skb a new segment at `snd_nxt` goes in: the current one, or a new one
+    /// of `goal` segments of `mss` that stops at the next pushed write end.
+    pub(super) fn skb_end(&mut self, snd_nxt: u64, data_end: u64, goal: u32, mss: u32) -> u64 {
+        if self.skb_end <= snd_nxt {
+            let mut end = (snd_nxt + u64::from(goal.max(1)) * u64::from(mss)).min(data_end);
+            if let Some(&m) = self.push_marks.iter().find(|&&m| m > snd_nxt) {
+                end = end.min(m);
+            }
+            self.skb_end = end;
+        }
+        self.skb_end
+    }
+
+    /// A segment [start, end) goes out. `room`: segments the packet may hold if this segment
+    /// starts one (quota, skb and window already applied), `last_in_skb`: it ends its skb.
+    /// Returns (PSH, the segment ends its packet).
+    pub(super) fn on_segment(
+        &mut self,
+        start: u64,
+        end: u64,
+        room: u32,
+        last_in_skb: bool,
+    ) -> (bool, bool) {
+        if self.left == 0 || self.next != start {
+            self.left = room.max(1);
+            self.segs = 0;
+        }
+        self.left -= 1;
+        self.segs += 1;
+        self.next = end;
+        if last_in_skb {
+            self.left = 0;
+        }
+        let pkt_end = self.left == 0;
+        let psh = (pkt_end && self.segs >= 2) || self.pushed(end);
+        (psh, pkt_end)
+    }
+
+    /// Whether a packet is under way that continues at `start`.
+    pub(super) fn continues_at(&self, start: u64) -> bool {
+        self.left > 0 && self.next == start
+    }
+
+    /// Whether the data ending at `end` ends a pushed write.
+    pub(super) fn pushed(&self, end: u64) -> bool {
+        self.push_marks.binary_search(&end).is_ok()
+    }
+
+    /// The transmission round ended (`tcp_write_xmit` returned): no packet continues.
+    pub(super) fn end_round(&mut self) {
+        self.left = 0;
+    }
+}
+
+/// `tcp_cwnd_test`: segments one packet may take, min(cwnd / 2, cwnd − in flight), at least
+/// one (a segment the window test let go regardless, a FIN, goes alone).
+pub(super) fn cwnd_quota(cwnd: u32, in_flight: u32) -> u32 {
+    let half = (cwnd >> 1).max(1);
+    half.min(cwnd.saturating_sub(in_flight)).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quota_is_half_the_window_at_most() {
+        // cwnd 2 or 3: one segment per packet (seed 000's first flights go unpushed).
+        assert_eq!(cwnd_quota(2, 0), 1);
+        assert_eq!(cwnd_quota(3, 1), 1);
+        // cwnd 4, 2 in flight: a pair.
+        assert_eq!(cwnd_quota(4, 2), 2);
+        // cwnd 10, none in flight: 5.
+        assert_eq!(cwnd_quota(10, 0), 5);
+        assert_eq!(cwnd_quota(10, 9), 1);
+        assert_eq!(cwnd_quota(10, 10), 1);
+    }
+
+    #[test]
+    fn a_pair_is_pushed_on_its_second_segment_and_a_single_is_not() {
+        let mut g = Gso::default();
+        g.on_write(1, 1, 1 + 10 * 536);
+        // skb of 2 × 536 from offset 1.
+        assert_eq!(g.skb_end(1, 1 + 10 * 536, 2, 536), 1 + 1072);
+        assert_eq!(g.on_segment(1, 537, 2, false), (false, false));
+        assert_eq!(g.on_segment(537, 1073, 2, true), (true, true));
+        // Quota 1: the next skb is split, neither half pushed.
+        assert_eq!(g.skb_end(1073, 1 + 10 * 536, 2, 536), 1 + 4 * 536);
+        assert_eq!(g.on_segment(1073, 1609, 1, false), (false, true));
+        g.end_round();
+        assert_eq!(g.skb_end(1609, 1 + 10 * 536, 2, 536), 1 + 4 * 536);
+        assert_eq!(g.on_segment(1609, 2145, 1, true), (false, true));
+        // The last segment of the write is pushed even alone.
+        assert!(g.pushed(1 + 10 * 536));
+        assert_eq!(
+            g.on_segment(1 + 9 * 536, 1 + 10 * 536, 1, true),
+            (true, true)
+        );
+    }
+
+    #[test]
+    fn a_write_appended_to_an_unsent_skb_clears_its_push() {
+        let mut g = Gso::default();
+        g.on_write(1, 1, 101);
+        assert!(g.pushed(101));
+        // Nothing sent yet: the second write joins the first skb.
+        g.on_write(1, 101, 201);
+        assert!(!g.pushed(101));
+        assert_eq!(g.skb_end(1, 201, 2, 536), 201);
+        // Once the first write is out, the next write starts a new skb and keeps both marks.
+        let mut g = Gso::default();
+        g.on_write(1, 1, 101);
+        g.on_write(101, 101, 201);
+        assert!(g.pushed(101) && g.pushed(201));
+        g.on_acked(101);
+        assert!(!g.pushed(101) && g.pushed(201));
+    }
+}
