@@ -16,6 +16,7 @@ use crate::stack::Stack;
 use crate::{Error, ModelConn};
 use dary_heap::QuaternaryHeap;
 use lasthop_apps::{Endpoint, FlowReport, SockEvent, Status};
+use lasthop_core::rng::Rng;
 use lasthop_core::{Dur, Rate, Seeds, Stream, Time};
 use lasthop_link::{AccessLink, Event as LinkEvent, Link};
 use lasthop_scenario::{Scenario, Side};
@@ -150,12 +151,18 @@ impl<'a> Sim<'a> {
         let link = scenario.new_link(seeds);
         let mut hosts = Vec::new();
         let mut by_addr = FxHashMap::default();
+        // Where each host's jiffies stand at time 0 (its timer wheel's bucket boundaries): a
+        // booted kernel's clock is anywhere in its 2^15-jiffy cycle of level-3 buckets.
+        let mut clocks = seeds.stream("tcp.clock_phase");
         for (i, h) in scenario.hosts.iter().enumerate() {
             let (rate, delay) = (
                 h.access_rate.unwrap_or(Rate::UNLIMITED),
                 h.access_delay.unwrap_or(Dur::ZERO),
             );
-            let mut tcp = TcpHost::new(h.address, h.tcp.clone());
+            let mut cfg = h.tcp.clone();
+            let cycle = (1_000_000_000 / u64::from(cfg.hz.max(1))) << 15;
+            cfg.clock_phase = Dur(clocks.random_range(0..cycle));
+            let mut tcp = TcpHost::new(h.address, cfg);
             tcp.set_tracing(out.traces());
             if let Some(sw) = h
                 .shared_window

@@ -341,6 +341,15 @@ pub struct TcpConfig {
     /// The kernel's `HZ` (100, 250, 300 or 1000): the tick of `tcp_jiffies32`, which BBR's
     /// min-RTT window and PROBE_RTT duration count in. (CUBIC of Linux 3.16 counts in ms.)
     pub hz: u32,
+    /// Linux 4.8+'s timer wheel (`kernel/time/timer.c`): the retransmission timer (RTO, loss
+    /// probe, RACK, early retransmit) and the delayed ACK fire at the end of their wheel
+    /// bucket, up to 1 jiffy late below 63 jiffies, 8 below 504, 64 below 4032 (at `hz`); off,
+    /// they fire on time (the seeds' kernels cascaded exactly, to the model's finer clock).
+    pub timer_wheel: bool,
+    /// Where the kernel's jiffies stand at the simulation's time 0, as a time (the bucket
+    /// boundaries fall at whole multiples of the wheel's granularity): set per host and
+    /// replication by the simulator, not a key.
+    pub clock_phase: Dur,
     /// Linux 2.6+ `tcp_measure_rcv_mss` / `tcp_cleanup_rbuf`: a segment shorter than the
     /// receiver's estimate of the sender's MSS is ACKed as soon as the application reads it,
     /// unless the connection is interactive (it answered within ato: `pingpong`), then every
@@ -594,6 +603,7 @@ impl TcpConfig {
             cwnd_limited: CwndLimited::Linux618,
             pacing: Pacing::WhenNeeded,
             hz: 250,
+            timer_wheel: true,
             // `tcp_rmem[1]`: the buffer autotuning starts from (`tcp_rcv_space_adjust`).
             rcvbuf_initial: Some(Bytes(131_072)),
             // `tcp_rmem[2]`: what autotuning may reach; it sets the window scale.
@@ -697,6 +707,7 @@ tcp_config_toml! {
     pacing_ss_ratio: u32,
     pacing_ca_ratio: u32,
     hz: u32,
+    timer_wheel: bool,
     rdb: Rdb,
     rdb_max_bytes: Option<Bytes>,
     rdb_max_segments: Option<u32>,
@@ -775,6 +786,8 @@ impl Default for TcpConfig {
             pacing_ss_ratio: 200,
             pacing_ca_ratio: 120,
             hz: 1000,
+            timer_wheel: false,
+            clock_phase: Dur::ZERO,
         }
     }
 }

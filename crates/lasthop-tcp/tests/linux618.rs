@@ -450,15 +450,18 @@ fn linux_6_18_profile_is_the_kernels_defaults() {
 }
 
 /// `tcp_schedule_loss_probe` of 6.6+: PTO = usecs_to_jiffies(2·srtt + 2 ms), at HZ 250 in 4 ms
-/// jiffies: 2 · 600 + 2 = 1202 ms, rounded up to 1204 ms; the RTO (3 · 600 ms = 1.8 s after the
-/// send) is later. The probe sends new data, segment 11.
+/// jiffies: 2 · 600 + 2 = 1202 ms, rounded up to 301 jiffies; the RTO (3 · 600 ms = 1.8 s after
+/// the send) is later. Armed at 600 ms (jiffy 150), it expires at jiffy 451, which the timer
+/// wheel keeps in its second level (8-jiffy buckets, 63 to 503 jiffies ahead): it fires at the
+/// bucket's end, ((451 >> 3) + 1) << 3 = jiffy 456, 1824 ms. The probe sends new data, segment
+/// 11.
 #[test]
 fn linux618_loss_probe_after_two_rtts_and_2ms_in_jiffies() {
     let mut c = client(TcpConfig::linux_6_18(), 20);
     assert_eq!(drain(&mut c, t(600)), (1..=10).collect::<Vec<_>>());
-    assert_eq!(c.poll_timeout(), Some(t(1804)));
-    c.handle_timeout(t(1804));
-    assert_eq!(drain(&mut c, t(1804)), vec![11]);
+    assert_eq!(c.poll_timeout(), Some(t(1824)));
+    c.handle_timeout(t(1824));
+    assert_eq!(drain(&mut c, t(1824)), vec![11]);
 }
 
 /// RACK alone finds losses (`tcp_recovery = 1`): three SACKed segments make the reordering
@@ -478,8 +481,9 @@ fn linux618_rack_three_sacks_start_recovery_with_prr() {
 
 /// Two SACKed segments are not enough: the reordering window is min_rtt / 4 = 150 ms, so
 /// segment 1 is due at 600 + 600 + 150 = 1350 ms and the reordering timer is armed for
-/// usecs_to_jiffies(150 ms + 2 ms) = 152 ms (6.6+), at 1352 ms. Meanwhile (Disorder) the SACKed
-/// two leave the flight: 8 of cwnd 10, so segments 11 and 12 go. At 1352 ms
+/// usecs_to_jiffies(150 ms + 2 ms) = 38 jiffies (6.6+): from jiffy 300 (1200 ms) it expires at
+/// 338, in the wheel's first level, and fires a jiffy after, at 339 (1356 ms). Meanwhile
+/// (Disorder) the SACKed two leave the flight: 8 of cwnd 10, so segments 11 and 12 go. At 1356 ms
 /// `tcp_rack_reo_timeout` marks segment 1 lost and starts Recovery with
 /// `tcp_cwnd_reduction(sk, 1, 1, 0)`: in flight 12 − 2 − 1 = 9 is above ssthresh 7, so
 /// sndcnt = ⌈7 · 1 / 10⌉ − 0 = 1, cwnd 10.
@@ -490,11 +494,11 @@ fn linux618_rack_reordering_timer_in_jiffies() {
     c.handle_packet(t(1200), &ack(0, &[(2, 3)]));
     assert_eq!(c.ca_state(), CaState::Disorder);
     assert_eq!(drain(&mut c, t(1200)), vec![11, 12]);
-    assert_eq!(c.poll_timeout(), Some(t(1352)));
-    c.handle_timeout(t(1352));
+    assert_eq!(c.poll_timeout(), Some(t(1356)));
+    c.handle_timeout(t(1356));
     assert_eq!(c.ca_state(), CaState::Recovery);
     assert_eq!((c.cwnd(), c.ssthresh()), (10, 7));
-    assert_eq!(drain(&mut c, t(1352)), vec![1]);
+    assert_eq!(drain(&mut c, t(1356)), vec![1]);
 }
 
 /// A server with `cfg` accepting the peer's SYN (window `syn_window`, MSS `mss`, SACK,

@@ -41,7 +41,7 @@ impl Connection {
         // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
         self.opts.ecn = self.cfg.ecn && seg.has(ECE) && seg.has(CWR);
         self.snd.snd_wnd = u32::from(seg.window);
-        self.timers.rto = Some(now + self.snd.rtt.rto());
+        self.timers.rto = Some(timers::timer_at(&self.cfg, now, self.snd.rtt.rto()));
     }
 
     pub(super) fn on_syn_sent(&mut self, now: Time, seg: &Segment) {
@@ -169,7 +169,7 @@ impl Connection {
         self.hs.syn_retries += 1;
         self.hs.syn_pending = true;
         self.snd.rtt.backoff();
-        self.timers.rto = Some(now + self.snd.rtt.rto());
+        self.timers.rto = Some(timers::timer_at(&self.cfg, now, self.snd.rtt.rto()));
     }
 
     /// The SYN or SYN-ACK, when one is due.

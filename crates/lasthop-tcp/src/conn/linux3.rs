@@ -298,9 +298,9 @@ impl SendState {
         cx.timers.rto = self.rtx.front().map(|h| {
             let at = h.sent_at + rto;
             if at > now {
-                at
+                cx.timer_until(at)
             } else {
-                now + rto
+                cx.timer_at(rto)
             }
         });
     }
@@ -372,11 +372,11 @@ impl SendState {
         let o = cx.o;
         if let Some(at) = self.l3.er_pause.take() {
             cx.timers.rto = None;
-            cx.timers.alt = Some((at, AltTimer::EarlyRetrans));
+            cx.timers.alt = Some((cx.timer_until(at), AltTimer::EarlyRetrans));
         }
         if let Some(at) = self.l3.rack.timer.take() {
             cx.timers.rto = None;
-            cx.timers.alt = Some((at, AltTimer::Rack));
+            cx.timers.alt = Some((cx.timer_until(at), AltTimer::Rack));
         }
         if let Some(high) = self.l3.tlp_high_seq {
             let sacked_new = self.sacked_out(o) > self.l3.prior_sacked;
@@ -679,7 +679,7 @@ impl SendState {
             at = rto_at;
         }
         cx.timers.rto = None;
-        cx.timers.alt = Some((at, AltTimer::LossProbe));
+        cx.timers.alt = Some((cx.timer_until(at), AltTimer::LossProbe));
     }
 
     /// Linux 6.x `tcp_schedule_loss_probe`: in Open or CWR, with SACK and data out, PTO =
@@ -714,7 +714,7 @@ impl SendState {
             at = at.min(now + jiffies_up(rto_at.saturating_since(now), cfg.hz));
         }
         cx.timers.rto = None;
-        cx.timers.alt = Some((at, AltTimer::LossProbe));
+        cx.timers.alt = Some((cx.timer_until(at), AltTimer::LossProbe));
     }
 
     /// The probe timer expired (Linux `tcp_send_loss_probe`): new data goes if any is written
@@ -722,7 +722,6 @@ impl SendState {
     /// out, the last segment is sent again and `tlp_high_seq` remembers snd_nxt. The RTO is
     /// rearmed from now.
     pub(super) fn on_loss_probe_timer(&mut self, cx: &mut Ctx) {
-        let now = cx.now;
         if self.unsent() > 0 || (self.fin_queued && !self.fin_sent) {
             self.l3.probe_new = true;
             self.l3.probe_round = true;
@@ -733,7 +732,7 @@ impl SendState {
             self.l3.tlp_high_seq = Some(self.snd_nxt);
             cx.stats.loss_probes += 1;
         }
-        cx.timers.rto = (!self.rtx.is_empty()).then(|| now + self.rtt.rto());
+        cx.timers.rto = (!self.rtx.is_empty()).then(|| cx.timer_at(self.rtt.rto()));
     }
 
     /// The probe retransmission the timer asked for: the last segment, sent again without the

@@ -135,6 +135,21 @@ macro_rules! ctx {
 }
 use ctx;
 
+impl Ctx<'_> {
+    /// When a timer armed now for `timeout` fires ([`timers::timer_at`]: Linux 4.8+'s wheel
+    /// with `timer_wheel`, else on time).
+    #[inline]
+    fn timer_at(&self, timeout: Dur) -> Time {
+        timers::timer_at(self.cfg, self.now, timeout)
+    }
+
+    /// [`Ctx::timer_at`] for a timer meant to expire at `at`.
+    #[inline]
+    fn timer_until(&self, at: Time) -> Time {
+        self.timer_at(at.saturating_since(self.now))
+    }
+}
+
 /// `wire` as an offset near `base_rel` (whose wire value is `base_wire`); `None` below zero.
 fn unwrap(base_wire: u32, base_rel: u64, wire: u32) -> Option<u64> {
     let d = i64::from(wire.wrapping_sub(base_wire) as i32);
@@ -184,7 +199,7 @@ impl Connection {
         iss: u32,
     ) -> Connection {
         let mut c = Connection::new(now, local, remote, cfg, iss, State::SynSent);
-        c.timers.rto = Some(now + c.snd.rtt.rto());
+        c.timers.rto = Some(timers::timer_at(&c.cfg, now, c.snd.rtt.rto()));
         c.record_trace(now);
         c
     }

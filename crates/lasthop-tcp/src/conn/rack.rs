@@ -152,7 +152,6 @@ impl SendState {
     pub(super) fn on_rack_timer(&mut self, cx: &mut Ctx) {
         let cfg = cx.cfg;
         let o = cx.o;
-        let now = cx.now;
         let prior = self.in_flight(o);
         let lost = self.lost_total;
         let wait = self.rack_detect_loss(cx);
@@ -183,7 +182,7 @@ impl SendState {
         }
         if wait > Dur::ZERO {
             cx.timers.rto = None;
-            cx.timers.alt = Some((now + wait, AltTimer::Rack));
+            cx.timers.alt = Some((cx.timer_at(wait), AltTimer::Rack));
         } else {
             self.rearm_rto(cx);
         }

@@ -350,7 +350,8 @@ impl RecvState {
                 DelayedAck::Adaptive => self.ato_timeout(rtt),
                 _ => cfg.delayed_ack_timeout,
             };
-            cx.timers.set_delack(Some(now + timeout));
+            let at = cx.timer_at(timeout);
+            cx.timers.set_delack(Some(at));
         }
     }
 

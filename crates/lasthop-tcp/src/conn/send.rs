@@ -448,9 +448,9 @@ impl SendState {
             // (2.2/2.3, outside RTO recovery) from when the oldest outstanding segment was sent.
             cx.timers.rto = self.rtx.front().map(|head| {
                 if cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
-                    (head.sent_at + self.rtt.rto()).max(now)
+                    cx.timer_until((head.sent_at + self.rtt.rto()).max(now))
                 } else {
-                    now + self.rtt.rto()
+                    cx.timer_at(self.rtt.rto())
                 }
             });
             if acked_pkts > 0 && !self.k6 {
@@ -473,7 +473,7 @@ impl SendState {
                         .map(|h| rate::us(now) - rate::us(h.sent_at));
                     if let (Some(s), Some(h), Some(_)) = (sack_rtt, head, cx.timers.rto) {
                         if s > h {
-                            cx.timers.rto = Some(now + self.rtt.rto());
+                            cx.timers.rto = Some(cx.timer_at(self.rtt.rto()));
                         }
                     }
                 }
@@ -580,9 +580,9 @@ impl SendState {
         self.rtt.sample22(m, self.win.cwnd);
         cx.timers.rto = self.rtx.front().map(|head| {
             if cfg.rto_timer == RtoTimer::OldestSent && self.retransmits == 0 {
-                (head.sent_at + self.rtt.rto()).max(now)
+                cx.timer_until((head.sent_at + self.rtt.rto()).max(now))
             } else {
-                now + self.rtt.rto()
+                cx.timer_at(self.rtt.rto())
             }
         });
     }
@@ -1214,7 +1214,6 @@ impl SendState {
     /// `established`: the thin-stream linear timeouts apply only in ESTABLISHED.
     pub(super) fn on_rto(&mut self, cx: &mut Ctx, established: bool) -> bool {
         let cfg = cx.cfg;
-        let now = cx.now;
         if self.retransmits >= cfg.retries2 {
             return false;
         }
@@ -1247,7 +1246,7 @@ impl SendState {
         } else {
             self.rtt.backoff();
         }
-        cx.timers.rto = Some(now + self.rtt.rto());
+        cx.timers.rto = Some(cx.timer_at(self.rtt.rto()));
         true
     }
 
@@ -1621,7 +1620,7 @@ impl SendState {
         }
         self.undo_retrans += 1;
         if i == 0 {
-            cx.timers.rto = Some(now + self.rtt.rto());
+            cx.timers.rto = Some(cx.timer_at(self.rtt.rto()));
         }
         let psh = match gso {
             Some((room, last)) => {
@@ -1801,7 +1800,7 @@ impl SendState {
         }
         self.on_new_data_sent(cx);
         if cx.timers.rto.is_none() {
-            cx.timers.rto = Some(now + self.rtt.rto());
+            cx.timers.rto = Some(cx.timer_at(self.rtt.rto()));
         }
         let mut flags = ACK | if fin { FIN } else { 0 } | if psh { PSH } else { 0 };
         let ect = o.ecn && len > 0;

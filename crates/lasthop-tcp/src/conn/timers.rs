@@ -138,3 +138,85 @@ impl Timers {
         due
     }
 }
+
+/// When a timer armed at `now` for `timeout` fires (`cfg.timer_wheel`: Linux 4.8+'s wheel,
+/// `kernel/time/timer.c` `calc_wheel_index`/`calc_index`). The timeout is taken in whole
+/// jiffies, rounded up (`usecs_to_jiffies`), and the timer is queued by how far its expiry is:
+/// below 63 jiffies in level 0, below 504 in level 1, below 4032 in level 2, then level 3, each
+/// level's buckets 8 times the last's (1, 8, 64, 512 jiffies). It fires at the end of its
+/// bucket, `((expires >> 3·level) + 1) << 3·level` jiffies ("the timer wheel has to guarantee
+/// that a timer does not fire early"): 1 jiffy late at most in level 0, 32 ms in level 1 and
+/// 256 ms in level 2 at HZ 250. The jiffies grid sits at `cfg.clock_phase`. Without the wheel
+/// the timer fires at `now + timeout`.
+pub(super) fn timer_at(cfg: &TcpConfig, now: Time, timeout: Dur) -> Time {
+    if !cfg.timer_wheel {
+        return now + timeout;
+    }
+    let tick = 1_000_000_000 / u64::from(cfg.hz.max(1));
+    let clock = now.0 + cfg.clock_phase.0;
+    let jiffies = clock / tick;
+    let delta = timeout.0.div_ceil(tick);
+    let expires = jiffies + delta;
+    let level = match delta {
+        0..63 => 0,
+        63..504 => 1,
+        504..4032 => 2,
+        _ => 3,
+    };
+    let fire = ((expires >> (3 * level)) + 1) << (3 * level);
+    Time((fire * tick).saturating_sub(cfg.clock_phase.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn wheel(phase_ms: u64) -> TcpConfig {
+        TcpConfig {
+            hz: 250,
+            timer_wheel: true,
+            clock_phase: Dur::from_millis(phase_ms),
+            ..TcpConfig::default()
+        }
+    }
+
+    fn ms(n: u64) -> Dur {
+        Dur::from_millis(n)
+    }
+
+    #[test]
+    fn wheel_fires_at_the_end_of_the_bucket() {
+        // HZ 250 (4 ms jiffies), the grid at 0. A 40 ms delayed ACK armed at 1002 ms (jiffy 250):
+        // 10 jiffies, level 0, expires 260, fires at jiffy 261 = 1044 ms.
+        let c = wheel(0);
+        assert_eq!(
+            timer_at(&c, Time::ZERO + ms(1002), ms(40)),
+            Time::ZERO + ms(1044)
+        );
+        // A 1.26 s loss probe armed at 629 ms (jiffy 157): 315 jiffies, level 1 (8 jiffies),
+        // expires 472, fires at (472 >> 3) + 1 = 60 → jiffy 480 = 1920 ms: 31 ms late (the
+        // emulated 6.18 host's first probe on seed 000's e0 left 1.288 s after its flight).
+        assert_eq!(
+            timer_at(&c, Time::ZERO + ms(629), ms(1260)),
+            Time::ZERO + ms(1920)
+        );
+        // A 3.6 s RTO armed at 53 458 ms (jiffy 13 364): 900 jiffies, level 2 (64 jiffies),
+        // expires 14 264, fires at (14 264 >> 6) + 1 = 223 → jiffy 14 272 = 57 088 ms.
+        assert_eq!(
+            timer_at(&c, Time::ZERO + ms(53_458), ms(3600)),
+            Time::ZERO + ms(57_088)
+        );
+        // The grid shifted by 2 ms: jiffy boundaries at 2, 6, 10 ... ms of the simulation.
+        let c = wheel(2);
+        assert_eq!(
+            timer_at(&c, Time::ZERO + ms(1002), ms(40)),
+            Time::ZERO + ms(1046)
+        );
+        // Without the wheel: on time.
+        let c = TcpConfig::default();
+        assert_eq!(
+            timer_at(&c, Time::ZERO + ms(1002), ms(40)),
+            Time::ZERO + ms(1042)
+        );
+    }
+}
