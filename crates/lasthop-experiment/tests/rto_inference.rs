@@ -31,8 +31,11 @@ fn inferred_timeouts_are_the_models_on_the_linux618_twin() {
         inferred += i;
         model += m;
     }
-    // Before the lost-retransmission clause of rule 3 the inference found 86 of 109.
-    assert!(model >= 50, "the model took only {model} timeouts");
+    // Before the lost-retransmission clause of rule 3 the inference found 86 of 109. The
+    // model takes 49 since session 20 (the timer wheel and the PSH marks: r6 BL 1.40 timeouts
+    // per connection, the kernel's; 1.65 before); the floor only keeps the check from passing
+    // on a twin that hardly times out.
+    assert!(model >= 40, "the model took only {model} timeouts");
     assert!(
         100 * inferred >= 97 * model,
         "{inferred} RTOs inferred of the model's {model}"
