@@ -29,7 +29,7 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug, Default)]
 pub(super) struct Gso {
     /// End offset of the skb `snd_nxt` is in (0: cut one at the next new segment).
-    pub(super) skb_end: u64,
+    skb_end: u64,
     /// The packet being sent: where it continues, segments it may still take, segments so far.
     next: u64,
     left: u32,
@@ -45,7 +45,7 @@ impl Gso {
         if snd_nxt < old_end && self.push_marks.back() == Some(&old_end) {
             self.push_marks.pop_back();
             if self.skb_end == old_end {
-                // The skb being sent grows with the write (up to its size goal, see `cut`).
+                // The skb being sent grows with the write (up to its size goal, `skb_end`).
                 self.skb_end = 0;
             }
         }
