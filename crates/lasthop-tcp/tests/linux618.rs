@@ -501,6 +501,36 @@ fn linux618_rack_reordering_timer_in_jiffies() {
     assert_eq!(drain(&mut c, t(1356)), vec![1]);
 }
 
+/// RACK.rtt as Linux keeps it: `tcp_rack_advance` runs for each newly delivered skb, the
+/// SACKed ones first (`tcp_sacktag_write_queue`), then the cumulatively ACKed ones
+/// (`tcp_clean_rtx_queue`), and each overwrites RACK.rtt, so the last one taken sets it (RFC
+/// 8985 takes the newest sent). And `tcp_min_rtt` holds the SYN's 600 ms, below every data
+/// RTT here. Segments 1-10 go at 600 ms; the ACK of 1 at 1400 (RTT 800) sends 11 and 12, the ACK
+/// of 2 at 1500 sends 13 and 14. At 2200 an ACK takes 3-11 and SACKs 13: 13 (RTT 700) moves
+/// RACK.xmit_ts to 1500, then 3-10 and 11 (sent 1400, RTT 800) leave RACK.rtt at 800. Segment
+/// 12, sent with 11, is due at 1400 + 800 + reo_wnd, reo_wnd = min_rtt / 4 = 150 ms: the
+/// reordering timer is armed for usecs_to_jiffies(150 + 2 ms) = 38 jiffies from jiffy 550
+/// (2200 ms), expires 588 and fires at 589, 2356 ms. (With RACK.rtt from 13, 700 ms, and the
+/// min RTT of the data, 700 ms, 12 would be due 75 ms after the ACK and the timer fire at
+/// 2284 ms.) A 6.18 sender over seed 000's e0 link armed its first reordering timer 39
+/// jiffies out on such an ACK (traced with `timer:timer_start`, docs/tcp-model.md).
+#[test]
+fn linux618_rack_rtt_is_the_last_segment_taken_and_min_rtt_the_syns() {
+    let mut c = client(TcpConfig::linux_6_18(), 40);
+    assert_eq!(drain(&mut c, t(600)), (1..=10).collect::<Vec<_>>());
+    c.handle_packet(t(1400), &ack(1, &[]));
+    assert_eq!(drain(&mut c, t(1400)), vec![11, 12]);
+    c.handle_packet(t(1500), &ack(2, &[]));
+    assert_eq!(drain(&mut c, t(1500)), vec![13, 14]);
+    c.handle_packet(t(2200), &ack(11, &[(13, 13)]));
+    assert_eq!(c.ca_state(), CaState::Disorder);
+    let _ = drain(&mut c, t(2200));
+    assert_eq!(c.poll_timeout(), Some(t(2356)));
+    c.handle_timeout(t(2356));
+    assert_eq!(c.ca_state(), CaState::Recovery);
+    assert_eq!(drain(&mut c, t(2356)), vec![12]);
+}
+
 /// A server with `cfg` accepting the peer's SYN (window `syn_window`, MSS `mss`, SACK,
 /// timestamps, window scale `wscale`), and the SYN-ACK it sends.
 fn accept_timestamped(

@@ -109,9 +109,14 @@ impl Connection {
         if self.hs.syn_retries > 0 && self.cfg.iw_after_syn_loss_1 {
             self.snd.win.cwnd = 1;
         }
+        // Linux times the SYN (or SYN-ACK) in `tcp_ack_update_rtt`: the min-RTT filter's first
+        // sample, the one RACK's reordering window and BBR start from.
+        if let (Some(r), Some(d)) = (self.snd.rate.as_deref_mut(), hs_rtt) {
+            r.update_min_rtt(now, d.0 / 1_000, false);
+        }
         let cx = ctx!(self, now);
         if self.snd.ctl {
-            self.snd.cc_established(&cx, hs_rtt);
+            self.snd.cc_established(&cx);
         }
         self.snd.update_pacing_rate(&cx);
         if let Some(a) = &mut self.rcv.autotune {

@@ -18,11 +18,16 @@ pub(super) struct Rack {
     /// Send time and end of the most recently sent segment delivered (RACK.xmit_ts,
     /// RACK.end_seq).
     xmit: Option<(Time, u64)>,
-    /// RACK.rtt: the RTT of that segment.
+    /// RACK.rtt: the RTT of the last segment `tcp_rack_advance` took (not always the one
+    /// at RACK.xmit_ts, see `rack_update`).
     rtt: Dur,
-    /// The smallest RTT of a delivered segment never retransmitted (Linux `tcp_min_rtt`,
-    /// without its 5-minute window).
+    /// The smallest RTT of a delivered segment never retransmitted: the min RTT when the
+    /// connection keeps no rate samples (else Linux's `tcp_min_rtt`, the handshake's sample
+    /// included, from `rate.rs`).
     min_rtt: Option<Dur>,
+    /// Segments this ACK SACKed for the first time (send time, end, ever retransmitted),
+    /// gathered by the SACK tagging for `rack_update`.
+    pub(super) sacked_now: Vec<(Time, u64, bool)>,
     /// Something was delivered since the last detection (`rack.advanced`).
     advanced: bool,
     /// The reordering timer the ACK being processed asks for.
@@ -36,47 +41,60 @@ fn sent_after(t1: Time, end1: u64, t2: Time, end2: u64) -> bool {
 }
 
 impl SendState {
-    /// RACK_update (Linux `tcp_rack_advance`), once per ACK after SACK tagging and before the
-    /// acknowledged segments leave the queue: every delivered segment sent after RACK.xmit_ts
-    /// advances it, unless it was retransmitted and its RTT is below min_RTT (the ACK may be for
-    /// the original). RACK.rtt becomes the RTT of the newest of them (RFC 8985 takes the
-    /// newest segment newly delivered even when it does not advance RACK.xmit_ts; the model
-    /// does not know which SACKed segments are new). `delivered`: the ACK advanced snd_una or
-    /// carried SACK blocks, so detection runs (`rack.advanced`).
+    /// RACK_update as Linux does it (`tcp_rack_advance`, once per newly delivered skb): first
+    /// the segments this ACK SACKed, in sequence order (`tcp_sacktag_write_queue` sorts the
+    /// blocks), then those it cumulatively ACKed that were not SACKed before
+    /// (`tcp_clean_rtx_queue`). Each sets RACK.rtt to its own RTT, unless it was retransmitted
+    /// and its RTT is below the min RTT (the ACK may be for the original); RACK.xmit_ts moves
+    /// only to a segment sent later. So RACK.rtt is the RTT of the last segment taken, not of
+    /// the newest one, as RFC 8985 has it: an ACK that SACKs segment 50 and cumulatively ACKs
+    /// 48, sent 144 ms before it with 49, leaves RACK.rtt at 48's RTT and gives 49 the whole
+    /// reordering window (a real 6.18 sender armed its reordering timer 39 jiffies out on such
+    /// an ACK, docs/tcp-model.md). Detection runs only when something was taken
+    /// (`rack.advanced`).
     #[inline]
-    pub(super) fn rack_update(&mut self, cx: &Ctx, ack: u64, delivered: bool) {
+    pub(super) fn rack_update(&mut self, cx: &Ctx, ack: u64) {
         let cfg = cx.cfg;
         let now = cx.now;
         if cfg.rack {
-            self.rack_update_on(ack, delivered, now);
+            self.rack_update_on(ack, now);
         }
     }
 
     #[inline(never)]
-    fn rack_update_on(&mut self, ack: u64, delivered: bool, now: Time) {
+    fn rack_update_on(&mut self, ack: u64, now: Time) {
+        let linux_min = self.linux_min_rtt();
         let r = &mut self.l3.rack;
-        r.advanced |= delivered;
-        let mut best = r.xmit;
-        for s in self.rtx.iter() {
-            if !(s.sacked() || s.end <= ack) {
-                continue;
-            }
-            let rtt = now.saturating_since(s.sent_at);
-            if !s.ever_retrans && r.min_rtt.is_none_or(|m| rtt < m) {
+        let mut sacked = std::mem::take(&mut r.sacked_now);
+        sacked.sort_unstable_by_key(|&(_, end, _)| end);
+        let cum = self
+            .rtx
+            .iter()
+            .take_while(|s| s.end <= ack)
+            .filter(|s| !s.sacked())
+            .map(|s| (s.sent_at, s.end, s.ever_retrans));
+        for (t, end, ever_retrans) in sacked.iter().copied().chain(cum) {
+            let rtt = now.saturating_since(t);
+            if !ever_retrans && r.min_rtt.is_none_or(|m| rtt < m) {
                 r.min_rtt = Some(rtt);
             }
-            let newer = best.is_none_or(|(t, e)| sent_after(s.sent_at, s.end, t, e));
-            if !newer || (s.ever_retrans && r.min_rtt.is_some_and(|m| rtt < m)) {
+            if ever_retrans && linux_min.or(r.min_rtt).is_some_and(|m| rtt < m) {
                 continue;
             }
-            best = Some((s.sent_at, s.end));
-        }
-        if best != r.xmit {
-            let (t, _) = best.expect("advanced");
-            r.xmit = best;
-            r.rtt = now.saturating_since(t);
             r.advanced = true;
+            r.rtt = rtt;
+            if r.xmit.is_none_or(|(xt, xe)| sent_after(t, end, xt, xe)) {
+                r.xmit = Some((t, end));
+            }
         }
+        sacked.clear();
+        r.sacked_now = sacked;
+    }
+
+    /// Linux's `tcp_min_rtt` when the connection keeps rate samples (the 6.18 profile).
+    fn linux_min_rtt(&self) -> Option<Dur> {
+        let m = self.rate.as_deref()?.min_rtt_us();
+        (m != u32::MAX).then(|| Dur::from_micros(u64::from(m)))
     }
 
     /// The reordering window (RFC 8985 §6.2 without reordering seen).
@@ -89,7 +107,7 @@ impl SendState {
             return Dur::ZERO;
         }
         let srtt = self.rtt.srtt().unwrap_or(Dur::ZERO);
-        match self.l3.rack.min_rtt {
+        match self.linux_min_rtt().or(self.l3.rack.min_rtt) {
             Some(m) => Dur(m.0 / 4).min(srtt),
             None => srtt,
         }

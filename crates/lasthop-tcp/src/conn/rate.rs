@@ -362,12 +362,9 @@ impl SendState {
         }
     }
 
-    /// The connection is established: the algorithm's `init`, the handshake's RTT in the
-    /// min-RTT filter first (Linux times the SYN-ACK in `tcp_ack_update_rtt`).
-    pub(super) fn cc_established(&mut self, cx: &Ctx, handshake_rtt: Option<Dur>) {
-        if let (Some(r), Some(d)) = (self.rate.as_deref_mut(), handshake_rtt) {
-            r.update_min_rtt(cx.now, d.0 / 1_000, false);
-        }
+    /// The connection is established: the algorithm's `init` (the handshake's RTT is already
+    /// in the min-RTT filter).
+    pub(super) fn cc_established(&mut self, cx: &Ctx) {
         let sk = self.ca_sk(cx);
         self.cc.init(&mut self.win, &sk);
     }

@@ -351,7 +351,7 @@ impl SendState {
         }
 
         let rdb_lost = self.rdb_hidden_loss(cx, ack);
-        self.rack_update(cx, ack, ack > self.snd_una || !seg.sacks.is_empty());
+        self.rack_update(cx, ack);
         let mut acked_pkts = 0u32;
         let mut rate_done = false;
         if ack > self.snd_una {
@@ -632,6 +632,12 @@ impl SendState {
                         rate.on_delivered(k, s.end, true, false);
                     }
                     self.newly_sacked = true;
+                    if cfg.rack && s.end > ack {
+                        self.l3
+                            .rack
+                            .sacked_now
+                            .push((s.sent_at, s.end, s.ever_retrans));
+                    }
                     self.orig_acked |= !s.ever_retrans && s.end <= self.high_seq;
                     s.set_sacked(&mut self.tally, true);
                     // Linux: a SACKed retransmission stays in flight ("S|R") unless the
