@@ -531,6 +531,55 @@ fn linux618_rack_rtt_is_the_last_segment_taken_and_min_rtt_the_syns() {
     assert_eq!(drain(&mut c, t(2356)), vec![12]);
 }
 
+/// A client that connects at `start`, loses its first SYN and sends it again on the timer; the
+/// SYN-ACK (timestamps `ts` if any) arrives at `synack_at`. Returns the connection, established.
+fn client_after_a_lost_syn(
+    cfg: TcpConfig,
+    start: Time,
+    synack_at: Time,
+    ts: Option<(u32, u32)>,
+) -> Connection {
+    let (c, s) = addrs();
+    let mut conn = Connection::connect(start, c, s, cfg, ISS);
+    let syn = Segment::decode(&conn.poll_transmit(start).unwrap()).unwrap();
+    assert_eq!(syn.flags, SYN);
+    let again = conn.poll_timeout().unwrap();
+    conn.handle_timeout(again);
+    let syn2 = Segment::decode(&conn.poll_transmit(again).unwrap()).unwrap();
+    assert_eq!(syn2.flags, SYN);
+    assert!(again < synack_at);
+    let sa = Segment {
+        src: Some(s),
+        dst: Some(c),
+        seq: PEER_ISS,
+        ack: ISS + 1,
+        flags: SYN | ACK,
+        window: 65535,
+        mss: Some(MSS as u16),
+        sack_permitted: true,
+        ts,
+        ..Segment::default()
+    };
+    conn.handle_packet(synack_at, &sa.encode());
+    assert_eq!(conn.poll_event(), Some(Event::Connected));
+    conn
+}
+
+/// RFC 6298 §5.7 as Linux 3.1+ does it (`tcp_init_metrics`, TCP_TIMEOUT_FALLBACK): a handshake
+/// whose SYN was retransmitted gives no RTT sample (Karn), and the RTO then starts from 3 s,
+/// not from the 1 s initial one. With timestamps the SYN-ACK's echo of the first SYN's TSval
+/// is a sample (`tcp_ack_update_rtt`: TSecr on an ACK of the SYN): SYN at 100 ms (TSval 100),
+/// SYN-ACK at 1700 ms echoing 100: RTT 1.6 s, RTO 3 · 1.6 = 4.8 s (srtt + 4 · srtt / 2).
+#[test]
+fn linux618_rto_after_a_retransmitted_syn_is_3s_or_the_timestamps_sample() {
+    let cfg = TcpConfig::linux_6_18();
+    let c = client_after_a_lost_syn(cfg.clone(), t(100), t(1700), None);
+    assert_eq!((c.srtt(), c.rto()), (None, Dur::from_secs(3)));
+    let c = client_after_a_lost_syn(cfg, t(100), t(1700), Some((5000, 100)));
+    assert_eq!(c.srtt(), Some(Dur::from_millis(1600)));
+    assert_eq!(c.rto(), Dur::from_millis(4800));
+}
+
 /// A server with `cfg` accepting the peer's SYN (window `syn_window`, MSS `mss`, SACK,
 /// timestamps, window scale `wscale`), and the SYN-ACK it sends.
 fn accept_timestamped(

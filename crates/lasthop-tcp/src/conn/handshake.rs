@@ -60,7 +60,7 @@ impl Connection {
         // An ECN-setup SYN-ACK has ECE and not CWR.
         self.opts.ecn = self.cfg.ecn && seg.has(ECE) && !seg.has(CWR);
         self.snd.snd_wnd = u32::from(seg.window);
-        self.establish(now);
+        self.establish(now, seg.ts.map(|(_, ecr)| ecr));
         // Linux acknowledges the SYN-ACK at once, before any data the application writes.
         self.hs.ack_owed = true;
     }
@@ -81,26 +81,41 @@ impl Connection {
             return;
         }
         self.snd.snd_wnd = u32::from(seg.window) << self.opts.snd_wscale;
-        self.establish(now);
+        self.establish(now, seg.ts.map(|(_, ecr)| ecr));
         // The ACK may carry data (the client's ACK was lost and the request came first).
         self.on_synchronized(now, seg);
     }
 
-    /// The SYN is acknowledged: first RTT sample (unless the SYN was retransmitted, Karn),
-    /// initial window.
-    fn establish(&mut self, now: Time) {
+    /// The SYN (or SYN-ACK) is acknowledged, by a segment echoing `ecr` if it has timestamps:
+    /// first RTT sample, initial window. A retransmitted SYN gives no sample from its send time
+    /// (Karn); with timestamps Linux takes one from the echo (`tcp_ack_update_rtt`: the TSecr
+    /// of an ACK that acknowledges the SYN, FLAG_SYN_ACKED being part of FLAG_ACKED).
+    fn establish(&mut self, now: Time, ecr: Option<u32>) {
         let (cfg, snd) = (&self.cfg, &mut self.snd);
         snd.snd_una = 1;
         snd.snd_nxt = 1;
         self.hs.syn_pending = false;
         self.timers.rto = None;
         let sample_ok = cfg.handshake_rtt == HandshakeRtt::Always || self.opts.ts;
-        let hs_rtt = (self.hs.syn_retries == 0).then(|| now.saturating_since(self.hs.syn_sent_at));
+        let hs_rtt = if self.hs.syn_retries == 0 {
+            Some(now.saturating_since(self.hs.syn_sent_at))
+        } else {
+            ecr.filter(|&e| self.opts.ts && e != 0)
+                .map(|e| Dur(u64::from(ms_stamp(now).wrapping_sub(e)) * 1_000_000))
+        };
         if let (Some(m), true) = (hs_rtt, sample_ok) {
             snd.rtt.sample(m, 1, 1);
         } else {
-            // RFC 2988 §5.7 / Linux: the backed-off SYN timeout does not carry over to data.
-            snd.rtt.reset(cfg.rto_initial);
+            // RFC 6298 §5.7: with no sample from a handshake that timed out, the RTO starts
+            // from 3 s, not from a shorter initial one (Linux 3.1+ `tcp_init_metrics`,
+            // TCP_TIMEOUT_FALLBACK; 2.4's initial RTO is 3 s already). The backed-off SYN
+            // timeout does not carry over to data.
+            let fallback = if self.hs.syn_retries > 0 {
+                cfg.rto_initial.max(Dur::from_secs(3))
+            } else {
+                cfg.rto_initial
+            };
+            snd.rtt.reset(fallback);
         }
         snd.win.cwnd = cfg.iw_segments(self.opts.mss);
         if cfg.cbi {
