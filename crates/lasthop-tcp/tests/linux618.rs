@@ -43,13 +43,10 @@ fn ack(acked: u32, sacks: &[(u32, u32)]) -> Packet {
     .encode()
 }
 
-/// A client connected by a SYN-ACK at 600 ms that has written `segments` full segments.
-fn client(cfg: TcpConfig, segments: u32) -> Connection {
+/// The peer's SYN-ACK (MSS 536, SACK, timestamps `ts` if any).
+fn synack(ts: Option<(u32, u32)>) -> Packet {
     let (c, s) = addrs();
-    let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
-    let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
-    assert_eq!(syn.flags, SYN);
-    let sa = Segment {
+    Segment {
         src: Some(s),
         dst: Some(c),
         seq: PEER_ISS,
@@ -58,9 +55,19 @@ fn client(cfg: TcpConfig, segments: u32) -> Connection {
         window: 65535,
         mss: Some(MSS as u16),
         sack_permitted: true,
+        ts,
         ..Segment::default()
-    };
-    conn.handle_packet(t(600), &sa.encode());
+    }
+    .encode()
+}
+
+/// A client connected by a SYN-ACK at 600 ms that has written `segments` full segments.
+fn client(cfg: TcpConfig, segments: u32) -> Connection {
+    let (c, s) = addrs();
+    let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
+    let syn = Segment::decode(&conn.poll_transmit(Time::ZERO).unwrap()).unwrap();
+    assert_eq!(syn.flags, SYN);
+    conn.handle_packet(t(600), &synack(None));
     assert_eq!(conn.poll_event(), Some(Event::Connected));
     conn.send(u64::from(segments * MSS));
     conn
@@ -548,19 +555,7 @@ fn client_after_a_lost_syn(
     let syn2 = Segment::decode(&conn.poll_transmit(again).unwrap()).unwrap();
     assert_eq!(syn2.flags, SYN);
     assert!(again < synack_at);
-    let sa = Segment {
-        src: Some(s),
-        dst: Some(c),
-        seq: PEER_ISS,
-        ack: ISS + 1,
-        flags: SYN | ACK,
-        window: 65535,
-        mss: Some(MSS as u16),
-        sack_permitted: true,
-        ts,
-        ..Segment::default()
-    };
-    conn.handle_packet(synack_at, &sa.encode());
+    conn.handle_packet(synack_at, &synack(ts));
     assert_eq!(conn.poll_event(), Some(Event::Connected));
     conn
 }
