@@ -101,7 +101,7 @@ impl Connection {
             Some(now.saturating_since(self.hs.syn_sent_at))
         } else {
             ecr.filter(|&e| self.opts.ts && e != 0)
-                .map(|e| Dur(u64::from(ms_stamp(now).wrapping_sub(e)) * 1_000_000))
+                .map(|e| ts_rtt(now, e))
         };
         if let (Some(m), true) = (hs_rtt, sample_ok) {
             snd.rtt.sample(m, 1, 1);

@@ -161,6 +161,11 @@ fn ms_stamp(now: Time) -> u32 {
     (now.0 / 1_000_000) as u32
 }
 
+/// The RTT a timestamp echo `ecr` gives at `now` (whole milliseconds, the clock's unit).
+fn ts_rtt(now: Time, ecr: u32) -> Dur {
+    Dur(u64::from(ms_stamp(now).wrapping_sub(ecr)) * 1_000_000)
+}
+
 impl Connection {
     fn new(
         now: Time,

@@ -400,9 +400,7 @@ impl SendState {
             // the oldest newly acknowledged segment, unless a retransmitted one is among
             // them (Karn; Linux FLAG_RETRANS_DATA_ACKED).
             let ts_sample = match seg.ts {
-                Some((_, ecr)) if o.ts && ecr != 0 && acked_pkts > 0 => {
-                    Some(Dur(u64::from(ms_stamp(now).wrapping_sub(ecr)) * 1_000_000))
-                }
+                Some((_, ecr)) if o.ts && ecr != 0 && acked_pkts > 0 => Some(ts_rtt(now, ecr)),
                 _ => None,
             };
             let r6 = if self.rate.is_some() {
