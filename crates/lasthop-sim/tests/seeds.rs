@@ -343,6 +343,60 @@ fn seed000_e0_two_transfers_5s_apart() {
     assert!((1..=3).contains(&c[1].drops().queue));
 }
 
+/// Seed 000, e0, 2tcp1udp with Eifel (Table 9, appendix Table 39): the seed's faster connection
+/// ends at 73.6-98.7 s in its 20 replications while the slower one takes 106.0-110.0 s. e0 has
+/// no randomness, so ours is one run: both connections overshoot together and share what the
+/// UDP stream leaves to the end (104.7 / 108.1 s). A few milliseconds of per-packet timing noise
+/// (`extra_delay`, as the seed's testbed had: Seawind's oversleeps, 10 ms host ticks) break the
+/// tie: one connection loses fewer packets in the overshoot and takes the link (200
+/// replications with 0-5 ms both ways: faster median 82.5 s, slower 109.6 s;
+/// experiments/seed000-2tcp1udp-noise.toml, docs/seed-comparison.md).
+#[test]
+fn seed000_e0_2tcp1udp_one_connection_pulls_ahead_only_with_timing_noise() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(scenarios().join("seed000-e0-2tcp1udp.toml")).unwrap();
+    let e0 = scenarios().join("../links/seed000-e0.toml");
+    let text = text.replace(
+        "link = \"../links/seed000-e0.toml\"",
+        &format!("link = {:?}", e0.display().to_string()),
+    );
+    let elapsed = |text: &str, replication: u64| {
+        let path = dir.path().join("s.toml");
+        std::fs::write(&path, text).unwrap();
+        let mut s = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        s.replication = replication;
+        let r = run_into(&s, &dir.path().join(format!("r{replication}")));
+        let mut e: Vec<f64> = r
+            .connections
+            .iter()
+            .map(|c| {
+                assert!(c.complete());
+                c.elapsed().as_secs_f64()
+            })
+            .collect();
+        e.sort_by(f64::total_cmp);
+        assert_eq!(e.len(), 2);
+        (e[0], e[1])
+    };
+    // Without noise: 377 280 bytes of both transfers through the half of the 64 kbit/s link the
+    // 32 kbit/s stream leaves take at least 94 s (more with headers); both end past 100 s, together.
+    let (fast, slow) = elapsed(&text, 0);
+    assert!(fast > 100.0 && slow - fast < 5.0, "{fast} {slow}");
+    // With 0-5 ms of noise on every packet, both ways: a connection pulls ahead in most runs
+    // (in 200: 75 % under 90.1 s), the other still ends with the link's total.
+    let noisy = text.replacen(
+        "log = \"all\"",
+        "log = \"all\"\nlink_set = { both = { extra_delay = \"uniform(0ms, 5ms)\" } }",
+        1,
+    );
+    let runs: Vec<(f64, f64)> = (0..8).map(|k| elapsed(&noisy, k)).collect();
+    let ahead = runs.iter().filter(|(f, s)| s - f > 15.0).count();
+    assert!(ahead >= 4, "{runs:?}");
+    for (_, slow) in &runs {
+        assert!((105.0..=112.0).contains(slow), "{runs:?}");
+    }
+}
+
 /// Seed 002's optimal link, workload s+2s (one page of three objects, no loss): the page
 /// metrics of `pages.csv` and `page_objects.csv`. The total time (server side) is shorter than
 /// the response time (client side) by the first SYN's way up and the last ACK's way down:
