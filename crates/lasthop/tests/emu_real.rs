@@ -244,6 +244,14 @@ fn emu_seed000_e0_spaces_full_segments_72ms_apart() {
         rel.iter().all(|r| !r[18].is_empty()),
         "release without actual time"
     );
+    // The flow starts at 0 and its client is running before the run's time 0, so its SYN
+    // reaches the link within a few ms of 0 (set at the programs' spawn, it came 11-23 ms late).
+    let syn = ev
+        .iter()
+        .find(|r| r[1] == "arrive" && r[2] == "down" && r[4].starts_with("tcp:"))
+        .map(|r| r[0].parse::<u64>().unwrap())
+        .expect("the SYN's arrival");
+    assert!(syn < 5_000_000, "the SYN reached the link at {syn} ns");
     no_namespaces_of(&stdout);
 }
 
