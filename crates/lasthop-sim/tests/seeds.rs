@@ -21,18 +21,28 @@ fn run_into(s: &Scenario, dir: &Path) -> SimResult {
     lasthop_sim::run(s, &opts).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Seed 002's s+2s scenario edited by `edit` (its link path made absolute first), written and
-/// loaded in `dir`.
-fn seed002_variant(dir: &Path, edit: impl Fn(String) -> String) -> Scenario {
-    let text = std::fs::read_to_string(scenarios().join("seed002-optimal-s2s.toml")).unwrap();
-    let optimal = scenarios().join("../links/seed002-optimal.toml");
+/// The shipped scenario `name` (whose link is `../links/LINK`) edited by `edit`, its link path
+/// made absolute first, written and loaded in `dir`.
+fn variant(dir: &Path, name: &str, link: &str, edit: impl Fn(String) -> String) -> Scenario {
+    let text = std::fs::read_to_string(scenarios().join(name)).unwrap();
+    let abs = scenarios().join("../links").join(link);
     let text = text.replace(
-        "link = \"../links/seed002-optimal.toml\"",
-        &format!("link = {:?}", optimal.display().to_string()),
+        &format!("link = \"../links/{link}\""),
+        &format!("link = {:?}", abs.display().to_string()),
     );
     let path = dir.join("variant.toml");
     std::fs::write(&path, edit(text)).unwrap();
     Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Seed 002's s+2s scenario edited by `edit`.
+fn seed002_variant(dir: &Path, edit: impl Fn(String) -> String) -> Scenario {
+    variant(
+        dir,
+        "seed002-optimal-s2s.toml",
+        "seed002-optimal.toml",
+        edit,
+    )
 }
 
 /// Queue drops of the data direction before the sender first enters Recovery or Loss (the slow
@@ -354,16 +364,14 @@ fn seed000_e0_two_transfers_5s_apart() {
 #[test]
 fn seed000_e0_2tcp1udp_one_connection_pulls_ahead_only_with_timing_noise() {
     let dir = tempfile::tempdir().unwrap();
-    let text = std::fs::read_to_string(scenarios().join("seed000-e0-2tcp1udp.toml")).unwrap();
-    let e0 = scenarios().join("../links/seed000-e0.toml");
-    let text = text.replace(
-        "link = \"../links/seed000-e0.toml\"",
-        &format!("link = {:?}", e0.display().to_string()),
-    );
-    let elapsed = |text: &str, replication: u64| {
-        let path = dir.path().join("s.toml");
-        std::fs::write(&path, text).unwrap();
-        let mut s = Scenario::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    // The scenario as shipped, or with `extra` added after its log level.
+    let elapsed = |extra: &str, replication: u64| {
+        let mut s = variant(
+            dir.path(),
+            "seed000-e0-2tcp1udp.toml",
+            "seed000-e0.toml",
+            |t| t.replacen("log = \"all\"", &format!("log = \"all\"\n{extra}"), 1),
+        );
         s.replication = replication;
         let r = run_into(&s, &dir.path().join(format!("r{replication}")));
         let mut e: Vec<f64> = r
@@ -380,16 +388,12 @@ fn seed000_e0_2tcp1udp_one_connection_pulls_ahead_only_with_timing_noise() {
     };
     // Without noise: 377 280 bytes of both transfers through the half of the 64 kbit/s link the
     // 32 kbit/s stream leaves take at least 94 s (more with headers); both end past 100 s, together.
-    let (fast, slow) = elapsed(&text, 0);
+    let (fast, slow) = elapsed("", 0);
     assert!(fast > 100.0 && slow - fast < 5.0, "{fast} {slow}");
     // With 0-5 ms of noise on every packet, both ways: a connection pulls ahead in most runs
     // (in 200: 75 % under 90.1 s), the other still ends with the link's total.
-    let noisy = text.replacen(
-        "log = \"all\"",
-        "log = \"all\"\nlink_set = { both = { extra_delay = \"uniform(0ms, 5ms)\" } }",
-        1,
-    );
-    let runs: Vec<(f64, f64)> = (0..8).map(|k| elapsed(&noisy, k)).collect();
+    let noisy = "link_set = { both = { extra_delay = \"uniform(0ms, 5ms)\" } }";
+    let runs: Vec<(f64, f64)> = (0..8).map(|k| elapsed(noisy, k)).collect();
     let ahead = runs.iter().filter(|(f, s)| s - f > 15.0).count();
     assert!(ahead >= 4, "{runs:?}");
     for (_, slow) in &runs {
