@@ -244,14 +244,16 @@ fn emu_seed000_e0_spaces_full_segments_72ms_apart() {
         rel.iter().all(|r| !r[18].is_empty()),
         "release without actual time"
     );
-    // The flow starts at 0 and its client is running before the run's time 0, so its SYN
-    // reaches the link within a few ms of 0 (set at the programs' spawn, it came 11-23 ms late).
+    // The flow starts at 0, and its client was running and waiting when the run's time 0 came
+    // (the emulator warns otherwise; with time 0 set at the programs' spawn the SYN came 11-23 ms
+    // late on a quiet machine). What is left is the client's wake-up, a few ms on a loaded one.
+    assert!(!stderr.contains("were running only"), "{stderr}");
     let syn = ev
         .iter()
         .find(|r| r[1] == "arrive" && r[2] == "down" && r[4].starts_with("tcp:"))
         .map(|r| r[0].parse::<u64>().unwrap())
         .expect("the SYN's arrival");
-    assert!(syn < 5_000_000, "the SYN reached the link at {syn} ns");
+    assert!(syn < 50_000_000, "the SYN reached the link at {syn} ns");
     no_namespaces_of(&stdout);
 }
 
