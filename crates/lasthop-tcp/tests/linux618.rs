@@ -575,6 +575,16 @@ fn linux618_rto_after_a_retransmitted_syn_is_3s_or_the_timestamps_sample() {
     assert_eq!(c.rto(), Dur::from_millis(4800));
 }
 
+/// A Linux 6.18 server on a 1500-byte path accepting a 6.x peer's SYN (window 64 240, MSS 1460,
+/// SACK, timestamps, window scale 10), and its SYN-ACK.
+fn accept_1500_timestamped() -> (Connection, Segment) {
+    let cfg = TcpConfig {
+        mtu: Bytes(1500),
+        ..TcpConfig::linux_6_18()
+    };
+    accept_timestamped(cfg, 64240, 1460, Some(10))
+}
+
 /// A server with `cfg` accepting the peer's SYN (window `syn_window`, MSS `mss`, SACK,
 /// timestamps, window scale `wscale`), and the SYN-ACK it sends.
 fn accept_timestamped(
@@ -643,11 +653,7 @@ fn peer_segment(seq_off: u32, payload: u32, window: u16, ts: Option<(u32, u32)>)
 /// follow: 22 segments are ACKed one by one, then every second one.
 #[test]
 fn linux6_receiver_acks_22_segments_at_once_while_its_window_grows() {
-    let cfg = TcpConfig {
-        mtu: Bytes(1500),
-        ..TcpConfig::linux_6_18()
-    };
-    let (mut srv, sa) = accept_timestamped(cfg, 64240, 1460, Some(10));
+    let (mut srv, sa) = accept_1500_timestamped();
     assert_eq!(sa.window, 65160);
     // Our shift is the smallest that fits tcp_rmem[2] (32 MiB): 10, the emulated hosts'.
     assert_eq!(sa.wscale, Some(10));
@@ -705,8 +711,12 @@ fn linux6_receiver_without_window_scaling_keeps_a_segment_of_its_buffer() {
             windows.push(Segment::decode(&p).unwrap().window);
         }
     }
-    // Quick ACKs: one per segment, the right edge never moving back.
-    assert_eq!(windows, vec![64_976; 4]);
+    // Quick ACKs, one per segment, sent before the application reads it: the first keeps the
+    // SYN-ACK's right edge (65 500 − 524), the next find the free space less the unread
+    // segment, (131 072 − 1280) / 2 = 64 896, and offer it in whole rcv_mss: 123 · 524 =
+    // 64 452. The emulated 6.18 receivers (seed 000 2tcp1udp, 2026-11-29) offered exactly
+    // 64 976, 64 452, 64 452, 64 452.
+    assert_eq!(windows, vec![64_976, 64_452, 64_452, 64_452]);
 
     let cfg = TcpConfig {
         timestamps: false,
@@ -950,4 +960,112 @@ fn linux618_every_ack_sent_spends_a_quick_ack() {
         (18, vec![18]),
     ]);
     assert_eq!(at_once, want);
+}
+
+/// The windows the receiver offers for `segs` in-order full segments (1448 bytes) arriving
+/// 1.2 ms apart from `from` ms, `first` segments into the data, echoing `tsecr` if any.
+fn windows_for(
+    srv: &mut Connection,
+    from: u64,
+    first: u32,
+    segs: u32,
+    tsecr: Option<u32>,
+) -> Vec<u64> {
+    let mut windows = Vec::new();
+    for k in 0..segs {
+        let now = Time(from * 1_000_000 + u64::from(k) * 1_200_000);
+        let ts = tsecr.map(|e| (300, e));
+        srv.handle_packet(now, &peer_segment((first + k) * 1448, 1448, 63, ts));
+        while let Some(p) = srv.poll_transmit(now) {
+            windows.push(u64::from(Segment::decode(&p).unwrap().window) << 10);
+        }
+    }
+    windows
+}
+
+/// Linux takes the receiver's timestamp RTT sample (`tcp_rcv_rtt_measure_ts`) for every data
+/// segment, out-of-order ones too, before `tcp_data_queue` (checked on the emulated 6.18
+/// receiver with the `tcp:tcp_rcvbuf_grow` tracepoint, docs/sim-vs-emu.md). 1500-byte path:
+/// ten segments in order from 100 ms echo the SYN-ACK's TSval 0, so the receiver's RTT is
+/// 100 ms and its window reaches the plateau of (131 072 − 2304) · 160/256 = 80 480 (80 896
+/// offered, aligned up to 1024). Segment 10 is lost; 11–30 arrive from 120 ms echoing the
+/// receiver's TSval 110: a 10 ms sample, which the estimate latches (`tcp_rcv_rtt_update`
+/// keeps a smaller sample at once). Segment 10 fills the hole at 150 ms echoing TSval 0 again,
+/// new against the last echo (110): a 150 ms sample, smoothed to 10 · 7/8 + 150/8 = 27.5 ms.
+/// 50 ms have passed since the buffer's count began at 100 ms, more than that RTT: the 31
+/// segments read (44 888 B) against the 14 480 B of the first RTT grow the buffer, and the
+/// next segments grow the window past the plateau by 2 · 1448 each (80 480 + 2896 = 83 376 →
+/// 83 968, 86 272 → 87 040, 89 168 → 90 112), each ACKed at once. Without the out-of-order
+/// samples the RTT stays at 100 ms at the filled hole (its echo equals the in-order segments'
+/// last), the buffer grows only when segment 31 brings a new echo, after that segment's window
+/// was computed, and 31 waits for the delayed ACK.
+#[test]
+fn linux6_receiver_takes_rtt_samples_from_out_of_order_segments() {
+    let (mut srv, sa) = accept_1500_timestamped();
+    let tsecr0 = sa.ts.unwrap().0;
+    assert_eq!(tsecr0, 0);
+    srv.handle_packet(t(100), &peer_data_ts(0, 0, 63, tsecr0));
+    let before = windows_for(&mut srv, 100, 0, 10, Some(tsecr0));
+    assert_eq!(*before.last().unwrap(), 80_896);
+    // Segments 11-30, out of order, echoing the receiver's clock at 110 ms.
+    windows_for(&mut srv, 120, 11, 20, Some(110));
+    let hole = windows_for(&mut srv, 150, 10, 1, Some(tsecr0));
+    assert_eq!(hole, vec![80_896]);
+    let after = windows_for(&mut srv, 160, 31, 3, Some(150));
+    assert_eq!(after, vec![83_968, 87_040, 90_112]);
+}
+
+/// Linux's window-based receiver RTT sample (`tcp_rcv_rtt_measure`, the only one without
+/// timestamps) runs in `tcp_event_data_recv`, before `tcp_ofo_queue` moves what a hole's
+/// filling completes: a filled hole does not count the out-of-order data toward the window
+/// the sample waits for. 1500-byte path without timestamps: the SYN-ACK offers 64 240; the
+/// first segment at 100 ms starts the sample, which ends when rcv_nxt passes 1460 + 64 240 =
+/// 65 700. Segment 6 is lost and 7–48 are held; when 6 arrives at 150 ms, rcv_nxt at its end
+/// is 10 220, so no sample (moving the held data first would reach 71 540 and take a 50 ms
+/// sample, which would grow the buffer at once). The window had reached its plateau,
+/// (131 072 − 2304) · 162/256 = 81 486 (a 1460-byte payload in a 2304-byte buffer: ratio 162),
+/// offered as 81 920; without an RTT the buffer cannot grow until the next segment takes the
+/// sample.
+#[test]
+fn linux6_receiver_window_rtt_sample_ignores_the_data_a_filled_hole_releases() {
+    let cfg = TcpConfig {
+        mtu: Bytes(1500),
+        timestamps: false,
+        ..TcpConfig::linux_6_18()
+    };
+    let (mut srv, sa) = accept_syn(cfg, 64240, 1460, Some(10), None);
+    assert_eq!(sa.window, 64240);
+    srv.handle_packet(t(100), &peer_segment(0, 0, 63, None));
+    let send = |srv: &mut Connection, at: Time, k: u32| {
+        srv.handle_packet(at, &peer_segment(k * 1460, 1460, 63, None));
+        let mut w = Vec::new();
+        while let Some(p) = srv.poll_transmit(at) {
+            w.push(u64::from(Segment::decode(&p).unwrap().window) << 10);
+        }
+        w
+    };
+    for k in 0..6 {
+        send(&mut srv, Time(100_000_000 + u64::from(k) * 1_200_000), k);
+    }
+    for k in 7..49 {
+        send(&mut srv, Time(110_000_000 + u64::from(k) * 1_200_000), k);
+    }
+    // Its ACK goes at once and finds the 43 segments it completed unread: (131 072 − 43 ·
+    // 2304) · 162/256 = 20 250, aligned up to 20 480 (above what is left of the last right
+    // edge, 81 920 + 8761 − 71 541 = 19 140).
+    assert_eq!(send(&mut srv, t(150), 6), vec![20_480]);
+    let mut after = Vec::new();
+    for k in 49..52 {
+        after.extend(send(
+            &mut srv,
+            Time(160_000_000 + u64::from(k) * 1_200_000),
+            k,
+        ));
+    }
+    // The next segment (49, at 218.8 ms) takes the sample: 118.8 ms, the buffer's first
+    // RTT has passed, and it grows after that segment's window growth was tried, so 49 waits
+    // for the delayed ACK; 50 and 51 then grow the window by 2920 each and are ACKed at once:
+    // 81 486 + 2920 = 84 406 → 84 992, 87 326 → 88 064. Had the filled hole taken its 50 ms
+    // sample, the buffer would have grown at 150 ms and 49 would be ACKed at once at 84 992.
+    assert_eq!(after, vec![84_992, 88_064]);
 }

@@ -13,8 +13,9 @@
 //!   becomes 2·copied + 4·copied·(copied − space)/space, where copied is what the
 //!   application read in the last RTT and space the most read in one before.
 //!
-//! The model's applications read at once, so the buffer holds only the segment being received
-//! and the out-of-order queue.
+//! The model's applications read at once, so the buffer holds only the segment being received,
+//! the out-of-order queue and, for an ACK sent as data arrives, that data (`recv.rs` charges
+//! each segment its `truesize`).
 
 use crate::config::TcpConfig;
 use lasthop_core::{Dur, Time};
@@ -190,8 +191,9 @@ impl RcvBuf {
     }
 
     /// `tcp_grow_window` for a segment of `len` payload bytes (`ip_len` on the wire) while
-    /// `held` bytes wait out of order: grow rcv_ssthresh by two segments (`advmss`) up to the
-    /// room left. Returns whether it grew, which asks for an immediate ACK.
+    /// other segments cost `held` bytes of the buffer (`sk_rmem_alloc`: the out-of-order queue,
+    /// data not yet read): grow rcv_ssthresh by two segments (`advmss`) up to the room left.
+    /// Returns whether it grew, which asks for an immediate ACK.
     pub(super) fn grow(
         &mut self,
         len: u64,
@@ -204,7 +206,7 @@ impl RcvBuf {
             return false;
         }
         // `tcp_space`: the buffer less what this segment and the out-of-order queue cost.
-        let rmem = truesize(ip_len) + self.space_from_win(held);
+        let rmem = truesize(ip_len) + held;
         let room = self
             .window_clamp
             .min(win_from_space(self.rcvbuf.saturating_sub(rmem), self.ratio))
@@ -265,13 +267,10 @@ impl RcvBuf {
         self.space_time = now;
     }
 
-    /// `__tcp_select_window`'s free space: the buffer less the out-of-order queue, at most
-    /// rcv_ssthresh (before the caller's alignment to the window scale).
+    /// `__tcp_select_window`'s free space: the buffer less the `held` bytes its segments cost
+    /// (`tcp_space`), at most rcv_ssthresh (before the caller's alignment to the window scale).
     pub(super) fn free_window(&self, held: u64) -> u64 {
-        let free = win_from_space(
-            self.rcvbuf.saturating_sub(self.space_from_win(held)),
-            self.ratio,
-        );
+        let free = win_from_space(self.rcvbuf.saturating_sub(held), self.ratio);
         free.min(self.rcv_ssthresh).min(self.window_clamp)
     }
 

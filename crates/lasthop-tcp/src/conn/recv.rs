@@ -2,7 +2,7 @@
 //! delayed ACK (whose timer is [`Timers::delack`]), the advertised window, and what the
 //! receiver echoes (TS.Recent, ECE).
 
-use super::rcvbuf::{advmss, RcvBuf};
+use super::rcvbuf::{advmss, truesize, RcvBuf};
 use super::*;
 
 /// Linux TCP_ATO_MIN (HZ/25) for the adaptive delayed-ACK timer.
@@ -59,6 +59,9 @@ pub(super) struct RecvState {
     pub(super) window_cap: Option<u64>,
     /// Linux 6.x's receive-buffer autotuning and window growth (`rcvbuf_initial`).
     pub(super) autotune: Option<RcvBuf>,
+    /// The bytes delivered at this instant: an ACK sent at once (in the kernel's softirq,
+    /// before the application reads) finds them still in the buffer.
+    unread: (Time, u64),
     /// Linux 6.18's quick-ACK accounting (`cfg.kernel`): a gap longer than the RTO re-enters
     /// quick-ACK mode (`tcp_event_data_recv`), and every ACK of new data uses up one quick ACK
     /// (`tcp_dec_quickack_mode`).
@@ -89,6 +92,7 @@ impl RecvState {
             ece_pending: false,
             window_cap: None,
             autotune: cfg.rcvbuf_initial.map(|b| RcvBuf::new(b.0, cfg.rcvbuf.0)),
+            unread: (Time::ZERO, 0),
             k6: cfg.kernel == Some(crate::config::Kernel::Linux618),
         }
     }
@@ -195,6 +199,13 @@ impl RecvState {
         self.ooo.iter().map(|&(s, e)| e - s).sum()
     }
 
+    /// The buffer memory (`sk_rmem_alloc`) that `bytes` of received data cost: one
+    /// `truesize` per segment of `rcv_mss` (the TUN device's linear skbs are never coalesced).
+    fn mem(&self, bytes: u64, ts: bool) -> u64 {
+        let mss = self.rcv_mss.max(1);
+        bytes.div_ceil(mss) * truesize(mss + 40 + if ts { 12 } else { 0 })
+    }
+
     /// A segment's payload and FIN.
     // The receiver's inputs: configuration, options, the RTT estimator (for ato), counters,
     // the delayed-ACK timer, and the segment.
@@ -233,6 +244,12 @@ impl RecvState {
             return out;
         }
         let limit = self.rcv_nxt + cfg.rcvbuf.0;
+        // Linux `tcp_rcv_established` takes the receiver's timestamp RTT sample
+        // (`tcp_rcv_rtt_measure_ts`) before `tcp_data_queue`, so out-of-order segments give
+        // one too.
+        if let (Some(a), Some((_, ecr))) = (&mut self.autotune, seg.ts) {
+            a.rtt_sample(len, self.rcv_mss, ecr, ms_stamp(cx.now));
+        }
         if start > self.rcv_nxt {
             // Out of order: hold it (within the buffer) and acknowledge at once with SACK.
             self.ack_now = true;
@@ -243,7 +260,7 @@ impl RecvState {
                     self.insert_ooo(cx, start, e);
                 }
                 // Linux `tcp_data_queue_ofo` grows the window too.
-                let held = self.ooo_bytes();
+                let held = self.mem(self.ooo_bytes(), cx.o.ts);
                 if let Some(a) = &mut self.autotune {
                     let ip_len = len + 40 + if cx.o.ts { 12 } else { 0 };
                     let advmss = advmss(cfg, cx.o.ts);
@@ -268,7 +285,15 @@ impl RecvState {
                 self.quickacks_left = self.quickacks_left.max(cfg.quickacks);
             }
             let filled_hole = !self.ooo.is_empty();
-            let mut nxt = end.min(limit);
+            // `tcp_event_data_recv` (the window-based RTT sample, the window's growth) runs
+            // before `tcp_ofo_queue` moves what the segment completes: it sees rcv_nxt at the
+            // segment's end and the out-of-order queue still charged to the buffer.
+            let (seg_nxt, held, rcv_wnd) = (
+                end.min(limit),
+                self.mem(self.ooo_bytes(), cx.o.ts),
+                self.rcv_wnd(),
+            );
+            let mut nxt = seg_nxt;
             while let Some(&(s, e)) = self.ooo.first() {
                 if s > nxt {
                     break;
@@ -282,17 +307,19 @@ impl RecvState {
             if delivered > 0 {
                 cx.stats.bytes_delivered += delivered;
                 out.delivered = delivered;
+                let before = if self.unread.0 == cx.now {
+                    self.unread.1
+                } else {
+                    0
+                };
+                self.unread = (cx.now, before + delivered);
             }
-            let (held, rcv_wnd) = (self.ooo_bytes(), self.rcv_wnd());
             if let Some(a) = &mut self.autotune {
                 // Linux `tcp_event_data_recv`: the ratio, then the window's growth, which asks
                 // for an immediate ACK (`icsk_ack.quick |= 1`).
                 let ip_len = len + 40 + if cx.o.ts { 12 } else { 0 };
                 if delivered > 0 {
-                    a.rtt_measure(self.rcv_nxt, rcv_wnd, cx.now);
-                }
-                if let Some((_, ecr)) = seg.ts {
-                    a.rtt_sample(len, self.rcv_mss, ecr, ms_stamp(cx.now));
+                    a.rtt_measure(seg_nxt, rcv_wnd, cx.now);
                 }
                 a.measure(len, self.rcv_mss, ip_len, rcv_wnd);
                 let advmss = advmss(cfg, cx.o.ts);
@@ -330,6 +357,17 @@ impl RecvState {
         let now = cx.now;
         if cfg.delayed_ack == DelayedAck::Adaptive {
             self.update_ato(rtt, now, cfg.quickacks);
+        }
+        // Linux sends the ACK of a filled hole or in quick-ACK mode from the softirq, before
+        // the application reads what arrived (so its window counts that data); the others
+        // come after the read (`tcp_cleanup_rbuf`: a pushed segment, or the every-second-
+        // segment ACK whenever the unread data would shrink the window, as `__tcp_ack_snd_check`
+        // then leaves it to the reader), or on the timer, when the data has been read.
+        let charged = filled_hole
+            || cfg.delayed_ack == DelayedAck::Off
+            || (self.quickacks_left > 0 && self.pushed == 0);
+        if !charged {
+            self.unread.1 = 0;
         }
         if filled_hole || cfg.delayed_ack == DelayedAck::Off {
             self.ack_now = true;
@@ -457,7 +495,14 @@ impl RecvState {
         let held = self.ooo_bytes();
         let mut w = match &self.autotune {
             Some(a) => {
-                let free = a.free_window(held);
+                // Linux charges the out-of-order queue and what the application has not read
+                // yet: an ACK sent as data arrives finds that data unread.
+                let unread = if self.unread.0 == cx.now {
+                    self.unread.1
+                } else {
+                    0
+                };
+                let free = a.free_window(self.mem(held + unread, o.ts));
                 // Linux `__tcp_select_window` without window scaling: keep the window last
                 // offered while it is within one rcv_mss below the free space, else offer the
                 // free space rounded down to whole rcv_mss (the emulated 6.18 receivers offer
