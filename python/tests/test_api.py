@@ -261,7 +261,9 @@ def test_run_emulated(tmp_path):
         r = lasthop.load(lasthop.run(exp, out=tmp_path / "emu", exe=BIN))
         assert r.mode == "emu"
         c = r.connections
-        assert c["flow_index"].tolist() == [0, 1]
+        # Both flows start at 0 s; rows are in the order of each connection's first packet
+        # (docs/analysis.md), which is the kernel's to choose between two SYNs sent at once.
+        assert sorted(c["flow_index"].tolist()) == [0, 1]
         assert c["complete"].all()
         return
     if not root:
