@@ -28,6 +28,10 @@ struct Spec {
 /// of sequence space overflows.
 pub const UNLIMITED: u64 = 1 << 50;
 
+/// The sender's write() calls: its 64 KiB buffer, written whole each time (the emulator's
+/// `bulk-send`; the model's Linux 6.18 copies the calls as the kernel does).
+pub const WRITE_CALL: u64 = 64 * 1024;
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Params {
     pub bytes: u64,
@@ -157,7 +161,7 @@ impl Endpoint for Sender {
         match ev {
             SockEvent::Connected(s) => {
                 self.connected = Some(now);
-                net.write(s, self.bytes);
+                net.write_calls(s, self.bytes, WRITE_CALL);
                 net.close(s);
             }
             SockEvent::Closed(_) => self.status = Status::Done,

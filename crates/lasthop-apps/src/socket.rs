@@ -47,9 +47,15 @@ pub trait Net {
     fn listen(&mut self, port: u16) -> SockId;
     /// The remote address of a connection (`getpeername`).
     fn peer(&self, sock: SockId) -> Option<SocketAddrV4>;
-    /// Queues `bytes` more bytes on a connection (the model's send buffer has no limit; the
-    /// bytes themselves are virtual).
+    /// Writes `bytes` more bytes on a connection in one write() call (the bytes themselves
+    /// are virtual; the model's Linux 6.18 has a send buffer the call may wait in).
     fn write(&mut self, sock: SockId, bytes: u64);
+    /// Writes `bytes` as consecutive write() calls of `call` bytes, the last one shorter, as
+    /// the emulated application's loop does.
+    fn write_calls(&mut self, sock: SockId, bytes: u64, call: u64) {
+        let _ = call;
+        self.write(sock, bytes);
+    }
     /// Closes a connection after what was written (`shutdown` then `close`).
     fn close(&mut self, sock: SockId);
     /// A UDP socket bound to `port`.

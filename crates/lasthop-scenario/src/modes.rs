@@ -138,7 +138,7 @@ pub const KEYS: &[KeyRow] = &[
     row(
         "flows[i].sndbuf, flows[i].rcvbuf (bulk)",
         (
-            Honour::Refused("SO_SNDBUF / SO_RCVBUF of the real sockets: the model has no send buffer, and its receive buffer is the host's `tcp.rcvbuf` (the most the receiver advertises); set that, or run in emulation"),
+            Honour::Refused("SO_SNDBUF / SO_RCVBUF of the real sockets: the model's send buffer is Linux 6.18's autotuned one (`kernel = \"linux-6.18\"`; none before), and its receive buffer is the host's `tcp.rcvbuf` (the most the receiver advertises); set that, or run in emulation"),
             Honour::Yes,
         ),
     ),
@@ -420,7 +420,7 @@ impl Flow {
                 sock.insert("window_clamp".into(), format!("{w}B").into());
             }
             for (name, set, what) in [
-                ("sndbuf", s.sndbuf.is_some(), "SO_SNDBUF: the TCP model has no send buffer (the application's bytes are always ready to send)"),
+                ("sndbuf", s.sndbuf.is_some(), "SO_SNDBUF: the TCP model's send buffer is Linux 6.18's autotuned one (`kernel = \"linux-6.18\"`; before 6.x the application's bytes are always ready to send)"),
                 ("rcvbuf", s.rcvbuf.is_some(), "SO_RCVBUF (Linux doubles it and offers part of it as window): the TCP model's receive buffer is the host's tcp.rcvbuf, the most the receiver advertises"),
             ] {
                 if set {

@@ -335,6 +335,12 @@ impl Net for HostNet<'_> {
         }
     }
 
+    fn write_calls(&mut self, sock: SockId, bytes: u64, call: u64) {
+        if let Some(c) = self.stack.conn(sock) {
+            c.send_calls(bytes, call);
+        }
+    }
+
     fn close(&mut self, sock: SockId) {
         if let Some(c) = self.stack.conn(sock) {
             c.close();

@@ -315,6 +315,46 @@ fn linux6_sender_pushes_the_last_segment_of_each_gso_packet() {
     assert_eq!(drain_psh(&mut c, t(1810)), vec![(11, true)]);
 }
 
+/// The 6.x writer (`conn/sndbuf.rs`) copies 188 640 B written in calls of 64 KiB, as the
+/// emulator's bulk sender writes them, into a 46 080 B send buffer (2 x 10 x 2304 at IW 10).
+/// Skbs of 61 segments (half the 65 535 B window), each refilled as its first packets go:
+/// skb 1 takes 61 segments, sends a pair and takes the pair's room again; at 32 768 B past the
+/// last mark it is full and ends beyond half the window, so it is pushed (`forced_push`), the
+/// window's ten segments go, and it grows by eight more, to 71 segments (38 056 B), its PSH
+/// moving with its end. Skb 2 takes the rest of the first call (27 480 B, pushed as the call
+/// ends); the second call's first copy appends 5 216 B to it, clearing that PSH, and then the
+/// queues' 70 752 B and 7 skbs (832 B each) exceed the buffer: the writer sleeps, its skb
+/// pushed. Segment 71 ends skb 1: when it goes alone it carries PSH. The buffer grows when an
+/// ACK finds fewer than cwnd segments in flight once its first packet has gone.
+#[test]
+fn linux6_writer_fills_the_send_buffer_and_pushes_where_the_kernel_does() {
+    let cfg = TcpConfig {
+        prr: false,
+        ..reno_618(10)
+    };
+    let (c, s) = addrs();
+    let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
+    conn.poll_transmit(Time::ZERO).unwrap();
+    conn.handle_packet(t(600), &synack(None));
+    assert_eq!(conn.poll_event(), Some(Event::Connected));
+    conn.send_calls(188_640, 65_536);
+    conn.close();
+    assert_eq!(conn.unacked_bytes(), 70_752);
+    let first: Vec<_> = (1..=10).map(|k| (k, k % 2 == 0)).collect();
+    assert_eq!(drain_psh(&mut conn, t(600)), first);
+    conn.handle_packet(t(1200), &ack(10, &[]));
+    assert_eq!(drain_psh(&mut conn, t(1200)).len(), 20);
+    conn.handle_packet(t(1800), &ack(30, &[]));
+    let sent = drain_psh(&mut conn, t(1800));
+    assert_eq!((sent[0], sent[39]), ((31, false), (70, true)));
+    // That ACK let 20 pairs go; after the first, 38 segments were in flight against a cwnd
+    // of 40, so the buffer grew to 2 x 40 x 2304 B and the writer, woken, copied the rest.
+    assert_eq!(conn.unacked_bytes(), 188_640 - 30 * 536);
+    // cwnd 41, 39 in flight: segment 71 alone (skb 1 ends there), then 72 opens skb 2.
+    conn.handle_packet(t(1810), &ack(31, &[]));
+    assert_eq!(drain_psh(&mut conn, t(1810)), vec![(71, true), (72, false)]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // F-RTO as 6.x has it (RFC 5682's SACK-enhanced version, `tcp_process_loss`).
 

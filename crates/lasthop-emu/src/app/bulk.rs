@@ -163,7 +163,7 @@ pub(crate) fn send_one(
     }
     log.at("connected", 0);
     let mut stream = TcpStream::from(stream_fd);
-    let mut buf = vec![0u8; 64 * 1024];
+    let mut buf = vec![0u8; lasthop_apps::bulk::WRITE_CALL as usize];
     let mut sent = 0u64;
     while sent < bytes {
         let n = (bytes - sent).min(buf.len() as u64) as usize;

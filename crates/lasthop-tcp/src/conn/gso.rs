@@ -1,27 +1,29 @@
 //! Today's Linux sends GSO packets, and the PSH flag follows them (`kernel = "linux-6.18"`).
 //!
-//! * `tcp_sendmsg_locked` cuts what the application writes into skbs of `size_goal`
-//!   (`tcp_tso_autosize` segments: the pacing rate's 1 ms worth, at least 2, so 2 on the seeds'
-//!   links); a write appends to the last skb while it is unsent, and `tcp_push` marks the skb a
-//!   write ends in with PSH (the next write's append clears it again: "if (!copied)").
-//! * `tcp_write_xmit` sends each skb as one packet of at most `tcp_cwnd_test`'s quota,
-//!   min(cwnd / 2, cwnd − in flight) ("at least 2 GSO packets in flight"), splitting the skb
-//!   when the quota is smaller (`tso_fragment`); the rest stays an skb of its own.
+//! * The writer (`sndbuf.rs`) cuts what the application writes into skbs of `size_goal` and
+//!   marks PSH on the skb a write() ends in, or the one it stops at when the send buffer is
+//!   full (`tcp_push`), and on every skb that ends half the peer's largest window after the
+//!   last mark (`forced_push`). It tells this file where its skbs end and which are pushed.
+//! * `tcp_write_xmit` sends an skb as packets of `tcp_tso_autosize` segments (the pacing
+//!   rate's 1 ms worth, at least 2, so 2 on the seeds' links), each at most `tcp_cwnd_test`'s
+//!   quota, min(cwnd / 2, cwnd − in flight) ("at least 2 GSO packets in flight"), splitting
+//!   the skb when less fits (`tso_fragment`); a packet never spans two skbs.
 //! * `__tcp_transmit_skb` forces PSH on every packet of more than one segment ("to expedite GRO
 //!   flush at receiver", Linux 4.11), and software GSO leaves it on the packet's last segment.
-//!   A one-segment packet carries PSH only if its skb was pushed.
+//!   A one-segment packet carries PSH only if it ends a pushed skb (`tso_fragment` leaves the
+//!   flag on the skb's second part).
 //! * A retransmission goes as the skb was sent (the retransmission queue holds the packets), up
 //!   to cwnd − in flight segments at once (`tcp_xmit_retransmit_queue`); the tail loss probe
 //!   resends one segment.
 //!
 //! Measured on emulated 6.18 hosts (docs/sim-vs-emu.md): on seed 000's link the sender marks
 //! the second of each pair an ACK releases in slow start, once per window in congestion
-//! avoidance, and nothing while cwnd is 2 or 3 (quota 1). A 6.6+ receiver ACKs a full-sized
-//! PSH segment once it is read (`recv.rs`), so where PSH falls moves the ACKs.
+//! avoidance, and nothing while cwnd is 2 or 3 (quota 1), besides the writer's marks. A 6.6+
+//! receiver ACKs a full-sized PSH segment once it is read (`recv.rs`), so where PSH falls moves
+//! the ACKs.
 //!
 //! Not modelled: TSO deferral (`tcp_tso_should_defer`; since 6.18 only when the head's ACK is
-//! due within 1 ms), the forced push every half window of written data (`forced_push`) and the
-//! pushes of a writer waiting for send-buffer space (the model's applications write at once).
+//! due within 1 ms).
 
 use std::collections::VecDeque;
 
@@ -34,23 +36,43 @@ pub(super) struct Gso {
     next: u64,
     left: u32,
     segs: u32,
-    /// Offsets where a write ended and its skb kept `tcp_push`'s PSH, in order.
+    /// Offsets where a pushed skb ends (`tcp_mark_push`), in order.
     push_marks: VecDeque<u64>,
+    /// Where the writer's skbs end, in order (those at or below `snd_nxt` are forgotten).
+    bounds: VecDeque<u64>,
 }
 
 impl Gso {
-    /// The application wrote: the data ended at `old_end` and now ends at `new_end`;
-    /// `snd_nxt` is the next offset to send. Appending to an unsent last skb clears its PSH.
-    pub(super) fn on_write(&mut self, snd_nxt: u64, old_end: u64, new_end: u64) {
-        if snd_nxt < old_end && self.push_marks.back() == Some(&old_end) {
+    /// The writer cut a new skb ending at `end`.
+    pub(super) fn new_skb(&mut self, end: u64) {
+        self.bounds.push_back(end);
+    }
+
+    /// The writer appended to its last skb, which ended at `old_end` and now ends at
+    /// `new_end`. The first copy of a write() clears the skb's PSH (`if (!copied)`); a write
+    /// resumed after waiting for space keeps it, and the mark moves with the skb's end.
+    pub(super) fn grow_tail(&mut self, old_end: u64, new_end: u64, clear_push: bool) {
+        if let Some(b) = self.bounds.back_mut().filter(|b| **b == old_end) {
+            *b = new_end;
+        } else {
+            self.bounds.push_back(new_end);
+        }
+        if self.push_marks.back() == Some(&old_end) {
             self.push_marks.pop_back();
-            if self.skb_end == old_end {
-                // The skb being sent grows with the write (up to its size goal, `skb_end`).
-                self.skb_end = 0;
+            if !clear_push {
+                self.push_marks.push_back(new_end);
             }
         }
-        if new_end > old_end {
-            self.push_marks.push_back(new_end);
+        if self.skb_end == old_end {
+            // The packet being cut grows with the skb (up to its size goal).
+            self.skb_end = 0;
+        }
+    }
+
+    /// `tcp_mark_push` on the writer's last skb, which ends at `end`.
+    pub(super) fn mark_push(&mut self, end: u64) {
+        if self.push_marks.back().is_none_or(|&m| m < end) {
+            self.push_marks.push_back(end);
         }
     }
 
@@ -65,7 +87,13 @@ impl Gso {
     /// of `goal` segments of `mss` that stops at the next pushed write end.
     pub(super) fn skb_end(&mut self, snd_nxt: u64, data_end: u64, goal: u32, mss: u32) -> u64 {
         if self.skb_end <= snd_nxt {
+            while self.bounds.front().is_some_and(|&b| b <= snd_nxt) {
+                self.bounds.pop_front();
+            }
             let mut end = (snd_nxt + u64::from(goal.max(1)) * u64::from(mss)).min(data_end);
+            if let Some(&b) = self.bounds.front() {
+                end = end.min(b);
+            }
             if let Some(&m) = self.push_marks.iter().find(|&&m| m > snd_nxt) {
                 end = end.min(m);
             }
@@ -99,12 +127,17 @@ impl Gso {
         (psh, pkt_end)
     }
 
+    /// Whether a packet is being cut (its next segment has not gone yet).
+    pub(super) fn packet_open(&self) -> bool {
+        self.left > 0
+    }
+
     /// Whether a packet is under way that continues at `start`.
     pub(super) fn continues_at(&self, start: u64) -> bool {
         self.left > 0 && self.next == start
     }
 
-    /// Whether the data ending at `end` ends a pushed write.
+    /// Whether the data ending at `end` ends a pushed skb.
     pub(super) fn pushed(&self, end: u64) -> bool {
         self.push_marks.binary_search(&end).is_ok()
     }
@@ -142,7 +175,8 @@ mod tests {
     #[test]
     fn a_pair_is_pushed_on_its_second_segment_and_a_single_is_not() {
         let mut g = Gso::default();
-        g.on_write(1, 1, 1 + 10 * 536);
+        g.new_skb(1 + 10 * 536);
+        g.mark_push(1 + 10 * 536);
         // skb of 2 × 536 from offset 1.
         assert_eq!(g.skb_end(1, 1 + 10 * 536, 2, 536), 1 + 1072);
         assert_eq!(g.on_segment(1, 537, 2, false), (false, false));
@@ -164,18 +198,43 @@ mod tests {
     #[test]
     fn a_write_appended_to_an_unsent_skb_clears_its_push() {
         let mut g = Gso::default();
-        g.on_write(1, 1, 101);
+        g.new_skb(101);
+        g.mark_push(101);
         assert!(g.pushed(101));
-        // Nothing sent yet: the second write joins the first skb.
-        g.on_write(1, 101, 201);
-        assert!(!g.pushed(101));
+        // Nothing sent yet: the second write joins the first skb and clears its PSH.
+        g.grow_tail(101, 201, true);
+        g.mark_push(201);
+        assert!(!g.pushed(101) && g.pushed(201));
         assert_eq!(g.skb_end(1, 201, 2, 536), 201);
+        // A write resumed after waiting for space keeps the mark, at the skb's new end.
+        let mut g = Gso::default();
+        g.new_skb(101);
+        g.mark_push(101);
+        g.grow_tail(101, 201, false);
+        assert!(!g.pushed(101) && g.pushed(201));
         // Once the first write is out, the next write starts a new skb and keeps both marks.
         let mut g = Gso::default();
-        g.on_write(1, 1, 101);
-        g.on_write(101, 101, 201);
+        g.new_skb(101);
+        g.mark_push(101);
+        g.new_skb(201);
+        g.mark_push(201);
         assert!(g.pushed(101) && g.pushed(201));
         g.on_acked(101);
         assert!(!g.pushed(101) && g.pushed(201));
+    }
+
+    #[test]
+    fn a_packet_never_spans_two_skbs() {
+        // skbs of 3 and 3 segments of 536 from offset 1, none pushed.
+        let mut g = Gso::default();
+        g.new_skb(1 + 3 * 536);
+        g.new_skb(1 + 6 * 536);
+        assert_eq!(g.skb_end(1, 1 + 6 * 536, 2, 536), 1 + 2 * 536);
+        assert_eq!(g.on_segment(1, 537, 2, false), (false, false));
+        assert_eq!(g.on_segment(537, 1073, 2, true), (true, true));
+        // The first skb's last segment goes alone, unpushed; the next pair starts the second.
+        assert_eq!(g.skb_end(1073, 1 + 6 * 536, 2, 536), 1 + 3 * 536);
+        assert_eq!(g.on_segment(1073, 1609, 2, true), (false, true));
+        assert_eq!(g.skb_end(1609, 1 + 6 * 536, 2, 536), 1 + 5 * 536);
     }
 }

@@ -40,7 +40,7 @@ impl Connection {
         self.negotiate(seg);
         // RFC 3168 §6.1.1: an ECN-setup SYN has ECE and CWR.
         self.opts.ecn = self.cfg.ecn && seg.has(ECE) && seg.has(CWR);
-        self.snd.snd_wnd = u32::from(seg.window);
+        self.snd.set_snd_wnd(u32::from(seg.window));
         self.timers.rto = Some(timers::timer_at(&self.cfg, now, self.snd.rtt.rto()));
     }
 
@@ -59,7 +59,7 @@ impl Connection {
         self.negotiate(seg);
         // An ECN-setup SYN-ACK has ECE and not CWR.
         self.opts.ecn = self.cfg.ecn && seg.has(ECE) && !seg.has(CWR);
-        self.snd.snd_wnd = u32::from(seg.window);
+        self.snd.set_snd_wnd(u32::from(seg.window));
         self.establish(now, seg.ts.map(|(_, ecr)| ecr));
         // Linux acknowledges the SYN-ACK at once, before any data the application writes.
         self.hs.ack_owed = true;
@@ -80,7 +80,8 @@ impl Connection {
         if !(seg.has(ACK) && seg.ack == self.snd.iss.wrapping_add(1)) {
             return;
         }
-        self.snd.snd_wnd = u32::from(seg.window) << self.opts.snd_wscale;
+        self.snd
+            .set_snd_wnd(u32::from(seg.window) << self.opts.snd_wscale);
         self.establish(now, seg.ts.map(|(_, ecr)| ecr));
         // The ACK may carry data (the client's ACK was lost and the request came first).
         self.on_synchronized(now, seg);
@@ -129,6 +130,7 @@ impl Connection {
         if let (Some(r), Some(d)) = (self.snd.rate.as_deref_mut(), hs_rtt) {
             r.update_min_rtt(now, d.0 / 1_000, false);
         }
+        self.snd.writer_established(self.opts.peer_mss);
         let cx = ctx!(self, now);
         if self.snd.ctl {
             self.snd.cc_established(&cx);

@@ -51,6 +51,7 @@ mod rcvbuf;
 mod rdb;
 mod recv;
 mod send;
+mod sndbuf;
 mod timers;
 
 pub use events::{AbortReason, Event, Stats, TraceRecord};
@@ -226,21 +227,36 @@ impl Connection {
     // -----------------------------------------------------------------------------------------
     // Application side.
 
-    /// The application writes `bytes` more (virtual) bytes.
+    /// The application writes `bytes` more (virtual) bytes: one write() call. With
+    /// `kernel = "linux-6.18"` it goes through the send buffer (`sndbuf.rs`) and may wait there
+    /// for ACKs, as a blocking write() would.
     pub fn send(&mut self, bytes: u64) {
-        if !self.snd.fin_queued {
-            self.snd.check_app_limited(&self.opts);
-            let old_end = self.snd.app_bytes + 1;
-            self.snd.app_bytes += bytes;
-            if self.snd.k6 && bytes > 0 {
-                let snd_nxt = self.snd.snd_nxt;
-                self.snd.gso.on_write(snd_nxt, old_end, old_end + bytes);
-            }
-        }
+        self.send_calls(bytes, bytes);
     }
 
-    /// The application closes its side: a FIN follows the data written so far.
+    /// [`Connection::send`] of `bytes` as consecutive write() calls of `call` bytes, the last
+    /// one shorter.
+    pub fn send_calls(&mut self, bytes: u64, call: u64) {
+        if self.snd.fin_queued || self.snd.writer.as_ref().is_some_and(|w| w.close_after) {
+            return;
+        }
+        if self.snd.writer.is_some() {
+            if bytes > 0 {
+                self.snd.write_calls(&self.opts, bytes, call.max(1));
+            }
+            return;
+        }
+        self.snd.check_app_limited(&self.opts);
+        self.snd.app_bytes += bytes;
+    }
+
+    /// The application closes its side: a FIN follows the data written so far (with a send
+    /// buffer, once the write() calls it made have been copied).
     pub fn close(&mut self) {
+        if let Some(w) = self.snd.writer.as_deref_mut().filter(|w| w.pending()) {
+            w.close_after = true;
+            return;
+        }
         match self.state {
             State::SynSent => self.set_closed(),
             State::SynRcvd | State::Established => {
@@ -306,6 +322,9 @@ impl Connection {
         }
         if seg.has(ACK) {
             self.on_ack(now, seg);
+            if let Some(w) = self.snd.writer.as_deref_mut() {
+                w.ack_came();
+            }
         }
         if self.state != State::Closed {
             self.on_data(now, seg);

@@ -28,11 +28,18 @@ impl Connection {
             self.hs.ack_owed = false;
             return Some(self.pure_ack(now));
         }
+        let packet_gone = !self.snd.gso.packet_open();
+        if packet_gone && self.check_space(true) {
+            return self.next_transmit(now);
+        }
         if !self.rcv.ack_now && self.snd.nothing_to_send() {
             // What follows would find nothing (the host asks every connection after every
             // packet, so this is the common case).
             self.snd.pace.end_round();
             self.snd.gso.end_round();
+            if self.check_space(false) {
+                return self.next_transmit(now);
+            }
             return None;
         }
         let new_data = matches!(
@@ -44,10 +51,43 @@ impl Connection {
             return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
         }
         if let Some(o) = self.snd.next_segment(cx, new_data) {
+            if !self.snd.gso.packet_open() {
+                if let Some(w) = self.snd.writer.as_deref_mut() {
+                    w.packet_gone();
+                }
+            }
             return Some(self.build(now, o.flags, o.seq, o.payload, o.ect));
         }
         self.snd.end_round(cx);
+        if self.check_space(false) {
+            return self.next_transmit(now);
+        }
         self.rcv.ack_now.then(|| self.pure_ack(now))
+    }
+
+    /// 6.x: the space check an ACK owes (`sndbuf.rs`), once its first packet has gone
+    /// (`after_packet`) or nothing more goes: the writer may copy more, and the application's
+    /// close may come due. Returns whether there is more to send.
+    fn check_space(&mut self, after_packet: bool) -> bool {
+        let Some(w) = self.snd.writer.as_deref() else {
+            return false;
+        };
+        if after_packet && !w.first_packet_gone() {
+            return false;
+        }
+        let copied = self.snd.check_space(&self.opts);
+        if self
+            .snd
+            .writer
+            .as_ref()
+            .is_some_and(|w| w.close_after && !w.pending())
+        {
+            if let Some(w) = self.snd.writer.as_deref_mut() {
+                w.close_after = false;
+            }
+            self.close();
+        }
+        copied
     }
 
     fn pure_ack(&mut self, now: Time) -> Packet {

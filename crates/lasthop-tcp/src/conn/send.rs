@@ -243,6 +243,12 @@ pub(super) struct SendState {
     pub(super) k6: bool,
     /// 6.x: the skbs and GSO packets new data goes in, and where PSH falls (`gso.rs`).
     pub(super) gso: super::gso::Gso,
+    /// 6.x: the send buffer and the application's write() calls (`sndbuf.rs`).
+    pub(super) writer: Option<Box<super::sndbuf::Writer>>,
+    /// The largest window the peer has offered (Linux `max_window`).
+    pub(super) max_window: u32,
+    /// Packets in `rtx` (segments that ended the packet they first went in).
+    pub(super) rtx_pkts: u32,
 }
 
 impl SendState {
@@ -258,6 +264,9 @@ impl SendState {
             idle_checked: Time::ZERO,
             k6,
             gso: super::gso::Gso::default(),
+            writer: k6.then(|| Box::new(super::sndbuf::Writer::new())),
+            max_window: 0,
+            rtx_pkts: 0,
             pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
             app_bytes: 0,
@@ -340,7 +349,7 @@ impl SendState {
         let prior_packets = self.packets_out();
         let wnd = u32::from(seg.window) << o.snd_wscale;
         let window_changed = wnd != self.snd_wnd;
-        self.snd_wnd = wnd;
+        self.set_snd_wnd(wnd);
         let mut data_lost = false;
         if o.sack {
             data_lost = self.tag_sacks(cx, seg, ack);
@@ -363,6 +372,7 @@ impl SendState {
             while self.rtx.front().is_some_and(|s| s.end <= ack) {
                 let s = self.rtx.pop_front().expect("front checked");
                 self.tally.remove(&s);
+                self.rtx_pkts -= u32::from(s.pkt_end);
                 if let Some(r) = self.rate.as_deref_mut() {
                     r.on_delivered(0, s.end, false, s.sacked);
                     r.tx.pop_front();
@@ -863,6 +873,12 @@ impl SendState {
         self.rtx
             .iter()
             .position(|s| s.lost && !s.retrans && !s.sacked)
+    }
+
+    /// The peer's window, and the largest it has offered (Linux `tcp_ack_update_window`).
+    pub(super) fn set_snd_wnd(&mut self, wnd: u32) {
+        self.snd_wnd = wnd;
+        self.max_window = self.max_window.max(wnd);
     }
 
     /// Bytes written and not yet sent.
@@ -1644,7 +1660,7 @@ impl SendState {
     }
 
     /// 6.x: the segments an skb takes (`tcp_tso_autosize` at the pacing rate).
-    fn tso_goal(&self, mss: u32) -> u32 {
+    pub(super) fn tso_goal(&self, mss: u32) -> u32 {
         let rate = self.pace.rate;
         tso_autosize(rate, mss, self.cc.min_tso_segs(rate))
     }
@@ -1777,6 +1793,7 @@ impl SendState {
         } else {
             (len > 0, true)
         };
+        self.rtx_pkts += u32::from(pkt_end);
         self.rtx.push_back(SentSeg {
             start,
             end,
