@@ -355,6 +355,30 @@ fn linux6_writer_fills_the_send_buffer_and_pushes_where_the_kernel_does() {
     assert_eq!(drain_psh(&mut conn, t(1810)), vec![(71, true), (72, false)]);
 }
 
+/// 6.x TSO deferral (`tcp_tso_should_defer`): Reno, IW 10, srtt 600 ms (the handshake); ten
+/// segments at 600 ms. At 1300 ms the ACK of two segments comes 700 ms after segment 3 went, so
+/// the oldest outstanding segment's ACK is overdue (due by srtt). cwnd 12, 8 in flight, and the
+/// peer's window of 11 segments ends after segment 13: the pair 11-12 goes; then one segment
+/// fits, less than a GSO packet and under a third of min(window, cwnd), in the same millisecond,
+/// with more than one segment left in the skb: segment 13 waits. Nothing wakes the connection
+/// at 1350 ms; the next ACK finds the last send 100 ms old, and 13 leads the next pair.
+#[test]
+fn linux6_sender_defers_a_lone_segment_while_the_heads_ack_is_due() {
+    let cfg = TcpConfig {
+        prr: false,
+        ..reno_618(10)
+    };
+    let mut c = client(cfg, 30);
+    assert_eq!(drain(&mut c, t(600)).len(), 10);
+    let mut a = Segment::decode(&ack(2, &[])).unwrap();
+    a.window = 11 * MSS as u16;
+    c.handle_packet(t(1300), &a.encode());
+    assert_eq!(drain_psh(&mut c, t(1300)), vec![(11, false), (12, true)]);
+    assert_eq!(drain_psh(&mut c, t(1350)), vec![]);
+    c.handle_packet(t(1400), &ack(3, &[]));
+    assert_eq!(drain_psh(&mut c, t(1400))[..2], [(13, false), (14, true)]);
+}
+
 // ---------------------------------------------------------------------------------------------
 // F-RTO as 6.x has it (RFC 5682's SACK-enhanced version, `tcp_process_loss`).
 

@@ -7,7 +7,8 @@
 //! * `tcp_write_xmit` sends an skb as packets of `tcp_tso_autosize` segments (the pacing
 //!   rate's 1 ms worth, at least 2, so 2 on the seeds' links), each at most `tcp_cwnd_test`'s
 //!   quota, min(cwnd / 2, cwnd − in flight) ("at least 2 GSO packets in flight"), splitting
-//!   the skb when less fits (`tso_fragment`); a packet never spans two skbs.
+//!   the skb after each packet (`tso_fragment`): the next packet is cut from what is left, and
+//!   a packet never spans two skbs.
 //! * `__tcp_transmit_skb` forces PSH on every packet of more than one segment ("to expedite GRO
 //!   flush at receiver", Linux 4.11), and software GSO leaves it on the packet's last segment.
 //!   A one-segment packet carries PSH only if it ends a pushed skb (`tso_fragment` leaves the
@@ -22,8 +23,8 @@
 //! receiver ACKs a full-sized PSH segment once it is read (`recv.rs`), so where PSH falls moves
 //! the ACKs.
 //!
-//! Not modelled: TSO deferral (`tcp_tso_should_defer`; since 6.18 only when the head's ACK is
-//! due within 1 ms).
+//! * Within a burst, an skb of more than one segment waits for the connection's next event when
+//!   less than a packet fits (`tcp_tso_should_defer`, in `send.rs`: `tso_defers`).
 
 use std::collections::VecDeque;
 
@@ -102,6 +103,12 @@ impl Gso {
         self.skb_end
     }
 
+    /// Where the writer's skb holding `snd_nxt` ends (at most `data_end`).
+    pub(super) fn writer_skb_end(&self, snd_nxt: u64, data_end: u64) -> u64 {
+        let b = self.bounds.iter().find(|&&b| b > snd_nxt).copied();
+        b.map_or(data_end, |b| b.min(data_end))
+    }
+
     /// A segment [start, end) goes out. `room`: segments the packet may hold if this segment
     /// starts one (quota, skb and window already applied), `last_in_skb`: it ends its skb.
     /// Returns (PSH, the segment ends its packet).
@@ -123,6 +130,10 @@ impl Gso {
             self.left = 0;
         }
         let pkt_end = self.left == 0;
+        if pkt_end {
+            // `tso_fragment` split the skb here: the next packet is cut from what is left.
+            self.skb_end = 0;
+        }
         let psh = (pkt_end && self.segs >= 2) || self.pushed(end);
         (psh, pkt_end)
     }
@@ -181,12 +192,14 @@ mod tests {
         assert_eq!(g.skb_end(1, 1 + 10 * 536, 2, 536), 1 + 1072);
         assert_eq!(g.on_segment(1, 537, 2, false), (false, false));
         assert_eq!(g.on_segment(537, 1073, 2, true), (true, true));
-        // Quota 1: the next skb is split, neither half pushed.
+        // Quota 1: one segment goes, unpushed; `tso_fragment` splits the skb there, so the
+        // next packet is cut afresh from the segment after it.
         assert_eq!(g.skb_end(1073, 1 + 10 * 536, 2, 536), 1 + 4 * 536);
         assert_eq!(g.on_segment(1073, 1609, 1, false), (false, true));
         g.end_round();
-        assert_eq!(g.skb_end(1609, 1 + 10 * 536, 2, 536), 1 + 4 * 536);
-        assert_eq!(g.on_segment(1609, 2145, 1, true), (false, true));
+        assert_eq!(g.skb_end(1609, 1 + 10 * 536, 2, 536), 1 + 5 * 536);
+        assert_eq!(g.on_segment(1609, 2145, 2, false), (false, false));
+        assert_eq!(g.on_segment(2145, 2681, 2, true), (true, true));
         // The last segment of the write is pushed even alone.
         assert!(g.pushed(1 + 10 * 536));
         assert_eq!(

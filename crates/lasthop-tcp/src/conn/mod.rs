@@ -241,6 +241,7 @@ impl Connection {
             return;
         }
         if self.snd.writer.is_some() {
+            self.snd.tso_deferred = false;
             if bytes > 0 {
                 self.snd.write_calls(&self.opts, bytes, call.max(1));
             }
@@ -293,6 +294,7 @@ impl Connection {
             return;
         }
         self.stats.pkts_rcvd += 1;
+        self.snd.tso_deferred = false;
         match self.state {
             State::Closed => {}
             State::SynSent => self.on_syn_sent(now, seg),
@@ -377,6 +379,7 @@ impl Connection {
     }
 
     pub fn handle_timeout(&mut self, now: Time) {
+        self.snd.tso_deferred = false;
         if self.timers.time_wait_due(now) {
             self.set_closed();
         }

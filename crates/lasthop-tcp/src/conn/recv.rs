@@ -356,7 +356,7 @@ impl RecvState {
         let o = cx.o;
         let now = cx.now;
         if cfg.delayed_ack == DelayedAck::Adaptive {
-            self.update_ato(rtt, now, cfg.quickacks);
+            self.update_ato(cfg, rtt, now);
         }
         // Linux sends the ACK of a filled hole or in quick-ACK mode from the softirq, before
         // the application reads what arrived (so its window counts that data); the others
@@ -411,20 +411,33 @@ impl RecvState {
         }
     }
 
-    /// Linux `tcp_event_data_recv`: ato follows the packet inter-arrival time.
-    fn update_ato(&mut self, rtt: &RttEstimator, now: Time, cfg_quickacks: u32) {
+    /// Linux `tcp_event_data_recv`: ato follows the packet inter-arrival time. With the timer
+    /// wheel on, in whole jiffies as the kernel counts them (`tcp_jiffies32`, ato halved by a
+    /// shift), so ato stays a whole number of ticks.
+    fn update_ato(&mut self, cfg: &TcpConfig, rtt: &RttEstimator, now: Time) {
         if let Some(last) = self.last_rcv {
-            let m = now.saturating_since(last);
-            if m.0 <= ATO_MIN.0 / 2 {
-                self.ato = Dur(self.ato.0 / 2 + ATO_MIN.0 / 2);
-            } else if m < self.ato {
-                self.ato = Dur((self.ato.0 / 2 + m.0).min(rtt.rto().0));
-            } else if self.k6 && m > rtt.rto() {
+            let (tick, phase) = if cfg.timer_wheel {
+                (1_000_000_000 / u64::from(cfg.hz.max(1)), cfg.clock_phase.0)
+            } else {
+                (1, 0)
+            };
+            let j = |t: Time| (t.0 + phase) / tick;
+            let m = j(now) - j(last);
+            let (ato, min, rto) = (
+                self.ato.0 / tick,
+                ATO_MIN.0 / tick,
+                rtt.rto().0.div_ceil(tick),
+            );
+            if m <= min / 2 {
+                self.ato = Dur((ato / 2 + min / 2) * tick);
+            } else if m < ato {
+                self.ato = Dur((ato / 2 + m).min(rto) * tick);
+            } else if self.k6 && m > rto {
                 // "Too long gap. Apparently sender failed to restart window, so that we send
                 // ACKs quickly": `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`. The gap counts
                 // from the last in-order data (`lrcvtime`), so the segment filling a hole
                 // after a long out-of-order spell re-enters quick-ACK mode too.
-                self.incr_quickack(cfg_quickacks);
+                self.incr_quickack(cfg.quickacks);
             }
         }
         self.last_rcv = Some(now);
@@ -585,5 +598,34 @@ impl RecvState {
         cx.stats.sack_blocks_sent += blocks.len() as u64;
         cx.stats.dsack_blocks_sent += dsack.min(blocks.len() as u64);
         blocks
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Linux 6.18's ato in jiffies of 4 ms (HZ 250, the wheel's clock at phase 0): arrivals at
+    /// 0, 30 and 75 ms fall in jiffies 0, 7 and 18. ato starts at 10 (40 ms); 7 < 10 gives
+    /// 10 >> 1 + 7 = 12 (48 ms, where nanoseconds give 20 + 30 = 50 ms); 11 < 12 gives
+    /// 6 + 11 = 17 (68 ms). Without the wheel the arithmetic is in nanoseconds.
+    #[test]
+    fn ato_counts_whole_jiffies_with_the_timer_wheel() {
+        let cfg = TcpConfig::linux_6_18();
+        let rtt = RttEstimator::new(cfg.rto_initial, cfg.rto_min, cfg.rto_max);
+        let ms = |m: u64| Time(m * 1_000_000);
+        let mut r = RecvState::new(&cfg);
+        for (at, ato) in [(0, 40), (30, 48), (75, 68)] {
+            r.update_ato(&cfg, &rtt, ms(at));
+            assert_eq!(r.ato, Dur::from_millis(ato), "at {at} ms");
+        }
+        let cfg = TcpConfig {
+            timer_wheel: false,
+            ..TcpConfig::linux_6_18()
+        };
+        let mut r = RecvState::new(&cfg);
+        r.update_ato(&cfg, &rtt, ms(0));
+        r.update_ato(&cfg, &rtt, ms(30));
+        assert_eq!(r.ato, Dur::from_millis(50));
     }
 }

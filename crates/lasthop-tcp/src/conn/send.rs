@@ -247,6 +247,10 @@ pub(super) struct SendState {
     pub(super) writer: Option<Box<super::sndbuf::Writer>>,
     /// The largest window the peer has offered (Linux `max_window`).
     pub(super) max_window: u32,
+    /// When data last went, retransmissions included (6.x `tcp_wstamp_ns` without pacing).
+    pub(super) last_xmit: Time,
+    /// New data waits for this connection's next event (`tcp_tso_should_defer`).
+    pub(super) tso_deferred: bool,
     /// Packets in `rtx` (segments that ended the packet they first went in).
     pub(super) rtx_pkts: u32,
 }
@@ -266,6 +270,8 @@ impl SendState {
             gso: super::gso::Gso::default(),
             writer: k6.then(|| Box::new(super::sndbuf::Writer::new())),
             max_window: 0,
+            last_xmit: Time::ZERO,
+            tso_deferred: false,
             rtx_pkts: 0,
             pace: Pacer::new(pacing_on(cfg, &cc)),
             iss,
@@ -1628,6 +1634,7 @@ impl SendState {
             (s.start, s.payload(), s.fin)
         };
         cx.stats.retransmits += 1;
+        self.last_xmit = now;
         if self.pace.on {
             self.pace_sent(cx, payload, 1);
         }
@@ -1757,6 +1764,12 @@ impl SendState {
                 return None;
             }
         }
+        if self.k6 && !fin && (self.tso_deferred || self.tso_defers(cx, data_end, room)) {
+            // Until this connection's next ACK, timer or write calls `tcp_write_xmit` again.
+            self.tso_deferred = true;
+            self.on_cwnd_blocked();
+            return None;
+        }
         if len < u64::from(o.mss) && !fin && cfg.nagle && !self.rtx.is_empty() && !self.l3.probe_new
         {
             return None; // Nagle: a small segment waits while data is unacknowledged
@@ -1794,6 +1807,7 @@ impl SendState {
             (len > 0, true)
         };
         self.rtx_pkts += u32::from(pkt_end);
+        self.last_xmit = now;
         self.rtx.push_back(SentSeg {
             start,
             end,
@@ -1834,6 +1848,37 @@ impl SendState {
             payload: len as u32,
             ect,
         })
+    }
+
+    /// 6.x `tcp_tso_should_defer`: within a burst (data sent in the last millisecond), an skb of
+    /// more than one segment waits for the next ACK when less than a full GSO packet fits in
+    /// cwnd and the window, that room is under a third of min(cwnd, window) (`tcp_tso_win_divisor`
+    /// 3), and the oldest outstanding segment's ACK is due (sent at least srtt − min(srtt / 2,
+    /// 1 ms) ago: a hole at the head). Not in Recovery or Loss, and not for a packet under way.
+    fn tso_defers(&self, cx: &Ctx, data_end: u64, wnd_room: u64) -> bool {
+        let (o, now) = (cx.o, cx.now);
+        let mss = u64::from(o.mss.max(1));
+        let skb_end = self.gso.writer_skb_end(self.snd_nxt, data_end);
+        if matches!(self.ca, CaState::Recovery | CaState::Loss)
+            || self.gso.continues_at(self.snd_nxt)
+            || now.saturating_since(self.last_xmit) > Dur::from_millis(1)
+            || skb_end.saturating_sub(self.snd_nxt) <= mss
+        {
+            return false;
+        }
+        let cwnd = u64::from(self.win.cwnd);
+        let cong_win = cwnd.saturating_sub(u64::from(self.in_flight(o))) * mss;
+        let limit = wnd_room.min(cong_win);
+        if limit >= u64::from(self.tso_goal(o.mss)) * mss
+            || limit >= u64::from(self.snd_wnd).min(cwnd * mss) / 3
+        {
+            return false;
+        }
+        let (Some(head), Some(srtt)) = (self.rtx.front(), self.rtt.srtt()) else {
+            return false;
+        };
+        let threshold = Dur((srtt.0 / 2).min(1_000_000));
+        head.sent_at + srtt <= now + threshold
     }
 
     /// May a new segment go out? Linux's rule everywhere: `in_flight < cwnd`. Before recovery
