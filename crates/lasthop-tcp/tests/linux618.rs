@@ -253,6 +253,15 @@ fn reno_618(iw: u32) -> TcpConfig {
     }
 }
 
+/// [`reno_618`] without PRR: cwnd moves only by slow start and the ACKs, as the tests below
+/// work it by hand.
+fn reno_618_no_prr(iw: u32) -> TcpConfig {
+    TcpConfig {
+        prr: false,
+        ..reno_618(iw)
+    }
+}
+
 /// A Linux 6.18 host set as seed 000's emulated ones (Reno, PRR, RACK and TLP off, IW 2) grows
 /// cwnd in slow start like any other: with two segments out, the ACK of one raises cwnd from 2
 /// to 3 (2 < 2 · max_packets_out 2) and lets two new segments go, and so on. The 6.x growth gate
@@ -260,10 +269,7 @@ fn reno_618(iw: u32) -> TcpConfig {
 /// at 2 and each ACK let one segment go.
 #[test]
 fn linux6_reno_without_prr_rack_or_tlp_grows_in_slow_start() {
-    let cfg = TcpConfig {
-        prr: false,
-        ..reno_618(2)
-    };
+    let cfg = reno_618_no_prr(2);
     let mut c = client(cfg, 20);
     assert_eq!(drain(&mut c, t(600)), vec![1, 2]);
     c.handle_packet(t(1200), &ack(1, &[]));
@@ -295,10 +301,7 @@ fn drain_psh(c: &mut Connection, now: Time) -> Vec<(u32, bool)> {
 /// skbs 7–8 and 9–10 go whole, PSH on 8 and 10. The last segment written is pushed alone.
 #[test]
 fn linux6_sender_pushes_the_last_segment_of_each_gso_packet() {
-    let cfg = TcpConfig {
-        prr: false,
-        ..reno_618(2)
-    };
+    let cfg = reno_618_no_prr(2);
     let mut c = client(cfg, 11);
     assert_eq!(drain_psh(&mut c, t(600)), vec![(1, false), (2, false)]);
     c.handle_packet(t(1200), &ack(1, &[]));
@@ -328,10 +331,7 @@ fn linux6_sender_pushes_the_last_segment_of_each_gso_packet() {
 /// ACK finds fewer than cwnd segments in flight once its first packet has gone.
 #[test]
 fn linux6_writer_fills_the_send_buffer_and_pushes_where_the_kernel_does() {
-    let cfg = TcpConfig {
-        prr: false,
-        ..reno_618(10)
-    };
+    let cfg = reno_618_no_prr(10);
     let (c, s) = addrs();
     let mut conn = Connection::connect(Time::ZERO, c, s, cfg, ISS);
     conn.poll_transmit(Time::ZERO).unwrap();
@@ -364,10 +364,7 @@ fn linux6_writer_fills_the_send_buffer_and_pushes_where_the_kernel_does() {
 /// at 1350 ms; the next ACK finds the last send 100 ms old, and 13 leads the next pair.
 #[test]
 fn linux6_sender_defers_a_lone_segment_while_the_heads_ack_is_due() {
-    let cfg = TcpConfig {
-        prr: false,
-        ..reno_618(10)
-    };
+    let cfg = reno_618_no_prr(10);
     let mut c = client(cfg, 30);
     assert_eq!(drain(&mut c, t(600)).len(), 10);
     let mut a = Segment::decode(&ack(2, &[])).unwrap();
