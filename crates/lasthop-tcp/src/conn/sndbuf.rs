@@ -116,6 +116,7 @@ impl Writer {
             max_window
         };
         let new_goal = if cutoff > 0 && GSO_MAX_SIZE > cutoff {
+            // `tcp_bound_to_half_wnd`: at least 68 bytes less the TCP header (with timestamps).
             cutoff.max(68 - 32)
         } else {
             GSO_MAX_SIZE
