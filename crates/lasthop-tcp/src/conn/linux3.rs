@@ -101,7 +101,7 @@ impl Linux3 {
 
 /// `usecs_to_jiffies`: `d` rounded up to whole jiffies at `hz`.
 pub(super) fn jiffies_up(d: Dur, hz: u32) -> Dur {
-    let j = 1_000_000_000 / u64::from(hz);
+    let j = super::timers::jiffy_ns(hz);
     Dur(d.0.div_ceil(j) * j)
 }
 

@@ -416,13 +416,12 @@ impl RecvState {
     /// shift), so ato stays a whole number of ticks.
     fn update_ato(&mut self, cfg: &TcpConfig, rtt: &RttEstimator, now: Time) {
         if let Some(last) = self.last_rcv {
-            let (tick, phase) = if cfg.timer_wheel {
-                (1_000_000_000 / u64::from(cfg.hz.max(1)), cfg.clock_phase.0)
+            let (tick, m) = if cfg.timer_wheel {
+                let j = |t| super::timers::jiffies(cfg, t);
+                (super::timers::jiffy_ns(cfg.hz), j(now) - j(last))
             } else {
-                (1, 0)
+                (1, now.saturating_since(last).0)
             };
-            let j = |t: Time| (t.0 + phase) / tick;
-            let m = j(now) - j(last);
             let (ato, min, rto) = (
                 self.ato.0 / tick,
                 ATO_MIN.0 / tick,

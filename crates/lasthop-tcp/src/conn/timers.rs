@@ -139,6 +139,16 @@ impl Timers {
     }
 }
 
+/// A jiffy at `hz`, in nanoseconds.
+pub(super) fn jiffy_ns(hz: u32) -> u64 {
+    1_000_000_000 / u64::from(hz.max(1))
+}
+
+/// `jiffies` at `now` on the host's grid (`cfg.clock_phase`).
+pub(super) fn jiffies(cfg: &TcpConfig, now: Time) -> u64 {
+    (now.0 + cfg.clock_phase.0) / jiffy_ns(cfg.hz)
+}
+
 /// When a timer armed at `now` for `timeout` fires (`cfg.timer_wheel`: Linux 4.8+'s wheel,
 /// `kernel/time/timer.c` `calc_wheel_index`/`calc_index`). The timeout is taken in whole
 /// jiffies, rounded up (`usecs_to_jiffies`), and the timer is queued by how far its expiry is:
@@ -152,9 +162,8 @@ pub(super) fn timer_at(cfg: &TcpConfig, now: Time, timeout: Dur) -> Time {
     if !cfg.timer_wheel {
         return now + timeout;
     }
-    let tick = 1_000_000_000 / u64::from(cfg.hz.max(1));
-    let clock = now.0 + cfg.clock_phase.0;
-    let jiffies = clock / tick;
+    let tick = jiffy_ns(cfg.hz);
+    let jiffies = jiffies(cfg, now);
     let delta = timeout.0.div_ceil(tick);
     let expires = jiffies + delta;
     let level = match delta {
