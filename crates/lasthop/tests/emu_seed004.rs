@@ -112,8 +112,9 @@ fn tcp_packets(path: &Path) -> Vec<Seg> {
 /// The base round trip the rate controller measures for the flow from `sender`, from that
 /// host's capture (taken where the router sees its packets): the handshake's sender side (the
 /// SYN-ACK to the sender's ACK of it) plus the smallest receiver-side sample (a data segment to
-/// the first ACK covering it, the newest segment it covers), as `rate_control.rs` takes them.
-fn router_base_rtt_ns(capture: &[Seg], sender: [u8; 4]) -> (u64, u64) {
+/// the first ACK covering it, the newest segment it covers), as `rate_control.rs` takes them,
+/// over the ACKs captured before `until` ns.
+fn router_base_rtt_ns(capture: &[Seg], sender: [u8; 4], until: u64) -> (u64, u64) {
     let synack = capture
         .iter()
         .position(|p| p.src != sender && p.flags & 0x12 == 0x12)
@@ -125,7 +126,7 @@ fn router_base_rtt_ns(capture: &[Seg], sender: [u8; 4]) -> (u64, u64) {
         .expect("the sender's ACK of the SYN-ACK");
     let mut probes: std::collections::VecDeque<(u32, u64)> = Default::default();
     let mut receiver_side = u64::MAX;
-    for p in &capture[synack..] {
+    for p in capture[synack..].iter().take_while(|p| p.t < until) {
         if p.src == sender {
             if p.len > 0 {
                 probes.push_back((p.seq.wrapping_add(p.len), p.t));
@@ -210,9 +211,11 @@ fn emu_repeated_transfers_and_rate_control_on_real_linux() {
     let events = std::fs::read_to_string(out.join("events.csv")).unwrap();
     assert!(events.contains(",mbox_rewrite,up,"), "no ACK was rewritten");
     let s0 = tcp_packets(&out.join("s0.pcap"));
-    let (sender_side, receiver_side) = router_base_rtt_ns(&s0, [198, 18, 0, 1]);
+    // As the router knew it at 1 s: the windows checked below come after, from that round trip
+    // or a shorter one it measured later.
+    let (sender_side, receiver_side) = router_base_rtt_ns(&s0, [198, 18, 0, 1], 1_000_000_000);
     let rtt = sender_side + receiver_side;
-    println!("base round trip at the router: {sender_side} + {receiver_side} ns");
+    println!("base round trip at the router at 1 s: {sender_side} + {receiver_side} ns");
     assert!(
         (25_000_000..100_000_000).contains(&rtt),
         "base round trip {rtt} ns: the link alone gives about 26 ms"

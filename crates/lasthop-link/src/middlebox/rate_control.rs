@@ -15,6 +15,9 @@
 //!   router to the first ACK covering it). A window floor of 2 segments gives the paper's
 //!   standing queue of about 2N − BDP packets (extract §1.3, "calibration"). The window only
 //!   lowers what the receiver offers, and never moves a right edge already offered backwards.
+//!   A smallest sample is only as good as the quietest moment the flow had: one whose first
+//!   segments all waited behind another flow's burst keeps that wait in its round trip, and a
+//!   window built on it keeps a queue standing that may never let a shorter sample through.
 //! - **ACK pacing.** A flow's ACKs leave the router no faster than its share: each is held until
 //!   `max(now, next)`, and `next` moves on by the bytes it newly acknowledges converted to
 //!   packets on the wire, at `R`. Other packets of the ACK direction (SYN-ACK, FIN, duplicate
