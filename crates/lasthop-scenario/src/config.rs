@@ -27,6 +27,25 @@ pub struct Scenario {
     pub hosts: Vec<Host>,
     pub flows: Vec<Flow>,
     pub middleboxes: Vec<MiddleboxConfig>,
+    /// `clock_phase` as given (absent: each host's own).
+    pub clock_phase: Option<ClockPhase>,
+}
+
+/// Where the hosts' jiffies clocks stand at the run's time 0 (simulation): the TCP model's timer
+/// wheel (`tcp.timer_wheel`, on in the 6.18 profile) fires on their bucket boundaries, and
+/// its receiver counts ato in their ticks, so two hosts at different phases fire the same
+/// timeout up to a jiffy apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClockPhase {
+    /// Each host a kernel of its own, booted at its own time (the default): one phase per
+    /// host and replication, drawn from the seed (stream `tcp.clock_phase`).
+    PerHost,
+    /// The hosts on one kernel, as the emulator's namespaces are: one phase per replication,
+    /// drawn from the seed, for every host.
+    Shared,
+    /// One kernel whose jiffies stand at this phase at time 0 (a timer bucket boundary falls
+    /// wherever run time + phase is a whole number of buckets).
+    Given(Dur),
 }
 
 /// A middlebox at the router, validated.

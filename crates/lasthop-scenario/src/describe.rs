@@ -1,7 +1,7 @@
 //! `lasthop check`'s words for a scenario: a line per host (both modes' settings, each named
 //! with the mode that reads it), middlebox and flow.
 
-use crate::config::{Flow, MiddleboxConfig, Scenario};
+use crate::config::{ClockPhase, Flow, MiddleboxConfig, Scenario};
 use crate::schema::SharedWindowAt;
 
 impl Scenario {
@@ -15,6 +15,18 @@ impl Scenario {
             self.name, self.seed, self.replication, self.duration, self.log
         );
         let _ = writeln!(s, "link {} ({})", self.link.name, self.link_path.display());
+        match self.clock_phase {
+            None | Some(ClockPhase::PerHost) => {}
+            Some(ClockPhase::Shared) => {
+                let _ = writeln!(
+                    s,
+                    "clock phase (simulation): one for all hosts, drawn per replication"
+                );
+            }
+            Some(ClockPhase::Given(p)) => {
+                let _ = writeln!(s, "clock phase (simulation): {p} on every host");
+            }
+        }
         for h in &self.hosts {
             let _ = write!(
                 s,

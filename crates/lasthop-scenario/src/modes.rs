@@ -13,7 +13,7 @@
 //! the matching `sysctl` / `route` for Linux) runs quietly in either, and a key whose
 //! counterpart is missing or different is named. [`Scenario::check_mode`] applies both.
 
-use crate::config::{Flow, Host, MiddleboxConfig, Scenario};
+use crate::config::{ClockPhase, Flow, Host, MiddleboxConfig, Scenario};
 use lasthop_apps::AppParams;
 use lasthop_core::spec::{err, warn, SpecError, Warning};
 use lasthop_tcp::config::{CongestionControl, DelayedAck, InitialWindow};
@@ -143,6 +143,13 @@ pub const KEYS: &[KeyRow] = &[
         ),
     ),
     row("middleboxes", BOTH),
+    row(
+        "clock_phase",
+        (
+            Honour::Yes,
+            Honour::Some("\"shared\" only: the namespaces run on the machine's one kernel, whose jiffies a run cannot set; \"per_host\" and a given phase are refused"),
+        ),
+    ),
 ];
 
 /// Where Linux keeps the counterpart of a TCP model key.
@@ -494,12 +501,45 @@ impl Scenario {
             ]);
         }
         match mode {
-            Mode::Sim => self.linux_keys_in_sim(&mut w),
-            Mode::Emu => self.model_keys_in_emu(&mut w),
+            Mode::Sim => {
+                self.linux_keys_in_sim(&mut w);
+                self.clock_phase_in_sim(&ends, &mut w);
+            }
+            Mode::Emu => {
+                self.clock_phase_in_emu()?;
+                self.model_keys_in_emu(&mut w);
+            }
         }
         self.ecn_warnings(mode, &ends, &mut w);
         self.middlebox_warnings(&mut w);
         Ok(w)
+    }
+
+    /// Simulation: a `clock_phase` no timer reads (no host or flow runs the timer wheel).
+    fn clock_phase_in_sim(&self, ends: &[[TcpConfig; 2]], w: &mut Vec<Warning>) {
+        let wheel = self
+            .hosts
+            .iter()
+            .map(|h| &h.tcp)
+            .chain(ends.iter().flatten());
+        if self.clock_phase.is_some() && !wheel.clone().any(|c| c.timer_wheel) {
+            w.push(warn(
+                "clock_phase",
+                "does nothing here: no host's TCP model runs the timer wheel (`tcp.timer_wheel`, on in the profile \"linux-6.18\"), so every timer fires on time",
+            ));
+        }
+    }
+
+    /// Emulation: the hosts share the machine's kernel clock; any other `clock_phase` is
+    /// refused.
+    fn clock_phase_in_emu(&self) -> Result<(), SpecError> {
+        match self.clock_phase {
+            None | Some(ClockPhase::Shared) => Ok(()),
+            Some(_) => Err(err(
+                "clock_phase",
+                "refused in emulation: the hosts are namespaces of the machine's one kernel, whose jiffies a run cannot set; only \"shared\" (what emulation does anyway) is allowed, or simulate",
+            )),
+        }
     }
 
     /// Simulation: each `sysctl` and `route` key, unless the model runs with the same value.

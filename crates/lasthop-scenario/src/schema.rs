@@ -36,6 +36,9 @@ pub struct ScenarioSpec {
     /// Middleboxes at the router, in order: `[[middleboxes]]` with `kind` and its parameters.
     #[serde(default)]
     pub middleboxes: Vec<toml::Table>,
+    /// Simulation: where the hosts' jiffies clocks stand, `"per_host"`, `"shared"` or a
+    /// duration ([`crate::config::ClockPhase`]).
+    pub clock_phase: Option<String>,
 }
 
 #[derive(Deserialize, Debug, Clone)]

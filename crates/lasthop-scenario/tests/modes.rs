@@ -368,3 +368,53 @@ fn a_sender_without_its_congestion_control_is_warned_of_the_machines_default() {
     );
     assert!(per_flow.default_cc_warnings("bbr").unwrap().is_empty());
 }
+
+#[test]
+fn clock_phase_is_checked_and_refused_where_it_cannot_act() {
+    let load = |top: &str, hosts: &str| {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("l.toml"), LINK).unwrap();
+        let text = format!(
+            "duration = \"10s\"\nlink = \"l.toml\"\n{top}\n[hosts.a]\nside = \"fixed\"\n[hosts.b]\nside = \"mobile\"\n{hosts}\n{BULK}"
+        );
+        Scenario::from_str_in(&text, d.path())
+    };
+    let l618 = "[hosts.a.tcp]\nprofile = \"linux-6.18\"\n[hosts.b.tcp]\nprofile = \"linux-6.18\"\n";
+    // A value that is none of the three forms names the key and what is allowed.
+    let e = load("clock_phase = \"booted\"", l618).unwrap_err();
+    assert_eq!(e.key, "clock_phase", "{e}");
+    for what in ["\"booted\"", "\"per_host\"", "\"shared\"", "duration"] {
+        assert!(e.message.contains(what), "{e}");
+    }
+    // One kernel has one HZ: hosts at 250 and 100 cannot share a clock.
+    let hz = "[hosts.a.tcp]\nprofile = \"linux-6.18\"\n[hosts.b.tcp]\nprofile = \"linux-6.18\"\nhz = 100\n";
+    let e = load("clock_phase = \"shared\"", hz).unwrap_err();
+    assert_eq!(e.key, "clock_phase", "{e}");
+    for what in ["250", "100", "tcp.hz"] {
+        assert!(e.message.contains(what), "{e}");
+    }
+    assert!(load("clock_phase = \"per_host\"", hz).is_ok());
+    // Simulation: quiet with the timer wheel; a warning where no host runs it (every timer
+    // fires on time, whatever the phase).
+    let sc = load("clock_phase = \"5ms\"", l618).unwrap();
+    assert!(!keys(&sc.check_mode(Mode::Sim).unwrap()).contains(&"clock_phase"));
+    let sc = load("clock_phase = \"5ms\"", "").unwrap();
+    let w = sc.check_mode(Mode::Sim).unwrap();
+    let w = w
+        .iter()
+        .find(|w| w.key == "clock_phase")
+        .expect("a warning");
+    assert!(w.message.contains("timer_wheel"), "{}", w.message);
+    // Emulation: the namespaces share the machine's kernel; only "shared" (or nothing) runs.
+    for given in ["clock_phase = \"5ms\"", "clock_phase = \"per_host\""] {
+        let e = load(given, l618)
+            .unwrap()
+            .check_mode(Mode::Emu)
+            .unwrap_err();
+        assert_eq!(e.key, "clock_phase", "{e}");
+        assert!(e.message.contains("emulation"), "{e}");
+    }
+    for ok in ["clock_phase = \"shared\"", ""] {
+        assert!(load(ok, l618).unwrap().check_mode(Mode::Emu).is_ok());
+    }
+}

@@ -19,7 +19,7 @@ use lasthop_apps::{Endpoint, FlowReport, SockEvent, Status};
 use lasthop_core::rng::Rng;
 use lasthop_core::{Dur, Rate, Seeds, Stream, Time};
 use lasthop_link::{AccessLink, Event as LinkEvent, Link};
-use lasthop_scenario::{Scenario, Side};
+use lasthop_scenario::{ClockPhase, Scenario, Side};
 use lasthop_tcp::{Host as TcpHost, Metrics};
 use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
@@ -150,18 +150,27 @@ impl<'a> Sim<'a> {
         let seeds = Seeds::new(scenario.seed, scenario.replication);
         let link = scenario.new_link(seeds);
         let mut hosts = Vec::new();
+        let mut phases = Vec::new();
         let mut by_addr = FxHashMap::default();
         // Where each host's jiffies stand at time 0 (its timer wheel's bucket boundaries): a
-        // booted kernel's clock is anywhere in its 2^15-jiffy cycle of level-3 buckets.
+        // booted kernel's clock is anywhere in its 2^15-jiffy cycle of level-3 buckets. Hosts
+        // on one kernel (`clock_phase = "shared"` or given) share one.
         let mut clocks = seeds.stream("tcp.clock_phase");
+        let mut draw =
+            |hz: u32| Dur(clocks.random_range(0..(1_000_000_000 / u64::from(hz.max(1))) << 15));
+        let one_kernel = match scenario.clock_phase {
+            None | Some(ClockPhase::PerHost) => None,
+            Some(ClockPhase::Shared) => scenario.hosts.first().map(|h| draw(h.tcp.hz)),
+            Some(ClockPhase::Given(phase)) => Some(phase),
+        };
         for (i, h) in scenario.hosts.iter().enumerate() {
             let (rate, delay) = (
                 h.access_rate.unwrap_or(Rate::UNLIMITED),
                 h.access_delay.unwrap_or(Dur::ZERO),
             );
             let mut cfg = h.tcp.clone();
-            let cycle = (1_000_000_000 / u64::from(cfg.hz.max(1))) << 15;
-            cfg.clock_phase = Dur(clocks.random_range(0..cycle));
+            cfg.clock_phase = one_kernel.unwrap_or_else(|| draw(cfg.hz));
+            phases.push(cfg.clock_phase);
             let mut tcp = TcpHost::new(h.address, cfg);
             tcp.set_tracing(out.traces());
             if let Some(sw) = h
@@ -218,10 +227,13 @@ impl<'a> Sim<'a> {
                 message: e.message,
             })?;
             let traces = sim.out.traces();
-            if let Some(cfg) = server_cfg {
+            // A flow's own configuration runs on its host's kernel, at the host's clock.
+            if let Some(mut cfg) = server_cfg {
+                cfg.clock_phase = phases[f.to];
                 sim.hosts[f.to].stack.set_owner_config(s, cfg, traces);
             }
-            if let Some(cfg) = client_cfg {
+            if let Some(mut cfg) = client_cfg {
+                cfg.clock_phase = phases[f.from];
                 sim.hosts[f.from].stack.set_owner_config(s + 1, cfg, traces);
             }
             sim.start_end(s);

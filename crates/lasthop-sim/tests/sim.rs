@@ -233,3 +233,108 @@ fn the_analysis_in_process_is_that_of_the_captures() {
         );
     }
 }
+
+/// Each client's SYN retransmission times in a `clock_phase` scenario: three Linux 6.18 clients
+/// (a twice, once with a flow `tcp` table of its own, and b) connect to m at time 0; the link
+/// holds the first three packets down (the SYNs) 3 s, so each client's 1 s SYN timeout fires.
+/// Returns the retransmission times, ns: a's plain flow, a's flow with its own table, b's.
+fn syn_timeouts(clock_phase: &str) -> [u64; 3] {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::write(
+        d.path().join("link.toml"),
+        r#"
+mtu = "1500B"
+[both]
+rate = "10Mbit"
+delay = "10ms"
+[[down.delays]]
+nth = 1
+delay = "3s"
+[[down.delays]]
+nth = 2
+delay = "3s"
+[[down.delays]]
+nth = 3
+delay = "3s"
+"#,
+    )
+    .unwrap();
+    let text = format!(
+        r#"
+name = "clock"
+duration = "6s"
+link = "link.toml"
+{clock_phase}
+[hosts.a]
+side = "fixed"
+tcp = {{ profile = "linux-6.18" }}
+[hosts.b]
+side = "fixed"
+tcp = {{ profile = "linux-6.18" }}
+[hosts.m]
+side = "mobile"
+tcp = {{ profile = "linux-6.18" }}
+[[flows]]
+kind = "bulk"
+from = "a"
+to = "m"
+bytes = 1000
+[[flows]]
+kind = "bulk"
+from = "a"
+to = "m"
+bytes = 1000
+tcp = {{ nagle = false }}
+[[flows]]
+kind = "bulk"
+from = "b"
+to = "m"
+bytes = 1000
+"#
+    );
+    let s = Scenario::from_str_in(&text, d.path()).unwrap_or_else(|e| panic!("{e}"));
+    let out = d.path().join("out");
+    run_into(&s, &out);
+    // (client address, port) -> the times of its SYNs.
+    let mut syns: std::collections::BTreeMap<([u8; 4], u16), Vec<u64>> = Default::default();
+    for host in ["a", "b"] {
+        let f = std::fs::File::open(out.join(format!("{host}.pcap"))).unwrap();
+        let mut r = pcap_file::pcap::PcapReader::new(f).unwrap();
+        while let Some(p) = r.next_packet() {
+            let p = p.unwrap();
+            let (ip, tcp) = (&p.data[..20], &p.data[20..]);
+            if tcp[13] & 0x12 == 0x02 && ip[12..16] != [198, 19, 0, 1] {
+                let key = (
+                    ip[12..16].try_into().unwrap(),
+                    u16::from_be_bytes([tcp[0], tcp[1]]),
+                );
+                syns.entry(key)
+                    .or_default()
+                    .push(p.timestamp.as_nanos() as u64);
+            }
+        }
+    }
+    let resent: Vec<u64> = syns.values().map(|t| t[1]).collect();
+    assert_eq!(syns.values().map(|t| t[0]).collect::<Vec<_>>(), [0, 0, 0]);
+    resent.try_into().unwrap()
+}
+
+#[test]
+fn hosts_on_one_kernel_fire_their_timers_on_one_jiffies_clock() {
+    // Given 12 ms: the SYN at jiffy 3 (4 ms jiffies at HZ 250) times out 250 jiffies later, in
+    // the timer wheel's level 1 (8-jiffy buckets), at the end of its bucket: jiffy
+    // ((253 >> 3) + 1) << 3 = 256, 1024 ms of the clock, 1012 ms of the run. Every client
+    // alike, the flow with a configuration of its own too (it runs on its host's kernel).
+    assert_eq!(syn_timeouts("clock_phase = \"12ms\""), [1_012_000_000; 3]);
+    // At phase 0 the same timeout ends at jiffy 256 with the run: 1024 ms.
+    assert_eq!(syn_timeouts("clock_phase = \"0ms\""), [1_024_000_000; 3]);
+    // Shared: one phase drawn for all hosts; the timeout ends within the 32 ms after 1 s.
+    let [x, y, z] = syn_timeouts("clock_phase = \"shared\"");
+    assert!((1_000_000_001..=1_032_000_000).contains(&x), "{x}");
+    assert_eq!((x, y), (z, z));
+    // Per host (the default): a's two flows on a's clock, b's on its own.
+    let [x, y, z] = syn_timeouts("");
+    assert_eq!(x, y);
+    assert_ne!(x, z);
+    assert_eq!(syn_timeouts("clock_phase = \"per_host\""), [x, y, z]);
+}

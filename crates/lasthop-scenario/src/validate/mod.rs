@@ -10,11 +10,12 @@ pub mod hosts;
 pub mod link;
 pub mod middleboxes;
 
-use crate::config::Scenario;
+use crate::config::{ClockPhase, Host, Scenario};
 use crate::schema::ScenarioSpec;
 use flows::validate_flows;
 use hosts::{validate_hosts, validate_shared_windows};
 use lasthop_core::spec::{err, load_file, SpecError};
+use lasthop_core::units::parse_dur;
 use lasthop_core::Dur;
 use link::load_link;
 use middleboxes::validate_middleboxes;
@@ -45,7 +46,9 @@ impl ScenarioSpec {
         validate_shared_windows(&self.hosts, &mut hosts, &entries)?;
         let flows = validate_flows(self, &hosts, &entries)?;
         let middleboxes = validate_middleboxes(&self.middleboxes, &self.hosts, &hosts)?;
+        let clock_phase = self.clock_phase(&hosts)?;
         Ok(Scenario {
+            clock_phase,
             middleboxes,
             name: self.name.clone().unwrap_or_else(|| "scenario".into()),
             description: self.description.clone(),
@@ -58,6 +61,38 @@ impl ScenarioSpec {
             hosts,
             flows,
         })
+    }
+}
+
+impl ScenarioSpec {
+    /// `clock_phase`: one of its three forms; a shared or given phase needs one `hz` for all
+    /// hosts, as one kernel has.
+    fn clock_phase(&self, hosts: &[Host]) -> Result<Option<ClockPhase>, SpecError> {
+        let Some(text) = self.clock_phase.as_deref() else {
+            return Ok(None);
+        };
+        let phase = match text {
+            "per_host" => ClockPhase::PerHost,
+            "shared" => ClockPhase::Shared,
+            _ => ClockPhase::Given(parse_dur(text).map_err(|e| {
+                err(
+                    "clock_phase",
+                    format!("{text:?}: allowed \"per_host\", \"shared\" or a duration such as \"12ms\" ({e})"),
+                )
+            })?),
+        };
+        if phase != ClockPhase::PerHost {
+            if let Some(h) = hosts.iter().find(|h| h.tcp.hz != hosts[0].tcp.hz) {
+                return Err(err(
+                    "clock_phase",
+                    format!(
+                        "{text:?} puts the hosts on one kernel, which has one HZ, but {} runs at {} and {} at {}: give them one `tcp.hz` or use \"per_host\"",
+                        hosts[0].name, hosts[0].tcp.hz, h.name, h.tcp.hz
+                    ),
+                ));
+            }
+        }
+        Ok(Some(phase))
     }
 }
 
