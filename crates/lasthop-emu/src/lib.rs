@@ -28,6 +28,7 @@
 
 #[allow(unsafe_code)]
 pub mod app;
+pub mod kernel_clock;
 pub mod netns;
 pub mod progress;
 pub mod realtime;
@@ -271,6 +272,7 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
     // of flows starting at 0 connected 11-23 ms late while the probes and CBR streams kept their
     // grid from time 0 (docs/sim-vs-emu.md, seed 000's e0 in the fidelity matrix). Before it the
     // link's clock stands at 0.
+    let clock_start = kernel_clock::read();
     let t0 = sys::monotonic_ns() + workload_lead_ns(sc.flows.len());
     setup::start_workload(sc, opts, t0, &mut res, sigfd)?;
     let late = sys::monotonic_ns().saturating_sub(t0);
@@ -292,7 +294,8 @@ fn run_blocked(sc: &Scenario, opts: &EmuOptions, sigfd: &SignalFd) -> Result<Run
     let stop = rt.run();
     rt.end_pauses();
     sys::set_normal();
-    summary::finish(sc, opts, run_id, rt, stop?)
+    let kernel_clock = kernel_clock::infer(&clock_start, &kernel_clock::read(), t0);
+    summary::finish(sc, opts, run_id, rt, stop?, kernel_clock)
 }
 
 /// How far ahead of the workload's start the run's time 0 is set: 100 ms, and 10 ms more per flow

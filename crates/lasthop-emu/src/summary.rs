@@ -2,6 +2,7 @@
 //! `link.csv` (the link's counters and meters, as the simulator writes it), `summary.toml`
 //! (serialized from [`Summary`]), and the [`RunOutputs`] for the caller.
 
+use crate::kernel_clock::KernelClock;
 use crate::realtime::{Counters, Realtime};
 use crate::stats::LatenessSummary;
 use crate::{EmuOptions, RunOutputs, Stop};
@@ -33,6 +34,10 @@ pub struct Summary<'a> {
     #[serde(flatten)]
     pub counters: Counters,
     pub app_failures: &'a [String],
+    /// The kernel's HZ and its jiffies phase at time 0 (`[kernel_clock]`: a simulated twin
+    /// with `clock_phase = "<phase_ns>ns"` fires its timers on the kernel's buckets); absent
+    /// when `/proc/timer_list` could not be read.
+    pub kernel_clock: Option<KernelClock>,
     pub lateness: LatenessSummary,
     pub link: BTreeMap<String, DirStats>,
 }
@@ -45,6 +50,7 @@ pub fn finish(
     run_id: String,
     mut rt: Realtime<'_>,
     stop: Stop,
+    kernel_clock: Option<KernelClock>,
 ) -> Result<RunOutputs> {
     let end = rt.now();
     rt.res.stop_children();
@@ -108,6 +114,7 @@ pub fn finish(
         snaplen: opts.snaplen,
         counters: rt.counters,
         app_failures: &failures,
+        kernel_clock,
         lateness,
         link: Dir::BOTH
             .into_iter()
@@ -158,6 +165,10 @@ mod tests {
                 ..Counters::default()
             },
             app_failures: &failures,
+            kernel_clock: Some(KernelClock {
+                hz: 250,
+                phase_ns: 77_224_000_123,
+            }),
             lateness: LatenessSummary {
                 releases: 676,
                 p50: 4_100,
@@ -205,6 +216,10 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("\n[lateness]\nreleases = 676\n"), "{text}");
+        assert!(
+            text.contains("\n[kernel_clock]\nhz = 250\nphase_ns = 77224000123\n"),
+            "{text}"
+        );
         assert!(text.contains("\n[link.down]\narrived = 0\n"), "{text}");
     }
 }
