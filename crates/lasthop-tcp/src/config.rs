@@ -5,7 +5,7 @@
 //! A switch whose mechanism is not implemented yet is refused by [`TcpConfig::validate`], never
 //! silently ignored.
 
-use lasthop_core::{Bytes, Dur};
+use lasthop_core::{Bytes, Dur, Time};
 use serde::Deserialize;
 
 /// Initial congestion window: a number of segments (1..=10; 10 is RFC 6928 and Linux 3.0+), or RFC 3390's
@@ -1032,6 +1032,19 @@ impl TcpConfig {
         }
         Ok(())
     }
+}
+
+/// A jiffy at `hz`, in nanoseconds: Linux's `TICK_NSEC`, (10^9 + HZ/2) / HZ rounded down as
+/// the model has always taken it (exact at 100, 250 and 1000).
+pub(crate) fn jiffy_ns(hz: u32) -> u64 {
+    1_000_000_000 / u64::from(hz.max(1))
+}
+
+/// `jiffies` at `now` on a host's clock of `hz` ticks standing at `phase` at time 0 (its
+/// `clock_phase`): what its timer wheel, its receiver's ato and its congestion control's
+/// `tcp_jiffies32` all read.
+pub(crate) fn jiffies_at(hz: u32, phase: Dur, now: Time) -> u64 {
+    (now.0 + phase.0) / jiffy_ns(hz)
 }
 
 #[cfg(test)]

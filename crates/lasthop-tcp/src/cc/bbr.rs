@@ -27,6 +27,7 @@
 use super::minmax::MinMax;
 use super::{Acked, CaSk, CongestionOps, Window};
 use crate::conn::RateSample;
+use lasthop_core::Dur;
 
 const BW_SCALE: u32 = 24;
 const BW_UNIT: u64 = 1 << BW_SCALE;
@@ -139,6 +140,8 @@ pub(crate) struct Bbr {
     rand: u32,
     /// `HZ`.
     hz: u32,
+    /// The host's jiffies at time 0 (`clock_phase`).
+    phase: Dur,
 }
 
 /// The rate in bytes per second of `rate` (segments per µs << 24) times `gain`, 1 % below
@@ -154,7 +157,7 @@ fn rate_bytes_per_sec(rate: u64, mss: u32, gain: u32) -> u64 {
 impl Bbr {
     /// The algorithm's state before `init` (which runs when the connection is established);
     /// `seed` seeds its one random draw.
-    pub(crate) fn new(seed: u32, hz: u32) -> Bbr {
+    pub(crate) fn new(seed: u32, hz: u32, phase: Dur) -> Bbr {
         Bbr {
             min_rtt_us: u32::MAX,
             min_rtt_stamp: 0,
@@ -192,11 +195,12 @@ impl Bbr {
             pacing_rate: u64::MAX,
             rand: seed | 1,
             hz,
+            phase,
         }
     }
 
     fn jiffies(&self, sk: &CaSk) -> u32 {
-        (u128::from(sk.now.0) * u128::from(self.hz) / 1_000_000_000) as u32
+        crate::config::jiffies_at(self.hz, self.phase, sk.now) as u32
     }
 
     /// `prandom_u32_max(n)`: uniform in 0..n.
@@ -696,9 +700,8 @@ impl Bbr {
 
     /// `bbr_init`, when the connection is established.
     pub(crate) fn init(&mut self, w: &mut Window, sk: &CaSk) {
-        let hz = self.hz;
-        let rand = self.rand;
-        *self = Bbr::new(rand, hz);
+        let (hz, rand, phase) = (self.hz, self.rand, self.phase);
+        *self = Bbr::new(rand, hz, phase);
         w.ssthresh = crate::conn::SSTHRESH_INFINITE;
         self.min_rtt_us = sk.min_rtt_us;
         self.min_rtt_stamp = self.jiffies(sk);
@@ -809,7 +812,7 @@ mod tests {
     impl H {
         fn new() -> H {
             let mut h = H {
-                b: Bbr::new(12345, 250),
+                b: Bbr::new(12345, 250, Dur::ZERO),
                 w: Window {
                     cwnd: 10,
                     ssthresh: crate::conn::SSTHRESH_INFINITE,

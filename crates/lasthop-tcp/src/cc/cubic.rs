@@ -373,6 +373,8 @@ const GSO_MAX_SIZE: u64 = 65536;
 pub(crate) struct Cubic6 {
     hystart: bool,
     hz: u32,
+    /// The host's jiffies at time 0 (`clock_phase`).
+    phase: Dur,
     cnt: u32,
     last_max_cwnd: u32,
     last_cwnd: u32,
@@ -396,10 +398,11 @@ pub(crate) struct Cubic6 {
 }
 
 impl Cubic6 {
-    pub(crate) fn new(hystart: bool, hz: u32) -> Cubic6 {
+    pub(crate) fn new(hystart: bool, hz: u32, phase: Dur) -> Cubic6 {
         Cubic6 {
             hystart,
             hz,
+            phase,
             cnt: 0,
             last_max_cwnd: 0,
             last_cwnd: 0,
@@ -420,7 +423,7 @@ impl Cubic6 {
     }
 
     fn jiffies(&self, now: Time) -> u32 {
-        (u128::from(now.0) * u128::from(self.hz) / 1_000_000_000) as u32
+        crate::config::jiffies_at(self.hz, self.phase, now) as u32
     }
 
     fn us(now: Time) -> u32 {
@@ -814,7 +817,7 @@ mod tests {
         // finds 30 > 24: ssthresh 28. (Before the fix the first round began at cwnd 16, so
         // its samples mixed both RTTs and the exit came a round later, at 40; the kernel's
         // counters show 28 for the fidelity matrix's four CUBIC flows, docs/sim-vs-emu.md.)
-        let mut c = Cubic6::new(true, 1000);
+        let mut c = Cubic6::new(true, 1000, Dur::ZERO);
         c.hystart_reset(Time(0), 0);
         let mut w = Window {
             cwnd: 10,
@@ -840,9 +843,30 @@ mod tests {
     }
 
     #[test]
+    fn linux6_counts_jiffies_on_its_hosts_clock() {
+        // HZ 250 (4 ms jiffies). 1.5 ms into the run a host whose clock stood at 2.5 ms at
+        // time 0 is in jiffy 1 (4 ms), one at phase 0 still in jiffy 0, one at 130 ms in
+        // jiffy 32 (131.5 ms): CUBIC reads the clock the host's timers run on
+        // (`clock_phase`), as BBR does.
+        let mut cfg = crate::config::TcpConfig {
+            congestion_control: crate::config::CongestionControl::Cubic,
+            kernel: Some(crate::config::Kernel::Linux618),
+            hz: 250,
+            ..Default::default()
+        };
+        for (phase, jiffy) in [(2_500_000, 1), (0, 0), (130_000_000, 32)] {
+            cfg.clock_phase = Dur(phase);
+            let super::super::Cc::Cubic6(c) = super::super::Cc::new(&cfg, 1) else {
+                panic!("not Linux 6.18's CUBIC")
+            };
+            assert_eq!(c.jiffies(Time(1_500_000)), jiffy, "phase {phase}");
+        }
+    }
+
+    #[test]
     fn linux6_epoch_counts_in_jiffies_with_delay_min_and_no_ack_ratio() {
         // HZ 250 (4 ms jiffies). A loss at cwnd 100: ssthresh 70, W_max 100.
-        let mut c = Cubic6::new(false, 250);
+        let mut c = Cubic6::new(false, 250, Dur::ZERO);
         let w = Window {
             cwnd: 100,
             ssthresh: SSTHRESH,
@@ -902,7 +926,7 @@ mod tests {
         // Slow start at cwnd 8, ssthresh 10, with 5 delivered: cwnd 10, and the 3 left go to
         // congestion avoidance. The first update: W_max 0 ≤ cwnd, K = 0, origin 10, t = 0:
         // target 10, cnt = 100·10 = 1000, capped at 20 while W_max is 0; 3 of 20 counted.
-        let mut c = Cubic6::new(false, 250);
+        let mut c = Cubic6::new(false, 250, Dur::ZERO);
         let mut w = Window {
             cwnd: 8,
             ssthresh: 10,
@@ -930,7 +954,7 @@ mod tests {
     fn linux6_hystart_in_microseconds() {
         // delay_min 40 ms. Delay: threshold 40 000 + clamp(40 000 >> 3 = 5000, 4000, 16 000)
         // = 45 000 µs; 8 samples are taken first, the 9th compares their minimum.
-        let mut c = Cubic6::new(true, 250);
+        let mut c = Cubic6::new(true, 250, Dur::ZERO);
         let mut w = Window {
             cwnd: 16,
             ssthresh: SSTHRESH,
@@ -957,7 +981,7 @@ mod tests {
         // ACK train, unpaced, no pacing rate: ACKs at most 2 ms apart for more than
         // (delay_min + 0) / 2 = 20 ms after the round's start. A round starts at 1 s; ACKs
         // every 2 ms of 40 ms RTTs: found on the first more than 20 ms in, at 1.022 s.
-        let mut c = Cubic6::new(true, 250);
+        let mut c = Cubic6::new(true, 250, Dur::ZERO);
         let mut w = Window {
             cwnd: 16,
             ssthresh: SSTHRESH,

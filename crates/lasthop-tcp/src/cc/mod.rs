@@ -173,10 +173,10 @@ impl Cc {
         match cfg.congestion_control {
             CongestionControl::Reno => Cc::Reno(Reno::new(cfg)),
             CongestionControl::Cubic if cfg.kernel == Some(Kernel::Linux618) => {
-                Cc::Cubic6(Box::new(Cubic6::new(cfg.hystart, cfg.hz)))
+                Cc::Cubic6(Box::new(Cubic6::new(cfg.hystart, cfg.hz, cfg.clock_phase)))
             }
             CongestionControl::Cubic => Cc::Cubic(Cubic::new(cfg.hystart)),
-            CongestionControl::Bbr => Cc::Bbr(Box::new(Bbr::new(seed, cfg.hz))),
+            CongestionControl::Bbr => Cc::Bbr(Box::new(Bbr::new(seed, cfg.hz, cfg.clock_phase))),
         }
     }
 }

@@ -139,14 +139,11 @@ impl Timers {
     }
 }
 
-/// A jiffy at `hz`, in nanoseconds.
-pub(super) fn jiffy_ns(hz: u32) -> u64 {
-    1_000_000_000 / u64::from(hz.max(1))
-}
+pub(super) use crate::config::jiffy_ns;
 
 /// `jiffies` at `now` on the host's grid (`cfg.clock_phase`).
 pub(super) fn jiffies(cfg: &TcpConfig, now: Time) -> u64 {
-    (now.0 + cfg.clock_phase.0) / jiffy_ns(cfg.hz)
+    crate::config::jiffies_at(cfg.hz, cfg.clock_phase, now)
 }
 
 /// When a timer armed at `now` for `timeout` fires (`cfg.timer_wheel`: Linux 4.8+'s wheel,
