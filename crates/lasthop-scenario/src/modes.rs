@@ -515,17 +515,24 @@ impl Scenario {
         Ok(w)
     }
 
-    /// Simulation: a `clock_phase` no timer reads (no host or flow runs the timer wheel).
+    /// Simulation: a `clock_phase` nothing reads (no host or flow runs the timer wheel, 6.x
+    /// CUBIC or BBR, the model's readers of jiffies).
     fn clock_phase_in_sim(&self, ends: &[[TcpConfig; 2]], w: &mut Vec<Warning>) {
-        let wheel = self
+        let reads_jiffies = |c: &TcpConfig| {
+            c.timer_wheel
+                || c.congestion_control == CongestionControl::Bbr
+                || (c.congestion_control == CongestionControl::Cubic
+                    && c.kernel == Some(lasthop_tcp::Kernel::Linux618))
+        };
+        let mut configs = self
             .hosts
             .iter()
             .map(|h| &h.tcp)
             .chain(ends.iter().flatten());
-        if self.clock_phase.is_some() && !wheel.clone().any(|c| c.timer_wheel) {
+        if self.clock_phase.is_some() && !configs.any(reads_jiffies) {
             w.push(warn(
                 "clock_phase",
-                "does nothing here: no host's TCP model runs the timer wheel (`tcp.timer_wheel`, on in the profile \"linux-6.18\"), so every timer fires on time",
+                "does nothing here: no host's TCP model reads a jiffies clock (the timer wheel, `tcp.timer_wheel`, on in the profile \"linux-6.18\", or 6.x CUBIC's or BBR's `tcp_jiffies32`), so every timer fires on time",
             ));
         }
     }

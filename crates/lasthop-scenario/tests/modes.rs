@@ -405,6 +405,10 @@ fn clock_phase_is_checked_and_refused_where_it_cannot_act() {
         .find(|w| w.key == "clock_phase")
         .expect("a warning");
     assert!(w.message.contains("timer_wheel"), "{}", w.message);
+    // 6.x CUBIC reads the clock too (`tcp_jiffies32`), with the wheel off.
+    let cubic = "[hosts.a.tcp]\nprofile = \"linux-6.18\"\ntimer_wheel = false\ncongestion_control = \"cubic\"\n[hosts.b.tcp]\nprofile = \"linux-6.18\"\ntimer_wheel = false\n";
+    let sc = load("clock_phase = \"5ms\"", cubic).unwrap();
+    assert!(!keys(&sc.check_mode(Mode::Sim).unwrap()).contains(&"clock_phase"));
     // Emulation: the namespaces share the machine's kernel; only "shared" (or nothing) runs.
     for given in ["clock_phase = \"5ms\"", "clock_phase = \"per_host\""] {
         let e = load(given, l618)
