@@ -188,12 +188,31 @@ fn emu_delivers_a_trace_driven_stream_when_the_simulator_does() {
     );
     // A datagram the real sender sent a millisecond late or more catches a later opportunity,
     // and may push the next one into the opportunity after (the schedule above is still the
-    // trace's for the arrivals the emulator saw): 1 % on a quiet machine, 5 % under CI's
-    // parallel load. Nine in ten must be scheduled as in simulation.
-    assert!(
-        same * 10 >= sim.len() * 9,
-        "{same} of {} scheduled as in simulation",
+    // trace's for the arrivals the emulator saw). So the two modes are compared on the
+    // datagrams that reached the router within a millisecond of their simulated arrival, as
+    // the one before did: nine in ten of those are scheduled as in simulation (all but 1 % on
+    // a quiet machine). How many arrive late is the machine's load, not the emulator's
+    // schedule: a CI run while the VM had a third of its CPU stolen scheduled only 2003 of
+    // 3000 as in simulation.
+    let sim_arrived: Vec<u64> = rows(&tmp.path().join("sim"), "arrive")
+        .into_iter()
+        .map(|r| r.0)
+        .collect();
+    assert_eq!(sim_arrived.len(), arrived.len());
+    let on_time = |i: usize| arrived[i].abs_diff(sim_arrived[i]) < 1_000_000;
+    let compared: Vec<usize> = (1..sim.len())
+        .filter(|&i| on_time(i) && on_time(i - 1))
+        .collect();
+    let same_on_time = compared.iter().filter(|&&i| emu[i].0 == sim[i]).count();
+    println!(
+        "{} of {} datagrams reached the router on time after one on time; {same_on_time} of them scheduled as in simulation",
+        compared.len(),
         sim.len()
+    );
+    assert!(
+        same_on_time * 10 >= compared.len() * 9,
+        "{same_on_time} of {} on-time datagrams scheduled as in simulation",
+        compared.len()
     );
     for ((sched, actual), s) in emu.iter().zip(&sim) {
         if sched == s {
