@@ -9,8 +9,6 @@
 //! at time 0. The wheel's buckets are whole multiples of 8, 64 and 512 jiffies of that count,
 //! so the phase is reduced to the model's 2^15-jiffy cycle.
 
-use lasthop_core::Dur;
-
 /// One reading of `/proc/timer_list`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Reading {
@@ -90,12 +88,6 @@ pub fn infer(start: &[Reading], end: &[Reading], t0_ns: u64) -> Option<KernelClo
         hz,
         phase_ns: at_t0 * tick + t0_ns % tick,
     })
-}
-
-impl KernelClock {
-    pub fn phase(&self) -> Dur {
-        Dur(self.phase_ns)
-    }
 }
 
 #[cfg(test)]
