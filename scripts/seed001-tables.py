@@ -15,11 +15,12 @@ tcp_trace.csv, fixed.pcap). `--quick` runs one replication per point (what CI do
 script working; its numbers are not the doc's). Cells are "ours / seed"; a "*" marks a
 median more than 3 % away from the seed's.
 
-The random-delay points are run a second time with SPREAD replications (1 000; 20 with
-`--quick`): the medians of 50-replication subsets drawn from them (the same replications for
-every variant, as the seed's common random sequence) show how far one 50-replication median
-such as the seed's or ours can fall from the model's own, and the random-delay conclusions are
-checked on the large sample with the share of 50-replication experiments in which they hold.
+The random-delay points are run a second time with many replications (SPREADS: 1 000 for one
+connection, 400 for two and four; 20 with `--quick`): the medians of subsets of the seed's size
+(50, or 20 in parallel) drawn from them (the same replications for every variant, as the seed's
+common random sequence) show how far one such median, the seed's or ours, can fall from the
+model's own, and the random-delay conclusions are checked on the large sample with the share of
+50-replication experiments in which they hold.
 
 Percentiles are linear interpolation between order statistics, as in the summaries. Standard
 library only.
@@ -40,11 +41,11 @@ import tomllib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPERIMENTS = ["seed001-single", "seed001-single-random", "seed001-2par", "seed001-4par"]
-# The random-delay points again, with this many replications, into RANDOM + "-spread".
+# The random-delay points again, with many replications, into NAME + "-spread": one connection
+# (1 000 replications, subsets of the seed's 50) and two or four (400, subsets of 20).
 RANDOM = "seed001-single-random"
-SPREAD = 1000
+SPREADS = {RANDOM: (1000, 50), "seed001-2par": (400, 20), "seed001-4par": (400, 20)}
 SPREAD_QUICK = 20
-SUBSET = 50  # the seed's replications per random-delay point
 DRAWS = 2000
 
 DELAY_LABEL = {
@@ -84,49 +85,79 @@ def run_experiments(binary, out, quick, reuse):
         if p.returncode != 0:
             sys.exit(f"lasthop run {name} failed:\n{p.stdout}\n{p.stderr}")
     # The random-delay points once more with many replications (only metrics.json is read).
-    text = open(os.path.join(tmp, f"{RANDOM}.toml")).read()
-    n = SPREAD_QUICK if quick else SPREAD
-    text = re.sub(r"^replications = \d+", f"replications = {n}", text, flags=re.M)
-    spec = os.path.join(tmp, f"{RANDOM}-spread.toml")
-    open(spec, "w").write(text)
-    dest = os.path.join(out, f"{RANDOM}-spread")
-    if not reuse and os.path.exists(dest):
-        shutil.rmtree(dest)
-    p = subprocess.run([binary, "run", spec, "--out", dest, "--quiet", "--captures", "none",
-                        "--events", "none", "--tcp-trace", "none"], capture_output=True, text=True)
-    if p.returncode != 0:
-        sys.exit(f"lasthop run {RANDOM} (spread) failed:\n{p.stdout}\n{p.stderr}")
+    for name, (n, _) in SPREADS.items():
+        spec = tomllib.load(open(os.path.join(ROOT, "experiments", f"{name}.toml"), "rb"))
+        cases = {p: v for p, v in spec["matrix"]["case"].items() if p.endswith("_rand")}
+        lines = [f"name = {toml_value(name + '-spread')}",
+                 f"scenario = {toml_value(os.path.join(ROOT, 'experiments', spec['scenario']))}",
+                 'mode = "sim"', f"replications = {SPREAD_QUICK if quick else n}",
+                 f"seed = {spec['seed']}", f"classes = {toml_value(spec['classes'])}", "",
+                 "[matrix.case]"]
+        for p, v in cases.items():
+            v = {k: (os.path.join(ROOT, "experiments", x) if k == "link" else x)
+                 for k, x in v.items()}
+            lines.append(f"{toml_value(p)} = {toml_value(v)}")
+        path = os.path.join(tmp, f"{name}-spread.toml")
+        open(path, "w").write("\n".join(lines) + "\n")
+        dest = os.path.join(out, f"{name}-spread")
+        if not reuse and os.path.exists(dest):
+            shutil.rmtree(dest)
+        p = subprocess.run([binary, "run", path, "--out", dest, "--quiet", "--captures", "none",
+                            "--events", "none", "--tcp-trace", "none"],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            sys.exit(f"lasthop run {name} (spread) failed:\n{p.stdout}\n{p.stderr}")
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-class Spread:
-    """Every replication's elapsed time of the random-delay points' large run, and the medians
-    of SUBSET-replication subsets drawn from it. Replication k draws the same delays in every
-    variant, so a subset takes the same replications for all points (paired, as the seed's
-    common random sequence)."""
+def toml_value(v):
+    """A TOML value for the spread specs (strings, numbers, lists and inline tables)."""
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, list):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    return "{ " + ", ".join(f"{toml_value(k)} = {toml_value(x)}" for k, x in v.items()) + " }"
 
-    def __init__(self, out):
-        root = os.path.join(out, f"{RANDOM}-spread", "runs")
-        self.el = {}
+
+class Spread:
+    """The random-delay points' every replication from the large run of one experiment, and the
+    medians of `subset`-replication subsets drawn from it. Replication k draws the same delays
+    in every variant, so a subset takes the same replications for all points (paired, as the
+    seed's common random sequence). Per replication: flow0 (the one connection's elapsed time),
+    or fastest / slowest (elapsed) and fast10k / slow10k (first 10 KB)."""
+
+    def __init__(self, out, name, subset):
+        root = os.path.join(out, f"{name}-spread", "runs")
+        self.v = {}
         for p in sorted(os.listdir(root)):
             reps = sorted(int(k) for k in os.listdir(os.path.join(root, p)) if k.isdigit())
-            v = []
+            rows = []
             for k in reps:
-                m = json.load(open(os.path.join(root, p, str(k), "metrics.json")))
-                c = next(c for c in m["conns"] if c["flow"] == 0)
-                v.append(c["elapsed_s"])
-            self.el[p] = v
-        self.n = min(len(v) for v in self.el.values())
+                conns = json.load(open(os.path.join(root, p, str(k), "metrics.json")))["conns"]
+                el = [c["elapsed_s"] for c in conns]
+                pe = [c["partial_elapsed_s"] for c in conns if c.get("partial_elapsed_s")]
+                rows.append({"flow0": next(c["elapsed_s"] for c in conns if c["flow"] == 0),
+                             "fastest": min(el), "slowest": max(el),
+                             "fast10k": min(pe) if pe else None,
+                             "slow10k": max(pe) if pe else None})
+            self.v[p] = rows
+        self.el = self.v
+        self.n = min(len(v) for v in self.v.values())
         rng = random.Random(1)
-        k = min(SUBSET, self.n)
+        k = min(subset, self.n)
+        self.subset = k
         self.subsets = [rng.sample(range(self.n), k) for _ in range(DRAWS)]
 
-    def median(self, point, idx=None):
-        v = self.el[point]
-        return quantile([v[i] for i in (idx if idx is not None else range(self.n))], 0.5)
+    def median(self, point, idx=None, key="flow0"):
+        v = self.v[point]
+        return quantile([v[i][key] for i in (idx if idx is not None else range(self.n))], 0.5)
 
-    def subset_medians(self, point):
-        return [self.median(point, idx) for idx in self.subsets]
+    def subset_medians(self, point, key="flow0"):
+        return [self.median(point, idx, key) for idx in self.subsets]
 
     def share(self, test):
         """The share of subsets for which test(median_of) holds; median_of(point) gives the
@@ -473,6 +504,43 @@ def spread_table(e, sp):
     return out
 
 
+def spread_table_par(exps, sps):
+    """The same for two and four connections (20 replications a point in the seed): per random
+    point, the seed's median of the fastest and slowest connection, whole and first 10 KB, and
+    the range of the model's 20-replication medians."""
+    sp = next(iter(sps.values()))
+    n = f"{sp.n:,}".replace(",", " ")
+    out = ["\n#### Two and four connections\n",
+           f"The same with the parallel random-delay points: each ran again with {n} replications, "
+           f"and {DRAWS} draws of {sp.subset} of them (the seed's count here) give the 5–95 % "
+           "range of a 20-replication median. Cells: the seed's median, then the range; bold "
+           "where the seed's median lies outside it.\n",
+           "| point | fastest | slowest | fastest, first 10 KB | slowest, first 10 KB |",
+           "|---|---|---|---|---|"]
+    inside = total = 0
+    for name, sp in sps.items():
+        e = exps[name]
+        conns = "2" if name.endswith("2par") else "4"
+        for p in [p for p in e.points if p in sp.v]:
+            cells = []
+            for key, m in (("fastest", "elapsed_s"), ("slowest", "elapsed_s"),
+                           ("fast10k", "partial_elapsed_s"), ("slow10k", "partial_elapsed_s")):
+                seed = e.ref(p, key, m)
+                if seed is None or sp.v[p][0][key] is None:
+                    cells.append("–")
+                    continue
+                ms = sp.subset_medians(p, key)
+                lo, hi = quantile(ms, 0.05), quantile(ms, 0.95)
+                ok = lo <= seed <= hi
+                inside += ok
+                total += 1
+                c = f"{fmt(seed)} ({fmt(lo)}–{fmt(hi)})"
+                cells.append(c if ok else f"**{c}**")
+            out.append(f"| {conns} × {p} | " + " | ".join(cells) + " |")
+    out.append(f"\nThe seed's median lies in the model's range in {inside} of {total} cells.")
+    return out
+
+
 def conclusions(exps, big):
     s, p2, p4 = exps["seed001-single"], exps["seed001-2par"], exps["seed001-4par"]
     el = lambda e, p, m="elapsed_s", c="flow0": e.ours(p, c, m)
@@ -642,7 +710,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     run_experiments(binary, out, a.quick, a.reuse)
     exps = {n: Exp(out, n) for n in EXPERIMENTS}
-    spread = Spread(out)
+    spread = Spread(out, RANDOM, SPREADS[RANDOM][1])
+    spreads_par = {n: Spread(out, n, SPREADS[n][1]) for n in ("seed001-2par", "seed001-4par")}
     load_drops(exps)
     lines = []
     w = lines.append
@@ -701,6 +770,7 @@ def main():
         lines += par_table(exps[ename], full, first, want, title)
 
     lines += spread_table(exps[RANDOM], spread)
+    lines += spread_table_par(exps, spreads_par)
     w("\n### The seed's conclusions, checked\n")
     lines += conclusions(exps, spread)
     print("\n".join(lines))

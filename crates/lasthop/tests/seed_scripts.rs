@@ -44,6 +44,8 @@ fn seed001_tables_run_in_quick_mode() {
         "**T47:",
         "### Random delays: what 50 replications can tell",
         "| bl_b20_rand |",
+        "#### Two and four connections",
+        "| 4 × bl_b7_rand |",
         "### The seed's conclusions, checked",
         // Deterministic, so one replication gives the doc's numbers: Table 3's buffer 7 row.
         "| 7 | 12 | 13 / 4 / 17 | 17 | 13 / 4 / 17 |",
