@@ -74,16 +74,9 @@ def run_experiments(binary, out, quick, reuse):
             text = re.sub(r"^replications = \d+", "replications = 1", text, flags=re.M)
         spec = os.path.join(tmp, f"{name}.toml")
         open(spec, "w").write(text)
-        dest = os.path.join(out, name)
-        if not reuse and os.path.exists(dest):
-            shutil.rmtree(dest)
         # Tables 3 and 4 read replication 0's tcp_trace.csv, events.csv and capture, which a
         # sweep keeps only for its report run unless asked.
-        p = subprocess.run([binary, "run", spec, "--out", dest, "--quiet", "--captures", "all",
-                            "--events", "all", "--tcp-trace", "all"],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"lasthop run {name} failed:\n{p.stdout}\n{p.stderr}")
+        lasthop_run(binary, spec, os.path.join(out, name), reuse, "all")
     # The random-delay points once more with many replications (only metrics.json is read).
     for name, (n, _) in SPREADS.items():
         spec = tomllib.load(open(os.path.join(ROOT, "experiments", f"{name}.toml"), "rb"))
@@ -99,15 +92,19 @@ def run_experiments(binary, out, quick, reuse):
             lines.append(f"{toml_value(p)} = {toml_value(v)}")
         path = os.path.join(tmp, f"{name}-spread.toml")
         open(path, "w").write("\n".join(lines) + "\n")
-        dest = os.path.join(out, f"{name}-spread")
-        if not reuse and os.path.exists(dest):
-            shutil.rmtree(dest)
-        p = subprocess.run([binary, "run", path, "--out", dest, "--quiet", "--captures", "none",
-                            "--events", "none", "--tcp-trace", "none"],
-                           capture_output=True, text=True)
-        if p.returncode != 0:
-            sys.exit(f"lasthop run {name} (spread) failed:\n{p.stdout}\n{p.stderr}")
+        lasthop_run(binary, path, os.path.join(out, f"{name}-spread"), reuse, "none")
     shutil.rmtree(tmp, ignore_errors=True)
+
+
+def lasthop_run(binary, spec, dest, reuse, keep):
+    """`lasthop run SPEC --out DEST`, keeping every run's captures, events and traces (`keep` =
+    "all") or none; DEST is emptied first unless `reuse`."""
+    if not reuse and os.path.exists(dest):
+        shutil.rmtree(dest)
+    p = subprocess.run([binary, "run", spec, "--out", dest, "--quiet", "--captures", keep,
+                        "--events", keep, "--tcp-trace", keep], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"lasthop run {spec} failed:\n{p.stdout}\n{p.stderr}")
 
 
 def toml_value(v):
