@@ -142,7 +142,6 @@ class Spread:
                              "fast10k": min(pe) if pe else None,
                              "slow10k": max(pe) if pe else None})
             self.v[p] = rows
-        self.el = self.v
         self.n = min(len(v) for v in self.v.values())
         rng = random.Random(1)
         k = min(subset, self.n)
@@ -487,7 +486,7 @@ def spread_table(e, sp):
            f"| point | seed (50) | ours (50, the tables above) | ours ({n}) | 5–95 % of "
            "50-replication medians | seed in range |", "|---|---|---|---|---|---|"]
     inside = 0
-    rows = [p for p in e.points if p in sp.el]
+    rows = [p for p in e.points if p in sp.v]
     for p in rows:
         seed = e.ref(p, "flow0", "elapsed_s")
         ms = sp.subset_medians(p)
@@ -595,7 +594,7 @@ def conclusions(exps, big):
           "130.63 / 132.61 / 137.42", " / ".join(fmt(x) for x in rb) + f" ({share:.0%})",
           rb[0] <= rb[1] <= rb[2])
     enh = [f"{v}_b{b}_rand" for v in ("sack", "sw2k", "sw3k", "sw5k", "iw4", "r2", "r3")
-           for b in (3, 7, 20) if f"{v}_b{b}_rand" in big.el]
+           for b in (3, 7, 20) if f"{v}_b{b}_rand" in big.v]
 
     def best_gain(m):
         return min((m(p) - m(f"bl_b{parse_point(p)[1]}_rand")) / m(f"bl_b{parse_point(p)[1]}_rand")
